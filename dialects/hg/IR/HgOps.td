@@ -1,0 +1,385 @@
+// Operations of the hg dialect. Semantics follow ONNX / NumPy where they
+// overlap (broadcasting, negative axes); each op documents its own.
+#ifndef HG_OPS_TD
+#define HG_OPS_TD
+
+include "HgDialect.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Hg_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Hg_Dialect, mnemonic, traits>;
+
+def Hg_Tensor : RankedTensorOf<[F32, I64, I1]>;
+def Hg_FloatTensor : RankedTensorOf<[F32]>;
+def Hg_IntTensor : RankedTensorOf<[I64]>;
+def Hg_BoolTensor : RankedTensorOf<[I1]>;
+
+// A shape that may hold symbolic sizes: each element is an I64Attr (static)
+// or a StrAttr polynomial over the function's dims ("batch*seq", "seq+1").
+def Hg_ShapeAttr : TypedArrayAttrBase<AnyAttr, "static or symbolic shape">;
+
+// Ops whose result type follows from operands and attributes.
+class Hg_InferredOp<string mnemonic, list<Trait> traits = []>
+    : Hg_Op<mnemonic, !listconcat(traits,
+          [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>])>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Hg_ConstantOp : Hg_Op<"constant", [ConstantLike, Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "A tensor literal";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise (NumPy broadcasting)
+//===----------------------------------------------------------------------===//
+
+class Hg_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : Hg_InferredOp<mnemonic, traits> {
+  let arguments = (ins Hg_Tensor:$lhs, Hg_Tensor:$rhs);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_AddOp : Hg_BinaryOp<"add", [Commutative]> { let summary = "lhs + rhs"; }
+def Hg_SubOp : Hg_BinaryOp<"sub"> { let summary = "lhs - rhs"; }
+def Hg_MulOp : Hg_BinaryOp<"mul", [Commutative]> { let summary = "lhs * rhs"; }
+def Hg_DivOp : Hg_BinaryOp<"div"> {
+  let summary = "lhs / rhs (integer division truncates)";
+}
+def Hg_PowOp : Hg_BinaryOp<"pow"> { let summary = "lhs ^ rhs"; }
+def Hg_MaxOp : Hg_BinaryOp<"max", [Commutative]> { let summary = "max(lhs, rhs)"; }
+def Hg_MinOp : Hg_BinaryOp<"min", [Commutative]> { let summary = "min(lhs, rhs)"; }
+def Hg_ModOp : Hg_BinaryOp<"mod"> {
+  let summary = "remainder; `fmod` = 1 takes the dividend's sign (C fmod), "
+                "else the divisor's (Python %)";
+  let arguments = (ins Hg_Tensor:$lhs, Hg_Tensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$fmod);
+}
+
+// Comparisons produce i1.
+def Hg_EqualOp : Hg_BinaryOp<"equal", [Commutative]> { let summary = "lhs == rhs"; }
+def Hg_LessOp : Hg_BinaryOp<"less"> { let summary = "lhs < rhs"; }
+def Hg_LessEqualOp : Hg_BinaryOp<"less_equal"> { let summary = "lhs <= rhs"; }
+def Hg_GreaterOp : Hg_BinaryOp<"greater"> { let summary = "lhs > rhs"; }
+def Hg_GreaterEqualOp : Hg_BinaryOp<"greater_equal"> { let summary = "lhs >= rhs"; }
+
+// Logical ops take and produce i1.
+def Hg_AndOp : Hg_BinaryOp<"and", [Commutative]> { let summary = "lhs && rhs"; }
+def Hg_OrOp : Hg_BinaryOp<"or", [Commutative]> { let summary = "lhs || rhs"; }
+def Hg_XorOp : Hg_BinaryOp<"xor", [Commutative]> { let summary = "lhs != rhs"; }
+
+class Hg_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : Hg_InferredOp<mnemonic, traits> {
+  let arguments = (ins Hg_Tensor:$input);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_NegOp : Hg_UnaryOp<"neg"> { let summary = "-x"; }
+def Hg_AbsOp : Hg_UnaryOp<"abs"> { let summary = "|x|"; }
+def Hg_SignOp : Hg_UnaryOp<"sign"> { let summary = "sign(x)"; }
+def Hg_ExpOp : Hg_UnaryOp<"exp"> { let summary = "e^x"; }
+def Hg_LogOp : Hg_UnaryOp<"log"> { let summary = "ln x"; }
+def Hg_SqrtOp : Hg_UnaryOp<"sqrt"> { let summary = "sqrt x"; }
+def Hg_RsqrtOp : Hg_UnaryOp<"rsqrt"> { let summary = "1 / sqrt x"; }
+def Hg_ReciprocalOp : Hg_UnaryOp<"reciprocal"> { let summary = "1 / x"; }
+def Hg_TanhOp : Hg_UnaryOp<"tanh"> { let summary = "tanh x"; }
+def Hg_SigmoidOp : Hg_UnaryOp<"sigmoid"> { let summary = "1 / (1 + e^-x)"; }
+def Hg_ReluOp : Hg_UnaryOp<"relu"> { let summary = "max(x, 0)"; }
+def Hg_SiluOp : Hg_UnaryOp<"silu"> { let summary = "x * sigmoid(x)"; }
+def Hg_GeluOp : Hg_UnaryOp<"gelu"> {
+  let summary = "GELU; approximate = \"none\" (erf) or \"tanh\"";
+  let arguments = (ins Hg_Tensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+}
+def Hg_SinOp : Hg_UnaryOp<"sin"> { let summary = "sin x"; }
+def Hg_CosOp : Hg_UnaryOp<"cos"> { let summary = "cos x"; }
+def Hg_ErfOp : Hg_UnaryOp<"erf"> { let summary = "erf x"; }
+def Hg_FloorOp : Hg_UnaryOp<"floor"> { let summary = "floor x"; }
+def Hg_CeilOp : Hg_UnaryOp<"ceil"> { let summary = "ceil x"; }
+def Hg_NotOp : Hg_UnaryOp<"not"> { let summary = "logical not (i1)"; }
+def Hg_IsNanOp : Hg_UnaryOp<"is_nan"> { let summary = "x != x, as i1"; }
+def Hg_IsInfOp : Hg_UnaryOp<"is_inf"> { let summary = "|x| == inf, as i1"; }
+
+def Hg_ClipOp : Hg_InferredOp<"clip"> {
+  let summary = "clamp to [min, max] (bounds optional)";
+  let arguments = (ins Hg_Tensor:$input, OptionalAttr<F64Attr>:$min,
+                       OptionalAttr<F64Attr>:$max);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Hg_SelectOp : Hg_InferredOp<"select"> {
+  let summary = "cond ? lhs : rhs, broadcasting all three";
+  let arguments = (ins Hg_BoolTensor:$cond, Hg_Tensor:$lhs, Hg_Tensor:$rhs);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$cond `,` $lhs `,` $rhs attr-dict `:` "
+                       "type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_CastOp : Hg_Op<"cast", [Pure]> {
+  let summary = "element type conversion (result type given)";
+  let arguments = (ins Hg_Tensor:$input);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Hg_ReshapeOp : Hg_InferredOp<"reshape"> {
+  let summary = "same elements, new shape";
+  let description = [{
+    `shape` entries are integers or symbolic polynomials; no -1 or 0
+    placeholders (frontends resolve those). The element count must match.
+  }];
+  let arguments = (ins Hg_Tensor:$input, Hg_ShapeAttr:$shape);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input $shape attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Hg_BroadcastToOp : Hg_InferredOp<"broadcast_to"> {
+  let summary = "NumPy broadcast of input to `shape` (ONNX Expand)";
+  let arguments = (ins Hg_Tensor:$input, Hg_ShapeAttr:$shape);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input $shape attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Hg_TransposeOp : Hg_InferredOp<"transpose"> {
+  let summary = "permute dimensions: result dim i = input dim perm[i]";
+  let arguments = (ins Hg_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input $perm attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Hg_SliceOp : Hg_InferredOp<"slice"> {
+  let summary = "strided slice along `axes` (ONNX Slice semantics)";
+  let description = [{
+    For each listed axis: negative starts/ends count from the end of the
+    dimension, values are clamped to it, INT64_MAX / INT64_MIN mean "to the
+    end" for positive / negative steps. Steps are non-zero.
+  }];
+  let arguments = (ins Hg_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
+                       DenseI64ArrayAttr:$steps);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Hg_ConcatOp : Hg_InferredOp<"concat"> {
+  let summary = "join along `axis`";
+  let arguments = (ins Variadic<Hg_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Hg_GatherOp : Hg_InferredOp<"gather"> {
+  let summary = "ONNX Gather: take slices of data along `axis` at indices";
+  let arguments = (ins Hg_Tensor:$data, Hg_IntTensor:$indices, I64Attr:$axis);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` type($data) `,` "
+                       "type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_GatherNdOp : Hg_InferredOp<"gather_nd"> {
+  let summary = "ONNX GatherND";
+  let arguments = (ins Hg_Tensor:$data, Hg_IntTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` type($data) `,` "
+                       "type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_IotaOp : Hg_Op<"iota", [Pure]> {
+  let summary = "1-D sequence start, start+step, ... of `length` elements";
+  let arguments = (ins Hg_ShapeAttr:$length, F64Attr:$start, F64Attr:$step);
+  let results = (outs RankedTensorOf<[F32, I64]>:$result);
+  let assemblyFormat = "$length attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_CumSumOp : Hg_InferredOp<"cumsum"> {
+  let summary = "running sum along `axis`";
+  let arguments = (ins Hg_Tensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_TriluOp : Hg_InferredOp<"trilu"> {
+  let summary = "keep the upper (or lower) triangle of the last two dims, "
+                "offset by diagonal k; zero the rest";
+  let arguments = (ins Hg_Tensor:$input, BoolAttr:$upper,
+                       DefaultValuedAttr<I64Attr, "0">:$k);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalisations
+//===----------------------------------------------------------------------===//
+
+class Hg_ReduceOp<string mnemonic> : Hg_InferredOp<mnemonic> {
+  let summary = "reduce over `axes` (all axes when empty)";
+  let arguments = (ins Hg_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$input $axes attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_ReduceSumOp : Hg_ReduceOp<"reduce_sum">;
+def Hg_ReduceMeanOp : Hg_ReduceOp<"reduce_mean">;
+def Hg_ReduceMaxOp : Hg_ReduceOp<"reduce_max">;
+def Hg_ReduceMinOp : Hg_ReduceOp<"reduce_min">;
+def Hg_ReduceProdOp : Hg_ReduceOp<"reduce_prod">;
+
+def Hg_SoftmaxOp : Hg_InferredOp<"softmax"> {
+  let summary = "softmax along `axis`";
+  let arguments = (ins Hg_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_LogSoftmaxOp : Hg_InferredOp<"log_softmax"> {
+  let summary = "log of softmax along `axis`";
+  let arguments = (ins Hg_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_LayerNormOp : Hg_InferredOp<"layer_norm", [AttrSizedOperandSegments]> {
+  let summary = "normalise over dims [axis, rank), then * weight + bias";
+  let arguments = (ins Hg_FloatTensor:$input, Optional<Hg_FloatTensor>:$weight,
+                       Optional<Hg_FloatTensor>:$bias, F64Attr:$epsilon,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$input (`weight` $weight^)? (`bias` $bias^)? attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hg_RmsNormOp : Hg_InferredOp<"rms_norm"> {
+  let summary = "x / sqrt(mean(x^2 over [axis, rank)) + eps) * weight";
+  let arguments = (ins Hg_FloatTensor:$input, Optional<Hg_FloatTensor>:$weight,
+                       F64Attr:$epsilon, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$input (`weight` $weight^)? attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and transformer blocks
+//===----------------------------------------------------------------------===//
+
+def Hg_MatMulOp : Hg_InferredOp<"matmul"> {
+  let summary = "NumPy matmul (batch broadcasting, 1-D promotion)";
+  let arguments = (ins Hg_FloatTensor:$lhs, Hg_FloatTensor:$rhs);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_LinearOp : Hg_InferredOp<"linear"> {
+  let summary = "x[..., K] times weight, plus optional bias[N]";
+  let description = [{
+    `weight` is [N, K] (PyTorch nn.Linear) when `transpose_weight` is true,
+    [K, N] (GPT-2 Conv1D, ONNX Gemm without transB) when false.
+  }];
+  let arguments = (ins Hg_FloatTensor:$input, Hg_FloatTensor:$weight,
+                       Optional<Hg_FloatTensor>:$bias,
+                       DefaultValuedAttr<BoolAttr, "true">:$transpose_weight);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight (`bias` $bias^)? attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hg_EmbeddingOp : Hg_InferredOp<"embedding"> {
+  let summary = "rows of table[V, D] at ids -> [..., D]";
+  let arguments = (ins Hg_FloatTensor:$table, Hg_IntTensor:$ids);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$table `,` $ids attr-dict `:` type($table) `,` "
+                       "type($ids) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_RotaryOp : Hg_InferredOp<"rotary"> {
+  let summary = "rotary position embedding of the first `rotary_dim` features";
+  let description = [{
+    input [B, H, T, D]; cos and sin [B or 1, T, rotary_dim] (HF convention:
+    for the half-split form, both halves repeat the frequencies). With
+    `interleaved` false (GPT-NeoX / Llama rotate_half) feature i pairs with
+    i + rotary_dim/2; with true (GPT-J) 2i pairs with 2i+1. Features at and
+    past rotary_dim pass through.
+  }];
+  let arguments = (ins Hg_FloatTensor:$input, Hg_FloatTensor:$cos,
+                       Hg_FloatTensor:$sin,
+                       DefaultValuedAttr<BoolAttr, "false">:$interleaved);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $cos `,` $sin attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hg_AttentionOp : Hg_InferredOp<"attention", [AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention with grouped KV heads";
+  let description = [{
+    query [B, Hq, T, Dh], key and value [B, Hkv, S, Dh] with Hq % Hkv == 0
+    (query head h reads KV head h / (Hq / Hkv)); result [B, Hq, T, Dh].
+    scores = query . key^T * scale (+ mask) (+ alibi_slopes[h] * (j - i)).
+    `causal`: query i (of T, aligned to the end of S) sees keys j <= i + S - T.
+    `sliding_window` > 0: also j > i + S - T - sliding_window.
+    mask: additive float, broadcastable to [B, Hq, T, S].
+  }];
+  let arguments = (ins Hg_FloatTensor:$query, Hg_FloatTensor:$key,
+                       Hg_FloatTensor:$value, Optional<Hg_FloatTensor>:$mask,
+                       Optional<Hg_FloatTensor>:$alibi_slopes, F64Attr:$scale,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       DefaultValuedAttr<I64Attr, "0">:$sliding_window);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
+                       "(`alibi` $alibi_slopes^)? attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // HG_OPS_TD
