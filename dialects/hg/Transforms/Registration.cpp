@@ -1,0 +1,2 @@
+// Anchors the hg transforms library (passes register through Passes.h).
+#include "dialects/hg/Transforms/Passes.h"

@@ -1,0 +1,25 @@
+// ONNX frontend: imports an .onnx model into an hg module (@forward).
+#pragma once
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+namespace hybridc::onnx {
+
+struct OnnxImportOptions {
+  /// Float initializers with more elements than this become parameters
+  /// (function arguments tagged hg.param with the initializer name); smaller
+  /// ones and all integer/bool initializers are folded in as constants.
+  int64_t maxConstantElements = 1;
+};
+
+/// Reads `path` and builds `func.func @forward` in hg. Errors (unreadable or
+/// corrupt file, unsupported op with its type, node name and opset) come
+/// back as one-line llvm::Error messages; nothing aborts.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxModel(mlir::MLIRContext &context, llvm::StringRef path,
+                const OnnxImportOptions &options = {});
+
+} // namespace hybridc::onnx
