@@ -1,0 +1,69 @@
+// Phases of hybridc's compilation (see Pipeline.h).
+#include "compiler/Pipeline/Pipeline.h"
+
+#include "compiler/Conversion/HgToCommands/HgToCommands.h"
+#include "dialects/hg/Transforms/Passes.h"
+#include "frontends/hf/HfImporter.h"
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+namespace hybridc {
+
+static llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importModel(mlir::MLIRContext &context, const std::string &path) {
+  if (!llvm::sys::fs::exists(path))
+    return error(path + ": no such file or directory");
+  if (llvm::sys::fs::is_directory(path) ||
+      llvm::sys::path::filename(path) == "config.json")
+    return hf::importHfConfig(context, path);
+  if (llvm::sys::path::extension(path) == ".onnx")
+    return onnx::importOnnxModel(context, path);
+  return error(path +
+               ": expected an .onnx file or a folder holding config.json");
+}
+
+llvm::Error runHgPipeline(mlir::ModuleOp module,
+                          const CompileOptions &options) {
+  mlir::PassManager pm(module.getContext());
+  if (options.fuse)
+    hg::buildOnnxCleanupPipeline(pm);
+  else {
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+  }
+  // Diagnostics from passes reach the user through the context's handler;
+  // a failure here means a pass rejected the IR.
+  if (mlir::failed(pm.run(module)))
+    return error("the hg pipeline failed (see the diagnostics above)");
+  return llvm::Error::success();
+}
+
+llvm::Expected<hybrid::BundleDesc> lowerToBundle(mlir::ModuleOp module) {
+  hybrid::BundleDesc bundle;
+  bundle.producer = "hybridc 0.1.0";
+  if (auto model = module->getAttrOfType<mlir::StringAttr>("hg.model"))
+    bundle.model = model.str();
+  if (auto source = module->getAttrOfType<mlir::StringAttr>("hg.source"))
+    bundle.source = source.str();
+  bool any = false;
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    if (llvm::Error e = lowerToExecutable(func, bundle))
+      return std::move(e);
+    any = true;
+  }
+  if (!any)
+    return error("the module has no function to lower");
+  return bundle;
+}
+
+} // namespace hybridc

@@ -1,0 +1,187 @@
+// hybridc: compiles a model (ONNX file or HF config folder) into a .hyb bundle.
+#include "compiler/InitAll.h"
+#include "compiler/Pipeline/Pipeline.h"
+#include "hybrid/Bundle.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: hybridc compile MODEL -o OUT.hyb [options]\n"
+    "       hybridc compile MODEL --emit=hg\n"
+    "       hybridc --help | --version\n"
+    "\n"
+    "MODEL is an .onnx file or a folder holding a HuggingFace config.json.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE                write the bundle to FILE\n"
+    "  --emit=hg              print the hg module after import and fusion\n"
+    "  --compile-to=PHASE     stop after PHASE (import | hg | bundle) and\n"
+    "                         print its result (bundle: a summary)\n"
+    "  --no-fuse              skip the fusion passes (canonicalise only)\n"
+    "  -q, --quiet            no summary line\n";
+
+int usageError(const std::string &msg) {
+  std::fprintf(stderr, "hybridc: error: %s (try 'hybridc --help')\n",
+               msg.c_str());
+  return 2;
+}
+
+int fail(const std::string &msg) {
+  std::fprintf(stderr, "hybridc: error: %s\n", msg.c_str());
+  return 1;
+}
+
+std::string formatBytes(double b) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (b >= 1024 && u < 3) {
+    b /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", b, units[u]);
+  return buf;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty())
+    return usageError("no command given");
+  if (args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (args[0] == "--version") {
+    std::puts("hybridc 0.1.0");
+    return 0;
+  }
+  if (args[0] != "compile")
+    return usageError("unknown command '" + args[0] + "'");
+
+  std::string model, out;
+  hybridc::Phase stopAfter = hybridc::Phase::Bundle;
+  bool printResult = false, quiet = false;
+  hybridc::CompileOptions options;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto phaseOf = [&](const std::string &v, hybridc::Phase &p) {
+      if (v == "import")
+        p = hybridc::Phase::Import;
+      else if (v == "hg")
+        p = hybridc::Phase::Hg;
+      else if (v == "bundle")
+        p = hybridc::Phase::Bundle;
+      else
+        return false;
+      return true;
+    };
+    if (a == "-o") {
+      if (i + 1 >= args.size())
+        return usageError("-o needs a file name");
+      out = args[++i];
+    } else if (a.rfind("--emit=", 0) == 0) {
+      if (!phaseOf(a.substr(7), stopAfter) ||
+          stopAfter == hybridc::Phase::Import)
+        return usageError("unknown --emit value '" + a.substr(7) +
+                          "' (expected hg or bundle)");
+      printResult = true;
+    } else if (a.rfind("--compile-to=", 0) == 0) {
+      if (!phaseOf(a.substr(13), stopAfter))
+        return usageError("unknown phase '" + a.substr(13) +
+                          "' (expected import, hg or bundle)");
+      printResult = true;
+    } else if (a == "--no-fuse") {
+      options.fuse = false;
+    } else if (a == "-q" || a == "--quiet") {
+      quiet = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return usageError("unknown option '" + a + "'");
+    } else if (model.empty()) {
+      model = a;
+    } else {
+      return usageError("unexpected argument '" + a + "'");
+    }
+  }
+  if (model.empty())
+    return usageError("no MODEL given");
+  if (!printResult && out.empty())
+    return usageError("no output file given (-o OUT.hyb)");
+
+  mlir::DialectRegistry registry;
+  hybridc::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // One line per diagnostic: "hybridc: warning: <location>: <message>".
+  mlir::ScopedDiagnosticHandler diagnostics(&context, [](mlir::Diagnostic &d) {
+    const char *sev =
+        d.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
+        : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                                                               : "note";
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    d.getLocation().print(os);
+    std::fprintf(stderr, "hybridc: %s: %s: %s\n", sev, os.str().c_str(),
+                 d.str().c_str());
+    return mlir::success();
+  });
+
+  auto start = std::chrono::steady_clock::now();
+  auto module = hybridc::importModel(context, model);
+  if (!module)
+    return fail(llvm::toString(module.takeError()));
+  if (stopAfter == hybridc::Phase::Import) {
+    module->get().print(llvm::outs());
+    return 0;
+  }
+  if (llvm::Error e = hybridc::runHgPipeline(module->get(), options))
+    return fail(llvm::toString(std::move(e)));
+  if (stopAfter == hybridc::Phase::Hg) {
+    module->get().print(llvm::outs());
+    return 0;
+  }
+  auto bundle = hybridc::lowerToBundle(module->get());
+  if (!bundle)
+    return fail(llvm::toString(bundle.takeError()));
+
+  size_t paramBytes = 0;
+  for (const auto &p : bundle->params)
+    paramBytes += hybrid::numElements(p.shape) * hybrid::dtypeSize(p.dtype);
+  std::string summary =
+      bundle->model + ": " + std::to_string(bundle->params.size()) +
+      " parameters (" + formatBytes(static_cast<double>(paramBytes)) + ")";
+  for (const auto &exe : bundle->executables)
+    summary += ", " + exe.name + ": " + std::to_string(exe.commands.size()) +
+               " commands, workspace " + exe.workspaceBytes.str(exe.symbols) +
+               " bytes";
+  if (printResult) {
+    std::printf("%s\n", summary.c_str());
+    for (const auto &exe : bundle->executables)
+      for (const auto &cmd : exe.commands)
+        std::printf("  %s %s\n", cmd.kernel.c_str(), cmd.loc.c_str());
+    if (out.empty())
+      return 0;
+  }
+  try {
+    hybrid::writeBundle(*bundle, out);
+  } catch (const hybrid::Error &e) {
+    return fail(e.what());
+  }
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  if (!quiet)
+    std::fprintf(stderr, "hybridc: compiled %s in %.0f ms -> %s\n",
+                 summary.c_str(), ms, out.c_str());
+  return 0;
+}
