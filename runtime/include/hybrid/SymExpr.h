@@ -43,7 +43,8 @@ public:
 
   const std::map<Monomial, int64_t> &terms() const { return terms_; }
   bool isConstant() const {
-    return terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty());
+    return terms_.empty() ||
+           (terms_.size() == 1 && terms_.begin()->first.empty());
   }
   std::optional<int64_t> constant() const {
     if (!isConstant())
@@ -114,10 +115,29 @@ public:
   /// True when a >= b for every assignment of symbols >= 1.
   static bool knownGE(const SymExpr &a, const SymExpr &b) {
     SymExpr d = a - b;
-    // Each monomial is >= 1, so nonnegative coefficients suffice.
+    // Symbols are >= 1, so a monomial is >= each of its divisors (and the
+    // constant term's monomial {} divides all): pay every negative term from
+    // positive terms that it divides.
+    std::map<Monomial, int64_t> pos;
     for (auto &[m, c] : d.terms_)
-      if (c < 0)
+      if (c > 0)
+        pos[m] = c;
+    for (auto &[m, c] : d.terms_) {
+      if (c >= 0)
+        continue;
+      int64_t owed = -c;
+      for (auto &[pm, pc] : pos) {
+        if (owed == 0)
+          break;
+        if (pc == 0 || !std::includes(pm.begin(), pm.end(), m.begin(), m.end()))
+          continue;
+        int64_t take = std::min(owed, pc);
+        pc -= take;
+        owed -= take;
+      }
+      if (owed)
         return false;
+    }
     return true;
   }
 
@@ -166,7 +186,8 @@ public:
                        bool addUnknown = true) {
     size_t i = 0;
     auto skip = [&] {
-      while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+      while (i < text.size() &&
+             std::isspace(static_cast<unsigned char>(text[i])))
         ++i;
     };
     auto fail = [&](const std::string &why) -> SymExpr {
@@ -174,18 +195,22 @@ public:
     };
     auto factor = [&]() -> SymExpr {
       skip();
-      if (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (i < text.size() &&
+          std::isdigit(static_cast<unsigned char>(text[i]))) {
         int64_t v = 0;
-        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+        while (i < text.size() &&
+               std::isdigit(static_cast<unsigned char>(text[i])))
           v = v * 10 + (text[i++] - '0');
         return SymExpr(v);
       }
       size_t b = i;
-      while (i < text.size() &&
-             (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'))
+      while (
+          i < text.size() &&
+          (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'))
         ++i;
       if (b == i)
-        return fail("expected a number or a name at offset " + std::to_string(b));
+        return fail("expected a number or a name at offset " +
+                    std::to_string(b));
       std::string name = text.substr(b, i - b);
       auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end()) {
