@@ -6,6 +6,9 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+#include <vector>
+
 namespace hybridc::onnx {
 
 struct OnnxImportOptions {
@@ -21,5 +24,9 @@ struct OnnxImportOptions {
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importOnnxModel(mlir::MLIRContext &context, llvm::StringRef path,
                 const OnnxImportOptions &options = {});
+
+/// The ONNX op types (default domain) the conversion table handles, sorted.
+/// The ONNX node-test runner runs every node test made only of these ops.
+std::vector<std::string> supportedOnnxOps();
 
 } // namespace hybridc::onnx
