@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The main job (`make demo`): compile models with hybridc and run them on the
+# CPU runtime. With the shared fixtures present, both frontends are checked
+# against HuggingFace's logits; then a GPT-2 124M-shaped model (random
+# weights: nothing is downloaded) shows forward throughput.
+set -euo pipefail
+build=${1:-build}
+bin=$build/bin
+fixtures=${HYBRIDC_FIXTURES:-$(cd "$(dirname "$0")/.." && pwd)/../shared/fixtures}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if [ -d "$fixtures" ]; then
+  echo "== parity with HuggingFace on the reference fixtures ($fixtures)"
+  for m in gpt2 opt llama; do
+    for src in hf onnx; do
+      if [ $src = hf ]; then model=$fixtures/$m; weights=$fixtures/$m/model.safetensors
+      else model=$fixtures/$m/model.onnx; weights=$model; fi
+      "$bin/hybridc" compile "$model" -o "$work/$m-$src.hyb" -q
+      "$bin/hybrid-run" forward "$work/$m-$src.hyb" --weights "$weights" \
+        --inputs "$fixtures/$m/ref.safetensors" --out "$work/$m-$src.out.safetensors" 2>/dev/null
+      printf '%-6s %-5s ' "$m" "$src"
+      "$bin/hybrid-run" compare "$work/$m-$src.out.safetensors" "$fixtures/$m/ref.safetensors" \
+        --name logits --atol 1e-3
+    done
+  done
+else
+  echo "(no fixtures at $fixtures: skipping the parity check)"
+fi
+
+echo
+echo "== GPT-2 124M shape, random weights, CPU float32 forward"
+"$bin/hybridc" compile examples/models/gpt2-124m -o "$work/gpt2-124m.hyb"
+"$bin/hybrid-run" info "$work/gpt2-124m.hyb"
+for shape in "1 128" "4 128"; do
+  set -- $shape
+  "$bin/hybrid-run" forward "$work/gpt2-124m.hyb" --random-weights 0 \
+    --batch "$1" --seq "$2" --repeat 3
+done
