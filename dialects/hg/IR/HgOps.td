@@ -21,10 +21,26 @@ def Hg_BoolTensor : RankedTensorOf<[I1]>;
 // or a StrAttr polynomial over the function's dims ("batch*seq", "seq+1").
 def Hg_ShapeAttr : TypedArrayAttrBase<AnyAttr, "static or symbolic shape">;
 
+// A declared result type may be more or less static than the inferred one
+// (tensor<4xf32> vs tensor<?xf32>); element types and ranks must agree.
+// (InferTypeOpInterface's default demands equal types.)
+def Hg_CompatibleReturnTypes : NativeOpTrait<"CompatibleReturnTypes", [], [{
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange declared);
+  }], [{
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                            ::mlir::TypeRange declared) {
+      return ::hybridc::hg::areCompatibleTensorTypes(inferred, declared);
+    }
+  }]> {
+  let cppNamespace = "::hybridc::hg::OpTrait";
+}
+
 // Ops whose result type follows from operands and attributes.
 class Hg_InferredOp<string mnemonic, list<Trait> traits = []>
     : Hg_Op<mnemonic, !listconcat(traits,
-          [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>])>;
+          [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>,
+           Hg_CompatibleReturnTypes])>;
 
 //===----------------------------------------------------------------------===//
 // Constants
@@ -120,6 +136,7 @@ def Hg_ClipOp : Hg_InferredOp<"clip"> {
                        OptionalAttr<F64Attr>:$max);
   let results = (outs Hg_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 def Hg_SelectOp : Hg_InferredOp<"select"> {
