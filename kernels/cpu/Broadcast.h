@@ -1,0 +1,114 @@
+// NumPy broadcasting for the kernels: a walk over a result in contiguous rows
+// that yields, for every operand, where each row's elements come from.
+#pragma once
+
+#include "Parallel.h"
+#include "cpu/CpuKernels.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace hybrid::cpu {
+
+/// The shape `shapes` broadcast to together (NumPy rules); throws
+/// hybrid::Error naming `kernel` when they are incompatible.
+Shape broadcastShapes(const std::vector<Shape> &shapes, const char *kernel);
+
+/// Visits a result of shape `out` as rows of rowLength() contiguous elements.
+/// For each row it gives every operand's element offset of the row's first
+/// element; along a row operand k advances by rowStride(k), which for
+/// broadcasting is 1 or 0. Adjacent dimensions are merged wherever all operands
+/// allow, so equal shapes give a single row and a scalar operand has stride 0.
+class BroadcastWalk {
+public:
+  /// Throws hybrid::Error when an operand cannot broadcast to `out`.
+  BroadcastWalk(const Shape &out, const std::vector<Shape> &operands,
+                const char *kernel);
+
+  /// A walk over `out` where operand k's element at result index i is at
+  /// offset sum_d i[d] * strides[k][d] (any strides: a transposed or sliced
+  /// view). rowStride(k) is then that operand's stride along a row.
+  static BroadcastWalk
+  fromStrides(const Shape &out,
+              const std::vector<std::vector<int64_t>> &strides,
+              const char *kernel);
+
+  int64_t rowLength() const { return rowLength_; }
+  int64_t numRows() const { return numRows_; }
+  int64_t rowStride(size_t operand) const { return rowStrides_[operand]; }
+
+  /// Calls fn(row, offsets) for rows [begin, end) in order; offsets[k] is
+  /// operand k's offset of the row's first element.
+  template <typename Fn>
+  void forRows(int64_t begin, int64_t end, Fn &&fn) const;
+
+  /// forRows over all rows, split over threads when the result is large. fn
+  /// must not throw.
+  template <typename Fn> void parallelForRows(Fn &&fn) const {
+    parallelChunks(numRows_, rowLength_, [&](int64_t begin, int64_t end) {
+      forRows(begin, end, fn);
+    });
+  }
+
+private:
+  BroadcastWalk() = default;
+  void mergeDimensions(const Shape &out, const std::vector<int64_t> &strides,
+                       const char *kernel);
+
+  static constexpr size_t kMaxOperands = 4;
+  static constexpr size_t kMaxOuterRank = 32;
+  size_t numOperands_ = 0;
+  int64_t rowLength_ = 1;
+  int64_t numRows_ = 1;
+  std::vector<int64_t> rowStrides_;
+  // Merged dimensions outside the row, outermost first, and each operand's
+  // stride along them: outerStrides_[d * numOperands_ + k].
+  std::vector<int64_t> outerDims_;
+  std::vector<int64_t> outerStrides_;
+};
+
+/// Fills the contiguous `dst` in walk order from operand 0 of `walk`: dst's
+/// element i of row r is src[srcOffset + offsets[0] + i * rowStride(0)].
+/// Used by the data-movement kernels (transpose, slice, broadcast_to).
+void copyStrided(const BroadcastWalk &walk, const void *src, int64_t srcOffset,
+                 void *dst, size_t elementSize);
+
+/// The f32 tensor `t` broadcast to `shape`, as a contiguous array: t's own
+/// data when that already is the layout, else a copy kept in `storage`.
+/// Leading size-1 dimensions of t are ignored (a weight [1, D] for [D]).
+const float *broadcastFloats(const Tensor &t, const Shape &shape,
+                             std::vector<float> &storage, const char *kernel,
+                             const char *what);
+
+template <typename Fn>
+void BroadcastWalk::forRows(int64_t begin, int64_t end, Fn &&fn) const {
+  if (begin >= end)
+    return;
+  const size_t rank = outerDims_.size();
+  const size_t n = numOperands_;
+  int64_t index[kMaxOuterRank] = {};
+  int64_t offsets[kMaxOperands] = {};
+  int64_t rest = begin;
+  for (size_t d = rank; d-- > 0;) {
+    index[d] = rest % outerDims_[d];
+    rest /= outerDims_[d];
+    for (size_t k = 0; k < n; ++k)
+      offsets[k] += index[d] * outerStrides_[d * n + k];
+  }
+  for (int64_t row = begin; row < end; ++row) {
+    fn(row, static_cast<const int64_t *>(offsets));
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t *strides = &outerStrides_[d * n];
+      if (++index[d] < outerDims_[d]) {
+        for (size_t k = 0; k < n; ++k)
+          offsets[k] += strides[k];
+        break;
+      }
+      index[d] = 0;
+      for (size_t k = 0; k < n; ++k)
+        offsets[k] -= strides[k] * (outerDims_[d] - 1);
+    }
+  }
+}
+
+} // namespace hybrid::cpu

@@ -1,0 +1,71 @@
+// gather_nd: ONNX GatherND with batch_dims; any data dtype.
+#include "KernelCheck.h"
+#include "Kernels.h"
+#include "Parallel.h"
+
+#include <cstring>
+
+namespace hybrid::cpu::kernels {
+
+void gatherNd(const KernelCall &call) {
+  expectArity(call, "gather_nd", 2, 1);
+  const Tensor &data = call.operands[0], &indices = call.operands[1];
+  const Tensor &result = call.results[0];
+  expectDType(indices, DType::I64, "gather_nd", "indices");
+  expectDType(result, data.dtype, "gather_nd", "result");
+  const int64_t r = data.rank(), q = indices.rank();
+  const int64_t b = attrsOf(call).getInt("batch_dims", 0);
+  if (r < 1 || q < 1)
+    fail("gather_nd", "data and indices must have rank >= 1");
+  if (b < 0 || b >= std::min(r, q))
+    fail("gather_nd", "batch_dims " + std::to_string(b) +
+                          " must be in [0, min(rank(data), rank(indices)))");
+  for (int64_t d = 0; d < b; ++d)
+    if (data.shape[d] != indices.shape[d])
+      fail("gather_nd", "batch dimensions of data " +
+                            shapeToString(data.shape) + " and indices " +
+                            shapeToString(indices.shape) + " differ");
+  const int64_t k = indices.shape[q - 1];
+  if (k < 1 || k > r - b)
+    fail("gather_nd", "the last dimension of indices (" + std::to_string(k) +
+                          ") must be in [1, " + std::to_string(r - b) + "]");
+  Shape outShape(indices.shape.begin(), indices.shape.end() - 1);
+  outShape.insert(outShape.end(), data.shape.begin() + b + k, data.shape.end());
+  expectShape(result, outShape, "gather_nd", "result");
+
+  const int64_t batches = product(data.shape, 0, b);
+  const int64_t tuples = product(indices.shape, b, q - 1); // per batch
+  const int64_t slice = product(data.shape, b + k, r);     // elements
+  const int64_t batchStride = product(data.shape, b, r);
+  std::vector<int64_t> dataStrides = contiguousStrides(data.shape);
+
+  // Resolve every tuple to a data offset first: errors cannot leave a
+  // parallel loop.
+  const int64_t *idx = indices.as<int64_t>();
+  std::vector<int64_t> offsets(batches * tuples);
+  for (int64_t t = 0; t < batches * tuples; ++t) {
+    int64_t offset = (t / std::max<int64_t>(tuples, 1)) * batchStride;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t dim = data.shape[b + j];
+      int64_t v = idx[t * k + j];
+      int64_t w = v < 0 ? v + dim : v;
+      if (w < 0 || w >= dim)
+        fail("gather_nd", "index " + std::to_string(v) + " (tuple " +
+                              std::to_string(t) + ") is out of range for " +
+                              "data dimension " + std::to_string(b + j) +
+                              " of size " + std::to_string(dim));
+      offset += w * dataStrides[b + j];
+    }
+    offsets[t] = offset;
+  }
+  if (result.numel() == 0)
+    return;
+  const size_t es = dtypeSize(data.dtype);
+  const char *src = static_cast<const char *>(data.data);
+  char *out = static_cast<char *>(result.data);
+  parallelFor(batches * tuples, slice * es, [&](int64_t t) {
+    std::memcpy(out + t * slice * es, src + offsets[t] * es, slice * es);
+  });
+}
+
+} // namespace hybrid::cpu::kernels

@@ -1,0 +1,87 @@
+// Every CPU kernel entry point, one per hg op mnemonic; KernelTable.cpp maps
+// the names to these. Names that are C++ keywords get a `logical` prefix.
+#pragma once
+
+#include "cpu/CpuKernels.h"
+
+namespace hybrid::cpu::kernels {
+
+// Elementwise.cpp: binary arithmetic, comparisons and logic.
+void add(const KernelCall &call);
+void sub(const KernelCall &call);
+void mul(const KernelCall &call);
+void div(const KernelCall &call);
+void pow(const KernelCall &call);
+void max(const KernelCall &call);
+void min(const KernelCall &call);
+void mod(const KernelCall &call);
+void equal(const KernelCall &call);
+void less(const KernelCall &call);
+void lessEqual(const KernelCall &call);
+void greater(const KernelCall &call);
+void greaterEqual(const KernelCall &call);
+void logicalAnd(const KernelCall &call);
+void logicalOr(const KernelCall &call);
+void logicalXor(const KernelCall &call);
+
+// Unary.cpp
+void neg(const KernelCall &call);
+void abs(const KernelCall &call);
+void sign(const KernelCall &call);
+void exp(const KernelCall &call);
+void log(const KernelCall &call);
+void sqrt(const KernelCall &call);
+void rsqrt(const KernelCall &call);
+void reciprocal(const KernelCall &call);
+void tanh(const KernelCall &call);
+void sigmoid(const KernelCall &call);
+void relu(const KernelCall &call);
+void silu(const KernelCall &call);
+void gelu(const KernelCall &call);
+void sin(const KernelCall &call);
+void cos(const KernelCall &call);
+void erf(const KernelCall &call);
+void floor(const KernelCall &call);
+void ceil(const KernelCall &call);
+void logicalNot(const KernelCall &call);
+void isNan(const KernelCall &call);
+void isInf(const KernelCall &call);
+
+void clip(const KernelCall &call);   // Clip.cpp
+void select(const KernelCall &call); // Select.cpp
+void cast(const KernelCall &call);   // Cast.cpp
+
+// Copy.cpp
+void copy(const KernelCall &call);
+void reshape(const KernelCall &call);
+
+void transpose(const KernelCall &call);   // Transpose.cpp
+void broadcastTo(const KernelCall &call); // BroadcastTo.cpp
+void slice(const KernelCall &call);       // Slice.cpp
+void concat(const KernelCall &call);      // Concat.cpp
+void gather(const KernelCall &call);      // Gather.cpp
+void gatherNd(const KernelCall &call);    // GatherNd.cpp
+void iota(const KernelCall &call);        // Iota.cpp
+void cumsum(const KernelCall &call);      // CumSum.cpp
+void trilu(const KernelCall &call);       // Trilu.cpp
+
+// Reduce.cpp
+void reduceSum(const KernelCall &call);
+void reduceMean(const KernelCall &call);
+void reduceMax(const KernelCall &call);
+void reduceMin(const KernelCall &call);
+void reduceProd(const KernelCall &call);
+
+// Softmax.cpp
+void softmax(const KernelCall &call);
+void logSoftmax(const KernelCall &call);
+
+void layerNorm(const KernelCall &call); // LayerNorm.cpp
+void rmsNorm(const KernelCall &call);   // RmsNorm.cpp
+void matmul(const KernelCall &call);    // MatMul.cpp
+void linear(const KernelCall &call);    // Linear.cpp
+void embedding(const KernelCall &call); // Embedding.cpp
+void rotary(const KernelCall &call);    // Rotary.cpp
+void attention(const KernelCall &call); // Attention.cpp
+
+} // namespace hybrid::cpu::kernels

@@ -1,0 +1,72 @@
+// rotary: rotary position embedding of the first rotary_dim features of
+// input [B, H, T, D] with cos/sin [B or 1, T, rotary_dim], half-split
+// (GPT-NeoX, Llama rotate_half) or interleaved (GPT-J) pairs.
+#include "KernelCheck.h"
+#include "Kernels.h"
+#include "Parallel.h"
+
+#include <cstring>
+
+namespace hybrid::cpu::kernels {
+
+void rotary(const KernelCall &call) {
+  expectArity(call, "rotary", 3, 1);
+  const Tensor &input = call.operands[0], &cos = call.operands[1],
+               &sin = call.operands[2];
+  const Tensor &result = call.results[0];
+  expectDType(input, DType::F32, "rotary", "input");
+  expectDType(cos, DType::F32, "rotary", "cos");
+  expectDType(sin, DType::F32, "rotary", "sin");
+  expectDType(result, DType::F32, "rotary", "result");
+  expectRank(input, 4, "rotary", "input");
+  expectShape(result, input.shape, "rotary", "result");
+  expectShape(sin, cos.shape, "rotary", "sin");
+  const int64_t B = input.shape[0], H = input.shape[1], T = input.shape[2],
+                D = input.shape[3];
+  // cos/sin: [..., T, rotary_dim] whose leading dimensions hold 1 or B
+  // entries ([1, T, R], [B, T, R], [T, R] or [B, 1, T, R]).
+  if (cos.rank() < 2)
+    fail("rotary", "cos must have rank >= 2, got " + shapeToString(cos.shape));
+  const int64_t R = cos.shape.back();
+  const int64_t lead = product(cos.shape, 0, cos.rank() - 2);
+  if (cos.shape[cos.rank() - 2] != T || (lead != 1 && lead != B))
+    fail("rotary", "cos/sin " + shapeToString(cos.shape) +
+                       " do not match [B or 1, T, rotary_dim] for input " +
+                       shapeToString(input.shape));
+  if (R > D || R % 2 != 0)
+    fail("rotary", "rotary_dim " + std::to_string(R) +
+                       " must be even and at most the head size " +
+                       std::to_string(D));
+  const bool interleaved = attrsOf(call).getInt("interleaved", 0);
+  const float *x = input.as<float>();
+  const float *c = cos.as<float>();
+  const float *s = sin.as<float>();
+  float *y = result.as<float>();
+  const int64_t half = R / 2;
+  // out = x * cos + rotate(x) * sin, with each feature's own cos/sin entry
+  // (as HF does), so both conventions of filling the halves work.
+  parallelFor(B * H * T, D * 4, [&](int64_t row) {
+    const int64_t t = row % T, b = row / (H * T);
+    const float *cr = c + ((lead == 1 ? 0 : b) * T + t) * R;
+    const float *sr = s + ((lead == 1 ? 0 : b) * T + t) * R;
+    const float *xr = x + row * D;
+    float *yr = y + row * D;
+    if (interleaved) {
+      for (int64_t i = 0; i < half; ++i) {
+        float x0 = xr[2 * i], x1 = xr[2 * i + 1];
+        yr[2 * i] = x0 * cr[2 * i] - x1 * sr[2 * i];
+        yr[2 * i + 1] = x1 * cr[2 * i + 1] + x0 * sr[2 * i + 1];
+      }
+    } else {
+      for (int64_t i = 0; i < half; ++i) {
+        float x0 = xr[i], x1 = xr[i + half];
+        yr[i] = x0 * cr[i] - x1 * sr[i];
+        yr[i + half] = x1 * cr[i + half] + x0 * sr[i + half];
+      }
+    }
+    if (D > R && yr != xr)
+      std::memcpy(yr + R, xr + R, (D - R) * sizeof(float));
+  });
+}
+
+} // namespace hybrid::cpu::kernels

@@ -1,0 +1,64 @@
+// select: cond ? lhs : rhs with all three broadcast (NumPy rules); any dtype.
+#include "Broadcast.h"
+#include "KernelCheck.h"
+#include "Kernels.h"
+
+#include <cstdint>
+
+namespace hybrid::cpu::kernels {
+namespace {
+
+/// Moves elements as unsigned words of their size: select never computes.
+template <typename W>
+void selectWords(const BroadcastWalk &walk, const uint8_t *cond, const W *lhs,
+                 const W *rhs, W *out) {
+  const int64_t n = walk.rowLength();
+  const int64_t sc = walk.rowStride(0), sl = walk.rowStride(1),
+                sr = walk.rowStride(2);
+  walk.parallelForRows([&](int64_t row, const int64_t *offsets) {
+    const uint8_t *c = cond + offsets[0];
+    const W *l = lhs + offsets[1];
+    const W *r = rhs + offsets[2];
+    W *o = out + row * n;
+    if (sc && sl && sr) {
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = c[i] ? l[i] : r[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = c[i * sc] ? l[i * sl] : r[i * sr];
+    }
+  });
+}
+
+} // namespace
+
+void select(const KernelCall &call) {
+  expectArity(call, "select", 3, 1);
+  const Tensor &cond = call.operands[0], &lhs = call.operands[1],
+               &rhs = call.operands[2];
+  const Tensor &result = call.results[0];
+  expectDType(cond, DType::Bool, "select", "cond");
+  expectSameDType(lhs, rhs, "select", "lhs", "rhs");
+  expectDType(result, lhs.dtype, "select", "result");
+  expectShape(result,
+              broadcastShapes({cond.shape, lhs.shape, rhs.shape}, "select"),
+              "select", "result");
+  BroadcastWalk walk(result.shape, {cond.shape, lhs.shape, rhs.shape},
+                     "select");
+  const uint8_t *c = cond.as<uint8_t>();
+  switch (dtypeSize(lhs.dtype)) {
+  case 1:
+    return selectWords(walk, c, lhs.as<uint8_t>(), rhs.as<uint8_t>(),
+                       result.as<uint8_t>());
+  case 4:
+    return selectWords(walk, c, lhs.as<uint32_t>(), rhs.as<uint32_t>(),
+                       result.as<uint32_t>());
+  case 8:
+    return selectWords(walk, c, lhs.as<uint64_t>(), rhs.as<uint64_t>(),
+                       result.as<uint64_t>());
+  }
+  fail("select",
+       std::string("unsupported element type ") + dtypeName(lhs.dtype));
+}
+
+} // namespace hybrid::cpu::kernels

@@ -1,0 +1,270 @@
+// Binary elementwise kernels against per-element references with explicit
+// NumPy broadcasting.
+#include "KernelTestSupport.h"
+
+#include <functional>
+#include <limits>
+
+namespace hybrid::cpu::test {
+namespace {
+
+// Shape pairs covering equal shapes, scalars, rank-0, one-sided and two-sided
+// broadcasting, and empty tensors.
+const std::vector<std::pair<Shape, Shape>> kShapePairs = {
+    {{2, 3}, {2, 3}},
+    {{}, {}},
+    {{4}, {}},
+    {{}, {3, 2}},
+    {{2, 1, 4}, {3, 1}},
+    {{4}, {2, 3, 4}},
+    {{5, 1}, {1, 6}},
+    {{2, 3, 1}, {1}},
+    {{0, 3}, {3}},
+    {{2, 1, 3, 1}, {4, 1, 5}},
+    {{1}, {7}},
+    {{130, 257}, {257}},
+    {{3, 1, 300}, {3, 70, 1}},
+};
+
+/// The reference: result[idx] = ref(lhs[bcast], rhs[bcast]) in double.
+template <typename Ref>
+std::vector<double> reference(const HostTensor &a, const HostTensor &b,
+                              const Shape &out, Ref ref) {
+  std::vector<double> want(numElements(out));
+  for (int64_t k = 0; k < numElements(out); ++k) {
+    auto idx = unravel(k, out);
+    want[k] = ref(a.at(broadcastIndex(idx, a.shape)),
+                  b.at(broadcastIndex(idx, b.shape)));
+  }
+  return want;
+}
+
+Shape broadcastOf(const Shape &a, const Shape &b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+struct FloatCase {
+  const char *name;
+  std::function<double(double, double)> ref;
+  float lo, hi; // operand range
+};
+
+TEST(Elementwise, FloatArithmeticMatchesReference) {
+  const std::vector<FloatCase> cases = {
+      {"add", [](double a, double b) { return double(float(a) + float(b)); },
+       -3, 3},
+      {"sub", [](double a, double b) { return double(float(a) - float(b)); },
+       -3, 3},
+      {"mul", [](double a, double b) { return double(float(a) * float(b)); },
+       -3, 3},
+      {"div", [](double a, double b) { return a / b; }, 0.5, 3},
+      {"pow", [](double a, double b) { return std::pow(a, b); }, 0.1, 2},
+      {"max", [](double a, double b) { return a > b ? a : b; }, -3, 3},
+      {"min", [](double a, double b) { return a < b ? a : b; }, -3, 3},
+  };
+  Random rng(1);
+  for (const FloatCase &c : cases)
+    for (auto &[sa, sb] : kShapePairs) {
+      HostTensor a = rng.f32(sa, c.lo, c.hi), b = rng.f32(sb, c.lo, c.hi);
+      Shape out = broadcastOf(sa, sb);
+      HostTensor got = run(c.name, {&a, &b}, DType::F32, out);
+      expectNear(got, reference(a, b, out, c.ref), 1e-6, 1e-5,
+                 std::string(c.name) + " " + shapeToString(sa) + " " +
+                     shapeToString(sb));
+    }
+}
+
+TEST(Elementwise, FloatModFollowsDivisorOrDividendSign) {
+  Random rng(2);
+  for (auto &[sa, sb] : kShapePairs) {
+    HostTensor a = rng.f32(sa, -10, 10), b = rng.f32(sb, -4, 4);
+    for (int64_t k = 0; k < b.numel(); ++k)
+      if (std::fabs(b.f()[k]) < 0.25f)
+        b.f()[k] = 1.5f;
+    Shape out = broadcastOf(sa, sb);
+    HostTensor fm =
+        run("mod", {&a, &b}, DType::F32, out, AttrList().i("fmod", 1));
+    expectNear(fm,
+               reference(a, b, out,
+                         [](double x, double y) {
+                           return double(std::fmod(float(x), float(y)));
+                         }),
+               1e-5, 1e-5, "fmod");
+    HostTensor pm = run("mod", {&a, &b}, DType::F32, out);
+    expectNear(pm,
+               reference(a, b, out,
+                         [](double x, double y) {
+                           return x - std::floor(x / y) * y; // Python %
+                         }),
+               1e-4, 1e-4, "python mod");
+  }
+}
+
+TEST(Elementwise, IntegerArithmeticMatchesReference) {
+  Random rng(3);
+  auto truncDiv = [](double a, double b) { return std::trunc(a / b); };
+  auto pyMod = [](double a, double b) { return a - std::floor(a / b) * b; };
+  auto cMod = [](double a, double b) { return std::fmod(a, b); };
+  auto ipow = [](double a, double b) { return std::pow(a, b); };
+  for (auto &[sa, sb] : kShapePairs) {
+    Shape out = broadcastOf(sa, sb);
+    HostTensor a = rng.i64(sa, -50, 50), b = rng.i64(sb, -9, 9);
+    for (int64_t k = 0; k < b.numel(); ++k)
+      if (b.i()[k] == 0)
+        b.i()[k] = 3;
+    std::string where = shapeToString(sa) + " " + shapeToString(sb);
+    expectNear(run("add", {&a, &b}, DType::I64, out),
+               reference(a, b, out, std::plus<double>()), 0, 0, "add " + where);
+    expectNear(run("sub", {&a, &b}, DType::I64, out),
+               reference(a, b, out, std::minus<double>()), 0, 0,
+               "sub " + where);
+    expectNear(run("mul", {&a, &b}, DType::I64, out),
+               reference(a, b, out, std::multiplies<double>()), 0, 0,
+               "mul " + where);
+    expectNear(run("div", {&a, &b}, DType::I64, out),
+               reference(a, b, out, truncDiv), 0, 0, "div " + where);
+    expectNear(run("mod", {&a, &b}, DType::I64, out),
+               reference(a, b, out, pyMod), 0, 0, "mod " + where);
+    expectNear(run("mod", {&a, &b}, DType::I64, out, AttrList().i("fmod", 1)),
+               reference(a, b, out, cMod), 0, 0, "fmod " + where);
+    expectNear(
+        run("max", {&a, &b}, DType::I64, out),
+        reference(a, b, out, [](double x, double y) { return std::max(x, y); }),
+        0, 0, "max " + where);
+    expectNear(
+        run("min", {&a, &b}, DType::I64, out),
+        reference(a, b, out, [](double x, double y) { return std::min(x, y); }),
+        0, 0, "min " + where);
+    HostTensor e = rng.i64(sb, 0, 5);
+    expectNear(run("pow", {&a, &e}, DType::I64, out),
+               reference(a, e, out, ipow), 0, 0, "pow " + where);
+  }
+}
+
+TEST(Elementwise, IntegerEdgeCases) {
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  HostTensor a = i64({4}, {kMin, 7, -7, kMin});
+  HostTensor b = i64({4}, {-1, -2, 2, 1});
+  HostTensor q = run("div", {&a, &b}, DType::I64, {4});
+  EXPECT_EQ(q.i()[0], kMin); // wraps instead of trapping
+  EXPECT_EQ(q.i()[1], -3);
+  EXPECT_EQ(q.i()[2], -3);
+  HostTensor r = run("mod", {&a, &b}, DType::I64, {4});
+  EXPECT_EQ(r.i()[0], 0);
+  EXPECT_EQ(r.i()[1], -1); // Python: 7 % -2 == -1
+  EXPECT_EQ(r.i()[2], 1);  // Python: -7 % 2 == 1
+  HostTensor zero = i64({4}, {1, 0, 1, 1});
+  EXPECT_NE(errorOf("div", {&a, &zero}, HostTensor(DType::I64, {4}))
+                .find("division by zero"),
+            std::string::npos);
+  EXPECT_NE(errorOf("mod", {&a, &zero}, HostTensor(DType::I64, {4}))
+                .find("division by zero"),
+            std::string::npos);
+  HostTensor negExp = i64({4}, {1, -1, 1, 1});
+  EXPECT_NE(errorOf("pow", {&a, &negExp}, HostTensor(DType::I64, {4})), "");
+  HostTensor big = i64({1}, {std::numeric_limits<int64_t>::max()});
+  HostTensor one = i64({1}, {1});
+  EXPECT_EQ(run("add", {&big, &one}, DType::I64, {1}).i()[0], kMin);
+}
+
+TEST(Elementwise, FloatMaxMinPropagateNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  HostTensor a = f32({3}, {nan, 1, 2});
+  HostTensor b = f32({3}, {1, nan, 3});
+  HostTensor mx = run("max", {&a, &b}, DType::F32, {3});
+  HostTensor mn = run("min", {&a, &b}, DType::F32, {3});
+  EXPECT_TRUE(std::isnan(mx.f()[0]) && std::isnan(mx.f()[1]));
+  EXPECT_TRUE(std::isnan(mn.f()[0]) && std::isnan(mn.f()[1]));
+  EXPECT_EQ(mx.f()[2], 3);
+  EXPECT_EQ(mn.f()[2], 2);
+}
+
+TEST(Elementwise, ComparisonsOnEveryDtype) {
+  struct Cmp {
+    const char *name;
+    std::function<bool(double, double)> ref;
+  };
+  const std::vector<Cmp> cmps = {
+      {"equal", std::equal_to<double>()},
+      {"less", std::less<double>()},
+      {"less_equal", std::less_equal<double>()},
+      {"greater", std::greater<double>()},
+      {"greater_equal", std::greater_equal<double>()},
+  };
+  Random rng(4);
+  for (DType dt : {DType::F32, DType::I64, DType::Bool})
+    for (auto &[sa, sb] : kShapePairs)
+      for (const Cmp &c : cmps) {
+        HostTensor a = rng.of(dt, sa), b = rng.of(dt, sb);
+        if (dt == DType::F32) // make ties likely
+          for (int64_t k = 0; k < b.numel(); ++k)
+            if (k % 3 == 0)
+              b.f()[k] = a.numel() ? a.f()[k % a.numel()] : 0;
+        if (dt == DType::I64)
+          b = rng.i64(sb, -3, 3), a = rng.i64(sa, -3, 3);
+        Shape out = broadcastOf(sa, sb);
+        HostTensor got = run(c.name, {&a, &b}, DType::Bool, out);
+        expectNear(got,
+                   reference(a, b, out,
+                             [&](double x, double y) {
+                               return c.ref(x, y) ? 1.0 : 0.0;
+                             }),
+                   0, 0,
+                   std::string(c.name) + " " + dtypeName(dt) + " " +
+                       shapeToString(sa) + " " + shapeToString(sb));
+      }
+}
+
+TEST(Elementwise, LogicalOps) {
+  Random rng(5);
+  for (auto &[sa, sb] : kShapePairs) {
+    HostTensor a = rng.boolean(sa), b = rng.boolean(sb);
+    Shape out = broadcastOf(sa, sb);
+    expectNear(
+        run("and", {&a, &b}, DType::Bool, out),
+        reference(a, b, out, [](double x, double y) { return double(x && y); }),
+        0, 0, "and");
+    expectNear(
+        run("or", {&a, &b}, DType::Bool, out),
+        reference(a, b, out, [](double x, double y) { return double(x || y); }),
+        0, 0, "or");
+    expectNear(run("xor", {&a, &b}, DType::Bool, out),
+               reference(a, b, out,
+                         [](double x, double y) {
+                           return double((x != 0) != (y != 0));
+                         }),
+               0, 0, "xor");
+  }
+}
+
+TEST(Elementwise, RejectsBadCalls) {
+  Random rng(6);
+  HostTensor a = rng.f32({2, 3}), b = rng.f32({4});
+  EXPECT_NE(errorOf("add", {&a, &b}, HostTensor(DType::F32, {2, 3}))
+                .find("do not broadcast"),
+            std::string::npos);
+  HostTensor c = rng.f32({3});
+  EXPECT_NE(errorOf("add", {&a, &c}, HostTensor(DType::F32, {3, 3})), "");
+  HostTensor i = rng.i64({3});
+  EXPECT_NE(errorOf("add", {&a, &i}, HostTensor(DType::F32, {2, 3}))
+                .find("same element type"),
+            std::string::npos);
+  HostTensor p = rng.boolean({3}), q = rng.boolean({3});
+  EXPECT_NE(errorOf("add", {&p, &q}, HostTensor(DType::Bool, {3}))
+                .find("unsupported element type bool"),
+            std::string::npos);
+  EXPECT_NE(errorOf("and", {&c, &c}, HostTensor(DType::Bool, {3})), "");
+  EXPECT_NE(errorOf("less", {&c, &c}, HostTensor(DType::F32, {3})), "");
+  EXPECT_NE(errorOf("add", {&c}, HostTensor(DType::F32, {3}))
+                .find("expected 2 operand"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace hybrid::cpu::test

@@ -1,0 +1,266 @@
+// Test support for the CPU kernels: owning host tensors, random inputs,
+// N-d index arithmetic for the slow reference implementations, and a
+// one-call way to run a kernel by name.
+#pragma once
+
+#include "cpu/CpuKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace hybrid::cpu::test {
+
+/// A tensor that owns its bytes.
+struct HostTensor {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+
+  HostTensor() = default;
+  HostTensor(DType dt, Shape s)
+      : dtype(dt), shape(std::move(s)),
+        bytes(numElements(shape) * dtypeSize(dt) + 1, 0) {}
+
+  int64_t numel() const { return numElements(shape); }
+  float *f() { return reinterpret_cast<float *>(bytes.data()); }
+  const float *f() const {
+    return reinterpret_cast<const float *>(bytes.data());
+  }
+  int64_t *i() { return reinterpret_cast<int64_t *>(bytes.data()); }
+  const int64_t *i() const {
+    return reinterpret_cast<const int64_t *>(bytes.data());
+  }
+  uint8_t *b() { return bytes.data(); }
+  const uint8_t *b() const { return bytes.data(); }
+
+  /// Element k as a double, whatever the dtype.
+  double at(int64_t k) const {
+    switch (dtype) {
+    case DType::F32:
+      return f()[k];
+    case DType::I64:
+      return static_cast<double>(i()[k]);
+    case DType::Bool:
+      return b()[k] ? 1 : 0;
+    }
+    return 0;
+  }
+
+  Tensor view() const {
+    Tensor t;
+    t.data = const_cast<uint8_t *>(bytes.data());
+    t.dtype = dtype;
+    t.shape = shape;
+    return t;
+  }
+};
+
+inline HostTensor f32(Shape s, std::vector<float> v) {
+  HostTensor t(DType::F32, std::move(s));
+  EXPECT_EQ(static_cast<int64_t>(v.size()), t.numel());
+  if (!v.empty())
+    std::memcpy(t.f(), v.data(), v.size() * sizeof(float));
+  return t;
+}
+inline HostTensor i64(Shape s, std::vector<int64_t> v) {
+  HostTensor t(DType::I64, std::move(s));
+  EXPECT_EQ(static_cast<int64_t>(v.size()), t.numel());
+  if (!v.empty())
+    std::memcpy(t.i(), v.data(), v.size() * sizeof(int64_t));
+  return t;
+}
+inline HostTensor boolean(Shape s, std::vector<uint8_t> v) {
+  HostTensor t(DType::Bool, std::move(s));
+  EXPECT_EQ(static_cast<int64_t>(v.size()), t.numel());
+  if (!v.empty())
+    std::memcpy(t.b(), v.data(), v.size());
+  return t;
+}
+
+/// Deterministic random inputs.
+class Random {
+public:
+  explicit Random(uint32_t seed = 1234) : gen_(seed) {}
+  float uniform(float lo, float hi) {
+    return std::uniform_real_distribution<float>(lo, hi)(gen_);
+  }
+  int64_t integer(int64_t lo, int64_t hi) { // inclusive
+    return std::uniform_int_distribution<int64_t>(lo, hi)(gen_);
+  }
+  HostTensor f32(Shape s, float lo = -2, float hi = 2) {
+    HostTensor t(DType::F32, std::move(s));
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.f()[k] = uniform(lo, hi);
+    return t;
+  }
+  HostTensor i64(Shape s, int64_t lo = -10, int64_t hi = 10) {
+    HostTensor t(DType::I64, std::move(s));
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.i()[k] = integer(lo, hi);
+    return t;
+  }
+  HostTensor boolean(Shape s) {
+    HostTensor t(DType::Bool, std::move(s));
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.b()[k] = static_cast<uint8_t>(integer(0, 1));
+    return t;
+  }
+  HostTensor of(DType dt, Shape s) {
+    switch (dt) {
+    case DType::F32:
+      return f32(std::move(s));
+    case DType::I64:
+      return i64(std::move(s));
+    case DType::Bool:
+      return boolean(std::move(s));
+    }
+    return {};
+  }
+  std::mt19937 &engine() { return gen_; }
+
+private:
+  std::mt19937 gen_;
+};
+
+/// Attributes built fluently: AttrList().i("axis", 1).f("epsilon", 1e-5).
+class AttrList {
+public:
+  AttrList &i(const std::string &name, int64_t v) {
+    Attrs::Value value;
+    value.i = v;
+    attrs_.set(name, value);
+    return *this;
+  }
+  AttrList &f(const std::string &name, double v) {
+    Attrs::Value value;
+    value.f = v;
+    attrs_.set(name, value);
+    return *this;
+  }
+  AttrList &s(const std::string &name, std::string v) {
+    Attrs::Value value;
+    value.s = std::move(v);
+    attrs_.set(name, value);
+    return *this;
+  }
+  AttrList &ints(const std::string &name, std::vector<int64_t> v) {
+    Attrs::Value value;
+    value.ints = std::move(v);
+    attrs_.set(name, value);
+    return *this;
+  }
+  const Attrs &attrs() const { return attrs_; }
+
+private:
+  Attrs attrs_;
+};
+
+/// Runs the kernel registered as `name`; the result must be preallocated.
+inline void runKernel(const std::string &name,
+                      std::initializer_list<const HostTensor *> operands,
+                      HostTensor &result, const AttrList &attrs = AttrList()) {
+  KernelFn fn = findKernel(name);
+  ASSERT_NE(fn, nullptr) << "no kernel named " << name;
+  KernelCall call;
+  for (const HostTensor *t : operands)
+    call.operands.push_back(t->view());
+  call.results.push_back(result.view());
+  call.attrs = &attrs.attrs();
+  fn(call);
+}
+
+/// Runs the kernel and returns its result of the given type and shape.
+inline HostTensor run(const std::string &name,
+                      std::initializer_list<const HostTensor *> operands,
+                      DType dtype, Shape shape,
+                      const AttrList &attrs = AttrList()) {
+  HostTensor result(dtype, std::move(shape));
+  runKernel(name, operands, result, attrs);
+  return result;
+}
+
+/// The error message of running the kernel, or "" when it did not throw.
+inline std::string errorOf(const std::string &name,
+                           std::initializer_list<const HostTensor *> operands,
+                           HostTensor result,
+                           const AttrList &attrs = AttrList()) {
+  try {
+    runKernel(name, operands, result, attrs);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+// N-d index arithmetic.
+inline std::vector<int64_t> unravel(int64_t flat, const Shape &shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return idx;
+}
+inline int64_t ravel(const std::vector<int64_t> &idx, const Shape &shape) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    flat = flat * shape[d] + idx[d];
+  return flat;
+}
+/// The flat index in `operand` that result index `idx` reads under NumPy
+/// broadcasting (right-aligned; size-1 dimensions repeat).
+inline int64_t broadcastIndex(const std::vector<int64_t> &idx,
+                              const Shape &operand) {
+  size_t lead = idx.size() - operand.size();
+  int64_t flat = 0;
+  for (size_t d = 0; d < operand.size(); ++d)
+    flat = flat * operand[d] + (operand[d] == 1 ? 0 : idx[lead + d]);
+  return flat;
+}
+
+/// Compares every element with `want` (NaN matches NaN).
+inline void expectNear(const HostTensor &got, const std::vector<double> &want,
+                       double atol = 1e-5, double rtol = 1e-5,
+                       const std::string &what = "") {
+  ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
+  int failures = 0;
+  for (int64_t k = 0; k < got.numel() && failures < 10; ++k) {
+    double g = got.at(k), w = want[k];
+    bool ok;
+    if (std::isnan(w))
+      ok = std::isnan(g);
+    else if (std::isinf(w))
+      ok = g == w;
+    else
+      ok = std::fabs(g - w) <= atol + rtol * std::fabs(w);
+    if (!ok) {
+      ADD_FAILURE() << what << " element " << k << ": got " << g << ", want "
+                    << w;
+      ++failures;
+    }
+  }
+}
+
+/// Exact comparison (integers, booleans, data movement).
+inline void expectEqual(const HostTensor &got, const HostTensor &want,
+                        const std::string &what = "") {
+  ASSERT_EQ(got.dtype, want.dtype) << what;
+  ASSERT_EQ(got.shape, want.shape) << what;
+  int failures = 0;
+  for (int64_t k = 0; k < got.numel() && failures < 10; ++k) {
+    size_t es = dtypeSize(got.dtype);
+    if (std::memcmp(got.b() + k * es, want.b() + k * es, es) != 0) {
+      ADD_FAILURE() << what << " element " << k << ": got " << got.at(k)
+                    << ", want " << want.at(k);
+      ++failures;
+    }
+  }
+}
+
+} // namespace hybrid::cpu::test
