@@ -1,0 +1,361 @@
+// The shared graph pieces of HF decoder families, emitted as hg ops.
+#include "frontends/hf/DecoderBuilder.h"
+
+#include "dialects/hg/IR/HgOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace hybridc::hf {
+
+using mlir::Value;
+
+namespace {
+
+struct ActivationName {
+  llvm::StringLiteral name;
+  Activation act;
+};
+
+// HF's ACT2FN names whose function the hg ops express exactly.
+constexpr ActivationName kActivations[] = {
+    {"gelu", Activation::GeluErf},
+    {"gelu_new", Activation::GeluTanh},
+    {"gelu_pytorch_tanh", Activation::GeluTanh},
+    {"gelu_fast", Activation::GeluTanh},
+    {"gelu_accurate", Activation::GeluTanh},
+    {"quick_gelu", Activation::QuickGelu},
+    {"relu", Activation::Relu},
+    {"relu2", Activation::Relu2},
+    {"relu6", Activation::Relu6},
+    {"silu", Activation::Silu},
+    {"swish", Activation::Silu},
+    {"tanh", Activation::Tanh},
+    {"sigmoid", Activation::Sigmoid},
+    {"linear", Activation::Identity},
+};
+
+} // namespace
+
+Activation readActivation(HfConfig &config, llvm::StringRef key,
+                          llvm::StringRef defaultName) {
+  std::string name = config.getString(key, defaultName);
+  for (const ActivationName &entry : kActivations)
+    if (entry.name == name)
+      return entry.act;
+  std::string supported;
+  for (const ActivationName &entry : kActivations)
+    supported += (supported.empty() ? "" : ", ") + entry.name.str();
+  config.reject("unsupported activation '" + name + "' in '" + key +
+                "' (supported: " + supported + ")");
+  return Activation::Identity;
+}
+
+//===----------------------------------------------------------------------===//
+// Module and signature
+//===----------------------------------------------------------------------===//
+
+DecoderBuilder::DecoderBuilder(mlir::MLIRContext &context,
+                               const HfConfig &config)
+    : builder_(&context), modelType_(config.modelType().str()) {
+  context.getOrLoadDialect<hg::HgDialect>();
+  context.getOrLoadDialect<mlir::func::FuncDialect>();
+
+  mlir::Location moduleLoc = mlir::FileLineColLoc::get(
+      builder_.getStringAttr(config.sourceDir() + "/config.json"), 0, 0);
+  module_ = mlir::ModuleOp::create(moduleLoc);
+  module_.get()->setAttr("hg.model", builder_.getStringAttr(modelType_));
+  module_.get()->setAttr("hg.source",
+                         builder_.getStringAttr(config.sourceDir()));
+
+  builder_.setInsertionPointToEnd(module_->getBody());
+  auto idsType = mlir::RankedTensorType::get(
+      {mlir::ShapedType::kDynamic, mlir::ShapedType::kDynamic},
+      builder_.getI64Type());
+  forward_ = builder_.create<mlir::func::FuncOp>(
+      loc("forward"), "forward", builder_.getFunctionType({idsType}, {}));
+  mlir::Block *entry = forward_.addEntryBlock();
+  inputIds_ = entry->getArgument(0);
+  argAttrs_.push_back(builder_.getDictionaryAttr({
+      builder_.getNamedAttr("hg.name", builder_.getStringAttr("input_ids")),
+      builder_.getNamedAttr("hg.dims",
+                            builder_.getStrArrayAttr({"batch", "seq"})),
+  }));
+  builder_.setInsertionPointToEnd(entry);
+}
+
+mlir::Location DecoderBuilder::loc(const llvm::Twine &name) {
+  return mlir::NameLoc::get(builder_.getStringAttr(name));
+}
+
+Value DecoderBuilder::param(llvm::StringRef name,
+                            llvm::ArrayRef<int64_t> shape) {
+  auto type = mlir::RankedTensorType::get(shape, builder_.getF32Type());
+  Value arg = forward_.getBody().front().addArgument(type, loc(name));
+  argAttrs_.push_back(builder_.getDictionaryAttr(
+      builder_.getNamedAttr("hg.param", builder_.getStringAttr(name))));
+  return arg;
+}
+
+void DecoderBuilder::addTiedName(llvm::StringRef name) {
+  tiedNames_.push_back(builder_.getStringAttr(name));
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+DecoderBuilder::finish(Value logits) {
+  builder_.create<mlir::func::ReturnOp>(loc("logits"), logits);
+  mlir::Block &entry = forward_.getBody().front();
+  forward_.setFunctionType(builder_.getFunctionType(
+      entry.getArgumentTypes(), mlir::TypeRange{logits.getType()}));
+  forward_.setAllArgAttrs(argAttrs_);
+  forward_.setResultAttr(0, "hg.name", builder_.getStringAttr("logits"));
+  if (!tiedNames_.empty())
+    module_.get()->setAttr("hg.tied", builder_.getArrayAttr(tiedNames_));
+
+  // The graph is built from validated hyper-parameters, so an invalid op is
+  // a bug here; say which op, in one line.
+  std::string diagnostic;
+  mlir::ScopedDiagnosticHandler handler(context(), [&](mlir::Diagnostic &diag) {
+    if (diagnostic.empty()) {
+      llvm::raw_string_ostream os(diagnostic);
+      os << diag.getLocation() << ": " << diag.str();
+    }
+    return mlir::success();
+  });
+  if (mlir::failed(mlir::verify(module_.get())))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "internal error: the HF frontend built an invalid " + modelType_ +
+            " graph: " + diagnostic);
+  return std::move(module_);
+}
+
+//===----------------------------------------------------------------------===//
+// Single ops
+//===----------------------------------------------------------------------===//
+
+mlir::ArrayAttr DecoderBuilder::shapeAttr(llvm::ArrayRef<ShapeDim> shape) {
+  llvm::SmallVector<mlir::Attribute> entries;
+  for (const ShapeDim &dim : shape)
+    entries.push_back(
+        dim.symbol.empty()
+            ? mlir::Attribute(builder_.getI64IntegerAttr(dim.size))
+            : mlir::Attribute(builder_.getStringAttr(dim.symbol)));
+  return builder_.getArrayAttr(entries);
+}
+
+Value DecoderBuilder::constant(llvm::ArrayRef<float> values,
+                               llvm::ArrayRef<int64_t> shape,
+                               const llvm::Twine &name) {
+  auto type = mlir::RankedTensorType::get(shape, builder_.getF32Type());
+  auto value = mlir::DenseElementsAttr::get(type, values);
+  return builder_.create<hg::ConstantOp>(loc(name), value);
+}
+
+Value DecoderBuilder::positions(double start, mlir::Type elementType,
+                                const llvm::Twine &name) {
+  auto type =
+      mlir::RankedTensorType::get({mlir::ShapedType::kDynamic}, elementType);
+  return builder_.create<hg::IotaOp>(loc(name), type, shapeAttr({"seq"}),
+                                     builder_.getF64FloatAttr(start),
+                                     builder_.getF64FloatAttr(1.0));
+}
+
+Value DecoderBuilder::embedding(Value table, Value ids,
+                                const llvm::Twine &name) {
+  return builder_.create<hg::EmbeddingOp>(loc(name), table, ids);
+}
+
+Value DecoderBuilder::linear(Value x, Value weight, Value bias,
+                             const llvm::Twine &name, bool transposeWeight) {
+  return builder_.create<hg::LinearOp>(loc(name), x, weight, bias,
+                                       builder_.getBoolAttr(transposeWeight));
+}
+
+Value DecoderBuilder::layerNorm(Value x, Value weight, Value bias,
+                                double epsilon, const llvm::Twine &name) {
+  return builder_.create<hg::LayerNormOp>(loc(name), x, weight, bias,
+                                          builder_.getF64FloatAttr(epsilon),
+                                          builder_.getI64IntegerAttr(-1));
+}
+
+Value DecoderBuilder::rmsNorm(Value x, Value weight, double epsilon,
+                              const llvm::Twine &name) {
+  return builder_.create<hg::RmsNormOp>(loc(name), x, weight,
+                                        builder_.getF64FloatAttr(epsilon),
+                                        builder_.getI64IntegerAttr(-1));
+}
+
+Value DecoderBuilder::add(Value lhs, Value rhs, const llvm::Twine &name) {
+  return builder_.create<hg::AddOp>(loc(name), lhs, rhs);
+}
+
+Value DecoderBuilder::mul(Value lhs, Value rhs, const llvm::Twine &name) {
+  return builder_.create<hg::MulOp>(loc(name), lhs, rhs);
+}
+
+Value DecoderBuilder::activation(Activation act, Value x,
+                                 const llvm::Twine &name) {
+  mlir::Location l = loc(name);
+  switch (act) {
+  case Activation::GeluErf:
+    return builder_.create<hg::GeluOp>(l, x, builder_.getStringAttr("none"));
+  case Activation::GeluTanh:
+    return builder_.create<hg::GeluOp>(l, x, builder_.getStringAttr("tanh"));
+  case Activation::QuickGelu: {
+    Value scaled = mul(x, constant({1.702f}, {1}, name + ".alpha"), name);
+    return mul(x, builder_.create<hg::SigmoidOp>(l, scaled), name);
+  }
+  case Activation::Relu:
+    return builder_.create<hg::ReluOp>(l, x);
+  case Activation::Relu2: {
+    Value relu = builder_.create<hg::ReluOp>(l, x);
+    return mul(relu, relu, name);
+  }
+  case Activation::Relu6:
+    return builder_.create<hg::ClipOp>(l, x, builder_.getF64FloatAttr(0.0),
+                                       builder_.getF64FloatAttr(6.0));
+  case Activation::Silu:
+    return builder_.create<hg::SiluOp>(l, x);
+  case Activation::Tanh:
+    return builder_.create<hg::TanhOp>(l, x);
+  case Activation::Sigmoid:
+    return builder_.create<hg::SigmoidOp>(l, x);
+  case Activation::Identity:
+    return x;
+  }
+  llvm_unreachable("unknown activation");
+}
+
+Value DecoderBuilder::reshape(Value x, llvm::ArrayRef<ShapeDim> shape,
+                              const llvm::Twine &name) {
+  return builder_.create<hg::ReshapeOp>(loc(name), x, shapeAttr(shape));
+}
+
+Value DecoderBuilder::transpose(Value x, llvm::ArrayRef<int64_t> perm,
+                                const llvm::Twine &name) {
+  return builder_.create<hg::TransposeOp>(loc(name), x,
+                                          builder_.getDenseI64ArrayAttr(perm));
+}
+
+Value DecoderBuilder::sliceLast(Value x, int64_t begin, int64_t end,
+                                const llvm::Twine &name) {
+  auto rank = mlir::cast<mlir::RankedTensorType>(x.getType()).getRank();
+  return builder_.create<hg::SliceOp>(
+      loc(name), x, builder_.getDenseI64ArrayAttr({rank - 1}),
+      builder_.getDenseI64ArrayAttr({begin}),
+      builder_.getDenseI64ArrayAttr({end}), builder_.getDenseI64ArrayAttr({1}));
+}
+
+//===----------------------------------------------------------------------===//
+// Parameterised layers
+//===----------------------------------------------------------------------===//
+
+Value DecoderBuilder::linearLayer(Value x, llvm::StringRef prefix, int64_t in,
+                                  int64_t out, bool hasBias,
+                                  const llvm::Twine &name) {
+  Value weight = param((prefix + ".weight").str(), {out, in});
+  Value bias = hasBias ? param((prefix + ".bias").str(), {out}) : Value();
+  return linear(x, weight, bias, name);
+}
+
+Value DecoderBuilder::conv1dLayer(Value x, llvm::StringRef prefix, int64_t in,
+                                  int64_t out, const llvm::Twine &name) {
+  Value weight = param((prefix + ".weight").str(), {in, out});
+  Value bias = param((prefix + ".bias").str(), {out});
+  return linear(x, weight, bias, name, /*transposeWeight=*/false);
+}
+
+Value DecoderBuilder::layerNormLayer(Value x, llvm::StringRef prefix,
+                                     int64_t dim, double epsilon,
+                                     const llvm::Twine &name, bool affine) {
+  Value weight, bias;
+  if (affine) {
+    weight = param((prefix + ".weight").str(), {dim});
+    bias = param((prefix + ".bias").str(), {dim});
+  }
+  return layerNorm(x, weight, bias, epsilon, name);
+}
+
+Value DecoderBuilder::rmsNormLayer(Value x, llvm::StringRef prefix, int64_t dim,
+                                   double epsilon, const llvm::Twine &name) {
+  return rmsNorm(x, param((prefix + ".weight").str(), {dim}), epsilon, name);
+}
+
+//===----------------------------------------------------------------------===//
+// Transformer pieces
+//===----------------------------------------------------------------------===//
+
+RotaryTables DecoderBuilder::rotaryTables(const RopeFrequencies &rope) {
+  auto half = static_cast<int64_t>(rope.invFreq.size());
+  int64_t dim = rope.rotaryDim();
+  // HF: freqs = inv_freq @ position_ids (float32), emb = cat(freqs, freqs).
+  Value pos = positions(0.0, builder_.getF32Type(), "rotary.positions");
+  pos = reshape(pos, {"seq", 1}, "rotary.positions");
+  Value invFreq = constant(rope.invFreq, {1, half}, "rotary.inv_freq");
+  Value freqs = mul(pos, invFreq, "rotary.freqs");
+  Value emb = builder_.create<hg::ConcatOp>(loc("rotary.freqs"),
+                                            mlir::ValueRange{freqs, freqs},
+                                            builder_.getI64IntegerAttr(1));
+  Value cos = builder_.create<hg::CosOp>(loc("rotary.cos"), emb);
+  Value sin = builder_.create<hg::SinOp>(loc("rotary.sin"), emb);
+  if (rope.attentionScaling != 1.0f) {
+    Value scaling =
+        constant({rope.attentionScaling}, {1}, "rotary.attention_scaling");
+    cos = mul(cos, scaling, "rotary.cos");
+    sin = mul(sin, scaling, "rotary.sin");
+  }
+  return {reshape(cos, {1, "seq", dim}, "rotary.cos"),
+          reshape(sin, {1, "seq", dim}, "rotary.sin")};
+}
+
+Value DecoderBuilder::splitHeads(Value x, int64_t heads, int64_t headDim,
+                                 const llvm::Twine &name) {
+  Value split = reshape(x, {"batch", "seq", heads, headDim}, name);
+  return transpose(split, {0, 2, 1, 3}, name);
+}
+
+Value DecoderBuilder::mergeHeads(Value x, const llvm::Twine &name) {
+  auto type = mlir::cast<mlir::RankedTensorType>(x.getType());
+  int64_t width = type.getDimSize(1) * type.getDimSize(3);
+  Value merged = transpose(x, {0, 2, 1, 3}, name);
+  return reshape(merged, {"batch", "seq", width}, name);
+}
+
+Value DecoderBuilder::causalAttention(Value q, Value k, Value v,
+                                      const AttentionShape &shape,
+                                      const llvm::Twine &prefix) {
+  if (shape.rotary) {
+    auto rotate = [&](Value x, const char *which) {
+      return builder_.create<hg::RotaryOp>(loc(prefix + ".rotary_" + which), x,
+                                           shape.rotary->cos, shape.rotary->sin,
+                                           builder_.getBoolAttr(false));
+    };
+    q = rotate(q, "q");
+    k = rotate(k, "k");
+  }
+  Value out = builder_.create<hg::AttentionOp>(
+      loc(prefix + ".sdpa"), q, k, v, /*mask=*/Value(), shape.alibiSlopes,
+      builder_.getF64FloatAttr(shape.scale), builder_.getBoolAttr(true),
+      builder_.getI64IntegerAttr(shape.slidingWindow));
+  return mergeHeads(out, prefix + ".merge_heads");
+}
+
+Value DecoderBuilder::lmHeadWeight(bool tied, Value embeddingTable,
+                                   llvm::StringRef headName, int64_t vocab,
+                                   int64_t dim) {
+  if (!tied)
+    return param(headName, {vocab, dim});
+  addTiedName(headName);
+  return embeddingTable;
+}
+
+Value DecoderBuilder::gatedActivation(Value gate, Value up, Activation act,
+                                      const llvm::Twine &prefix) {
+  return mul(activation(act, gate, prefix + ".act"), up, prefix + ".gate_mul");
+}
+
+} // namespace hybridc::hf

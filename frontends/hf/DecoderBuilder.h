@@ -1,0 +1,190 @@
+// Builds the hg graph of a decoder-only language model: the @forward
+// signature convention and the pieces HF model families share (embeddings,
+// norms, projections, rotary tables, causal attention, MLPs, LM head).
+#pragma once
+
+#include "frontends/hf/HfConfig.h"
+#include "frontends/hf/Rope.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hybridc::hf {
+
+/// One entry of a shape built by the frontend: a static size, or a
+/// polynomial over the function's symbolic dims ("batch", "seq").
+struct ShapeDim {
+  ShapeDim(int64_t size) : size(size) {}
+  ShapeDim(const char *symbol) : symbol(symbol) {}
+  int64_t size = 0;
+  llvm::StringRef symbol;
+};
+
+/// Activation functions of HF's ACT2FN that the frontend can express.
+enum class Activation {
+  GeluErf,   ///< "gelu"
+  GeluTanh,  ///< "gelu_new", "gelu_pytorch_tanh", "gelu_fast", ...
+  QuickGelu, ///< x * sigmoid(1.702 x)
+  Relu,
+  Relu2, ///< relu(x)^2
+  Relu6,
+  Silu, ///< "silu", "swish"
+  Tanh,
+  Sigmoid,
+  Identity, ///< "linear"
+};
+
+/// Reads the activation named by `key` (or `defaultName` when absent);
+/// an unknown name is recorded on `config` with the supported ones.
+Activation readActivation(HfConfig &config, llvm::StringRef key,
+                          llvm::StringRef defaultName);
+
+/// cos and sin [1, seq, rotaryDim] for positions 0..seq-1, shared by all
+/// layers of a model.
+struct RotaryTables {
+  mlir::Value cos, sin;
+};
+
+/// The shape of a model's causal self-attention.
+struct AttentionShape {
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headDim = 0;
+  double scale = 0;                     ///< multiplies q.k
+  int64_t slidingWindow = 0;            ///< 0: full causal attention
+  mlir::Value alibiSlopes;              ///< optional [numHeads] (BLOOM)
+  const RotaryTables *rotary = nullptr; ///< optional, applied to q and k
+};
+
+class DecoderBuilder {
+public:
+  /// Starts module { func.func @forward(%input_ids: tensor<?x?xi64>) }
+  /// tagged with the config's model_type and source folder.
+  DecoderBuilder(mlir::MLIRContext &context, const HfConfig &config);
+
+  mlir::OpBuilder &builder() { return builder_; }
+  mlir::MLIRContext *context() { return builder_.getContext(); }
+  /// A NameLoc naming the op in model terms ("layers.0.attn.q_proj").
+  mlir::Location loc(const llvm::Twine &name);
+
+  /// input_ids [batch, seq] (i64).
+  mlir::Value inputIds() { return inputIds_; }
+
+  //===--------------------------------------------------------------------===//
+  // Parameters
+  //===--------------------------------------------------------------------===//
+
+  /// A checkpoint tensor: a new argument of @forward tagged
+  /// {hg.param = name} with the checkpoint's shape.
+  mlir::Value param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape);
+  /// Records a checkpoint name that is tied to another parameter (the
+  /// runtime accepts it as an extra tensor): module attr hg.tied.
+  void addTiedName(llvm::StringRef name);
+
+  //===--------------------------------------------------------------------===//
+  // Single ops
+  //===--------------------------------------------------------------------===//
+
+  mlir::Value constant(llvm::ArrayRef<float> values,
+                       llvm::ArrayRef<int64_t> shape, const llvm::Twine &name);
+  /// start, start+1, ... over the sequence: [seq] (i64 or f32).
+  mlir::Value positions(double start, mlir::Type elementType,
+                        const llvm::Twine &name);
+  mlir::Value embedding(mlir::Value table, mlir::Value ids,
+                        const llvm::Twine &name);
+  /// x . weight^T (+ bias) for weight [out, in]; with transposeWeight false
+  /// the weight is [in, out] (GPT-2's Conv1D).
+  mlir::Value linear(mlir::Value x, mlir::Value weight, mlir::Value bias,
+                     const llvm::Twine &name, bool transposeWeight = true);
+  mlir::Value layerNorm(mlir::Value x, mlir::Value weight, mlir::Value bias,
+                        double epsilon, const llvm::Twine &name);
+  mlir::Value rmsNorm(mlir::Value x, mlir::Value weight, double epsilon,
+                      const llvm::Twine &name);
+  mlir::Value add(mlir::Value lhs, mlir::Value rhs, const llvm::Twine &name);
+  mlir::Value mul(mlir::Value lhs, mlir::Value rhs, const llvm::Twine &name);
+  mlir::Value activation(Activation act, mlir::Value x,
+                         const llvm::Twine &name);
+  mlir::Value reshape(mlir::Value x, llvm::ArrayRef<ShapeDim> shape,
+                      const llvm::Twine &name);
+  mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm,
+                        const llvm::Twine &name);
+  /// x[..., begin:end] along the last axis.
+  mlir::Value sliceLast(mlir::Value x, int64_t begin, int64_t end,
+                        const llvm::Twine &name);
+
+  //===--------------------------------------------------------------------===//
+  // Parameterised layers (create their checkpoint arguments)
+  //===--------------------------------------------------------------------===//
+
+  /// nn.Linear named `prefix`: `prefix.weight` [out, in], `prefix.bias`
+  /// [out] when `hasBias`.
+  mlir::Value linearLayer(mlir::Value x, llvm::StringRef prefix, int64_t in,
+                          int64_t out, bool hasBias, const llvm::Twine &name);
+  /// GPT-2's Conv1D named `prefix`: `prefix.weight` [in, out], `prefix.bias`.
+  mlir::Value conv1dLayer(mlir::Value x, llvm::StringRef prefix, int64_t in,
+                          int64_t out, const llvm::Twine &name);
+  /// nn.LayerNorm named `prefix` (weight and bias unless !affine).
+  mlir::Value layerNormLayer(mlir::Value x, llvm::StringRef prefix, int64_t dim,
+                             double epsilon, const llvm::Twine &name,
+                             bool affine = true);
+  /// RMSNorm named `prefix` (`prefix.weight`).
+  mlir::Value rmsNormLayer(mlir::Value x, llvm::StringRef prefix, int64_t dim,
+                           double epsilon, const llvm::Twine &name);
+
+  //===--------------------------------------------------------------------===//
+  // Transformer pieces
+  //===--------------------------------------------------------------------===//
+
+  /// cos/sin tables for `rope`, computed in the graph from the positions:
+  /// iota(seq) (x) invFreq -> concat(freqs, freqs) -> cos, sin.
+  RotaryTables rotaryTables(const RopeFrequencies &rope);
+  /// [batch, seq, heads*headDim] -> [batch, heads, seq, headDim].
+  mlir::Value splitHeads(mlir::Value x, int64_t heads, int64_t headDim,
+                         const llvm::Twine &name);
+  /// [batch, heads, seq, headDim] -> [batch, seq, heads*headDim].
+  mlir::Value mergeHeads(mlir::Value x, const llvm::Twine &name);
+  /// Causal attention of q [B,Hq,T,Dh] over k, v [B,Hkv,T,Dh] (rotary
+  /// applied to q and k first when the shape has tables); returns the
+  /// merged heads [B, T, Hq*Dh]. `prefix` names the ops ("layers.0.attn").
+  mlir::Value causalAttention(mlir::Value q, mlir::Value k, mlir::Value v,
+                              const AttentionShape &shape,
+                              const llvm::Twine &prefix);
+  /// The LM head weight [vocab, dim]: the embedding table when `tied` (the
+  /// checkpoint name `headName` is then listed in hg.tied), else the
+  /// parameter `headName`.
+  mlir::Value lmHeadWeight(bool tied, mlir::Value embeddingTable,
+                           llvm::StringRef headName, int64_t vocab,
+                           int64_t dim);
+  /// act(gate) * up: the gated MLP core of Llama-style models.
+  mlir::Value gatedActivation(mlir::Value gate, mlir::Value up, Activation act,
+                              const llvm::Twine &prefix);
+
+  /// Ends @forward returning `logits` [batch, seq, vocab] and verifies the
+  /// module; a verifier failure is an internal error naming the op.
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> finish(mlir::Value logits);
+
+private:
+  mlir::ArrayAttr shapeAttr(llvm::ArrayRef<ShapeDim> shape);
+
+  mlir::OpBuilder builder_;
+  std::string modelType_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  mlir::func::FuncOp forward_;
+  mlir::Value inputIds_;
+  llvm::SmallVector<mlir::DictionaryAttr> argAttrs_;
+  llvm::SmallVector<mlir::Attribute> tiedNames_;
+};
+
+} // namespace hybridc::hf

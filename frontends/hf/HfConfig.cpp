@@ -1,0 +1,300 @@
+// Reading config.json: file lookup, JSON parsing and typed getters that
+// collect the first problem as a one-line error.
+#include "frontends/hf/HfConfig.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace hybridc::hf {
+
+namespace {
+
+llvm::Error plainError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::StringRef kindName(const llvm::json::Value &value) {
+  switch (value.kind()) {
+  case llvm::json::Value::Null:
+    return "null";
+  case llvm::json::Value::Boolean:
+    return "a boolean";
+  case llvm::json::Value::Number:
+    return "a number";
+  case llvm::json::Value::String:
+    return "a string";
+  case llvm::json::Value::Array:
+    return "a list";
+  case llvm::json::Value::Object:
+    return "an object";
+  }
+  llvm_unreachable("unknown JSON kind");
+}
+
+/// The JSON text of a value, for messages ("1.5", "\"gelu\"").
+std::string render(const llvm::json::Value &value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << value;
+  if (text.size() > 40)
+    text = text.substr(0, 37) + "...";
+  return text;
+}
+
+} // namespace
+
+llvm::Expected<HfConfig> HfConfig::load(llvm::StringRef path) {
+  llvm::SmallString<256> file(path);
+  if (llvm::sys::fs::is_directory(file))
+    llvm::sys::path::append(file, "config.json");
+  llvm::SmallString<256> dir(file);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  if (std::error_code ec = llvm::sys::fs::make_absolute(dir))
+    return plainError(file + ": " + ec.message());
+  llvm::sys::path::remove_dots(dir, /*remove_dot_dot=*/true);
+
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+  if (!buffer)
+    return plainError(
+        file + ": cannot read config.json: " + buffer.getError().message());
+  llvm::Expected<llvm::json::Value> document =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!document)
+    return plainError(
+        file + ": invalid JSON: " + llvm::toString(document.takeError()));
+  return fromJson(std::move(*document), dir);
+}
+
+llvm::Expected<HfConfig> HfConfig::fromJson(llvm::json::Value document,
+                                            llvm::StringRef sourceDir) {
+  llvm::json::Object *root = document.getAsObject();
+  if (!root)
+    return plainError("config.json: expected a JSON object at the top, got " +
+                      kindName(document));
+  const llvm::json::Value *type = root->get("model_type");
+  if (!type || type->kind() == llvm::json::Value::Null)
+    return plainError("config.json: missing key 'model_type'");
+  std::optional<llvm::StringRef> typeName = type->getAsString();
+  if (!typeName)
+    return plainError("config.json: key 'model_type' must be a string, got " +
+                      kindName(*type));
+  return HfConfig(std::move(*root), typeName->str(), sourceDir.str());
+}
+
+void HfConfig::addAlias(llvm::StringRef key, llvm::StringRef alias) {
+  aliases_.emplace_back(key.str(), alias.str());
+}
+
+const llvm::json::Value *HfConfig::lookupPath(llvm::StringRef key) const {
+  const llvm::json::Object *object = &root_;
+  while (true) {
+    auto [head, rest] = key.split('.');
+    const llvm::json::Value *value = object->get(head);
+    if (!value || value->kind() == llvm::json::Value::Null)
+      return nullptr;
+    if (rest.empty())
+      return value;
+    object = value->getAsObject();
+    // A non-object where an object is expected has no such sub-key; the
+    // getter reading the parent reports its type if it matters.
+    if (!object)
+      return nullptr;
+    key = rest;
+  }
+}
+
+const llvm::json::Value *HfConfig::lookup(llvm::StringRef key) const {
+  if (const llvm::json::Value *value = lookupPath(key))
+    return value;
+  for (const auto &[name, alias] : aliases_)
+    if (name == key)
+      if (const llvm::json::Value *value = lookupPath(alias))
+        return value;
+  return nullptr;
+}
+
+bool HfConfig::has(llvm::StringRef key) const { return lookup(key); }
+
+bool HfConfig::isPresent(llvm::StringRef key) const {
+  const llvm::json::Object *object = &root_;
+  while (true) {
+    auto [head, rest] = key.split('.');
+    const llvm::json::Value *value = object->get(head);
+    if (!value || rest.empty())
+      return value;
+    object = value->getAsObject();
+    if (!object)
+      return false;
+    key = rest;
+  }
+}
+
+void HfConfig::reject(const llvm::Twine &message) {
+  if (firstError_.empty())
+    firstError_ = message.str();
+}
+
+void HfConfig::missing(llvm::StringRef key) {
+  reject("missing key '" + key + "'");
+}
+
+void HfConfig::wrongType(llvm::StringRef key, llvm::StringRef expected,
+                         const llvm::json::Value &got) {
+  reject("key '" + key + "' must be " + expected + ", got " + kindName(got) +
+         " " + render(got));
+}
+
+int64_t HfConfig::getInt(llvm::StringRef key) {
+  if (!has(key)) {
+    missing(key);
+    return 1;
+  }
+  return getInt(key, 1);
+}
+
+int64_t HfConfig::getInt(llvm::StringRef key, int64_t defaultValue) {
+  const llvm::json::Value *value = lookup(key);
+  if (!value)
+    return defaultValue;
+  if (std::optional<int64_t> integer = value->getAsInteger())
+    return *integer;
+  wrongType(key, "an integer", *value);
+  return defaultValue;
+}
+
+std::optional<int64_t> HfConfig::getOptionalInt(llvm::StringRef key) {
+  if (!has(key))
+    return std::nullopt;
+  return getInt(key, 0);
+}
+
+int64_t HfConfig::getSize(llvm::StringRef key) {
+  if (!has(key)) {
+    missing(key);
+    return 1;
+  }
+  return getSize(key, 1);
+}
+
+int64_t HfConfig::getSize(llvm::StringRef key, int64_t defaultValue) {
+  int64_t size = getInt(key, defaultValue);
+  if (size >= 1)
+    return size;
+  reject("key '" + key + "' must be a positive size, got " + llvm::Twine(size));
+  return 1;
+}
+
+double HfConfig::getFloat(llvm::StringRef key) {
+  if (!has(key)) {
+    missing(key);
+    return 1.0;
+  }
+  return getFloat(key, 1.0);
+}
+
+double HfConfig::getFloat(llvm::StringRef key, double defaultValue) {
+  const llvm::json::Value *value = lookup(key);
+  if (!value)
+    return defaultValue;
+  if (std::optional<double> number = value->getAsNumber())
+    return *number;
+  wrongType(key, "a number", *value);
+  return defaultValue;
+}
+
+bool HfConfig::getBool(llvm::StringRef key, bool defaultValue) {
+  const llvm::json::Value *value = lookup(key);
+  if (!value)
+    return defaultValue;
+  if (std::optional<bool> flag = value->getAsBoolean())
+    return *flag;
+  wrongType(key, "true or false", *value);
+  return defaultValue;
+}
+
+std::string HfConfig::getString(llvm::StringRef key) {
+  if (!has(key)) {
+    missing(key);
+    return "";
+  }
+  return getString(key, "");
+}
+
+std::string HfConfig::getString(llvm::StringRef key,
+                                llvm::StringRef defaultValue) {
+  const llvm::json::Value *value = lookup(key);
+  if (!value)
+    return defaultValue.str();
+  if (std::optional<llvm::StringRef> text = value->getAsString())
+    return text->str();
+  wrongType(key, "a string", *value);
+  return defaultValue.str();
+}
+
+std::vector<std::string> HfConfig::getStringList(llvm::StringRef key) {
+  std::vector<std::string> list;
+  const llvm::json::Value *value = lookup(key);
+  if (!value)
+    return list;
+  const llvm::json::Array *array = value->getAsArray();
+  if (!array) {
+    wrongType(key, "a list of strings", *value);
+    return list;
+  }
+  for (const llvm::json::Value &element : *array) {
+    std::optional<llvm::StringRef> text = element.getAsString();
+    if (!text) {
+      wrongType(key, "a list of strings", *value);
+      return {};
+    }
+    list.push_back(text->str());
+  }
+  return list;
+}
+
+bool HfConfig::hasObject(llvm::StringRef key) {
+  const llvm::json::Value *value = lookup(key);
+  if (!value)
+    return false;
+  const llvm::json::Object *object = value->getAsObject();
+  if (!object) {
+    wrongType(key, "an object", *value);
+    return false;
+  }
+  return !object->empty();
+}
+
+std::vector<std::string> HfConfig::getObjectKeys(llvm::StringRef key) const {
+  std::vector<std::string> keys;
+  if (const llvm::json::Value *value = lookup(key))
+    if (const llvm::json::Object *object = value->getAsObject())
+      for (const auto &member : *object)
+        keys.push_back(member.first.str());
+  return keys;
+}
+
+void HfConfig::requireBool(llvm::StringRef key, bool expected,
+                           bool defaultValue, llvm::StringRef why) {
+  if (getBool(key, defaultValue) != expected)
+    reject("'" + key + "' = " + (expected ? "false" : "true") +
+           " is not supported (" + why + ")");
+}
+
+llvm::Error HfConfig::makeError(const llvm::Twine &message) const {
+  return plainError("config.json: " + message + " (model_type " + modelType_ +
+                    ")");
+}
+
+llvm::Error HfConfig::takeError() {
+  if (firstError_.empty())
+    return llvm::Error::success();
+  llvm::Error error = makeError(firstError_);
+  firstError_.clear();
+  return error;
+}
+
+} // namespace hybridc::hf

@@ -1,0 +1,106 @@
+// Typed, error-collecting access to a HuggingFace config.json.
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hybridc::hf {
+
+/// A parsed config.json. Keys are top-level names or dotted paths into
+/// nested objects ("rope_parameters.rope_theta"); a key set to JSON null
+/// counts as absent, as HF treats it as "use the default".
+///
+/// The getters never fail outright: a missing required key, a value of the
+/// wrong type or a value the model cannot be built with is recorded (the
+/// first one wins) and a placeholder is returned, so a model family reads all
+/// its hyper-parameters and then checks takeError() once. Messages have the
+/// form "config.json: <what> (model_type <type>)".
+class HfConfig {
+public:
+  /// Reads `path`: a folder holding config.json, or the config.json file.
+  /// Fails on an unreadable file, invalid JSON, a non-object document or a
+  /// missing/non-string model_type.
+  static llvm::Expected<HfConfig> load(llvm::StringRef path);
+
+  /// Builds a config from an already parsed document (tests, tools).
+  static llvm::Expected<HfConfig> fromJson(llvm::json::Value document,
+                                           llvm::StringRef sourceDir);
+
+  llvm::StringRef modelType() const { return modelType_; }
+  /// Absolute folder the config came from.
+  llvm::StringRef sourceDir() const { return sourceDir_; }
+
+  /// Reads `alias` wherever `key` is asked for and only `alias` is set, as
+  /// HF's attribute_map does (GPT-2's "hidden_size" for "n_embd").
+  void addAlias(llvm::StringRef key, llvm::StringRef alias);
+
+  /// True when `key` is present and not null.
+  bool has(llvm::StringRef key) const;
+  /// True when `key` is in the document, even as null (for keys whose
+  /// class default differs from null).
+  bool isPresent(llvm::StringRef key) const;
+
+  int64_t getInt(llvm::StringRef key);
+  int64_t getInt(llvm::StringRef key, int64_t defaultValue);
+  std::optional<int64_t> getOptionalInt(llvm::StringRef key);
+  /// A size: an integer >= 1.
+  int64_t getSize(llvm::StringRef key);
+  int64_t getSize(llvm::StringRef key, int64_t defaultValue);
+
+  double getFloat(llvm::StringRef key);
+  double getFloat(llvm::StringRef key, double defaultValue);
+  bool getBool(llvm::StringRef key, bool defaultValue);
+  std::string getString(llvm::StringRef key);
+  std::string getString(llvm::StringRef key, llvm::StringRef defaultValue);
+  /// A list of strings; empty when absent.
+  std::vector<std::string> getStringList(llvm::StringRef key);
+  /// True when `key` holds a non-empty object (records an error when it
+  /// holds anything but an object).
+  bool hasObject(llvm::StringRef key);
+  /// The member names of the object at `key`; empty when absent.
+  std::vector<std::string> getObjectKeys(llvm::StringRef key) const;
+
+  /// Records an error about the configuration (first one wins).
+  void reject(const llvm::Twine &message);
+  /// Records an error unless `key` is absent or equal to `expected`: for
+  /// flags the frontend cannot honour in their non-default state.
+  void requireBool(llvm::StringRef key, bool expected, bool defaultValue,
+                   llvm::StringRef why);
+
+  bool failed() const { return !firstError_.empty(); }
+  /// The first recorded problem as an llvm::Error, or success.
+  llvm::Error takeError();
+
+  /// "config.json: <message> (model_type <type>)" as an llvm::Error.
+  llvm::Error makeError(const llvm::Twine &message) const;
+
+private:
+  HfConfig(llvm::json::Object root, std::string modelType,
+           std::string sourceDir)
+      : root_(std::move(root)), modelType_(std::move(modelType)),
+        sourceDir_(std::move(sourceDir)) {}
+
+  /// The value at `key` (after aliases), or null when absent or null.
+  const llvm::json::Value *lookup(llvm::StringRef key) const;
+  const llvm::json::Value *lookupPath(llvm::StringRef key) const;
+  void missing(llvm::StringRef key);
+  void wrongType(llvm::StringRef key, llvm::StringRef expected,
+                 const llvm::json::Value &got);
+
+  llvm::json::Object root_;
+  std::string modelType_;
+  std::string sourceDir_;
+  std::vector<std::pair<std::string, std::string>> aliases_;
+  std::string firstError_;
+};
+
+} // namespace hybridc::hf
