@@ -1,9 +1,12 @@
 // Result type inference and verifiers of the hg ops.
 //
 // inferReturnTypes checks what it needs to compute a result type (ranks,
-// axes, permutations, broadcast compatibility) and reports it there, since
-// the InferTypeOpInterface trait runs before an op's verify(); verify()
-// checks the rest (element types, contracting dims, parameter shapes).
+// axes, permutations, broadcast compatibility) and says what is wrong, so a
+// builder given bad operands fails with a reason. Every verify() first runs
+// that inference and compares the declared result type, then checks the
+// rest (element types, contracting dims, parameter shapes). verify() runs
+// before the InferTypeOpInterface's own check, so each error is reported
+// once, by verify().
 #include "dialects/hg/IR/HgOps.h"
 
 #include "hybrid/SymExpr.h"
@@ -12,7 +15,9 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/SmallString.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -169,7 +174,8 @@ class Inference {
 public:
   Inference(MLIRContext *context, StringRef opName, std::optional<Location> loc,
             SmallVectorImpl<Type> &types)
-      : context(context), opName(opName), loc(loc), types(types) {}
+      : context(context), opName(opName), loc(loc), types(types),
+        emitFn([this] { return emit(); }) {}
 
   InFlightDiagnostic emit() const {
     if (!loc)
@@ -178,9 +184,7 @@ public:
     d << "'" << opName << "' op ";
     return d;
   }
-  Emitter emitter() const {
-    return [this] { return emit(); };
-  }
+  Emitter emitter() const { return emitFn; }
 
   /// The operand as a ranked tensor, or a reported failure.
   FailureOr<RankedTensorType> tensor(Value v, StringRef name) const {
@@ -216,6 +220,7 @@ private:
   StringRef opName;
   std::optional<Location> loc;
   SmallVectorImpl<Type> &types;
+  std::function<InFlightDiagnostic()> emitFn;
 };
 
 FailureOr<int64_t> checkAxis(int64_t axis, int64_t rank, Emitter emit,
@@ -771,7 +776,26 @@ LogicalResult checkElementClass(Emitter emit, StringRef name, Type t,
   return success();
 }
 
+/// Runs the op's type inference and checks the declared result type
+/// against it.
+template <typename OpT> LogicalResult verifyInferredResult(OpT op) {
+  Operation *o = op.getOperation();
+  SmallVector<Type, 1> inferred;
+  if (failed(OpT::inferReturnTypes(o->getContext(), o->getLoc(),
+                                   o->getOperands(), o->getRawDictionaryAttrs(),
+                                   o->getPropertiesStorage(), o->getRegions(),
+                                   inferred)))
+    return failure();
+  if (!areCompatibleTensorTypes(inferred, o->getResultTypes()))
+    return op.emitOpError()
+           << "result type " << o->getResultTypes()
+           << " is incompatible with the inferred type " << inferred;
+  return success();
+}
+
 template <typename OpT> LogicalResult verifyBinary(OpT op, ElementClass cls) {
+  if (failed(verifyInferredResult(op)))
+    return failure();
   auto emit = [&] { return op.emitOpError(); };
   Type lt = elementTypeOf(op.getLhs()), rt = elementTypeOf(op.getRhs());
   if (failed(checkElementTypesMatch(emit, "lhs", lt, "rhs", rt)))
@@ -780,6 +804,8 @@ template <typename OpT> LogicalResult verifyBinary(OpT op, ElementClass cls) {
 }
 
 template <typename OpT> LogicalResult verifyUnary(OpT op, ElementClass cls) {
+  if (failed(verifyInferredResult(op)))
+    return failure();
   return checkElementClass([&] { return op.emitOpError(); }, "input",
                            elementTypeOf(op.getInput()), cls);
 }
@@ -799,9 +825,17 @@ LogicalResult checkNormParam(Operation *op, Value param, StringRef name,
 }
 
 template <typename OpT> FailureOr<int64_t> verifyNormAxis(OpT op) {
+  if (failed(verifyInferredResult(op)))
+    return failure();
   RankedTensorType in = tensorTypeOf(op.getInput());
   return checkAxis(op.getAxis(), in.getRank(),
                    [&] { return op.emitOpError(); });
+}
+
+std::string formatFloat(const APFloat &v) {
+  SmallString<16> text;
+  v.toString(text);
+  return text.str().str();
 }
 
 bool dimsConflict(int64_t a, int64_t b) {
@@ -868,12 +902,14 @@ LogicalResult ClipOp::verify() {
     return failure();
   std::optional<APFloat> lo = getMin(), hi = getMax();
   if (lo && hi && hi->compare(*lo) == APFloat::cmpLessThan)
-    return emitOpError() << "min " << lo->convertToDouble()
-                         << " is greater than max " << hi->convertToDouble();
+    return emitOpError() << "min " << formatFloat(*lo)
+                         << " is greater than max " << formatFloat(*hi);
   return success();
 }
 
 LogicalResult SelectOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   return checkElementTypesMatch([&] { return emitOpError(); }, "lhs",
                                 elementTypeOf(getLhs()), "rhs",
                                 elementTypeOf(getRhs()));
@@ -888,6 +924,8 @@ LogicalResult CastOp::verify() {
 }
 
 LogicalResult ReshapeOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   RankedTensorType in = getInput().getType(), out = getResult().getType();
   if (in.hasStaticShape() && out.hasStaticShape() &&
       in.getNumElements() != out.getNumElements())
@@ -898,6 +936,8 @@ LogicalResult ReshapeOp::verify() {
 }
 
 LogicalResult BroadcastToOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   RankedTensorType in = getInput().getType(), out = getResult().getType();
   if (in.getRank() > out.getRank())
     return emitOpError() << "cannot broadcast input " << in << " to rank "
@@ -914,18 +954,13 @@ LogicalResult BroadcastToOp::verify() {
   return success();
 }
 
-LogicalResult TransposeOp::verify() {
-  return checkPermutation(getPerm(), getInput().getType().getRank(),
-                          [&] { return emitOpError(); });
-}
+LogicalResult TransposeOp::verify() { return verifyInferredResult(*this); }
 
-LogicalResult SliceOp::verify() {
-  return checkSlice(getAxes(), getStarts(), getEnds(), getSteps(),
-                    getInput().getType().getRank(),
-                    [&] { return emitOpError(); });
-}
+LogicalResult SliceOp::verify() { return verifyInferredResult(*this); }
 
 LogicalResult ConcatOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   Type elt = elementTypeOf(getInputs().front());
   for (auto [i, v] : llvm::enumerate(getInputs()))
     if (elementTypeOf(v) != elt)
@@ -934,12 +969,11 @@ LogicalResult ConcatOp::verify() {
   return success();
 }
 
-LogicalResult GatherOp::verify() {
-  return checkAxis(getAxis(), getData().getType().getRank(),
-                   [&] { return emitOpError(); });
-}
+LogicalResult GatherOp::verify() { return verifyInferredResult(*this); }
 
 LogicalResult GatherNdOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   RankedTensorType data = getData().getType(), indices = getIndices().getType();
   for (int64_t i = 0; i < static_cast<int64_t>(getBatchDims()); ++i)
     if (dimsConflict(data.getDimSize(i), indices.getDimSize(i)))
@@ -966,7 +1000,7 @@ LogicalResult IotaOp::verify() {
     for (auto [name, v] : {std::pair<StringRef, APFloat>{"start", getStart()},
                            {"step", getStep()}})
       if (!v.isInteger())
-        return emitOpError() << name << " " << v.convertToDouble()
+        return emitOpError() << name << " " << formatFloat(v)
                              << " is not an integer but the result is i64";
   }
   return success();
@@ -980,6 +1014,8 @@ LogicalResult CumSumOp::verify() {
 }
 
 LogicalResult TriluOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   if (getInput().getType().getRank() < 2)
     return emitOpError() << "expects input of rank >= 2, got "
                          << getInput().getType();
@@ -1036,6 +1072,8 @@ LogicalResult RmsNormOp::verify() {
 }
 
 LogicalResult MatMulOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   ArrayRef<int64_t> l = getLhs().getType().getShape();
   ArrayRef<int64_t> r = getRhs().getType().getShape();
   int64_t lk = l.back(), rk = r.size() > 1 ? r[r.size() - 2] : r.front();
@@ -1047,6 +1085,8 @@ LogicalResult MatMulOp::verify() {
 }
 
 LogicalResult LinearOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   RankedTensorType in = getInput().getType(), w = getWeight().getType();
   bool transposed = getTransposeWeight();
   int64_t k = in.getDimSize(in.getRank() - 1);
@@ -1064,16 +1104,11 @@ LogicalResult LinearOp::verify() {
   return success();
 }
 
-LogicalResult EmbeddingOp::verify() {
-  // Type inference reads D from the table, so it reports a bad table first;
-  // this keeps the op correct when verified on its own.
-  if (getTable().getType().getRank() != 2)
-    return emitOpError() << "expects table [V, D], got "
-                         << getTable().getType();
-  return success();
-}
+LogicalResult EmbeddingOp::verify() { return verifyInferredResult(*this); }
 
 LogicalResult RotaryOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   RankedTensorType in = getInput().getType();
   RankedTensorType cos = getCos().getType(), sin = getSin().getType();
   if (in.getRank() != 4)
@@ -1104,6 +1139,8 @@ LogicalResult RotaryOp::verify() {
 }
 
 LogicalResult AttentionOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
   RankedTensorType q = getQuery().getType(), k = getKey().getType(),
                    v = getValue().getType();
   if (k.getRank() != 4)

@@ -1,0 +1,648 @@
+// Every hg verifier and type inference error, one case each.
+// RUN: hybridc-opt %s -split-input-file -verify-diagnostics
+
+func.func @broadcast_mismatch(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'hg.add' op operands do not broadcast: lhs 'tensor<2x3xf32>', rhs 'tensor<4xf32>'}}
+  %0 = hg.add %a, %b : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @wrong_result_type(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.mul' op result type 'tensor<3x3xf32>' is incompatible with the inferred type 'tensor<2x3xf32>'}}
+  %0 = hg.mul %a, %b : tensor<2x3xf32>, tensor<3xf32> -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @compare_result_not_bool(%a: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.less' op result type 'tensor<3xf32>' is incompatible with the inferred type 'tensor<3xi1>'}}
+  %0 = hg.less %a, %a : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @binary_element_mismatch(%a: tensor<3xf32>, %b: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.sub' op lhs and rhs element types differ ('f32' vs 'i64')}}
+  %0 = hg.sub %a, %b : tensor<3xf32>, tensor<3xi64> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @arith_on_bool(%a: tensor<3xi1>) {
+  // expected-error @+1 {{'hg.add' op expects operands of f32 or i64 elements, got 'i1'}}
+  %0 = hg.add %a, %a : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @compare_element_mismatch(%a: tensor<3xi64>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.equal' op lhs and rhs element types differ ('i64' vs 'f32')}}
+  %0 = hg.equal %a, %b : tensor<3xi64>, tensor<3xf32> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @logical_on_float(%a: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.and' op expects operands of i1 elements, got 'f32'}}
+  %0 = hg.and %a, %a : tensor<3xf32>, tensor<3xf32> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @float_unary_on_int(%a: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.exp' op expects input of f32 elements, got 'i64'}}
+  %0 = hg.exp %a : tensor<3xi64> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @not_on_float(%a: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.not' op expects input of i1 elements, got 'f32'}}
+  %0 = hg.not %a : tensor<3xf32> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @neg_on_bool(%a: tensor<3xi1>) {
+  // expected-error @+1 {{'hg.neg' op expects input of f32 or i64 elements, got 'i1'}}
+  %0 = hg.neg %a : tensor<3xi1> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @gelu_mode(%a: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.gelu' op approximate must be "none" or "tanh", got "fast"}}
+  %0 = hg.gelu %a {approximate = "fast"} : tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @clip_bounds(%a: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.clip' op min 6 is greater than max 0}}
+  %0 = hg.clip %a {min = 6.0 : f64, max = 0.0 : f64} : tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @select_element_mismatch(%c: tensor<3xi1>, %a: tensor<3xf32>, %b: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.select' op lhs and rhs element types differ ('f32' vs 'i64')}}
+  %0 = hg.select %c, %a, %b : tensor<3xi1>, tensor<3xf32>, tensor<3xi64> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @select_broadcast(%c: tensor<2xi1>, %a: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.select' op operands do not broadcast: cond 'tensor<2xi1>', lhs 'tensor<3xf32>'}}
+  %0 = hg.select %c, %a, %a : tensor<2xi1>, tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%a: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.cast' op changes the shape: input 'tensor<3xi64>', result 'tensor<4xf32>'}}
+  %0 = hg.cast %a : tensor<3xi64> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'hg.reshape' op changes the element count: input 'tensor<2x3xf32>' has 6, result 'tensor<4x2xf32>' has 8}}
+  %0 = hg.reshape %a [4, 2] : tensor<2x3xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_negative(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'hg.reshape' op `shape` entry #0 (-1 : i64) is invalid: size -1 is negative}}
+  %0 = hg.reshape %a [-1, 3] : tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_bad_symbol(%a: tensor<?xf32>) {
+  // expected-error @+1 {{'hg.reshape' op `shape` entry #0 ("batch**2") is invalid: bad symbolic size 'batch**2': expected a number or a name at offset 6}}
+  %0 = hg.reshape %a ["batch**2"] : tensor<?xf32> -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_bad_entry(%a: tensor<2xf32>) {
+  // expected-error @+1 {{'hg.reshape' op `shape` entry #0 (2.000000e+00 : f32) is invalid: entries must be integers or symbolic size strings}}
+  %0 = hg.reshape %a [2.0 : f32] : tensor<2xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to_conflict(%a: tensor<3x1xf32>) {
+  // expected-error @+1 {{'hg.broadcast_to' op input dim 0 (size 3) cannot broadcast to size 1; only size-1 dims expand (resolve ONNX Expand's two-way broadcast into `shape`)}}
+  %0 = hg.broadcast_to %a [1, 4] : tensor<3x1xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to_rank(%a: tensor<3x1xf32>) {
+  // expected-error @+1 {{'hg.broadcast_to' op cannot broadcast input 'tensor<3x1xf32>' to rank 1}}
+  %0 = hg.broadcast_to %a [4] : tensor<3x1xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_not_permutation(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'hg.transpose' op perm [0, 0] is not a permutation of [0, 2)}}
+  %0 = hg.transpose %a [0, 0] : tensor<2x3xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_perm_length(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'hg.transpose' op perm has 3 entries but the input has rank 2}}
+  %0 = hg.transpose %a [0, 1, 2] : tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_lengths(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'hg.slice' op axes, starts, ends and steps must have the same length, got 1, 1, 2 and 1}}
+  %0 = hg.slice %a {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: 4, 5>, steps = array<i64: 1>} : tensor<8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_zero_step(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'hg.slice' op step for axis 0 is zero}}
+  %0 = hg.slice %a {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: 4>, steps = array<i64: 0>} : tensor<8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_axis(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'hg.slice' op axis 1 is out of range for rank 1 (valid: [-1, 1))}}
+  %0 = hg.slice %a {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 4>, steps = array<i64: 1>} : tensor<8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_axis_twice(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'hg.slice' op axis -1 is listed twice}}
+  %0 = hg.slice %a {axes = array<i64: 0, -1>, starts = array<i64: 0, 0>, ends = array<i64: 4, 4>, steps = array<i64: 1, 1>} : tensor<8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.concat' op input #1 has rank 1 but input #0 has rank 2}}
+  %0 = hg.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+1 {{'hg.concat' op input #1 has size 4 in dim 1 where the others have 3 (only dim 0 may differ)}}
+  %0 = hg.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'hg.concat' op axis 2 is out of range for rank 2 (valid: [-2, 2))}}
+  %0 = hg.concat %a, %a {axis = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_element(%a: tensor<2xf32>, %b: tensor<2xi64>) {
+  // expected-error @+1 {{'hg.concat' op input #1 has element type 'i64' but input #0 has 'f32'}}
+  %0 = hg.concat %a, %b {axis = 0 : i64} : (tensor<2xf32>, tensor<2xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_empty() {
+  // expected-error @+1 {{'hg.concat' op requires at least one input}}
+  %0 = hg.concat {axis = 0 : i64} : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_axis(%d: tensor<4x5xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.gather' op axis -3 is out of range for rank 2 (valid: [-2, 2))}}
+  %0 = hg.gather %d, %i {axis = -3 : i64} : tensor<4x5xf32>, tensor<3xi64> -> tensor<3x5xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_depth(%d: tensor<4x5xf32>, %i: tensor<3x3xi64>) {
+  // expected-error @+1 {{'hg.gather_nd' op index depth 3 (last dim of indices) must be in [1, data rank - batch_dims] = [1, 2]}}
+  %0 = hg.gather_nd %d, %i : tensor<4x5xf32>, tensor<3x3xi64> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_dynamic_depth(%d: tensor<4x5xf32>, %i: tensor<3x?xi64>) {
+  // expected-error @+1 {{'hg.gather_nd' op needs a static last dim of indices (the index depth), got 'tensor<3x?xi64>'}}
+  %0 = hg.gather_nd %d, %i : tensor<4x5xf32>, tensor<3x?xi64> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_batch_dims(%d: tensor<4x5xf32>, %i: tensor<3x1xi64>) {
+  // expected-error @+1 {{'hg.gather_nd' op batch_dims 2 must be in [0, min(data rank, indices rank)) = [0, 2)}}
+  %0 = hg.gather_nd %d, %i {batch_dims = 2 : i64} : tensor<4x5xf32>, tensor<3x1xi64> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_batch_mismatch(%d: tensor<4x5xf32>, %i: tensor<3x1xi64>) {
+  // expected-error @+1 {{'hg.gather_nd' op batch dim 0 differs between data 'tensor<4x5xf32>' and indices 'tensor<3x1xi64>'}}
+  %0 = hg.gather_nd %d, %i {batch_dims = 1 : i64} : tensor<4x5xf32>, tensor<3x1xi64> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @iota_rank() {
+  // expected-error @+1 {{'hg.iota' op result must be 1-D, got 'tensor<2x2xf32>'}}
+  %0 = hg.iota [4] {start = 0.0 : f64, step = 1.0 : f64} : tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @iota_entries() {
+  // expected-error @+1 {{'hg.iota' op length must have exactly one entry, got 2}}
+  %0 = hg.iota [2, 2] {start = 0.0 : f64, step = 1.0 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @iota_length() {
+  // expected-error @+1 {{'hg.iota' op result 'tensor<5xf32>' does not have length 4}}
+  %0 = hg.iota [4] {start = 0.0 : f64, step = 1.0 : f64} : tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @iota_bad_length() {
+  // expected-error @+1 {{'hg.iota' op `length` entry #0 ("n+") is invalid}}
+  %0 = hg.iota ["n+"] {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @iota_fractional_int() {
+  // expected-error @+1 {{'hg.iota' op step 0.5 is not an integer but the result is i64}}
+  %0 = hg.iota [4] {start = 0.0 : f64, step = 0.5 : f64} : tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @cumsum_axis(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'hg.cumsum' op axis 1 is out of range for rank 1 (valid: [-1, 1))}}
+  %0 = hg.cumsum %a {axis = 1 : i64} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @trilu_rank(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'hg.trilu' op expects input of rank >= 2, got 'tensor<4xf32>'}}
+  %0 = hg.trilu %a {upper = true} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%a: tensor<4x5xf32>) {
+  // expected-error @+1 {{'hg.reduce_sum' op axis 2 is out of range for rank 2 (valid: [-2, 2))}}
+  %0 = hg.reduce_sum %a [2] : tensor<4x5xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis_twice(%a: tensor<4x5xf32>) {
+  // expected-error @+1 {{'hg.reduce_max' op axis -1 is listed twice}}
+  %0 = hg.reduce_max %a [1, -1] : tensor<4x5xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_on_bool(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'hg.reduce_sum' op expects input of f32 or i64 elements, got 'i1'}}
+  %0 = hg.reduce_sum %a [0] : tensor<4xi1> -> tensor<1xi1>
+  return
+}
+
+// -----
+
+func.func @reduce_mean_int(%a: tensor<4xi64>) {
+  // expected-error @+1 {{'hg.reduce_mean' op expects input of f32 elements, got 'i64'}}
+  %0 = hg.reduce_mean %a [0] : tensor<4xi64> -> tensor<1xi64>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%a: tensor<4x5xf32>) {
+  // expected-error @+1 {{'hg.softmax' op axis 2 is out of range for rank 2 (valid: [-2, 2))}}
+  %0 = hg.softmax %a {axis = 2 : i64} : tensor<4x5xf32> -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_axis(%a: tensor<4x5xf32>) {
+  // expected-error @+1 {{'hg.log_softmax' op axis -3 is out of range for rank 2 (valid: [-2, 2))}}
+  %0 = hg.log_softmax %a {axis = -3 : i64} : tensor<4x5xf32> -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_weight(%a: tensor<2x4x8xf32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{'hg.layer_norm' op weight 'tensor<4xf32>' must have the normalised shape [8] of the input}}
+  %0 = hg.layer_norm %a weight %w {epsilon = 1.0e-5 : f64} : (tensor<2x4x8xf32>, tensor<4xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias(%a: tensor<2x4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'hg.layer_norm' op bias 'tensor<8xf32>' must have the normalised shape [4, 8] of the input}}
+  %0 = hg.layer_norm %a bias %b {epsilon = 1.0e-5 : f64, axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_axis(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.layer_norm' op axis 2 is out of range for rank 2 (valid: [-2, 2))}}
+  %0 = hg.layer_norm %a {epsilon = 1.0e-5 : f64, axis = 2 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_epsilon(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.layer_norm' op epsilon must be >= 0}}
+  %0 = hg.layer_norm %a {epsilon = -1.0 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_weight(%a: tensor<2x8xf32>, %w: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.rms_norm' op weight 'tensor<2x8xf32>' must have the normalised shape [8] of the input}}
+  %0 = hg.rms_norm %a weight %w {epsilon = 1.0e-6 : f64} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_epsilon(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.rms_norm' op epsilon must be >= 0}}
+  %0 = hg.rms_norm %a {epsilon = -1.0e-6 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{'hg.matmul' op contracting dims differ: lhs 'tensor<2x3xf32>' has K = 3, rhs 'tensor<4x5xf32>' has K = 4}}
+  %0 = hg.matmul %a, %b : tensor<2x3xf32>, tensor<4x5xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x2x3xf32>, %b: tensor<3x3x5xf32>) {
+  // expected-error @+1 {{'hg.matmul' op batch dims do not broadcast: lhs 'tensor<2x2x3xf32>', rhs 'tensor<3x3x5xf32>'}}
+  %0 = hg.matmul %a, %b : tensor<2x2x3xf32>, tensor<3x3x5xf32> -> tensor<2x2x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'hg.matmul' op expects operands of rank >= 1, got 'tensor<f32>' and 'tensor<3xf32>'}}
+  %0 = hg.matmul %a, %b : tensor<f32>, tensor<3xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @matmul_int(%a: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.matmul' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<3xi64>'}}
+  %0 = hg.matmul %a, %a : tensor<3xi64>, tensor<3xi64> -> tensor<i64>
+  return
+}
+
+// -----
+
+func.func @linear_k(%x: tensor<2x64xf32>, %w: tensor<128x32xf32>) {
+  // expected-error @+1 {{'hg.linear' op input 'tensor<2x64xf32>' has K = 64 but weight 'tensor<128x32xf32>' has K = 32 (weight is [N, K])}}
+  %0 = hg.linear %x, %w : (tensor<2x64xf32>, tensor<128x32xf32>) -> tensor<2x128xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias(%x: tensor<2x64xf32>, %w: tensor<64x128xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{'hg.linear' op bias 'tensor<64xf32>' must be [128]}}
+  %0 = hg.linear %x, %w bias %b {transpose_weight = false} : (tensor<2x64xf32>, tensor<64x128xf32>, tensor<64xf32>) -> tensor<2x128xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<2x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'hg.linear' op expects weight of rank 2, got 'tensor<64xf32>'}}
+  %0 = hg.linear %x, %w : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_table(%t: tensor<10x4x2xf32>, %ids: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.embedding' op expects table of rank 2, got 'tensor<10x4x2xf32>'}}
+  %0 = hg.embedding %t, %ids : tensor<10x4x2xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_rank(%x: tensor<2x4x64xf32>, %c: tensor<1x4x64xf32>) {
+  // expected-error @+1 {{'hg.rotary' op expects input [B, H, T, D], got 'tensor<2x4x64xf32>'}}
+  %0 = hg.rotary %x, %c, %c : (tensor<2x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>) -> tensor<2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_odd(%x: tensor<1x2x4x64xf32>, %c: tensor<1x4x31xf32>) {
+  // expected-error @+1 {{'hg.rotary' op rotary_dim 31 must be even}}
+  %0 = hg.rotary %x, %c, %c : (tensor<1x2x4x64xf32>, tensor<1x4x31xf32>, tensor<1x4x31xf32>) -> tensor<1x2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_too_wide(%x: tensor<1x2x4x64xf32>, %c: tensor<1x4x128xf32>) {
+  // expected-error @+1 {{'hg.rotary' op rotary_dim 128 exceeds the head dim 64}}
+  %0 = hg.rotary %x, %c, %c : (tensor<1x2x4x64xf32>, tensor<1x4x128xf32>, tensor<1x4x128xf32>) -> tensor<1x2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_cos_sin(%x: tensor<1x2x4x64xf32>, %c: tensor<1x4x64xf32>, %s: tensor<1x4x32xf32>) {
+  // expected-error @+1 {{'hg.rotary' op cos 'tensor<1x4x64xf32>' and sin 'tensor<1x4x32xf32>' must have the same type}}
+  %0 = hg.rotary %x, %c, %s : (tensor<1x2x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x32xf32>) -> tensor<1x2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_cos_rank(%x: tensor<1x2x4x64xf32>, %c: tensor<4x64xf32>) {
+  // expected-error @+1 {{'hg.rotary' op expects cos and sin [B or 1, T, rotary_dim], got 'tensor<4x64xf32>'}}
+  %0 = hg.rotary %x, %c, %c : (tensor<1x2x4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<1x2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_length(%x: tensor<1x2x4x64xf32>, %c: tensor<1x5x64xf32>) {
+  // expected-error @+1 {{'hg.rotary' op cos/sin length 5 must match the input sequence length 4}}
+  %0 = hg.rotary %x, %c, %c : (tensor<1x2x4x64xf32>, tensor<1x5x64xf32>, tensor<1x5x64xf32>) -> tensor<1x2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_batch(%x: tensor<2x2x4x64xf32>, %c: tensor<3x4x64xf32>) {
+  // expected-error @+1 {{'hg.rotary' op cos/sin batch 3 must be 1 or match the input batch 2}}
+  %0 = hg.rotary %x, %c, %c : (tensor<2x2x4x64xf32>, tensor<3x4x64xf32>, tensor<3x4x64xf32>) -> tensor<2x2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<1x6x4x64xf32>, %kv: tensor<1x4x4x64xf32>) {
+  // expected-error @+1 {{'hg.attention' op query heads 6 must be a multiple of KV heads 4}}
+  %0 = hg.attention %q, %kv, %kv {scale = 0.125 : f64} : (tensor<1x6x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>) -> tensor<1x6x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_head_dim(%q: tensor<1x4x4x64xf32>, %kv: tensor<1x4x4x32xf32>) {
+  // expected-error @+1 {{'hg.attention' op query head dim 64 differs from key head dim 32}}
+  %0 = hg.attention %q, %kv, %kv {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x32xf32>, tensor<1x4x4x32xf32>) -> tensor<1x4x4x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_query_rank(%q: tensor<4x4x64xf32>, %kv: tensor<1x4x4x64xf32>) {
+  // expected-error @+1 {{'hg.attention' op expects query of rank 4, got 'tensor<4x4x64xf32>'}}
+  %0 = hg.attention %q, %kv, %kv {scale = 0.125 : f64} : (tensor<4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>) -> tensor<4x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_rank(%q: tensor<1x4x4x64xf32>, %k: tensor<4x4x64xf32>, %v: tensor<1x4x4x64xf32>) {
+  // expected-error @+1 {{'hg.attention' op expects key [B, Hkv, S, Dh], got 'tensor<4x4x64xf32>'}}
+  %0 = hg.attention %q, %k, %v {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<4x4x64xf32>, tensor<1x4x4x64xf32>) -> tensor<1x4x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_mismatch(%q: tensor<1x4x4x64xf32>, %k: tensor<1x4x4x64xf32>, %v: tensor<1x4x5x64xf32>) {
+  // expected-error @+1 {{'hg.attention' op key 'tensor<1x4x4x64xf32>' and value 'tensor<1x4x5x64xf32>' must agree in [B, Hkv, S]}}
+  %0 = hg.attention %q, %k, %v {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x5x64xf32>) -> tensor<1x4x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x4x4x64xf32>, %kv: tensor<1x4x4x64xf32>) {
+  // expected-error @+1 {{'hg.attention' op query batch 2 differs from key batch 1}}
+  %0 = hg.attention %q, %kv, %kv {scale = 0.125 : f64} : (tensor<2x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>) -> tensor<2x4x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_rank(%q: tensor<1x4x4x64xf32>, %m: tensor<1x1x1x4x4xf32>) {
+  // expected-error @+1 {{'hg.attention' op mask 'tensor<1x1x1x4x4xf32>' has rank > 4}}
+  %0 = hg.attention %q, %q, %q mask %m {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x1x1x4x4xf32>) -> tensor<1x4x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_shape(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x3x64xf32>, %m: tensor<1x1x3x4xf32>) {
+  // expected-error @+1 {{'hg.attention' op mask 'tensor<1x1x3x4xf32>' does not broadcast to the scores [B, Hq, T, S] = [1, 4, ?, 3]}}
+  %0 = hg.attention %q, %k, %k mask %m {scale = 0.125 : f64} : (tensor<1x4x?x64xf32>, tensor<1x4x3x64xf32>, tensor<1x4x3x64xf32>, tensor<1x1x3x4xf32>) -> tensor<1x4x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_alibi(%q: tensor<1x4x4x64xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{'hg.attention' op alibi slopes 'tensor<8xf32>' must be [Hq] = [4]}}
+  %0 = hg.attention %q, %q, %q alibi %s {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<8xf32>) -> tensor<1x4x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_window(%q: tensor<1x4x4x64xf32>) {
+  // expected-error @+1 {{'hg.attention' op sliding_window must be >= 0, got -1}}
+  %0 = hg.attention %q, %q, %q {scale = 0.125 : f64, sliding_window = -1 : i64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>) -> tensor<1x4x4x64xf32>
+  return
+}
