@@ -1,0 +1,255 @@
+// attention, rotary and embedding against naive references.
+#include "KernelTestSupport.h"
+
+#include <limits>
+
+namespace hybrid::cpu::test {
+namespace {
+
+struct AttentionCase {
+  int64_t B, Hq, Hkv, T, S, Dh;
+  bool causal = false;
+  int64_t window = 0;
+  Shape maskShape; // empty: no mask
+  bool alibi = false;
+};
+
+/// Attention as written in the op's description, in double: scores, then a
+/// softmax over the visible keys; no visible key (or only -inf) gives 0.
+std::vector<double> naiveAttention(const AttentionCase &c, const HostTensor &q,
+                                   const HostTensor &k, const HostTensor &v,
+                                   const HostTensor *mask,
+                                   const HostTensor *slopes, double scale) {
+  std::vector<double> out(c.B * c.Hq * c.T * c.Dh, 0.0);
+  const int64_t group = c.Hq / c.Hkv;
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t h = 0; h < c.Hq; ++h)
+      for (int64_t i = 0; i < c.T; ++i) {
+        const int64_t kvh = h / group;
+        std::vector<double> s(c.S, -INFINITY);
+        for (int64_t j = 0; j < c.S; ++j) {
+          if (c.causal && j > i + c.S - c.T)
+            continue;
+          if (c.window > 0 && j <= i + c.S - c.T - c.window)
+            continue;
+          double dot = 0;
+          for (int64_t d = 0; d < c.Dh; ++d)
+            dot += double(q.f()[((b * c.Hq + h) * c.T + i) * c.Dh + d]) *
+                   k.f()[((b * c.Hkv + kvh) * c.S + j) * c.Dh + d];
+          s[j] = dot * scale;
+          if (mask)
+            s[j] += mask->f()[broadcastIndex({b, h, i, j}, mask->shape)];
+          if (slopes)
+            s[j] += slopes->f()[h] * double(j - i);
+        }
+        double m = -INFINITY;
+        for (double x : s)
+          m = std::max(m, x);
+        if (m == -INFINITY)
+          continue;
+        double sum = 0;
+        for (double x : s)
+          sum += std::exp(x - m);
+        for (int64_t j = 0; j < c.S; ++j) {
+          double p = std::exp(s[j] - m) / sum;
+          for (int64_t d = 0; d < c.Dh; ++d)
+            out[((b * c.Hq + h) * c.T + i) * c.Dh + d] +=
+                p * v.f()[((b * c.Hkv + kvh) * c.S + j) * c.Dh + d];
+        }
+      }
+  return out;
+}
+
+void checkAttention(const AttentionCase &c, uint32_t seed) {
+  Random rng(seed);
+  HostTensor q = rng.f32({c.B, c.Hq, c.T, c.Dh});
+  HostTensor k = rng.f32({c.B, c.Hkv, c.S, c.Dh});
+  HostTensor v = rng.f32({c.B, c.Hkv, c.S, c.Dh});
+  HostTensor mask = rng.f32(c.maskShape, -3, 1);
+  // Some fully masked entries, as padding masks have.
+  for (int64_t e = 0; e < mask.numel(); e += 5)
+    mask.f()[e] = -INFINITY;
+  HostTensor slopes = rng.f32({c.Hq}, 0.01f, 0.5f);
+  const double scale = 1 / std::sqrt(double(c.Dh));
+  const bool hasMask = !c.maskShape.empty();
+  std::vector<double> want =
+      naiveAttention(c, q, k, v, hasMask ? &mask : nullptr,
+                     c.alibi ? &slopes : nullptr, scale);
+  AttrList attrs = AttrList()
+                       .f("scale", scale)
+                       .i("causal", c.causal)
+                       .i("sliding_window", c.window)
+                       .i("has_mask", hasMask)
+                       .i("has_alibi", c.alibi);
+  HostTensor got(DType::F32, {c.B, c.Hq, c.T, c.Dh});
+  if (hasMask && c.alibi)
+    runKernel("attention", {&q, &k, &v, &mask, &slopes}, got, attrs);
+  else if (hasMask)
+    runKernel("attention", {&q, &k, &v, &mask}, got, attrs);
+  else if (c.alibi)
+    runKernel("attention", {&q, &k, &v, &slopes}, got, attrs);
+  else
+    runKernel("attention", {&q, &k, &v}, got, attrs);
+  for (int64_t e = 0; e < got.numel(); ++e)
+    ASSERT_FALSE(std::isnan(got.f()[e])) << "NaN at " << e;
+  expectNear(
+      got, want, 2e-5, 1e-4,
+      "attention B" + std::to_string(c.B) + " Hq" + std::to_string(c.Hq) +
+          " Hkv" + std::to_string(c.Hkv) + " T" + std::to_string(c.T) + " S" +
+          std::to_string(c.S) + " causal" + std::to_string(c.causal) +
+          " window" + std::to_string(c.window) + " mask" +
+          shapeToString(c.maskShape) + " alibi" + std::to_string(c.alibi));
+}
+
+TEST(Attention, MatchesNaiveReference) {
+  std::vector<AttentionCase> cases;
+  // Small (row path) and large (GEMM path) problems; prefill (T == S),
+  // decode (T == 1) and chunked (T < S) queries; more queries than keys.
+  const std::vector<std::array<int64_t, 6>> sizes = {
+      {1, 2, 2, 1, 1, 4},     {2, 4, 2, 1, 9, 8},   {1, 4, 1, 5, 5, 8},
+      {2, 6, 3, 3, 7, 16},    {1, 2, 2, 6, 4, 8},   {1, 4, 2, 96, 96, 32},
+      {2, 2, 1, 70, 150, 64}, {1, 3, 3, 1, 300, 64}};
+  uint32_t seed = 60;
+  for (auto [B, Hq, Hkv, T, S, Dh] : sizes)
+    for (bool causal : {false, true})
+      for (int64_t window : {int64_t(0), int64_t(3)})
+        for (int maskKind = 0; maskKind < 3; ++maskKind)
+          for (bool alibi : {false, true}) {
+            AttentionCase c{B, Hq, Hkv, T, S, Dh, causal, window, {}, alibi};
+            if (maskKind == 1)
+              c.maskShape = {B, 1, T, S}; // HF 4-D padding/causal mask
+            else if (maskKind == 2)
+              c.maskShape = {S}; // broadcast from the right
+            checkAttention(c, seed++);
+          }
+}
+
+TEST(Attention, FullyMaskedRowsAreZero) {
+  // T > S with causal: the first queries see no key at all.
+  AttentionCase c{1, 2, 1, 4, 2, 4, true, 0, {}, false};
+  checkAttention(c, 70);
+  // A mask of -inf everywhere.
+  Random rng(71);
+  HostTensor q = rng.f32({1, 1, 2, 4}), k = rng.f32({1, 1, 3, 4}),
+             v = rng.f32({1, 1, 3, 4});
+  HostTensor mask = f32({3}, {-INFINITY, -INFINITY, -INFINITY});
+  HostTensor got(DType::F32, {1, 1, 2, 4});
+  runKernel("attention", {&q, &k, &v, &mask}, got,
+            AttrList().f("scale", 0.5).i("has_mask", 1).i("has_alibi", 0));
+  for (int64_t e = 0; e < got.numel(); ++e)
+    EXPECT_EQ(got.f()[e], 0.0f);
+  // The same through the GEMM path.
+  HostTensor q2 = rng.f32({1, 1, 64, 64}), k2 = rng.f32({1, 1, 64, 64}),
+             v2 = rng.f32({1, 1, 64, 64});
+  HostTensor mask2(DType::F32, {64, 64});
+  for (int64_t e = 0; e < mask2.numel(); ++e)
+    mask2.f()[e] = e < 64 ? -INFINITY : 0.0f; // row 0 fully masked
+  HostTensor got2(DType::F32, {1, 1, 64, 64});
+  runKernel("attention", {&q2, &k2, &v2, &mask2}, got2,
+            AttrList().f("scale", 0.125).i("has_mask", 1).i("has_alibi", 0));
+  for (int64_t e = 0; e < 64; ++e)
+    EXPECT_EQ(got2.f()[e], 0.0f);
+  for (int64_t e = 64; e < got2.numel(); ++e)
+    ASSERT_TRUE(std::isfinite(got2.f()[e]));
+}
+
+TEST(Attention, RejectsBadShapes) {
+  Random rng(72);
+  HostTensor q = rng.f32({1, 3, 2, 4}), k = rng.f32({1, 2, 5, 4}),
+             v = rng.f32({1, 2, 5, 4});
+  EXPECT_NE(errorOf("attention", {&q, &k, &v},
+                    HostTensor(DType::F32, {1, 3, 2, 4}),
+                    AttrList().f("scale", 1))
+                .find("multiple"),
+            std::string::npos);
+  HostTensor q2 = rng.f32({1, 2, 2, 4});
+  HostTensor badMask = rng.f32({3, 5});
+  EXPECT_NE(errorOf("attention", {&q2, &k, &v, &badMask},
+                    HostTensor(DType::F32, {1, 2, 2, 4}),
+                    AttrList().f("scale", 1).i("has_mask", 1).i("has_alibi", 0))
+                .find("broadcast"),
+            std::string::npos);
+  HostTensor slopes = rng.f32({3});
+  EXPECT_NE(
+      errorOf("attention", {&q2, &k, &v, &slopes},
+              HostTensor(DType::F32, {1, 2, 2, 4}),
+              AttrList().f("scale", 1).i("has_mask", 0).i("has_alibi", 1)),
+      "");
+}
+
+TEST(Rotary, HalfSplitAndInterleaved) {
+  Random rng(73);
+  const int64_t B = 2, H = 3, T = 5, D = 16;
+  for (int64_t R : {int64_t(16), int64_t(8)})
+    for (int interleaved = 0; interleaved <= 1; ++interleaved)
+      for (int64_t lead : {int64_t(1), B}) {
+        HostTensor x = rng.f32({B, H, T, D});
+        HostTensor cos(DType::F32, {lead, T, R}), sin(DType::F32, {lead, T, R});
+        // HF layout: per-position angles, each frequency filling a pair.
+        for (int64_t b = 0; b < lead; ++b)
+          for (int64_t t = 0; t < T; ++t)
+            for (int64_t i = 0; i < R / 2; ++i) {
+              double angle = (t + 3 * b) * std::pow(10000.0, -2.0 * i / R);
+              int64_t p0 = interleaved ? 2 * i : i;
+              int64_t p1 = interleaved ? 2 * i + 1 : i + R / 2;
+              for (int64_t p : {p0, p1}) {
+                cos.f()[(b * T + t) * R + p] = float(std::cos(angle));
+                sin.f()[(b * T + t) * R + p] = float(std::sin(angle));
+              }
+            }
+        std::vector<double> want(x.numel());
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t t = 0; t < T; ++t) {
+              const float *xr = x.f() + ((b * H + h) * T + t) * D;
+              double *yr = want.data() + ((b * H + h) * T + t) * D;
+              int64_t cb = lead == 1 ? 0 : b;
+              for (int64_t d = 0; d < D; ++d)
+                yr[d] = xr[d];
+              // Rotate each pair (x0, x1) by its angle.
+              for (int64_t i = 0; i < R / 2; ++i) {
+                int64_t p0 = interleaved ? 2 * i : i;
+                int64_t p1 = interleaved ? 2 * i + 1 : i + R / 2;
+                double c = cos.f()[(cb * T + t) * R + p0];
+                double s = sin.f()[(cb * T + t) * R + p0];
+                yr[p0] = xr[p0] * c - xr[p1] * s;
+                yr[p1] = xr[p1] * c + xr[p0] * s;
+              }
+            }
+        HostTensor got = run("rotary", {&x, &cos, &sin}, DType::F32, x.shape,
+                             AttrList().i("interleaved", interleaved));
+        expectNear(got, want, 1e-5, 1e-5,
+                   "rotary R" + std::to_string(R) + " interleaved" +
+                       std::to_string(interleaved));
+      }
+  HostTensor x = rng.f32({1, 1, 2, 4}), c = rng.f32({1, 3, 4});
+  EXPECT_NE(
+      errorOf("rotary", {&x, &c, &c}, HostTensor(DType::F32, {1, 1, 2, 4})),
+      "");
+  HostTensor odd = rng.f32({1, 2, 3});
+  EXPECT_NE(
+      errorOf("rotary", {&x, &odd, &odd}, HostTensor(DType::F32, {1, 1, 2, 4})),
+      "");
+}
+
+TEST(Embedding, LooksUpRowsAndNamesBadIds) {
+  Random rng(74);
+  HostTensor table = rng.f32({10, 6});
+  HostTensor ids = i64({2, 3}, {0, 9, 3, 3, 1, 7});
+  HostTensor got = run("embedding", {&table, &ids}, DType::F32, {2, 3, 6});
+  for (int64_t t = 0; t < 6; ++t)
+    for (int64_t d = 0; d < 6; ++d)
+      EXPECT_EQ(got.f()[t * 6 + d], table.f()[ids.i()[t] * 6 + d]);
+  HostTensor bad = i64({3}, {1, 10, 2});
+  std::string err =
+      errorOf("embedding", {&table, &bad}, HostTensor(DType::F32, {3, 6}));
+  EXPECT_NE(err.find("id 10"), std::string::npos) << err;
+  EXPECT_NE(err.find("10 rows"), std::string::npos) << err;
+  HostTensor negative = i64({1}, {-1});
+  EXPECT_NE(
+      errorOf("embedding", {&table, &negative}, HostTensor(DType::F32, {1, 6})),
+      "");
+}
+
+} // namespace
+} // namespace hybrid::cpu::test

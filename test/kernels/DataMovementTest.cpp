@@ -1,0 +1,476 @@
+// Data-movement kernels (transpose, broadcast_to, slice, concat, gather,
+// gather_nd, select, copy, reshape, trilu, cumsum, iota) against index-by-
+// index references, on every dtype.
+#include "KernelTestSupport.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace hybrid::cpu::test {
+namespace {
+
+const DType kAllTypes[] = {DType::F32, DType::I64, DType::Bool};
+const int64_t kMax = std::numeric_limits<int64_t>::max();
+const int64_t kMin = std::numeric_limits<int64_t>::min();
+
+/// Copies element `from` of src to element `to` of dst (same dtype).
+void copyElement(const HostTensor &src, int64_t from, HostTensor &dst,
+                 int64_t to) {
+  size_t es = dtypeSize(src.dtype);
+  std::memcpy(dst.b() + to * es, src.b() + from * es, es);
+}
+
+TEST(Transpose, EveryPermutationUpToRank4) {
+  Random rng(20);
+  const std::vector<Shape> shapes = {
+      {}, {5}, {3, 4}, {2, 3, 4}, {2, 1, 3, 5}, {3, 0, 2}, {70, 90}};
+  for (DType dt : kAllTypes)
+    for (const Shape &in : shapes) {
+      std::vector<int64_t> perm(in.size());
+      std::iota(perm.begin(), perm.end(), 0);
+      do {
+        HostTensor x = rng.of(dt, in);
+        Shape out(in.size());
+        for (size_t i = 0; i < in.size(); ++i)
+          out[i] = in[perm[i]];
+        HostTensor want(dt, out);
+        for (int64_t k = 0; k < want.numel(); ++k) {
+          auto idx = unravel(k, out);
+          std::vector<int64_t> src(in.size());
+          for (size_t i = 0; i < in.size(); ++i)
+            src[perm[i]] = idx[i];
+          copyElement(x, ravel(src, in), want, k);
+        }
+        // Negative perm entries name the same dimensions.
+        std::vector<int64_t> negPerm = perm;
+        for (int64_t &p : negPerm)
+          p -= static_cast<int64_t>(in.size());
+        for (const auto &p : {perm, negPerm}) {
+          HostTensor got =
+              run("transpose", {&x}, dt, out, AttrList().ints("perm", p));
+          expectEqual(got, want, "transpose " + shapeToString(in));
+        }
+      } while (std::next_permutation(perm.begin(), perm.end()));
+    }
+}
+
+TEST(Transpose, RejectsBadPerms) {
+  HostTensor x(DType::F32, {2, 3});
+  EXPECT_NE(errorOf("transpose", {&x}, HostTensor(DType::F32, {3, 2}),
+                    AttrList().ints("perm", {0, 0})),
+            "");
+  EXPECT_NE(errorOf("transpose", {&x}, HostTensor(DType::F32, {3, 2}),
+                    AttrList().ints("perm", {1})),
+            "");
+  EXPECT_NE(errorOf("transpose", {&x}, HostTensor(DType::F32, {2, 3}),
+                    AttrList().ints("perm", {1, 0})),
+            "");
+}
+
+TEST(BroadcastTo, MatchesReference) {
+  Random rng(21);
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{}, {3, 2}},
+      {{1}, {4}},
+      {{3}, {2, 3}},
+      {{2, 1}, {2, 5}},
+      {{1, 3, 1}, {4, 3, 2}},
+      {{2, 3}, {2, 3}},
+      {{5, 1, 1}, {2, 5, 64, 130}},
+      {{1}, {0, 3}}};
+  for (DType dt : kAllTypes)
+    for (auto &[in, out] : cases) {
+      HostTensor x = rng.of(dt, in);
+      HostTensor want(dt, out);
+      for (int64_t k = 0; k < want.numel(); ++k)
+        copyElement(x, broadcastIndex(unravel(k, out), in), want, k);
+      HostTensor got = run("broadcast_to", {&x}, dt, out);
+      expectEqual(got, want,
+                  "broadcast_to " + shapeToString(in) + " -> " +
+                      shapeToString(out));
+    }
+  HostTensor x(DType::F32, {3});
+  EXPECT_NE(errorOf("broadcast_to", {&x}, HostTensor(DType::F32, {4})), "");
+}
+
+/// The indices a slice visits, per the ONNX Slice text: negative bounds
+/// count from the end; with a positive step both clamp to [0, dim], with a
+/// negative one start clamps to [0, dim - 1] and end to [-1, dim - 1].
+/// (This differs from Python's slice for a start below -dim with a negative
+/// step, where Python gives nothing and ONNX Runtime gives element 0.)
+std::vector<int64_t> sliceIndices(int64_t start, int64_t end, int64_t step,
+                                  int64_t dim) {
+  std::vector<int64_t> out;
+  if (dim == 0)
+    return out;
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = std::min(std::max(start, int64_t(0)), dim);
+    end = std::min(std::max(end, int64_t(0)), dim);
+    for (int64_t i = start; i < end; i += step)
+      out.push_back(i);
+  } else {
+    start = std::min(std::max(start, int64_t(0)), dim - 1);
+    end = std::min(std::max(end, int64_t(-1)), dim - 1);
+    for (int64_t i = start; i > end; i += step)
+      out.push_back(i);
+  }
+  return out;
+}
+
+TEST(Slice, RandomSlicesMatchOnnxSemantics) {
+  Random rng(22);
+  const std::vector<Shape> shapes = {
+      {7}, {4, 5}, {3, 4, 6}, {2, 3, 4, 5}, {0, 4}};
+  const int64_t specials[] = {kMax, kMin, -1, 0, 1};
+  for (DType dt : kAllTypes)
+    for (const Shape &in : shapes)
+      for (int trial = 0; trial < 40; ++trial) {
+        HostTensor x = rng.of(dt, in);
+        int64_t rank = in.size();
+        std::vector<int64_t> axes, starts, ends, steps;
+        for (int64_t d = 0; d < rank; ++d) {
+          if (rng.integer(0, 2) == 0)
+            continue;
+          axes.push_back(rng.integer(0, 1) ? d : d - rank);
+          int64_t dim = in[d];
+          auto pick = [&]() {
+            return rng.integer(0, 4) == 0 ? specials[rng.integer(0, 4)]
+                                          : rng.integer(-dim - 2, dim + 2);
+          };
+          starts.push_back(pick());
+          ends.push_back(pick());
+          int64_t step = rng.integer(1, 3) * (rng.integer(0, 1) ? 1 : -1);
+          steps.push_back(step);
+        }
+        // Reference: per-dimension index lists, then a full product.
+        std::vector<std::vector<int64_t>> pick(rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          pick[d].resize(in[d]);
+          std::iota(pick[d].begin(), pick[d].end(), 0);
+        }
+        for (size_t a = 0; a < axes.size(); ++a) {
+          int64_t d = axes[a] < 0 ? axes[a] + rank : axes[a];
+          pick[d] = sliceIndices(starts[a], ends[a], steps[a], in[d]);
+        }
+        Shape out(rank);
+        for (int64_t d = 0; d < rank; ++d)
+          out[d] = pick[d].size();
+        HostTensor want(dt, out);
+        for (int64_t k = 0; k < want.numel(); ++k) {
+          auto idx = unravel(k, out);
+          for (int64_t d = 0; d < rank; ++d)
+            idx[d] = pick[d][idx[d]];
+          copyElement(x, ravel(idx, in), want, k);
+        }
+        HostTensor got = run("slice", {&x}, dt, out,
+                             AttrList()
+                                 .ints("axes", axes)
+                                 .ints("starts", starts)
+                                 .ints("ends", ends)
+                                 .ints("steps", steps));
+        expectEqual(got, want, "slice " + shapeToString(in));
+      }
+}
+
+TEST(Slice, ReversesWithExtremeBounds) {
+  HostTensor x = i64({5}, {0, 1, 2, 3, 4});
+  HostTensor got = run("slice", {&x}, DType::I64, {5},
+                       AttrList()
+                           .ints("axes", {0})
+                           .ints("starts", {-1})
+                           .ints("ends", {kMin})
+                           .ints("steps", {-1}));
+  expectEqual(got, i64({5}, {4, 3, 2, 1, 0}));
+  HostTensor huge = run("slice", {&x}, DType::I64, {1},
+                        AttrList()
+                            .ints("axes", {0})
+                            .ints("starts", {1})
+                            .ints("ends", {kMax})
+                            .ints("steps", {kMax}));
+  expectEqual(huge, i64({1}, {1}));
+  EXPECT_NE(errorOf("slice", {&x}, HostTensor(DType::I64, {5}),
+                    AttrList()
+                        .ints("axes", {0})
+                        .ints("starts", {0})
+                        .ints("ends", {5})
+                        .ints("steps", {0})),
+            "");
+  EXPECT_NE(errorOf("slice", {&x}, HostTensor(DType::I64, {4}),
+                    AttrList()
+                        .ints("axes", {0})
+                        .ints("starts", {0})
+                        .ints("ends", {5})
+                        .ints("steps", {1})),
+            "");
+}
+
+TEST(Concat, AlongEveryAxis) {
+  Random rng(23);
+  for (DType dt : kAllTypes)
+    for (int64_t axis = -3; axis < 3; ++axis) {
+      int64_t a = axis < 0 ? axis + 3 : axis;
+      Shape base = {2, 3, 4};
+      std::vector<HostTensor> inputs;
+      for (int64_t len : {1, 0, 3, 2}) {
+        Shape s = base;
+        s[a] = len;
+        inputs.push_back(rng.of(dt, s));
+      }
+      Shape out = base;
+      out[a] = 6;
+      HostTensor want(dt, out);
+      for (int64_t k = 0; k < want.numel(); ++k) {
+        auto idx = unravel(k, out);
+        int64_t pos = idx[a];
+        for (const HostTensor &t : inputs) {
+          if (pos < t.shape[a]) {
+            idx[a] = pos;
+            copyElement(t, ravel(idx, t.shape), want, k);
+            break;
+          }
+          pos -= t.shape[a];
+        }
+      }
+      HostTensor got =
+          run("concat", {&inputs[0], &inputs[1], &inputs[2], &inputs[3]}, dt,
+              out, AttrList().i("axis", axis));
+      expectEqual(got, want, "concat axis " + std::to_string(axis));
+    }
+  HostTensor p(DType::F32, {2, 3}), q(DType::F32, {3, 3});
+  EXPECT_NE(errorOf("concat", {&p, &q}, HostTensor(DType::F32, {2, 6}),
+                    AttrList().i("axis", 1)),
+            "");
+}
+
+TEST(Gather, AxesAndNegativeIndices) {
+  Random rng(24);
+  const Shape data = {4, 5, 3};
+  const std::vector<Shape> indexShapes = {{}, {2}, {2, 3}};
+  for (DType dt : kAllTypes)
+    for (int64_t axis = -3; axis < 3; ++axis)
+      for (const Shape &is : indexShapes) {
+        int64_t a = axis < 0 ? axis + 3 : axis;
+        HostTensor x = rng.of(dt, data);
+        HostTensor idx = rng.i64(is, -data[a], data[a] - 1);
+        Shape out(data.begin(), data.begin() + a);
+        out.insert(out.end(), is.begin(), is.end());
+        out.insert(out.end(), data.begin() + a + 1, data.end());
+        HostTensor want(dt, out);
+        for (int64_t k = 0; k < want.numel(); ++k) {
+          auto o = unravel(k, out);
+          std::vector<int64_t> iIdx(o.begin() + a, o.begin() + a + is.size());
+          int64_t v = idx.i()[ravel(iIdx, is)];
+          std::vector<int64_t> src(o.begin(), o.begin() + a);
+          src.push_back(v < 0 ? v + data[a] : v);
+          src.insert(src.end(), o.begin() + a + is.size(), o.end());
+          copyElement(x, ravel(src, data), want, k);
+        }
+        HostTensor got =
+            run("gather", {&x, &idx}, dt, out, AttrList().i("axis", axis));
+        expectEqual(got, want, "gather axis " + std::to_string(axis));
+      }
+  HostTensor x(DType::F32, {4, 2});
+  HostTensor bad = i64({2}, {1, 4});
+  std::string err =
+      errorOf("gather", {&x, &bad}, HostTensor(DType::F32, {2, 2}),
+              AttrList().i("axis", 0));
+  EXPECT_NE(err.find("index 4"), std::string::npos) << err;
+  HostTensor bad2 = i64({1}, {-5});
+  EXPECT_NE(errorOf("gather", {&x, &bad2}, HostTensor(DType::F32, {1, 2})), "");
+}
+
+TEST(GatherNd, OnnxExamples) {
+  // The examples of the ONNX GatherND specification.
+  HostTensor d1 = i64({2, 2}, {0, 1, 2, 3});
+  HostTensor i1 = i64({2, 2}, {0, 0, 1, 1});
+  expectEqual(run("gather_nd", {&d1, &i1}, DType::I64, {2}), i64({2}, {0, 3}));
+  HostTensor i2 = i64({2, 1}, {1, 0});
+  expectEqual(run("gather_nd", {&d1, &i2}, DType::I64, {2, 2}),
+              i64({2, 2}, {2, 3, 0, 1}));
+  HostTensor d3 = i64({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  HostTensor i3 = i64({2, 2}, {0, 1, 1, 0});
+  expectEqual(run("gather_nd", {&d3, &i3}, DType::I64, {2, 2}),
+              i64({2, 2}, {2, 3, 4, 5}));
+  HostTensor i4 = i64({2, 1, 2}, {0, 1, 1, 0});
+  expectEqual(run("gather_nd", {&d3, &i4}, DType::I64, {2, 1, 2}),
+              i64({2, 1, 2}, {2, 3, 4, 5}));
+  HostTensor i5 = i64({2, 1}, {1, 0});
+  expectEqual(run("gather_nd", {&d3, &i5}, DType::I64, {2, 2},
+                  AttrList().i("batch_dims", 1)),
+              i64({2, 2}, {2, 3, 4, 5}));
+  HostTensor neg = i64({1, 2}, {-1, -2});
+  expectEqual(run("gather_nd", {&d1, &neg}, DType::I64, {1}), i64({1}, {2}));
+  HostTensor bad = i64({1, 2}, {2, 0});
+  EXPECT_NE(errorOf("gather_nd", {&d1, &bad}, HostTensor(DType::I64, {1})), "");
+}
+
+TEST(GatherNd, RandomBatchDims) {
+  Random rng(25);
+  for (DType dt : kAllTypes)
+    for (int64_t b = 0; b <= 1; ++b)
+      for (int64_t k = 1; k <= 3 - b; ++k) {
+        Shape data = {3, 4, 2, 5};
+        Shape is = {3, 2, k};
+        if (b == 0)
+          is = {2, 3, k};
+        HostTensor x = rng.of(dt, data);
+        HostTensor idx(DType::I64, is);
+        for (int64_t t = 0; t < idx.numel(); ++t) {
+          int64_t dim = data[b + t % k];
+          idx.i()[t] = rng.integer(-dim, dim - 1);
+        }
+        Shape out(is.begin(), is.end() - 1);
+        out.insert(out.end(), data.begin() + b + k, data.end());
+        HostTensor want(dt, out);
+        for (int64_t e = 0; e < want.numel(); ++e) {
+          auto o = unravel(e, out);
+          // o = [batch..., tuple index..., slice index...]
+          std::vector<int64_t> tupleIdx(o.begin(), o.begin() + is.size() - 1);
+          tupleIdx.push_back(0);
+          std::vector<int64_t> src(o.begin(), o.begin() + b);
+          for (int64_t j = 0; j < k; ++j) {
+            tupleIdx.back() = j;
+            int64_t v = idx.i()[ravel(tupleIdx, is)];
+            src.push_back(v < 0 ? v + data[b + j] : v);
+          }
+          src.insert(src.end(), o.begin() + is.size() - 1, o.end());
+          copyElement(x, ravel(src, data), want, e);
+        }
+        HostTensor got = run("gather_nd", {&x, &idx}, dt, out,
+                             AttrList().i("batch_dims", b));
+        expectEqual(got, want,
+                    "gather_nd b=" + std::to_string(b) +
+                        " k=" + std::to_string(k));
+      }
+}
+
+TEST(Select, BroadcastsAllThree) {
+  Random rng(26);
+  const std::vector<std::vector<Shape>> cases = {
+      {{2, 3}, {2, 3}, {2, 3}}, {{}, {4}, {4}},
+      {{3, 1}, {1, 4}, {}},     {{2, 1, 5}, {3, 1}, {5}},
+      {{1}, {0, 2}, {2}},       {{64, 300}, {300}, {64, 1}}};
+  for (DType dt : kAllTypes)
+    for (const auto &c : cases) {
+      HostTensor cond = rng.boolean(c[0]), l = rng.of(dt, c[1]),
+                 r = rng.of(dt, c[2]);
+      // Broadcast shape of the three, computed naively.
+      Shape out;
+      size_t rank = 0;
+      for (const Shape &s : c)
+        rank = std::max(rank, s.size());
+      out.assign(rank, 1);
+      for (const Shape &s : c)
+        for (size_t i = 0; i < s.size(); ++i)
+          if (s[i] != 1)
+            out[rank - s.size() + i] = s[i];
+      HostTensor want(dt, out);
+      for (int64_t k = 0; k < want.numel(); ++k) {
+        auto idx = unravel(k, out);
+        bool pickLeft = cond.b()[broadcastIndex(idx, c[0])];
+        const HostTensor &src = pickLeft ? l : r;
+        copyElement(src, broadcastIndex(idx, src.shape), want, k);
+      }
+      HostTensor got = run("select", {&cond, &l, &r}, dt, out);
+      expectEqual(got, want, std::string("select ") + dtypeName(dt));
+    }
+  HostTensor notBool = rng.f32({2}), a = rng.f32({2});
+  EXPECT_NE(errorOf("select", {&notBool, &a, &a}, HostTensor(DType::F32, {2})),
+            "");
+}
+
+TEST(Copy, CopyAndReshapeMoveBytes) {
+  Random rng(27);
+  for (DType dt : kAllTypes) {
+    HostTensor x = rng.of(dt, {3, 4});
+    HostTensor c = run("copy", {&x}, dt, {3, 4});
+    expectEqual(c, x, "copy");
+    HostTensor r = run("reshape", {&x}, dt, {2, 6});
+    EXPECT_EQ(std::memcmp(r.b(), x.b(), 12 * dtypeSize(dt)), 0);
+    EXPECT_NE(errorOf("reshape", {&x}, HostTensor(dt, {5})), "");
+  }
+}
+
+TEST(Trilu, UpperAndLowerForManyDiagonals) {
+  Random rng(28);
+  const std::vector<Shape> shapes = {{4, 4},    {3, 5}, {5, 2},
+                                     {2, 3, 4}, {0, 3}, {1, 1}};
+  const int64_t ks[] = {kMin, -7, -2, -1, 0, 1, 2, 7, kMax};
+  for (DType dt : kAllTypes)
+    for (const Shape &s : shapes)
+      for (int64_t k : ks)
+        for (int upper = 0; upper <= 1; ++upper) {
+          HostTensor x = rng.of(dt, s);
+          HostTensor want(dt, s);
+          for (int64_t e = 0; e < x.numel(); ++e) {
+            auto idx = unravel(e, s);
+            double i = idx[s.size() - 2], j = idx[s.size() - 1];
+            bool keep = upper ? j - i >= double(k) : j - i <= double(k);
+            if (keep)
+              copyElement(x, e, want, e);
+          }
+          HostTensor got =
+              run("trilu", {&x}, dt, s, AttrList().i("upper", upper).i("k", k));
+          expectEqual(got, want, "trilu k=" + std::to_string(k));
+        }
+  HostTensor v(DType::F32, {3});
+  EXPECT_NE(errorOf("trilu", {&v}, HostTensor(DType::F32, {3}),
+                    AttrList().i("upper", 1)),
+            "");
+}
+
+TEST(CumSum, AxesExclusiveReverse) {
+  Random rng(29);
+  const Shape s = {3, 4, 5};
+  for (DType dt : {DType::F32, DType::I64})
+    for (int64_t axis = -3; axis < 3; ++axis)
+      for (int exclusive = 0; exclusive <= 1; ++exclusive)
+        for (int reverse = 0; reverse <= 1; ++reverse) {
+          HostTensor x = rng.of(dt, s);
+          int64_t a = axis < 0 ? axis + 3 : axis;
+          std::vector<double> want(x.numel());
+          for (int64_t e = 0; e < x.numel(); ++e) {
+            auto idx = unravel(e, s);
+            double sum = 0;
+            for (int64_t j = 0; j < s[a]; ++j) {
+              bool in = reverse ? (exclusive ? j > idx[a] : j >= idx[a])
+                                : (exclusive ? j < idx[a] : j <= idx[a]);
+              if (!in)
+                continue;
+              auto src = idx;
+              src[a] = j;
+              sum += x.at(ravel(src, s));
+            }
+            want[e] = sum;
+          }
+          HostTensor got = run("cumsum", {&x}, dt, s,
+                               AttrList()
+                                   .i("axis", axis)
+                                   .i("exclusive", exclusive)
+                                   .i("reverse", reverse));
+          expectNear(got, want, 1e-5, 1e-5, "cumsum");
+        }
+  HostTensor b = rng.boolean({3});
+  EXPECT_NE(errorOf("cumsum", {&b}, HostTensor(DType::Bool, {3})), "");
+}
+
+TEST(Iota, FloatAndInteger) {
+  HostTensor i =
+      run("iota", {}, DType::I64, {5}, AttrList().f("start", 3).f("step", -2));
+  expectEqual(i, i64({5}, {3, 1, -1, -3, -5}));
+  HostTensor f = run("iota", {}, DType::F32, {4},
+                     AttrList().f("start", 0.5).f("step", 0.25));
+  expectNear(f, {0.5, 0.75, 1.0, 1.25}, 0, 0);
+  HostTensor empty =
+      run("iota", {}, DType::I64, {0}, AttrList().f("start", 0).f("step", 1));
+  EXPECT_EQ(empty.numel(), 0);
+  EXPECT_NE(errorOf("iota", {}, HostTensor(DType::Bool, {3})), "");
+}
+
+} // namespace
+} // namespace hybrid::cpu::test

@@ -1,0 +1,163 @@
+// matmul (NumPy semantics) and linear against naive triple loops.
+#include "KernelTestSupport.h"
+
+namespace hybrid::cpu::test {
+namespace {
+
+/// NumPy matmul, written out: promote 1-D operands, broadcast the batch
+/// dimensions, and sum products in double.
+HostTensor naiveMatmul(const HostTensor &a, const HostTensor &b,
+                       Shape &outShape) {
+  Shape sa = a.shape, sb = b.shape;
+  bool dropM = sa.size() == 1, dropN = sb.size() == 1;
+  if (dropM)
+    sa.insert(sa.begin(), 1);
+  if (dropN)
+    sb.push_back(1);
+  int64_t M = sa[sa.size() - 2], K = sa.back(), N = sb.back();
+  Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  size_t rank = std::max(ba.size(), bb.size());
+  Shape batch(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - ba.size() ? 1 : ba[i - (rank - ba.size())];
+    int64_t y = i < rank - bb.size() ? 1 : bb[i - (rank - bb.size())];
+    batch[i] = x == 1 ? y : x;
+  }
+  Shape full = batch;
+  full.push_back(M);
+  full.push_back(N);
+  HostTensor out(DType::F32, full);
+  for (int64_t t = 0; t < numElements(batch); ++t) {
+    auto idx = unravel(t, batch);
+    int64_t ia = broadcastIndex(idx, ba), ib = broadcastIndex(idx, bb);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+          sum += double(a.f()[ia * M * K + m * K + k]) *
+                 b.f()[ib * K * N + k * N + n];
+        out.f()[(t * M + m) * N + n] = float(sum);
+      }
+  }
+  outShape = batch;
+  if (!dropM)
+    outShape.push_back(M);
+  if (!dropN)
+    outShape.push_back(N);
+  out.shape = outShape;
+  return out;
+}
+
+std::vector<double> values(const HostTensor &t) {
+  std::vector<double> v(t.numel());
+  for (int64_t k = 0; k < t.numel(); ++k)
+    v[k] = t.at(k);
+  return v;
+}
+
+TEST(MatMul, ShapesAndBroadcasting) {
+  Random rng(50);
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{3, 4}, {4, 5}},
+      {{4}, {4, 5}},
+      {{3, 4}, {4}},
+      {{4}, {4}},
+      {{2, 3, 4}, {4, 5}},
+      {{4, 5}, {2, 5, 3}},
+      {{2, 1, 3, 4}, {5, 4, 2}},
+      {{2, 3, 4}, {2, 4, 5}},
+      {{1, 3, 4}, {6, 4, 2}},
+      {{3, 0}, {0, 2}},
+      {{0, 3}, {3, 2}},
+      {{2, 3, 4}, {4}},
+      {{4}, {3, 4, 2}},
+      {{100, 70}, {70, 90}},
+      {{8, 33, 64}, {8, 64, 65}},
+      {{3, 1, 200}, {200, 130}},
+      {{2, 12, 1, 64}, {2, 12, 64, 40}}};
+  for (auto &[sa, sb] : cases) {
+    HostTensor a = rng.f32(sa), b = rng.f32(sb);
+    Shape out;
+    HostTensor want = naiveMatmul(a, b, out);
+    HostTensor got = run("matmul", {&a, &b}, DType::F32, out);
+    expectNear(got, values(want), 1e-4, 1e-4,
+               "matmul " + shapeToString(sa) + " x " + shapeToString(sb));
+  }
+}
+
+TEST(MatMul, RejectsMismatches) {
+  Random rng(51);
+  HostTensor a = rng.f32({3, 4}), b = rng.f32({5, 2}), s = rng.f32({});
+  EXPECT_NE(errorOf("matmul", {&a, &b}, HostTensor(DType::F32, {3, 2}))
+                .find("inner dimensions"),
+            std::string::npos);
+  EXPECT_NE(errorOf("matmul", {&a, &s}, HostTensor(DType::F32, {3})), "");
+  HostTensor c = rng.f32({2, 3, 4}), d = rng.f32({3, 4, 5});
+  EXPECT_NE(errorOf("matmul", {&c, &d}, HostTensor(DType::F32, {3, 3, 5})), "");
+  HostTensor i = rng.i64({4, 5});
+  EXPECT_NE(errorOf("matmul", {&a, &i}, HostTensor(DType::F32, {3, 5})), "");
+}
+
+TEST(Linear, TransposedAndPlainWeightsWithBias) {
+  Random rng(52);
+  const std::vector<Shape> inputs = {{7}, {3, 7}, {2, 5, 7}, {0, 7}, {64, 7}};
+  const int64_t N = 9, K = 7;
+  for (const Shape &in : inputs)
+    for (int trans = 0; trans <= 1; ++trans)
+      for (int hasBias = 0; hasBias <= 1; ++hasBias) {
+        HostTensor x = rng.f32(in);
+        HostTensor w = rng.f32(trans ? Shape{N, K} : Shape{K, N});
+        HostTensor bias = rng.f32({N});
+        Shape out = in;
+        out.back() = N;
+        std::vector<double> want(numElements(out));
+        for (int64_t m = 0; m < numElements(out) / N; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double sum = hasBias ? bias.f()[n] : 0;
+            for (int64_t k = 0; k < K; ++k)
+              sum += double(x.f()[m * K + k]) *
+                     (trans ? w.f()[n * K + k] : w.f()[k * N + n]);
+            want[m * N + n] = sum;
+          }
+        AttrList attrs =
+            AttrList().i("transpose_weight", trans).i("has_bias", hasBias);
+        HostTensor got(DType::F32, out);
+        if (hasBias)
+          runKernel("linear", {&x, &w, &bias}, got, attrs);
+        else
+          runKernel("linear", {&x, &w}, got, attrs);
+        expectNear(got, want, 1e-5, 1e-5,
+                   "linear " + shapeToString(in) + " trans " +
+                       std::to_string(trans));
+      }
+}
+
+TEST(Linear, DefaultsAndErrors) {
+  Random rng(53);
+  HostTensor x = rng.f32({2, 3}), w = rng.f32({4, 3}), b = rng.f32({4});
+  // transpose_weight defaults to true; three operands imply a bias.
+  HostTensor got = run("linear", {&x, &w, &b}, DType::F32, {2, 4});
+  for (int64_t m = 0; m < 2; ++m)
+    for (int64_t n = 0; n < 4; ++n) {
+      double sum = b.f()[n];
+      for (int64_t k = 0; k < 3; ++k)
+        sum += double(x.f()[m * 3 + k]) * w.f()[n * 3 + k];
+      EXPECT_NEAR(got.f()[m * 4 + n], sum, 1e-5);
+    }
+  HostTensor wrong = rng.f32({4, 5});
+  EXPECT_NE(errorOf("linear", {&x, &wrong}, HostTensor(DType::F32, {2, 4}))
+                .find("features"),
+            std::string::npos);
+  HostTensor badBias = rng.f32({5});
+  EXPECT_NE(
+      errorOf("linear", {&x, &w, &badBias}, HostTensor(DType::F32, {2, 4})),
+      "");
+  // K = 0: the result is the bias.
+  HostTensor x0 = rng.f32({2, 0}), w0 = rng.f32({4, 0});
+  HostTensor y0 = run("linear", {&x0, &w0, &b}, DType::F32, {2, 4});
+  for (int64_t k = 0; k < 8; ++k)
+    EXPECT_EQ(y0.f()[k], b.f()[k % 4]);
+}
+
+} // namespace
+} // namespace hybrid::cpu::test

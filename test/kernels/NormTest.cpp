@@ -1,0 +1,198 @@
+// softmax, log_softmax, layer_norm and rms_norm against double-precision
+// references.
+#include "KernelTestSupport.h"
+
+#include <limits>
+
+namespace hybrid::cpu::test {
+namespace {
+
+/// Applies fn to every 1-D fibre along `axis` (values in, values out).
+template <typename Fn>
+std::vector<double> alongAxis(const HostTensor &x, int64_t axis, Fn fn) {
+  const Shape &s = x.shape;
+  std::vector<double> out(x.numel());
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    auto idx = unravel(k, s);
+    if (idx[axis] != 0)
+      continue;
+    std::vector<double> fibre(s[axis]);
+    std::vector<int64_t> flat(s[axis]);
+    for (int64_t j = 0; j < s[axis]; ++j) {
+      idx[axis] = j;
+      flat[j] = ravel(idx, s);
+      fibre[j] = x.at(flat[j]);
+    }
+    std::vector<double> r = fn(fibre);
+    for (int64_t j = 0; j < s[axis]; ++j)
+      out[flat[j]] = r[j];
+  }
+  return out;
+}
+
+std::vector<double> softmaxRef(const std::vector<double> &v, bool log) {
+  double m = -INFINITY;
+  for (double x : v)
+    m = std::max(m, x);
+  double sum = 0;
+  for (double x : v)
+    sum += std::exp(x - m);
+  std::vector<double> r;
+  for (double x : v)
+    r.push_back(log ? x - m - std::log(sum) : std::exp(x - m) / sum);
+  return r;
+}
+
+TEST(Softmax, EveryAxis) {
+  Random rng(40);
+  const std::vector<Shape> shapes = {{7},       {3, 5},     {2, 3, 4},
+                                     {2, 1, 6}, {32, 1000}, {300, 3, 40}};
+  for (const Shape &s : shapes)
+    for (int64_t axis = -int64_t(s.size()); axis < int64_t(s.size()); ++axis)
+      for (bool log : {false, true}) {
+        HostTensor x = rng.f32(s, -10, 10);
+        int64_t a = axis < 0 ? axis + s.size() : axis;
+        std::vector<double> want =
+            alongAxis(x, a, [&](const auto &v) { return softmaxRef(v, log); });
+        HostTensor got = run(log ? "log_softmax" : "softmax", {&x}, DType::F32,
+                             s, AttrList().i("axis", axis));
+        expectNear(got, want, 1e-6, 1e-5,
+                   std::string(log ? "log_softmax " : "softmax ") +
+                       shapeToString(s) + " axis " + std::to_string(axis));
+      }
+}
+
+TEST(Softmax, StableForLargeAndInfiniteInputs) {
+  HostTensor x = f32({2, 3}, {1000, 1001, 999, -INFINITY, 0, -INFINITY});
+  HostTensor got =
+      run("softmax", {&x}, DType::F32, {2, 3}, AttrList().i("axis", -1));
+  std::vector<double> want = softmaxRef({1000, 1001, 999}, false);
+  want.insert(want.end(), {0, 1, 0});
+  expectNear(got, want, 1e-6, 1e-5);
+  HostTensor lg =
+      run("log_softmax", {&x}, DType::F32, {2, 3}, AttrList().i("axis", -1));
+  EXPECT_NEAR(lg.f()[1], std::log(want[1]), 1e-5);
+  EXPECT_EQ(lg.f()[3], -INFINITY);
+  EXPECT_EQ(lg.f()[4], 0.0f);
+}
+
+TEST(LayerNorm, AxesWeightsAndBiases) {
+  Random rng(41);
+  const Shape s = {3, 4, 50};
+  for (int64_t axis : {-1, -2, 1, 0, 2})
+    for (int hasWeight = 0; hasWeight <= 1; ++hasWeight)
+      for (int hasBias = 0; hasBias <= 1; ++hasBias) {
+        int64_t a = axis < 0 ? axis + 3 : axis;
+        HostTensor x = rng.f32(s, -3, 5);
+        Shape norm(s.begin() + a, s.end());
+        HostTensor w = rng.f32(norm, 0.5, 1.5), b = rng.f32(norm, -1, 1);
+        const double eps = 1e-5;
+        // Rows are the trailing block [a, rank).
+        int64_t n = numElements(norm);
+        std::vector<double> want(x.numel());
+        for (int64_t r = 0; r < x.numel() / n; ++r) {
+          double mean = 0, var = 0;
+          for (int64_t i = 0; i < n; ++i)
+            mean += x.f()[r * n + i];
+          mean /= n;
+          for (int64_t i = 0; i < n; ++i)
+            var += std::pow(x.f()[r * n + i] - mean, 2);
+          var /= n;
+          for (int64_t i = 0; i < n; ++i) {
+            double v = (x.f()[r * n + i] - mean) / std::sqrt(var + eps);
+            if (hasWeight)
+              v *= w.f()[i];
+            if (hasBias)
+              v += b.f()[i];
+            want[r * n + i] = v;
+          }
+        }
+        AttrList attrs = AttrList()
+                             .f("epsilon", eps)
+                             .i("axis", axis)
+                             .i("has_weight", hasWeight)
+                             .i("has_bias", hasBias);
+        HostTensor got(DType::F32, s);
+        if (hasWeight && hasBias)
+          runKernel("layer_norm", {&x, &w, &b}, got, attrs);
+        else if (hasWeight)
+          runKernel("layer_norm", {&x, &w}, got, attrs);
+        else if (hasBias)
+          runKernel("layer_norm", {&x, &b}, got, attrs);
+        else
+          runKernel("layer_norm", {&x}, got, attrs);
+        expectNear(got, want, 1e-5, 1e-5,
+                   "layer_norm axis " + std::to_string(axis));
+      }
+}
+
+TEST(LayerNorm, OptionalOperandsInferredOrAmbiguous) {
+  Random rng(42);
+  HostTensor x = rng.f32({2, 8}), w = rng.f32({8}), b = rng.f32({8});
+  HostTensor both(DType::F32, {2, 8}), flagged(DType::F32, {2, 8});
+  // Three operands: both present even without flags.
+  runKernel("layer_norm", {&x, &w, &b}, both, AttrList().f("epsilon", 1e-5));
+  runKernel("layer_norm", {&x, &w, &b}, flagged,
+            AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 1));
+  expectEqual(both, flagged);
+  // Two operands and no flags cannot be told apart.
+  EXPECT_NE(errorOf("layer_norm", {&x, &w}, HostTensor(DType::F32, {2, 8}),
+                    AttrList().f("epsilon", 1e-5))
+                .find("ambiguous"),
+            std::string::npos);
+  // A weight that does not fit the normalised shape.
+  HostTensor w3 = rng.f32({3});
+  EXPECT_NE(errorOf("layer_norm", {&x, &w3}, HostTensor(DType::F32, {2, 8}),
+                    AttrList().f("epsilon", 1e-5).i("has_weight", 1)),
+            "");
+  // A weight of shape [1, 8] broadcasts.
+  HostTensor w18 = w;
+  w18.shape = {1, 8};
+  HostTensor a(DType::F32, {2, 8}), c(DType::F32, {2, 8});
+  runKernel("layer_norm", {&x, &w}, a,
+            AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 0));
+  runKernel("layer_norm", {&x, &w18}, c,
+            AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 0));
+  expectEqual(a, c);
+}
+
+TEST(RmsNorm, WithAndWithoutWeight) {
+  Random rng(43);
+  const Shape s = {4, 3, 64};
+  for (int64_t axis : {-1, -2})
+    for (int hasWeight = 0; hasWeight <= 1; ++hasWeight) {
+      int64_t a = axis + 3;
+      HostTensor x = rng.f32(s, -3, 3);
+      Shape norm(s.begin() + a, s.end());
+      HostTensor w = rng.f32(norm, 0.5, 1.5);
+      const double eps = 1e-6;
+      int64_t n = numElements(norm);
+      std::vector<double> want(x.numel());
+      for (int64_t r = 0; r < x.numel() / n; ++r) {
+        double ms = 0;
+        for (int64_t i = 0; i < n; ++i)
+          ms += std::pow(x.f()[r * n + i], 2);
+        ms /= n;
+        for (int64_t i = 0; i < n; ++i)
+          want[r * n + i] = x.f()[r * n + i] / std::sqrt(ms + eps) *
+                            (hasWeight ? w.f()[i] : 1.0);
+      }
+      AttrList attrs = AttrList()
+                           .f("epsilon", eps)
+                           .i("axis", axis)
+                           .i("has_weight", hasWeight);
+      HostTensor got(DType::F32, s);
+      if (hasWeight)
+        runKernel("rms_norm", {&x, &w}, got, attrs);
+      else
+        runKernel("rms_norm", {&x}, got, attrs);
+      expectNear(got, want, 1e-5, 1e-5, "rms_norm");
+    }
+  HostTensor x = rng.f32({2, 4});
+  EXPECT_NE(errorOf("rms_norm", {&x}, HostTensor(DType::F32, {2, 5}),
+                    AttrList().f("epsilon", 1e-6)),
+            "");
+}
+
+} // namespace
+} // namespace hybrid::cpu::test
