@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 DEBIAN_PACKAGES = cmake ninja-build g++ ccache python3 \
-  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev \
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler \
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev \
   libopenblas-dev libgtest-dev
