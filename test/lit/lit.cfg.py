@@ -28,6 +28,12 @@ config.substitutions.append(("%fixtures", config.hybridc_fixtures_dir))
 config.substitutions.append(("%onnx_node_tests", config.onnx_node_tests_dir))
 config.substitutions.append(("%python", config.python_executable))
 
+# Tests can say `REQUIRES: hybridc, hybrid-run` where a configuration may
+# lack a tool (HYBRIDC_ENABLE_COMPILER=OFF builds no hybridc).
+for tool in ("hybridc", "hybrid-run", "hybridc-opt"):
+    if os.path.exists(os.path.join(config.hybridc_tools_dir, tool)):
+        config.available_features.add(tool)
+
 # Tests that need the reference models say `REQUIRES: fixtures`.
 if os.path.isdir(config.hybridc_fixtures_dir):
     config.available_features.add("fixtures")
