@@ -149,7 +149,7 @@ bool hybridc::hg::areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs) {
 }
 
 //===----------------------------------------------------------------------===//
-// Shared checks (used by inference and by verifiers)
+// Checks behind type inference
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -287,14 +287,12 @@ LogicalResult checkPermutation(ArrayRef<int64_t> perm, int64_t rank,
   return success();
 }
 
-struct SliceSpec {
-  SmallVector<int64_t> axes; // normalised
-};
-
-FailureOr<SliceSpec> checkSlice(ArrayRef<int64_t> axes,
-                                ArrayRef<int64_t> starts,
-                                ArrayRef<int64_t> ends, ArrayRef<int64_t> steps,
-                                int64_t rank, Emitter emit) {
+/// The normalised sliced axes.
+FailureOr<SmallVector<int64_t>> checkSlice(ArrayRef<int64_t> axes,
+                                           ArrayRef<int64_t> starts,
+                                           ArrayRef<int64_t> ends,
+                                           ArrayRef<int64_t> steps,
+                                           int64_t rank, Emitter emit) {
   if (starts.size() != axes.size() || ends.size() != axes.size() ||
       steps.size() != axes.size())
     return emit() << "axes, starts, ends and steps must have the same length, "
@@ -308,7 +306,7 @@ FailureOr<SliceSpec> checkSlice(ArrayRef<int64_t> axes,
   for (auto [axis, step] : llvm::zip(axes, steps))
     if (step == 0)
       return emit() << "step for axis " << axis << " is zero", failure();
-  return SliceSpec{std::move(*norm)};
+  return norm;
 }
 
 /// Broadcast of several operand shapes, or a reported failure.
@@ -452,13 +450,13 @@ LogicalResult inferSlice(SliceOp::Adaptor a, Inference &inf) {
     return inf.emit() << "requires attributes 'axes', 'starts', 'ends' and "
                          "'steps'",
            failure();
-  FailureOr<SliceSpec> spec =
+  FailureOr<SmallVector<int64_t>> axes =
       checkSlice(a.getAxes(), a.getStarts(), a.getEnds(), a.getSteps(),
                  in->getRank(), inf.emitter());
-  if (failed(spec))
+  if (failed(axes))
     return failure();
   SmallVector<int64_t> shape(in->getShape());
-  for (auto [i, axis] : llvm::enumerate(spec->axes)) {
+  for (auto [i, axis] : llvm::enumerate(*axes)) {
     if (ShapedType::isDynamic(shape[axis]))
       continue;
     shape[axis] = resolveSliceBounds(shape[axis], a.getStarts()[i],
