@@ -1,0 +1,530 @@
+// GraphImporter: the value table, tensor decoding and the shared emission
+// helpers of the ONNX conversions.
+#include "frontends/onnx/GraphImporter.h"
+
+#include "dialects/hg/IR/HgOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace hybridc::onnx {
+
+using hybrid::SymExpr;
+using hybrid::SymShape;
+using ::onnx::TensorProto;
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor decoding
+//===----------------------------------------------------------------------===//
+
+std::optional<ElemKind> elemKindOfOnnxType(int32_t dataType) {
+  switch (dataType) {
+  case TensorProto::FLOAT:
+  case TensorProto::DOUBLE:
+    return ElemKind::Float;
+  case TensorProto::INT64:
+  case TensorProto::INT32:
+  case TensorProto::INT16:
+  case TensorProto::INT8:
+  case TensorProto::UINT8:
+  case TensorProto::UINT16:
+  case TensorProto::UINT32:
+  case TensorProto::UINT64:
+    return ElemKind::Int;
+  case TensorProto::BOOL:
+    return ElemKind::Bool;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::string onnxTypeName(int32_t dataType) {
+  if (TensorProto::DataType_IsValid(dataType))
+    return llvm::StringRef(TensorProto::DataType_Name(
+                               static_cast<TensorProto::DataType>(dataType)))
+        .lower();
+  return "type " + std::to_string(dataType);
+}
+
+namespace {
+
+/// Reads `n` little-endian elements of `T` from raw bytes.
+template <typename T, typename Out>
+bool readRaw(const std::string &raw, int64_t n, std::vector<Out> &out) {
+  if (raw.size() != static_cast<size_t>(n) * sizeof(T))
+    return false;
+  out.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+    out[i] = static_cast<Out>(v);
+  }
+  return true;
+}
+
+template <typename Field, typename Out>
+bool readField(const Field &field, int64_t n, std::vector<Out> &out) {
+  if (field.size() != n)
+    return false;
+  out.assign(field.begin(), field.end());
+  return true;
+}
+
+} // namespace
+
+llvm::Expected<DecodedTensor> decodeTensor(const TensorProto &t,
+                                           const llvm::Twine &what) {
+  if (t.data_location() == TensorProto::EXTERNAL)
+    return makeError(what + " keeps its data in an external file; external "
+                            "tensor data is not supported (save the model with "
+                            "its weights inside the .onnx file)");
+  std::optional<ElemKind> kind = elemKindOfOnnxType(t.data_type());
+  if (!kind)
+    return makeError(what + " has element type " + onnxTypeName(t.data_type()) +
+                     ", which hg cannot represent");
+  DecodedTensor d;
+  d.kind = *kind;
+  int64_t n = 1;
+  for (int64_t dim : t.dims()) {
+    if (dim < 0 || (dim && n > (int64_t(1) << 40) / dim))
+      return makeError(what + " has an invalid shape");
+    d.dims.push_back(dim);
+    n *= dim;
+  }
+  const std::string &raw = t.raw_data();
+  bool hasRaw = t.has_raw_data();
+  bool ok = false;
+  switch (t.data_type()) {
+  case TensorProto::FLOAT:
+    ok = hasRaw ? readRaw<float>(raw, n, d.floats)
+                : readField(t.float_data(), n, d.floats);
+    break;
+  case TensorProto::DOUBLE:
+    ok = hasRaw ? readRaw<double>(raw, n, d.floats)
+                : readField(t.double_data(), n, d.floats);
+    for (double &f : d.floats)
+      f = roundToF32(f);
+    break;
+  case TensorProto::INT64:
+    ok = hasRaw ? readRaw<int64_t>(raw, n, d.ints)
+                : readField(t.int64_data(), n, d.ints);
+    break;
+  case TensorProto::INT32:
+    ok = hasRaw ? readRaw<int32_t>(raw, n, d.ints)
+                : readField(t.int32_data(), n, d.ints);
+    break;
+  case TensorProto::INT16:
+    ok = hasRaw ? readRaw<int16_t>(raw, n, d.ints)
+                : readField(t.int32_data(), n, d.ints);
+    break;
+  case TensorProto::INT8:
+    ok = hasRaw ? readRaw<int8_t>(raw, n, d.ints)
+                : readField(t.int32_data(), n, d.ints);
+    break;
+  case TensorProto::UINT8:
+  case TensorProto::BOOL:
+    ok = hasRaw ? readRaw<uint8_t>(raw, n, d.ints)
+                : readField(t.int32_data(), n, d.ints);
+    break;
+  case TensorProto::UINT16:
+    ok = hasRaw ? readRaw<uint16_t>(raw, n, d.ints)
+                : readField(t.int32_data(), n, d.ints);
+    break;
+  case TensorProto::UINT32:
+    ok = hasRaw ? readRaw<uint32_t>(raw, n, d.ints)
+                : readField(t.uint64_data(), n, d.ints);
+    break;
+  case TensorProto::UINT64:
+    ok = hasRaw ? readRaw<uint64_t>(raw, n, d.ints)
+                : readField(t.uint64_data(), n, d.ints);
+    break;
+  default:
+    break;
+  }
+  if (!ok)
+    return makeError(what + " holds fewer or more elements than its shape (" +
+                     std::to_string(n) + ") says; the file is corrupt");
+  if (d.kind == ElemKind::Bool)
+    for (int64_t &b : d.ints)
+      b = b != 0;
+  return d;
+}
+
+//===----------------------------------------------------------------------===//
+// Value table
+//===----------------------------------------------------------------------===//
+
+GraphImporter::GraphImporter(mlir::OpBuilder &builder, mlir::Location fileLoc,
+                             std::vector<std::string> &symbols,
+                             const llvm::StringMap<unsigned> &useCounts)
+    : builder_(builder), loc_(fileLoc), symbols_(symbols),
+      useCounts_(useCounts) {}
+
+void GraphImporter::define(llvm::StringRef name, TensorValue value) {
+  values_[name] = std::move(value);
+}
+
+const TensorValue *GraphImporter::lookup(llvm::StringRef name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+bool GraphImporter::isUsed(llvm::StringRef name) const {
+  auto it = useCounts_.find(name);
+  return it != useCounts_.end() && it->second > 0;
+}
+
+llvm::Expected<const TensorValue *>
+GraphImporter::optionalInput(const GenericNode &node, size_t i) {
+  if (!node.hasInput(i))
+    return nullptr;
+  const TensorValue *v = lookup(node.input(i));
+  if (!v)
+    return node.error("input '" + node.input(i) + "' is not defined");
+  return v;
+}
+
+llvm::Expected<const TensorValue *>
+GraphImporter::input(const GenericNode &node, size_t i) {
+  if (!node.hasInput(i))
+    return node.error("required input " + llvm::Twine(i) + " is missing");
+  return optionalInput(node, i);
+}
+
+void GraphImporter::setOutput(const GenericNode &node, size_t i,
+                              TensorValue value) {
+  if (node.hasOutput(i))
+    define(node.output(i), std::move(value));
+}
+
+llvm::Expected<std::vector<SymExpr>>
+GraphImporter::knownInts(const GenericNode &node, size_t i,
+                         llvm::StringRef what) {
+  auto v = input(node, i);
+  if (!v)
+    return v.takeError();
+  if ((*v)->isLive())
+    return node.error(what + " '" + node.input(i) +
+                      "' is computed at run time; data-dependent shapes and "
+                      "parameters are not supported");
+  if ((*v)->kind == ElemKind::Float)
+    return node.error(what + " '" + node.input(i) +
+                      "' must be an integer tensor");
+  return (*v)->ints;
+}
+
+llvm::Expected<int64_t> GraphImporter::knownConstantInt(const GenericNode &node,
+                                                        size_t i,
+                                                        llvm::StringRef what) {
+  auto ints = knownInts(node, i, what);
+  if (!ints)
+    return ints.takeError();
+  if (ints->size() != 1)
+    return node.error(what + " must hold one element");
+  std::optional<int64_t> c = ints->front().constant();
+  if (!c)
+    return node.error(what + " is the symbolic size " + str(ints->front()) +
+                      "; a constant is required");
+  return *c;
+}
+
+llvm::Expected<double> GraphImporter::knownScalar(const GenericNode &node,
+                                                  size_t i,
+                                                  llvm::StringRef what) {
+  auto v = input(node, i);
+  if (!v)
+    return v.takeError();
+  if ((*v)->isLive())
+    return node.error(what + " '" + node.input(i) +
+                      "' is computed at run time; a constant is required");
+  if ((*v)->numElements() != 1)
+    return node.error(what + " must hold one element");
+  std::optional<double> d = (*v)->elementAsDouble(0);
+  if (!d)
+    return node.error(what + " is the symbolic size " +
+                      str((*v)->ints.front()) + "; a constant is required");
+  return *d;
+}
+
+//===----------------------------------------------------------------------===//
+// Symbolic sizes
+//===----------------------------------------------------------------------===//
+
+std::string GraphImporter::str(const SymShape &s) const {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + str(s[i]);
+  return r + "]";
+}
+
+mlir::Attribute GraphImporter::dimAttr(const SymExpr &e) {
+  if (std::optional<int64_t> c = e.constant())
+    return builder_.getI64IntegerAttr(*c);
+  return builder_.getStringAttr(str(e));
+}
+
+mlir::ArrayAttr GraphImporter::shapeAttr(const SymShape &shape) {
+  llvm::SmallVector<mlir::Attribute> dims;
+  for (const SymExpr &d : shape)
+    dims.push_back(dimAttr(d));
+  return builder_.getArrayAttr(dims);
+}
+
+llvm::Expected<SymShape> GraphImporter::broadcast(const GenericNode &node,
+                                                  const SymShape &a,
+                                                  const SymShape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  SymShape out(rank, SymExpr(1));
+  for (size_t i = 0; i < rank; ++i) {
+    SymExpr da = i < a.size() ? a[a.size() - 1 - i] : SymExpr(1);
+    SymExpr db = i < b.size() ? b[b.size() - 1 - i] : SymExpr(1);
+    SymExpr &o = out[rank - 1 - i];
+    if (da == db || db == SymExpr(1))
+      o = da;
+    else if (da == SymExpr(1))
+      o = db;
+    else
+      return node.error("cannot broadcast shapes " + str(a) + " and " + str(b) +
+                        ": sizes " + str(da) + " and " + str(db) + " differ");
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+mlir::Type GraphImporter::elementType(ElemKind kind) {
+  switch (kind) {
+  case ElemKind::Float:
+    return builder_.getF32Type();
+  case ElemKind::Int:
+    return builder_.getI64Type();
+  case ElemKind::Bool:
+    return builder_.getI1Type();
+  }
+  return {};
+}
+
+ElemKind GraphImporter::kindOf(mlir::Type elementType) {
+  if (elementType.isF32())
+    return ElemKind::Float;
+  if (elementType.isInteger(1))
+    return ElemKind::Bool;
+  return ElemKind::Int;
+}
+
+mlir::RankedTensorType GraphImporter::tensorType(const SymShape &shape,
+                                                 ElemKind kind) {
+  llvm::SmallVector<int64_t> dims;
+  for (const SymExpr &d : shape)
+    dims.push_back(d.constant().value_or(mlir::ShapedType::kDynamic));
+  return mlir::RankedTensorType::get(dims, elementType(kind));
+}
+
+TensorValue GraphImporter::live(mlir::Value value, SymShape shape) {
+  auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
+  assert(type.getRank() == static_cast<int64_t>(shape.size()) &&
+         "importer and hg disagree on a rank");
+  return TensorValue::makeLive(value, std::move(shape),
+                               kindOf(type.getElementType()));
+}
+
+mlir::Value GraphImporter::constant(const DecodedTensor &t) {
+  auto type = mlir::RankedTensorType::get(t.dims, elementType(t.kind));
+  mlir::DenseElementsAttr attr;
+  switch (t.kind) {
+  case ElemKind::Float: {
+    std::vector<float> f(t.floats.begin(), t.floats.end());
+    attr = mlir::DenseElementsAttr::get(type, llvm::ArrayRef<float>(f));
+    break;
+  }
+  case ElemKind::Int:
+    attr = mlir::DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(t.ints));
+    break;
+  case ElemKind::Bool: {
+    llvm::SmallVector<bool> b(t.ints.begin(), t.ints.end());
+    attr = mlir::DenseElementsAttr::get(type, llvm::ArrayRef<bool>(b));
+    break;
+  }
+  }
+  return emit<hg::ConstantOp>(attr);
+}
+
+mlir::Value GraphImporter::scalarConstant(double value, ElemKind kind) {
+  DecodedTensor t;
+  t.kind = kind;
+  if (kind == ElemKind::Float)
+    t.floats = {value};
+  else
+    t.ints = {static_cast<int64_t>(value)};
+  return constant(t);
+}
+
+mlir::Value GraphImporter::symbolSize(unsigned symbol) {
+  auto it = symbolSizes_.find(symbol);
+  if (it != symbolSizes_.end())
+    return it->second;
+  // There is no op that reads a dimension's size, so count it: the sum of
+  // `size` ones. Only exotic graphs use a symbolic size as tensor data.
+  mlir::Value one = scalarConstant(1, ElemKind::Int);
+  mlir::Value ones =
+      emit<hg::BroadcastToOp>(one, shapeAttr({SymExpr::symbol(symbol)}));
+  mlir::Value size = emit<hg::ReduceSumOp>(
+      ones, builder_.getDenseI64ArrayAttr({0}), builder_.getBoolAttr(false));
+  symbolSizes_[symbol] = size;
+  return size;
+}
+
+mlir::Value GraphImporter::symbolicScalar(const SymExpr &e) {
+  mlir::Value sum;
+  for (const auto &[monomial, coeff] : e.terms()) {
+    mlir::Value term =
+        scalarConstant(static_cast<double>(coeff), ElemKind::Int);
+    for (uint8_t s : monomial)
+      term = emit<hg::MulOp>(term, symbolSize(s));
+    sum = sum ? emit<hg::AddOp>(sum, term) : term;
+  }
+  return sum ? sum : scalarConstant(0, ElemKind::Int);
+}
+
+mlir::Value GraphImporter::materialize(const TensorValue &value) {
+  if (value.isLive())
+    return value.live;
+  DecodedTensor t;
+  t.kind = value.kind;
+  t.dims = *value.staticDims();
+  if (value.kind == ElemKind::Float) {
+    t.floats = value.floats;
+    return constant(t);
+  }
+  if (value.isConstantInts()) {
+    for (const SymExpr &e : value.ints)
+      t.ints.push_back(*e.constant());
+    return constant(t);
+  }
+  // Symbolic integers: compute each element, then assemble.
+  llvm::SmallVector<mlir::Value> elems;
+  for (const SymExpr &e : value.ints) {
+    mlir::Value s = symbolicScalar(e);
+    if (!t.dims.empty())
+      s = emit<hg::ReshapeOp>(s, shapeAttr({SymExpr(1)}));
+    elems.push_back(s);
+  }
+  if (t.dims.empty())
+    return elems.front();
+  mlir::Value flat =
+      elems.size() == 1
+          ? elems.front()
+          : emit<hg::ConcatOp>(elems, builder_.getI64IntegerAttr(0));
+  if (t.dims.size() == 1)
+    return flat;
+  return emit<hg::ReshapeOp>(flat, shapeAttr(value.shape));
+}
+
+/// Element conversion of a known value, or std::nullopt when it must happen
+/// at run time (symbolic sizes as floats, non-finite floats to integers).
+static std::optional<TensorValue> foldConvert(const TensorValue &value,
+                                              ElemKind kind) {
+  std::vector<int64_t> dims = *value.staticDims();
+  int64_t n = value.numElements();
+  if (kind == ElemKind::Float) {
+    std::vector<double> f;
+    for (int64_t i = 0; i < n; ++i) {
+      std::optional<double> d = value.elementAsDouble(i);
+      if (!d)
+        return std::nullopt;
+      f.push_back(roundToF32(*d));
+    }
+    return TensorValue::makeFloats(dims, std::move(f));
+  }
+  std::vector<SymExpr> ints;
+  for (int64_t i = 0; i < n; ++i) {
+    if (value.kind == ElemKind::Float) {
+      double f = value.floats[i];
+      if (!std::isfinite(f))
+        return std::nullopt;
+      ints.push_back(kind == ElemKind::Bool
+                         ? SymExpr(f != 0)
+                         : SymExpr(static_cast<int64_t>(std::trunc(f))));
+      continue;
+    }
+    const SymExpr &e = value.ints[i];
+    if (kind == ElemKind::Int)
+      ints.push_back(e);
+    else if (e == SymExpr(0))
+      ints.push_back(SymExpr(0));
+    else if (SymExpr::knownGE(e, 1) || SymExpr::knownGE(SymExpr(-1), e))
+      ints.push_back(SymExpr(1)); // sizes are >= 1, which often decides it
+    else
+      return std::nullopt;
+  }
+  return TensorValue::makeInts(dims, std::move(ints), kind);
+}
+
+TensorValue GraphImporter::convert(const TensorValue &value, ElemKind kind) {
+  if (value.kind == kind)
+    return value;
+  if (value.isKnown())
+    if (std::optional<TensorValue> folded = foldConvert(value, kind))
+      return *folded;
+  mlir::Value in = materialize(value);
+  return live(emit<hg::CastOp>(tensorType(value.shape, kind), in), value.shape);
+}
+
+TensorValue GraphImporter::reshape(const TensorValue &value,
+                                   const SymShape &shape) {
+  if (value.shape == shape)
+    return value;
+  if (value.isKnown()) {
+    TensorValue r = value;
+    r.shape = shape;
+    if (r.staticDims())
+      return r;
+  }
+  return live(emit<hg::ReshapeOp>(materialize(value), shapeAttr(shape)), shape);
+}
+
+TensorValue GraphImporter::broadcastTo(const TensorValue &value,
+                                       const SymShape &shape) {
+  if (value.shape == shape)
+    return value;
+  if (value.isKnown()) {
+    TensorValue r;
+    r.kind = value.kind;
+    r.shape = shape;
+    std::optional<std::vector<int64_t>> dims = r.staticDims();
+    if (dims && r.numElements() <= kMaxFoldedElements) {
+      std::vector<int64_t> inDims = *value.staticDims();
+      std::vector<int64_t> inStrides = stridesOf(inDims);
+      size_t off = dims->size() - inDims.size();
+      int64_t n = r.numElements();
+      for (int64_t flat = 0; flat < n; ++flat) {
+        int64_t rem = flat, src = 0;
+        for (size_t d = dims->size(); d-- > 0;) {
+          int64_t idx = rem % (*dims)[d];
+          rem /= (*dims)[d];
+          if (d >= off && inDims[d - off] != 1)
+            src += idx * inStrides[d - off];
+        }
+        if (r.kind == ElemKind::Float)
+          r.floats.push_back(value.floats[src]);
+        else
+          r.ints.push_back(value.ints[src]);
+      }
+      return r;
+    }
+  }
+  return live(emit<hg::BroadcastToOp>(materialize(value), shapeAttr(shape)),
+              shape);
+}
+
+} // namespace hybridc::onnx
