@@ -7,6 +7,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cstdio>
+
 namespace hybridc::hf {
 
 namespace {
@@ -45,6 +47,12 @@ std::string render(const llvm::json::Value &value) {
 
 } // namespace
 
+std::string formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 llvm::Expected<HfConfig> HfConfig::load(llvm::StringRef path) {
   llvm::SmallString<256> file(path);
   if (llvm::sys::fs::is_directory(file))
@@ -66,21 +74,23 @@ llvm::Expected<HfConfig> HfConfig::load(llvm::StringRef path) {
   if (!document)
     return plainError(
         file + ": invalid JSON: " + llvm::toString(document.takeError()));
-  return fromJson(std::move(*document), dir);
+  return fromJson(std::move(*document), dir, file);
 }
 
 llvm::Expected<HfConfig> HfConfig::fromJson(llvm::json::Value document,
-                                            llvm::StringRef sourceDir) {
+                                            llvm::StringRef sourceDir,
+                                            llvm::StringRef displayName) {
   llvm::json::Object *root = document.getAsObject();
   if (!root)
-    return plainError("config.json: expected a JSON object at the top, got " +
+    return plainError(displayName + ": expected a JSON object, got " +
                       kindName(document));
   const llvm::json::Value *type = root->get("model_type");
   if (!type || type->kind() == llvm::json::Value::Null)
-    return plainError("config.json: missing key 'model_type'");
+    return plainError(displayName + ": missing key 'model_type'");
   std::optional<llvm::StringRef> typeName = type->getAsString();
   if (!typeName)
-    return plainError("config.json: key 'model_type' must be a string, got " +
+    return plainError(displayName +
+                      ": key 'model_type' must be a string, got " +
                       kindName(*type));
   return HfConfig(std::move(*root), typeName->str(), sourceDir.str());
 }

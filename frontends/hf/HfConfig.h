@@ -15,6 +15,9 @@
 
 namespace hybridc::hf {
 
+/// A number as a message shows it: "0.5", "1e+06", "64".
+std::string formatNumber(double value);
+
 /// A parsed config.json. Keys are top-level names or dotted paths into
 /// nested objects ("rope_parameters.rope_theta"); a key set to JSON null
 /// counts as absent, as HF treats it as "use the default".
@@ -32,8 +35,10 @@ public:
   static llvm::Expected<HfConfig> load(llvm::StringRef path);
 
   /// Builds a config from an already parsed document (tests, tools).
-  static llvm::Expected<HfConfig> fromJson(llvm::json::Value document,
-                                           llvm::StringRef sourceDir);
+  /// `displayName` names the document in messages about its shape.
+  static llvm::Expected<HfConfig>
+  fromJson(llvm::json::Value document, llvm::StringRef sourceDir,
+           llvm::StringRef displayName = "config.json");
 
   llvm::StringRef modelType() const { return modelType_; }
   /// Absolute folder the config came from.

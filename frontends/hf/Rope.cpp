@@ -64,18 +64,18 @@ RopeFrequencies readRopeFrequencies(HfConfig &config, int64_t headDim,
 
   RopeFrequencies rope;
   if (!(theta > 0)) {
-    config.reject("rope_theta must be positive, got " + std::to_string(theta));
+    config.reject("rope_theta must be positive, got " + formatNumber(theta));
     return rope;
   }
   if (partial != 1.0 && !defaults.allowPartial) {
-    config.reject("partial_rotary_factor = " + std::to_string(partial) +
+    config.reject("partial_rotary_factor = " + formatNumber(partial) +
                   " is not supported by this family (it rotates whole heads)");
     return rope;
   }
   // Python's int(head_dim * partial_rotary_factor).
   auto dim = static_cast<int64_t>(static_cast<double>(headDim) * partial);
   if (dim < 1 || dim > headDim) {
-    config.reject("partial_rotary_factor = " + std::to_string(partial) +
+    config.reject("partial_rotary_factor = " + formatNumber(partial) +
                   " gives a rotary dimension of " + std::to_string(dim) +
                   " for head_dim " + std::to_string(headDim));
     return rope;
