@@ -8,6 +8,7 @@
 #include "Parallel.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -127,31 +128,44 @@ void attendByRows(const AttentionProblem &p) {
   });
 }
 
-/// Whole heads as two GEMMs (scores = Q K^T, out = P V) with the softmax
-/// rows in parallel between them: for prompts.
+/// Whole heads as two GEMMs (scores = Q K^T, out = P V) with the softmax in
+/// between: for prompts. Heads run in parallel when there are enough of them,
+/// else each head's GEMMs and rows do.
 void attendByGemm(const AttentionProblem &p) {
-  std::vector<float> probs(p.T * p.S);
-  for (int64_t b = 0; b < p.B; ++b) {
-    for (int64_t h = 0; h < p.Hq; ++h) {
-      gemm(false, true, p.T, p.S, p.Dh, p.scale, p.queryHead(b, h), p.Dh,
-           p.keyHead(b, h), p.Dh, 0.0f, probs.data(), p.S);
-      parallelFor(p.T, p.S * 4, [&](int64_t i) {
-        float *row = probs.data() + i * p.S;
-        int64_t begin, end;
-        p.keyRange(i, begin, end);
-        bool any = begin < end;
-        if (any) {
-          p.addBias(b, h, i, begin, end, row);
-          any = AttentionProblem::softmaxInPlace(row, begin, end);
-        }
-        if (!any)
-          begin = end = 0;
-        std::fill(row, row + begin, 0.0f);
-        std::fill(row + end, row + p.S, 0.0f);
-      });
-      gemm(false, false, p.T, p.Dv, p.S, 1.0f, probs.data(), p.S,
-           p.valueHead(b, h), p.Dv, 0.0f, p.outHead(b, h), p.Dv);
+  const int64_t heads = p.B * p.Hq;
+  auto attendHead = [&](int64_t bh, float *probs) {
+    const int64_t b = bh / p.Hq, h = bh % p.Hq;
+    gemm(false, true, p.T, p.S, p.Dh, p.scale, p.queryHead(b, h), p.Dh,
+         p.keyHead(b, h), p.Dh, 0.0f, probs, p.S);
+    parallelFor(p.T, p.S * 8, [&](int64_t i) {
+      float *row = probs + i * p.S;
+      int64_t begin, end;
+      p.keyRange(i, begin, end);
+      bool any = begin < end;
+      if (any) {
+        p.addBias(b, h, i, begin, end, row);
+        any = AttentionProblem::softmaxInPlace(row, begin, end);
+      }
+      if (!any)
+        begin = end = 0;
+      std::fill(row, row + begin, 0.0f);
+      std::fill(row + end, row + p.S, 0.0f);
+    });
+    gemm(false, false, p.T, p.Dv, p.S, 1.0f, probs, p.S, p.valueHead(b, h),
+         p.Dv, 0.0f, p.outHead(b, h), p.Dv);
+  };
+  if (heads >= omp_get_max_threads()) {
+#pragma omp parallel
+    {
+      std::vector<float> probs(p.T * p.S);
+#pragma omp for schedule(dynamic)
+      for (int64_t bh = 0; bh < heads; ++bh)
+        attendHead(bh, probs.data());
     }
+  } else {
+    std::vector<float> probs(p.T * p.S);
+    for (int64_t bh = 0; bh < heads; ++bh)
+      attendHead(bh, probs.data());
   }
 }
 
@@ -234,7 +248,10 @@ void attention(const KernelCall &call) {
     std::fill(p.out, p.out + result.numel(), 0.0f);
     return;
   }
-  if (p.T > 1 && p.T * p.S * p.Dh >= kSmallGemmWork && p.Dh > 0)
+  const bool blasSized =
+      p.T <= INT_MAX && p.S <= INT_MAX && p.Dh <= INT_MAX && p.Dv <= INT_MAX;
+  if (p.T > 1 && p.Dh > 0 && blasSized &&
+      p.T * p.S * p.Dh >= kParallelMinWork * 8)
     attendByGemm(p);
   else
     attendByRows(p);

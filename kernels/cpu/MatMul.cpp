@@ -52,6 +52,7 @@ void matmul(const KernelCall &call) {
     return;
   }
 
+  checkGemmSizes(M, N, K, "matmul");
   // A right side without batch: the lhs batches stack into one tall GEMM.
   const int64_t batches = numElements(batch);
   if (numElements(batchB) == 1 && numElements(batchA) == batches) {
@@ -68,17 +69,12 @@ void matmul(const KernelCall &call) {
       bIndex[row * len + i] = off[1] + i * walk.rowStride(1);
     }
   });
-  const int64_t work = M * N * K;
-  if (work < kSmallGemmWork) {
-    parallelFor(batches, work, [&](int64_t i) {
-      smallGemm(M, N, K, A + aIndex[i] * M * K, B + bIndex[i] * K * N,
-                C + i * M * N);
-    });
-    return;
-  }
-  for (int64_t i = 0; i < batches; ++i)
+  // Batches in parallel (each product on its thread); a single large batch
+  // parallelises inside gemm instead.
+  parallelFor(batches, M * N * K, [&](int64_t i) {
     gemm(false, false, M, N, K, 1.0f, A + aIndex[i] * M * K, K,
          B + bIndex[i] * K * N, N, 0.0f, C + i * M * N, N);
+  });
 }
 
 } // namespace hybrid::cpu::kernels

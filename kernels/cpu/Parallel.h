@@ -9,14 +9,20 @@
 namespace hybrid::cpu {
 
 /// Below this many elements (or multiply-adds) of work a loop stays serial.
-constexpr int64_t kParallelMinWork = 1 << 15;
+constexpr int64_t kParallelMinWork = 1 << 16;
+
+/// Whether a loop of n items of workPerItem each is worth threads (never
+/// inside another parallel region: the outer one already uses them all).
+inline bool worthThreads(int64_t n, int64_t workPerItem) {
+  return n > 1 && n * workPerItem >= kParallelMinWork &&
+         omp_get_max_threads() > 1 && !omp_in_parallel();
+}
 
 /// Calls fn(i) for i in [0, n); parallel when n * workPerItem is large. fn
 /// must not throw: validate before the loop.
 template <typename Fn>
 void parallelFor(int64_t n, int64_t workPerItem, Fn &&fn) {
-  bool parallel =
-      n > 1 && n * workPerItem >= kParallelMinWork && omp_get_max_threads() > 1;
+  const bool parallel = worthThreads(n, workPerItem);
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t i = 0; i < n; ++i)
     fn(i);
@@ -28,8 +34,7 @@ template <typename Fn>
 void parallelChunks(int64_t n, int64_t workPerItem, Fn &&fn) {
   if (n <= 0)
     return;
-  if (n == 1 || n * workPerItem < kParallelMinWork ||
-      omp_get_max_threads() == 1) {
+  if (!worthThreads(n, workPerItem)) {
     fn(int64_t(0), n);
     return;
   }

@@ -1,4 +1,6 @@
-// The worker-thread count shared by the OpenMP loops and OpenBLAS.
+// The worker-thread count of the kernels. Every kernel, GEMMs included, runs
+// on the OpenMP threads; OpenBLAS is kept to one thread per call (Gemm.cpp)
+// so that two thread pools never spin against each other.
 #include "cpu/CpuKernels.h"
 
 #include <omp.h>
@@ -14,7 +16,7 @@ void setNumThreads(int n) {
     n = omp_get_num_procs();
   omp_set_num_threads(n);
 #ifdef HYBRID_HAVE_OPENBLAS
-  openblas_set_num_threads(n);
+  openblas_set_num_threads(1);
 #endif
 }
 

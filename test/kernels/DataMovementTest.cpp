@@ -354,7 +354,7 @@ TEST(Select, BroadcastsAllThree) {
   const std::vector<std::vector<Shape>> cases = {
       {{2, 3}, {2, 3}, {2, 3}}, {{}, {4}, {4}},
       {{3, 1}, {1, 4}, {}},     {{2, 1, 5}, {3, 1}, {5}},
-      {{1}, {0, 2}, {2}},       {{64, 300}, {300}, {64, 1}}};
+      {{1}, {0, 2}, {2}},       {{256, 300}, {300}, {256, 1}}};
   for (DType dt : kAllTypes)
     for (const auto &c : cases) {
       HostTensor cond = rng.boolean(c[0]), l = rng.of(dt, c[1]),

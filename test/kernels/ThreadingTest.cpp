@@ -1,0 +1,104 @@
+// Kernels give the same results on one thread and on several: the parallel
+// splits change which thread computes an element, never how.
+#include "KernelTestSupport.h"
+
+namespace hybrid::cpu::test {
+namespace {
+
+/// Runs `body` with 1 and then 3 threads (more than the cores is fine) and
+/// returns both results.
+template <typename Body>
+std::pair<HostTensor, HostTensor> onOneAndThreeThreads(Body body) {
+  int before = numThreads();
+  setNumThreads(1);
+  HostTensor one = body();
+  setNumThreads(3);
+  HostTensor three = body();
+  setNumThreads(before);
+  return {std::move(one), std::move(three)};
+}
+
+TEST(Threading, ElementwiseReductionsAndNormsAreBitwiseStable) {
+  Random rng(80);
+  HostTensor a = rng.f32({512, 300}), b = rng.f32({300});
+  HostTensor w = rng.f32({300}), bias = rng.f32({300});
+  HostTensor cond = rng.boolean({512, 1});
+  auto check = [](const std::pair<HostTensor, HostTensor> &r,
+                  const std::string &what) {
+    expectEqual(r.first, r.second, what);
+  };
+  check(onOneAndThreeThreads([&] {
+          return run("add", {&a, &b}, DType::F32, {512, 300});
+        }),
+        "add");
+  check(onOneAndThreeThreads([&] {
+          return run("gelu", {&a}, DType::F32, {512, 300});
+        }),
+        "gelu");
+  check(onOneAndThreeThreads([&] {
+          return run("select", {&cond, &a, &b}, DType::F32, {512, 300});
+        }),
+        "select");
+  check(onOneAndThreeThreads([&] {
+          return run("transpose", {&a}, DType::F32, {300, 512},
+                     AttrList().ints("perm", {1, 0}));
+        }),
+        "transpose");
+  check(onOneAndThreeThreads([&] {
+          return run("reduce_sum", {&a}, DType::F32, {512, 1},
+                     AttrList().ints("axes", {1}));
+        }),
+        "reduce_sum rows");
+  check(onOneAndThreeThreads([&] {
+          return run("reduce_max", {&a}, DType::F32, {1, 300},
+                     AttrList().ints("axes", {0}));
+        }),
+        "reduce_max columns");
+  check(onOneAndThreeThreads([&] {
+          return run("softmax", {&a}, DType::F32, {512, 300},
+                     AttrList().i("axis", 0));
+        }),
+        "softmax");
+  check(
+      onOneAndThreeThreads([&] {
+        return run(
+            "layer_norm", {&a, &w, &bias}, DType::F32, {512, 300},
+            AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 1));
+      }),
+      "layer_norm");
+  check(onOneAndThreeThreads([&] {
+          return run("cumsum", {&a}, DType::F32, {512, 300},
+                     AttrList().i("axis", 1));
+        }),
+        "cumsum");
+}
+
+std::vector<double> valuesOf(const HostTensor &t) {
+  std::vector<double> v(t.numel());
+  for (int64_t k = 0; k < t.numel(); ++k)
+    v[k] = t.at(k);
+  return v;
+}
+
+TEST(Threading, GemmsAgreeAcrossThreadCounts) {
+  Random rng(81);
+  HostTensor x = rng.f32({96, 256}), w = rng.f32({384, 256});
+  auto lin = onOneAndThreeThreads([&] {
+    return run("linear", {&x, &w}, DType::F32, {96, 384},
+               AttrList().i("has_bias", 0));
+  });
+  expectNear(lin.second, valuesOf(lin.first), 1e-4, 1e-5, "linear");
+  HostTensor q = rng.f32({1, 4, 80, 64}), kv = rng.f32({1, 2, 80, 64});
+  auto att = onOneAndThreeThreads([&] {
+    return run("attention", {&q, &kv, &kv}, DType::F32, {1, 4, 80, 64},
+               AttrList()
+                   .f("scale", 0.125)
+                   .i("causal", 1)
+                   .i("has_mask", 0)
+                   .i("has_alibi", 0));
+  });
+  expectNear(att.second, valuesOf(att.first), 1e-4, 1e-5, "attention");
+}
+
+} // namespace
+} // namespace hybrid::cpu::test
