@@ -1,6 +1,7 @@
 // Reductions over a set of axes (all when empty), keepdims or not:
 // reduce_sum/mean/prod accumulate f32 in double; max/min propagate NaN; all
-// of them also run on i64 (wrapping; mean truncates).
+// of them also run on i64 (wrapping; mean truncates), and max/min on bool
+// (any / all).
 #include "KernelCheck.h"
 #include "Kernels.h"
 #include "Parallel.h"
@@ -55,6 +56,8 @@ template <typename T> struct MinReducer {
   static Acc init() {
     if constexpr (std::is_same_v<T, float>)
       return std::numeric_limits<float>::infinity();
+    else if constexpr (std::is_same_v<T, uint8_t>)
+      return 1; // bool: "all" of nothing is true
     else
       return std::numeric_limits<T>::max();
   }
@@ -166,6 +169,11 @@ void reduceWith(const ReductionLayout &layout, const T *in, T *out,
   }
 }
 
+/// Reductions that also run on bool (as any / all).
+template <template <typename> class R> constexpr bool kRunsOnBool = false;
+template <> constexpr bool kRunsOnBool<MaxReducer> = true;
+template <> constexpr bool kRunsOnBool<MinReducer> = true;
+
 template <template <typename> class R>
 void reduce(const KernelCall &call, const char *kernel) {
   expectArity(call, kernel, 1, 1);
@@ -193,7 +201,7 @@ void reduce(const KernelCall &call, const char *kernel) {
     }
   }
   expectShape(result, outShape, kernel, "result");
-  if (input.dtype == DType::Bool)
+  if (input.dtype == DType::Bool && !kRunsOnBool<R>)
     fail(kernel, "unsupported element type bool (expected f32 or i64)");
   const int64_t outCount = result.numel();
   if (outCount == 0)
@@ -219,8 +227,10 @@ void reduce(const KernelCall &call, const char *kernel) {
   };
   if (input.dtype == DType::F32)
     run(float{});
-  else
+  else if (input.dtype == DType::I64)
     run(int64_t{});
+  else if constexpr (kRunsOnBool<R>)
+    run(uint8_t{});
 }
 
 } // namespace

@@ -128,7 +128,24 @@ TEST(Reduce, EmptyReductionsGiveIdentities) {
   expectNear(z, {0, 0, 0}, 0, 0);
 }
 
-TEST(Reduce, MaxPropagatesNanAndRejectsBool) {
+TEST(Reduce, BoolMaxIsAnyAndMinIsAll) {
+  HostTensor x = boolean({3, 2}, {0, 0, 1, 0, 1, 1});
+  expectEqual(run("reduce_max", {&x}, DType::Bool, {3},
+                  AttrList().ints("axes", {1}).i("keepdims", 0)),
+              boolean({3}, {0, 1, 1}));
+  expectEqual(run("reduce_min", {&x}, DType::Bool, {3},
+                  AttrList().ints("axes", {1}).i("keepdims", 0)),
+              boolean({3}, {0, 0, 1}));
+  HostTensor empty(DType::Bool, {2, 0});
+  expectEqual(run("reduce_min", {&empty}, DType::Bool, {2},
+                  AttrList().ints("axes", {1}).i("keepdims", 0)),
+              boolean({2}, {1, 1}));
+  expectEqual(run("reduce_max", {&empty}, DType::Bool, {2},
+                  AttrList().ints("axes", {1}).i("keepdims", 0)),
+              boolean({2}, {0, 0}));
+}
+
+TEST(Reduce, MaxPropagatesNanAndRejectsBoolSums) {
   HostTensor x = f32({4}, {1, NAN, 3, 2});
   expectNear(run("reduce_max", {&x}, DType::F32, {1}), {NAN}, 0, 0);
   expectNear(run("reduce_min", {&x}, DType::F32, {1}), {NAN}, 0, 0);
