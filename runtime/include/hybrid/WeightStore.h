@@ -1,0 +1,87 @@
+// The one copy of a model's parameters, laid out per the bundle's parameter
+// table, in device memory. Every executable of an engine reads it in place:
+// switching between executables moves no weights.
+#pragma once
+
+#include "hybrid/BundleDesc.h"
+#include "hybrid/Device.h"
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace hybrid {
+
+/// Ownership: owns one device allocation holding every parameter (each at a
+/// 64-byte aligned offset), made at construction, so data(i) is stable for
+/// the store's lifetime; the device is shared. Thread safety: const methods
+/// may be called concurrently; binding or initialising must not overlap any
+/// other use (an executable reading the weights included).
+///
+/// Binding is all-or-nothing: a checkpoint is fully validated before any
+/// byte is copied, so a failed bind leaves the previous weights intact.
+class WeightStore {
+public:
+  WeightStore(std::vector<ParamDesc> params, std::shared_ptr<Device> device);
+
+  /// Binds every parameter from a safetensors checkpoint. `path` is a
+  /// .safetensors file, a folder holding model.safetensors, or a sharded
+  /// HF checkpoint (a model.safetensors.index.json, or a folder holding
+  /// one). Every parameter must be present with its exact shape; F16/BF16
+  /// convert to F32 parameters, I32 to I64, U8 to Bool. A tensor no
+  /// parameter uses is an error ("unexpected tensor X") unless listed in
+  /// `allowedExtra` (tied weights, registered buffers). Throws hybrid::Error.
+  void bindFromSafeTensors(const std::string &path,
+                           const std::set<std::string> &allowedExtra = {});
+
+  /// Binds every parameter from the initializers of an ONNX model, by name.
+  /// Initializers no parameter uses are allowed (the compiler folds small
+  /// ones into the bundle as constants). Throws hybrid::Error.
+  void bindFromOnnx(const std::string &path);
+
+  /// Deterministic demo weights: rank >= 2 float params ~ N(0, 0.02), float
+  /// vectors named "*bias" 0 and other float vectors 1 (norm scales), integer
+  /// and bool params 0.
+  void initRandom(uint64_t seed);
+
+  /// Writes every parameter to a safetensors file under its name
+  /// (atomically).
+  void saveSafeTensors(const std::string &path) const;
+
+  size_t size() const { return params_.size(); }
+  const ParamDesc &param(size_t i) const { return params_.at(i); }
+  const std::vector<ParamDesc> &params() const { return params_; }
+  const std::string &name(size_t i) const { return params_.at(i).name; }
+  DType dtype(size_t i) const { return params_.at(i).dtype; }
+  const Shape &shape(size_t i) const { return params_.at(i).shape; }
+  size_t bytes(size_t i) const { return sizes_.at(i); }
+  /// Device address of parameter i (stable for the store's lifetime).
+  const void *data(size_t i) const;
+  void *mutableData(size_t i);
+  /// Sum of the parameters' sizes (without alignment padding).
+  size_t totalBytes() const { return totalBytes_; }
+  int64_t totalElements() const;
+  /// Index of the parameter named `name`.
+  std::optional<size_t> find(const std::string &name) const;
+  /// True once a bind or initRandom has succeeded.
+  bool bound() const { return bound_; }
+  /// What the weights came from ("path", "random(seed)"), for display.
+  const std::string &source() const { return source_; }
+  Device &device() const { return *device_; }
+
+private:
+  std::vector<ParamDesc> params_;
+  std::shared_ptr<Device> device_;
+  std::vector<size_t> offsets_;
+  std::vector<size_t> sizes_;
+  size_t totalBytes_ = 0;
+  DeviceAllocation storage_;
+  std::unordered_map<std::string, size_t> byName_;
+  bool bound_ = false;
+  std::string source_;
+};
+
+} // namespace hybrid

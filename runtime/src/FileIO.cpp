@@ -1,0 +1,132 @@
+// Memory-mapped reads and atomic writes (POSIX).
+#include "FileIO.h"
+
+#include "hybrid/Types.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace hybrid::detail {
+
+std::string systemError(int err) { return std::strerror(err); }
+
+MappedFile::MappedFile(const std::string &path) : path_(path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(path + ": cannot open: " + systemError(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw Error(path + ": cannot stat: " + systemError(err));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": is a directory, expected a file");
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    void *p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      throw Error(path + ": cannot map: " + systemError(err));
+    }
+    data_ = static_cast<const uint8_t *>(p);
+  }
+  ::close(fd); // the mapping keeps the file alive
+}
+
+MappedFile::MappedFile(MappedFile &&other) noexcept {
+  *this = std::move(other);
+}
+
+MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
+  if (this != &other) {
+    reset();
+    path_ = std::move(other.path_);
+    data_ = other.data_;
+    size_ = other.size_;
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() { reset(); }
+
+void MappedFile::reset() {
+  if (data_)
+    ::munmap(const_cast<uint8_t *>(data_), size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+void writeFileAtomically(const std::string &path,
+                         const std::function<void(const ByteSink &)> &produce) {
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                    std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error(path + ": cannot create: " + systemError(errno));
+  auto fail = [&](const std::string &what, int err) {
+    ::close(fd);
+    fd = -1;
+    ::unlink(tmp.c_str());
+    throw Error(path + ": " + what + ": " + systemError(err));
+  };
+  ByteSink sink = [&](const void *data, size_t size) {
+    const char *p = static_cast<const char *>(data);
+    while (size > 0) {
+      ssize_t n = ::write(fd, p, size);
+      if (n < 0) {
+        if (errno == EINTR)
+          continue;
+        fail("cannot write", errno);
+      }
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+  };
+  try {
+    produce(sink);
+  } catch (...) {
+    // `fail` already cleaned up (fd = -1) when the sink threw.
+    if (fd >= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+    }
+    throw;
+  }
+  if (::fsync(fd) != 0)
+    fail("cannot sync", errno);
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(path + ": cannot close: " + systemError(err));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(path +
+                ": cannot rename temp file into place: " + systemError(err));
+  }
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool pathExists(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+} // namespace hybrid::detail

@@ -1,0 +1,347 @@
+// The weight store: one device allocation for all parameters, bound from
+// safetensors (single or sharded), ONNX initializers, or random values.
+#include "hybrid/WeightStore.h"
+
+#include "FileIO.h"
+#include "SizeMath.h"
+#include "hybrid/OnnxInitializers.h"
+#include "hybrid/SafeTensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace hybrid {
+
+namespace {
+
+std::string describe(const ParamDesc &p) {
+  return std::string(dtypeName(p.dtype)) + " " + shapeToString(p.shape);
+}
+
+std::string dirName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The open shards of a safetensors checkpoint and an index of their
+/// tensors.
+struct SafeTensorsCheckpoint {
+  std::string what; // path as the user gave it, for messages
+  std::vector<SafeTensorsFile> files;
+  std::map<std::string, std::pair<size_t, const SafeTensorsEntry *>> tensors;
+
+  void add(SafeTensorsFile file) {
+    files.push_back(std::move(file));
+    size_t f = files.size() - 1;
+    for (const SafeTensorsEntry &e : files[f].entries()) {
+      auto [it, inserted] = tensors.emplace(e.name, std::make_pair(f, &e));
+      if (!inserted)
+        throw Error(what + ": tensor '" + e.name + "' appears in both " +
+                    files[it->second.first].path() + " and " + files[f].path());
+    }
+  }
+};
+
+SafeTensorsCheckpoint openIndex(const std::string &indexPath,
+                                const std::string &what) {
+  std::ifstream in(indexPath);
+  if (!in)
+    throw Error(indexPath + ": cannot open: " + detail::systemError(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception &e) {
+    throw Error(indexPath + ": bad JSON: " + e.what());
+  }
+  if (!index.is_object() || !index.contains("weight_map") ||
+      !index["weight_map"].is_object())
+    throw Error(indexPath + ": not a safetensors index (no weight_map object)");
+  std::map<std::string, std::vector<std::string>> byShard;
+  for (auto &[name, shard] : index["weight_map"].items()) {
+    if (!shard.is_string())
+      throw Error(indexPath + ": weight_map entry '" + name +
+                  "' is not a file name");
+    std::string file = shard.get<std::string>();
+    if (file.empty() || file.find('/') != std::string::npos)
+      throw Error(indexPath + ": weight_map entry '" + name +
+                  "' names shard '" + file + "' outside the checkpoint folder");
+    byShard[file].push_back(name);
+  }
+  SafeTensorsCheckpoint ckpt;
+  ckpt.what = what;
+  std::string dir = dirName(indexPath);
+  for (auto &[file, names] : byShard) {
+    ckpt.add(SafeTensorsFile::open(dir + "/" + file));
+    const SafeTensorsFile &shard = ckpt.files.back();
+    for (const std::string &name : names)
+      if (!shard.find(name))
+        throw Error(shard.path() + ": no tensor '" + name + "' although " +
+                    indexPath + " places it there");
+  }
+  return ckpt;
+}
+
+SafeTensorsCheckpoint openCheckpoint(const std::string &path) {
+  if (detail::isDirectory(path)) {
+    std::string single = path + "/model.safetensors";
+    std::string index = path + "/model.safetensors.index.json";
+    if (detail::pathExists(single)) {
+      SafeTensorsCheckpoint ckpt;
+      ckpt.what = single;
+      ckpt.add(SafeTensorsFile::open(single));
+      return ckpt;
+    }
+    if (detail::pathExists(index))
+      return openIndex(index, path);
+    throw Error(path + ": folder holds neither model.safetensors nor "
+                       "model.safetensors.index.json");
+  }
+  if (endsWith(path, ".json"))
+    return openIndex(path, path);
+  SafeTensorsCheckpoint ckpt;
+  ckpt.what = path;
+  ckpt.add(SafeTensorsFile::open(path));
+  return ckpt;
+}
+
+std::string andMore(size_t more, const char *what) {
+  return more ? " (and " + std::to_string(more) + " more " + what + ")" : "";
+}
+
+// splitmix64: a tiny, well-mixed generator; identical on every platform.
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+} // namespace
+
+WeightStore::WeightStore(std::vector<ParamDesc> params,
+                         std::shared_ptr<Device> device)
+    : params_(std::move(params)), device_(std::move(device)) {
+  if (!device_)
+    throw Error("WeightStore: no device");
+  size_t offset = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ParamDesc &p = params_[i];
+    if (!byName_.emplace(p.name, i).second)
+      throw Error("WeightStore: duplicate parameter '" + p.name + "'");
+    size_t bytes =
+        detail::tensorBytes(p.dtype, p.shape, "parameter '" + p.name + "'");
+    offset =
+        static_cast<size_t>(detail::alignUp(static_cast<int64_t>(offset), 64));
+    offsets_.push_back(offset);
+    sizes_.push_back(bytes);
+    offset += bytes;
+    totalBytes_ += bytes;
+  }
+  storage_ = DeviceAllocation(device_, offset, 64);
+  device_->fillZero(storage_.get(), offset);
+}
+
+const void *WeightStore::data(size_t i) const {
+  return static_cast<const uint8_t *>(storage_.get()) + offsets_.at(i);
+}
+
+void *WeightStore::mutableData(size_t i) {
+  return static_cast<uint8_t *>(storage_.get()) + offsets_.at(i);
+}
+
+int64_t WeightStore::totalElements() const {
+  int64_t n = 0;
+  for (const ParamDesc &p : params_)
+    n += numElements(p.shape);
+  return n;
+}
+
+std::optional<size_t> WeightStore::find(const std::string &name) const {
+  auto it = byName_.find(name);
+  if (it == byName_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void WeightStore::bindFromSafeTensors(
+    const std::string &path, const std::set<std::string> &allowedExtra) {
+  SafeTensorsCheckpoint ckpt = openCheckpoint(path);
+  const std::string &what = ckpt.what;
+
+  // Validate everything before copying anything.
+  std::vector<const SafeTensorsEntry *> sources(params_.size());
+  std::vector<const SafeTensorsFile *> files(params_.size());
+  std::string firstMissing;
+  size_t missing = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ParamDesc &p = params_[i];
+    auto it = ckpt.tensors.find(p.name);
+    if (it == ckpt.tensors.end()) {
+      if (!missing++)
+        firstMissing = p.name;
+      continue;
+    }
+    const SafeTensorsEntry &e = *it->second.second;
+    if (!p.layout.empty())
+      throw Error(what + ": parameter '" + p.name + "' has layout '" +
+                  p.layout + "', which this runtime cannot load");
+    if (e.shape != p.shape)
+      throw Error(what + ": tensor '" + p.name + "' has shape " +
+                  shapeToString(e.shape) + ", the bundle expects " +
+                  shapeToString(p.shape));
+    bool convertible = false;
+    switch (p.dtype) {
+    case DType::F32:
+      convertible = e.dtype == SafeTensorsDType::F32 ||
+                    e.dtype == SafeTensorsDType::F16 ||
+                    e.dtype == SafeTensorsDType::BF16;
+      break;
+    case DType::I64:
+      convertible =
+          e.dtype == SafeTensorsDType::I64 || e.dtype == SafeTensorsDType::I32;
+      break;
+    case DType::Bool:
+      convertible =
+          e.dtype == SafeTensorsDType::BOOL || e.dtype == SafeTensorsDType::U8;
+      break;
+    }
+    if (!convertible)
+      throw Error(what + ": tensor '" + p.name + "' is " +
+                  safeTensorsDTypeName(e.dtype) + ", the bundle expects " +
+                  dtypeName(p.dtype));
+    sources[i] = &e;
+    files[i] = &ckpt.files[it->second.first];
+  }
+  if (missing)
+    throw Error(what + ": missing tensor '" + firstMissing +
+                "' (bundle parameter " +
+                describe(params_[*find(firstMissing)]) + ")" +
+                andMore(missing - 1, "missing"));
+  std::string firstExtra;
+  size_t extra = 0;
+  for (auto &[name, where] : ckpt.tensors)
+    if (!byName_.count(name) && !allowedExtra.count(name))
+      if (!extra++)
+        firstExtra = name;
+  if (extra)
+    throw Error(what + ": unexpected tensor '" + firstExtra +
+                "' (not a parameter of the bundle)" +
+                andMore(extra - 1, "unexpected"));
+
+  std::vector<uint8_t> staging;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const SafeTensorsEntry &e = *sources[i];
+    void *dst = mutableData(i);
+    if (toDType(e.dtype) == params_[i].dtype) {
+      device_->copyHostToDevice(dst, e.data, sizes_[i]);
+    } else if (device_->hostAddressable()) {
+      files[i]->convertInto(e, params_[i].dtype, dst);
+    } else {
+      staging.resize(sizes_[i]);
+      files[i]->convertInto(e, params_[i].dtype, staging.data());
+      device_->copyHostToDevice(dst, staging.data(), sizes_[i]);
+    }
+  }
+  bound_ = true;
+  source_ = what;
+}
+
+void WeightStore::bindFromOnnx(const std::string &path) {
+  OnnxInitializers onnx = OnnxInitializers::read(path);
+  std::vector<const OnnxInitializer *> sources(params_.size());
+  std::string firstMissing;
+  size_t missing = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ParamDesc &p = params_[i];
+    const OnnxInitializer *e = onnx.find(p.name);
+    if (!e) {
+      if (!missing++)
+        firstMissing = p.name;
+      continue;
+    }
+    if (!p.layout.empty())
+      throw Error(path + ": parameter '" + p.name + "' has layout '" +
+                  p.layout + "', which this runtime cannot load");
+    if (e->shape != p.shape)
+      throw Error(path + ": initializer '" + p.name + "' has shape " +
+                  shapeToString(e->shape) + ", the bundle expects " +
+                  shapeToString(p.shape));
+    sources[i] = e;
+  }
+  if (missing)
+    throw Error(path + ": missing initializer '" + firstMissing +
+                "' (bundle parameter " +
+                describe(params_[*find(firstMissing)]) + ")" +
+                andMore(missing - 1, "missing"));
+  // Check every conversion before writing any weight.
+  std::vector<std::vector<uint8_t>> converted(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    converted[i].resize(sizes_[i]);
+    onnx.convertInto(*sources[i], params_[i].dtype, converted[i].data());
+  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    device_->copyHostToDevice(mutableData(i), converted[i].data(), sizes_[i]);
+  bound_ = true;
+  source_ = path;
+}
+
+void WeightStore::initRandom(uint64_t seed) {
+  std::vector<uint8_t> staging;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ParamDesc &p = params_[i];
+    staging.assign(sizes_[i], 0);
+    if (p.dtype == DType::F32) {
+      float *out = reinterpret_cast<float *>(staging.data());
+      size_t n = static_cast<size_t>(numElements(p.shape));
+      uint64_t state = seed * 0x9e3779b97f4a7c15ull + i;
+      if (p.shape.size() >= 2) {
+        for (size_t k = 0; k < n; k += 2) {
+          // Box-Muller on two 53-bit uniforms in (0, 1].
+          double u1 =
+              (static_cast<double>(splitmix64(state) >> 11) + 1) * 0x1p-53;
+          double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
+          double r = std::sqrt(-2 * std::log(u1));
+          out[k] = static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
+          if (k + 1 < n)
+            out[k + 1] = static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
+        }
+      } else if (!endsWith(p.name, "bias")) {
+        for (size_t k = 0; k < n; ++k)
+          out[k] = 1.0f;
+      }
+    }
+    device_->copyHostToDevice(mutableData(i), staging.data(), sizes_[i]);
+  }
+  bound_ = true;
+  source_ = "random(seed " + std::to_string(seed) + ")";
+}
+
+void WeightStore::saveSafeTensors(const std::string &path) const {
+  std::vector<std::vector<uint8_t>> host(params_.size());
+  std::vector<SafeTensorsWriteEntry> entries;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const void *src = data(i);
+    if (!device_->hostAddressable()) {
+      host[i].resize(sizes_[i]);
+      device_->copyDeviceToHost(host[i].data(), src, sizes_[i]);
+      src = host[i].data();
+    }
+    entries.push_back(
+        {params_[i].name, fromDType(params_[i].dtype), params_[i].shape, src});
+  }
+  writeSafeTensors(path, entries, {{"format", "pt"}});
+}
+
+} // namespace hybrid

@@ -1,0 +1,311 @@
+// Executables built by hand as BundleDesc, run end to end on the CPU device:
+// results against a double-precision reference, workspace reuse and
+// aliasing, symbol binding and its errors, kernel resolution and errors.
+#include "TestBundles.h"
+#include "TestSupport.h"
+
+#include "hybrid/Bundle.h"
+#include "hybrid/CpuDevice.h"
+#include "hybrid/Engine.h"
+#include "hybrid/SafeTensors.h"
+
+#include <cmath>
+
+using namespace hybrid;
+using namespace hybrid::test;
+
+namespace {
+
+std::shared_ptr<Device> cpu() { return std::make_shared<CpuDevice>(); }
+
+const std::vector<float> kWeight = {1.0f, 0.5f, -1.0f, 2.0f};
+const std::vector<float> kBias = {0.0f, 0.1f, 0.2f, -0.3f};
+
+Engine normEngine(BundleDesc b = normBundle()) {
+  Engine engine = Engine::create(std::move(b), cpu());
+  engine.initRandom(1);
+  std::memcpy(engine.weights().mutableData(0), kWeight.data(), 16);
+  std::memcpy(engine.weights().mutableData(1), kBias.data(), 16);
+  return engine;
+}
+
+std::vector<float> inputRows(int64_t batch) {
+  std::vector<float> x;
+  for (int64_t i = 0; i < batch * 4; ++i)
+    x.push_back(static_cast<float>(std::sin(1.7 * i + 0.3) * 3));
+  return x;
+}
+
+/// normBundle's outputs in double precision.
+void normReference(const std::vector<float> &x, int64_t batch,
+                   std::vector<double> &y, std::vector<double> &normed) {
+  std::vector<float> c = normBundleConstant();
+  y.assign(batch * 4, 0);
+  normed.assign(batch * 4, 0);
+  for (int64_t r = 0; r < batch; ++r) {
+    double t0[4], mean = 0, var = 0;
+    for (int k = 0; k < 4; ++k)
+      mean += t0[k] = double(x[r * 4 + k]) + c[k];
+    mean /= 4;
+    for (int k = 0; k < 4; ++k)
+      var += (t0[k] - mean) * (t0[k] - mean);
+    var /= 4;
+    for (int k = 0; k < 4; ++k) {
+      double t1 =
+          (t0[k] - mean) / std::sqrt(var + 1e-5) * kWeight[k] + kBias[k];
+      normed[r * 4 + k] = t1;
+      y[r * 4 + k] = t1 + x[r * 4 + k];
+    }
+  }
+}
+
+void expectNear(const HostTensor &t, const std::vector<double> &want,
+                double tol = 1e-5) {
+  ASSERT_EQ(t.dtype(), DType::F32);
+  ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
+  const float *p = t.as<float>();
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(p[i], want[i], tol) << "element " << i;
+}
+
+NamedTensors xInput(int64_t batch) {
+  return {{"x", HostTensor::fromVector<float>({batch, 4}, inputRows(batch))}};
+}
+
+} // namespace
+
+TEST(Executable, NormBundleMatchesReferenceAndReusesWorkspace) {
+  Engine engine = normEngine();
+  Executable &exe = engine.executable("forward");
+  EXPECT_EQ(exe.inputNames(), std::vector<std::string>{"x"});
+  EXPECT_EQ(exe.describeOutput(0), "y: f32 [batch,2,2]");
+  size_t lastCapacity = 0;
+  for (int64_t batch : {3, 1, 3, 5}) {
+    NamedTensors out = engine.forward(xInput(batch));
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out.at("y").shape(), (Shape{batch, 2, 2}));
+    EXPECT_EQ(out.at("normed").shape(), (Shape{batch, 4}));
+    std::vector<double> y, normed;
+    normReference(inputRows(batch), batch, y, normed);
+    expectNear(out.at("y"), y);
+    expectNear(out.at("normed"), normed);
+    EXPECT_EQ(exe.symbolValues(), std::vector<int64_t>{batch});
+    // The workspace (32 * batch bytes) grows only when a call needs more.
+    size_t cap = exe.workspaceCapacity();
+    EXPECT_GE(cap, static_cast<size_t>(32 * batch));
+    if (cap > lastCapacity && lastCapacity)
+      EXPECT_GT(static_cast<size_t>(32 * batch), lastCapacity);
+    if (static_cast<size_t>(32 * batch) <= lastCapacity)
+      EXPECT_EQ(cap, lastCapacity);
+    lastCapacity = cap;
+  }
+}
+
+TEST(Executable, PositionalRun) {
+  Engine engine = normEngine();
+  std::vector<HostTensor> out =
+      engine.executable("forward").run(std::vector<HostTensor>{
+          HostTensor::fromVector<float>({2, 4}, inputRows(2))});
+  ASSERT_EQ(out.size(), 2u);
+  std::vector<double> y, normed;
+  normReference(inputRows(2), 2, y, normed);
+  expectNear(out[0], y);
+  expectNear(out[1], normed);
+}
+
+TEST(Executable, BorrowedInputsAreNotWritten) {
+  Engine engine = normEngine();
+  std::vector<float> x = inputRows(2);
+  std::vector<float> copy = x;
+  engine.forward({{"x", HostTensor::borrow(DType::F32, {2, 4}, x.data())}});
+  EXPECT_EQ(x, copy);
+}
+
+TEST(Executable, InputErrors) {
+  Engine engine = normEngine();
+  expectError(
+      [&] {
+        engine.forward({{"x", HostTensor::fromVector<int64_t>(
+                                  {2, 4}, std::vector<int64_t>(8))}});
+      },
+      {"forward: x: expected f32, got i64"});
+  expectError(
+      [&] {
+        engine.forward({{"x", HostTensor::fromVector<float>({3}, {1, 2, 3})}});
+      },
+      {"forward: x: expected rank 2 [batch,4], got shape [3]"});
+  expectError(
+      [&] {
+        engine.forward({{"x", HostTensor::fromVector<float>(
+                                  {2, 5}, std::vector<float>(10))}});
+      },
+      {"forward: x: dim 1 is 5, expected 4"});
+  expectError([&] { engine.forward({}); },
+              {"forward: missing input x: f32 [batch,4]"});
+  NamedTensors extra = xInput(2);
+  extra["y"] = HostTensor::fromVector<float>({1}, {0});
+  expectError([&] { engine.forward(extra); },
+              {"forward: unexpected input 'y' (inputs: x)"});
+  expectError(
+      [&] {
+        engine.forward({{"x", HostTensor::allocate(DType::F32, {0, 4})}});
+      },
+      {"x: dim 0 is 0 but batch must be at least 1"});
+  expectError([&] { engine.executable("train_step"); },
+              {"has no executable 'train_step' (it has: forward)"});
+}
+
+TEST(Executable, SymbolBoundByTwoInputsMustAgree) {
+  BundleDesc b = normBundle();
+  ExecutableDesc &e = b.executables[0];
+  SymExpr batch = SymExpr::symbol(0);
+  e.buffers.push_back(
+      buffer(BufferKind::Input, DType::F32, {batch, 4}, 1, "x2"));
+  e.inputs.push_back({"x2", 10});
+  e.commands[2].operands = {5, 10}; // t2 = t1 + x2
+  Engine engine = normEngine(b);
+  NamedTensors in = xInput(2);
+  in["x2"] = HostTensor::fromVector<float>({3, 4}, std::vector<float>(12));
+  expectError(
+      [&] { engine.forward(in); },
+      {"forward: x2: dim 0 is 3 but batch was bound to 2 (by x dim 0)"});
+  in["x2"] = HostTensor::fromVector<float>({2, 4}, std::vector<float>(8, 1.f));
+  NamedTensors out = engine.forward(in);
+  std::vector<double> y, normed;
+  normReference(inputRows(2), 2, y, normed);
+  for (size_t i = 0; i < y.size(); ++i)
+    y[i] = normed[i] + 1.0;
+  expectNear(out.at("y"), y);
+}
+
+TEST(Executable, ComputedInputDimsAreChecked) {
+  BundleDesc b = normBundle();
+  ExecutableDesc &e = b.executables[0];
+  SymExpr batch = SymExpr::symbol(0);
+  e.buffers.push_back(buffer(BufferKind::Input, DType::F32,
+                             {SymExpr(2) * batch, 4}, 1, "pairs"));
+  e.inputs.push_back({"pairs", 10});
+  Engine engine = normEngine(b);
+  NamedTensors in = xInput(2);
+  in["pairs"] = HostTensor::fromVector<float>({5, 4}, std::vector<float>(20));
+  expectError([&] { engine.forward(in); },
+              {"forward: pairs: dim 0 is 5, expected 2*batch = 4"});
+  in["pairs"] = HostTensor::fromVector<float>({4, 4}, std::vector<float>(16));
+  EXPECT_NO_THROW(engine.forward(in));
+}
+
+TEST(Executable, UnboundSymbolIsReported) {
+  BundleDesc b = normBundle();
+  ExecutableDesc &e = b.executables[0];
+  e.symbols.push_back("pages");
+  e.workspaceBytes = SymExpr(32) * SymExpr::symbol(0) + SymExpr::symbol(1);
+  Engine engine = normEngine(b);
+  expectError([&] { engine.forward(xInput(2)); },
+              {"forward: symbol 'pages' is not bound"});
+}
+
+TEST(Executable, UnknownKernelFailsAtLoadNamingItsLoc) {
+  BundleDesc b = normBundle();
+  b.executables[0].commands[1].kernel = "frobnicate";
+  b.executables[0].commands[1].loc = "model.mlir:7:3";
+  expectError([&] { Engine::create(b, cpu()); },
+              {"forward", "no kernel 'frobnicate'", "model.mlir:7:3"});
+}
+
+TEST(Executable, WeightsMustBeLoaded) {
+  Engine engine = Engine::create(normBundle(), cpu());
+  expectError([&] { engine.forward(xInput(2)); },
+              {"forward: weights are not loaded"});
+}
+
+TEST(Executable, BadPlansAreErrorsNotCrashes) {
+  {
+    BundleDesc b = normBundle();
+    b.executables[0].workspaceBytes = SymExpr(16) * SymExpr::symbol(0);
+    Engine engine = normEngine(b);
+    expectError([&] { engine.forward(xInput(2)); },
+                {"buffer 5 't1' at workspace offset 32 (32 bytes) exceeds the "
+                 "32-byte workspace for batch=2"});
+  }
+  {
+    BundleDesc b = normBundle();
+    b.executables[0].buffers[7].shape = {SymExpr::symbol(0), 4, 2};
+    b.executables[0].buffers[8].shape = {SymExpr::symbol(0), 4, 2};
+    Engine engine = normEngine(b);
+    expectError(
+        [&] { engine.forward(xInput(2)); },
+        {"buffer 7 'v' (64 bytes) aliases buffer 6 't2' of only 32 bytes"});
+  }
+  {
+    BundleDesc b = normBundle();
+    b.executables[0].buffers[4].shape = {SymExpr::symbol(0) - SymExpr(5), 4};
+    Engine engine = normEngine(b);
+    expectError([&] { engine.forward(xInput(2)); },
+                {"buffer 4 't0' has invalid shape [-3,4] for batch=2"});
+  }
+  {
+    BundleDesc b = normBundle();
+    // batch^70 overflows for batch = 2.
+    b.executables[0].workspaceBytes =
+        SymExpr::term(1, SymExpr::Monomial(70, 0));
+    Engine engine = normEngine(b);
+    expectError([&] { engine.forward(xInput(2)); }, {"overflows 64 bits"});
+  }
+}
+
+TEST(Executable, KernelErrorsNameTheCommand) {
+  Engine engine = Engine::create(tinyLmBundle(), cpu());
+  engine.initRandom(3);
+  NamedTensors in = {
+      {"input_ids", HostTensor::fromVector<int64_t>({1, 2}, {3, 99})}};
+  expectError([&] { engine.forward(in); },
+              {"forward: command 0 'embedding' at tiny.mlir:1:", "99"});
+}
+
+TEST(Executable, TinyLmMatchesReference) {
+  Engine engine = Engine::create(tinyLmBundle(), cpu());
+  engine.initRandom(7);
+  const int64_t V = 16, D = 8, B = 2, T = 3;
+  std::vector<int64_t> ids = {0, 5, 15, 7, 7, 1};
+  NamedTensors out = engine.forward(
+      {{"input_ids", HostTensor::fromVector<int64_t>({B, T}, ids)}});
+  const HostTensor &logits = out.at("logits");
+  ASSERT_EQ(logits.shape(), (Shape{B, T, V}));
+  const float *wte = static_cast<const float *>(engine.weights().data(0));
+  const float *g = static_cast<const float *>(engine.weights().data(1));
+  const float *beta = static_cast<const float *>(engine.weights().data(2));
+  std::vector<double> want;
+  for (int64_t t = 0; t < B * T; ++t) {
+    const float *e = wte + ids[t] * D;
+    double mean = 0, var = 0, h[8];
+    for (int d = 0; d < D; ++d)
+      mean += e[d];
+    mean /= D;
+    for (int d = 0; d < D; ++d)
+      var += (e[d] - mean) * (e[d] - mean);
+    var /= D;
+    for (int d = 0; d < D; ++d)
+      h[d] = (e[d] - mean) / std::sqrt(var + 1e-5) * g[d] + beta[d];
+    for (int v = 0; v < V; ++v) {
+      double s = 0;
+      for (int d = 0; d < D; ++d)
+        s += h[d] * wte[v * D + d];
+      want.push_back(s);
+    }
+  }
+  expectNear(logits, want, 1e-4);
+}
+
+TEST(Executable, RunsFromABundleFileWithSafeTensorsWeights) {
+  TempDir dir;
+  writeBundle(tinyLmBundle(), dir.file("tiny.hyb"));
+  Engine a = Engine::create(readBundle(dir.file("tiny.hyb")), cpu());
+  a.initRandom(11);
+  a.weights().saveSafeTensors(dir.file("model.safetensors"));
+  Engine b = Engine::create(readBundle(dir.file("tiny.hyb")), cpu());
+  b.loadWeights(dir.path());
+  NamedTensors in = {
+      {"input_ids", HostTensor::fromVector<int64_t>({1, 4}, {1, 2, 3, 4})}};
+  EXPECT_EQ(a.forward(in).at("logits").toVector<float>(),
+            b.forward(in).at("logits").toVector<float>());
+}

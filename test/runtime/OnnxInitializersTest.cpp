@@ -1,0 +1,220 @@
+// ONNX initializers: hand-written protobuf bytes covering every encoding the
+// reader accepts, malformed files, binding, and the gpt2 fixture.
+#include "ProtoWriter.h"
+#include "TestSupport.h"
+
+#include "hybrid/CpuDevice.h"
+#include "hybrid/OnnxInitializers.h"
+#include "hybrid/SafeTensors.h"
+#include "hybrid/WeightStore.h"
+
+#include <cstring>
+#include <random>
+
+using namespace hybrid;
+using namespace hybrid::test;
+
+namespace {
+
+OnnxInitializers parse(const Proto &m) {
+  std::vector<uint8_t> b = m.vec();
+  // Keep the bytes alive as long as the result: leak into a static list.
+  static std::vector<std::vector<uint8_t>> keep;
+  keep.push_back(std::move(b));
+  return OnnxInitializers::parse(keep.back().data(), keep.back().size(),
+                                 "test.onnx");
+}
+
+} // namespace
+
+TEST(OnnxInitializers, ReadsEveryEncoding) {
+  std::vector<float> raw = {1.5f, -2.f, 3.f, 4.f, 5.f, 6.f};
+  Proto rawTensor;
+  rawTensor.packedVarints(1, {2, 3})
+      .varint(2, 1)
+      .bytes(8, "w.raw")
+      .bytes(9, std::string(reinterpret_cast<const char *>(raw.data()), 24));
+  Proto packedFloats;
+  packedFloats.varint(1, 3)
+      .varint(2, 1)
+      .packedFloats(4, {1, 2, 3})
+      .bytes(8, "w.packed");
+  Proto unpackedFloats;
+  unpackedFloats.varint(1, 2).varint(2, 1).bytes(8, "w.unpacked");
+  float a = 0.25f, b = -8.f;
+  uint32_t ab, bb;
+  std::memcpy(&ab, &a, 4);
+  std::memcpy(&bb, &b, 4);
+  unpackedFloats.fixed32(4, ab).fixed32(4, bb);
+  Proto ints;
+  ints.varint(1, 3)
+      .varint(2, 7)
+      .varint(7, 5)
+      .varint(7, static_cast<uint64_t>(-6))
+      .varint(7, 1ull << 40)
+      .bytes(8, "ids");
+  Proto halves; // FLOAT16 in int32_data
+  halves.varint(1, 2)
+      .varint(2, 10)
+      .packedVarints(5, {0x3c00, 0xc000})
+      .bytes(8, "h");
+  Proto scalar; // no dims: a scalar
+  scalar.varint(2, 7).bytes(8, "one").packedVarints(7, {1});
+  Proto strings; // unsupported type, allowed while unused
+  strings.varint(1, 1).varint(2, 8).bytes(6, "hello").bytes(8, "s");
+
+  OnnxInitializers init =
+      parse(onnxModel({rawTensor, packedFloats, unpackedFloats, ints, halves,
+                       scalar, strings}));
+  ASSERT_EQ(init.entries().size(), 7u);
+  const OnnxInitializer *w = init.find("w.raw");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->shape, (Shape{2, 3}));
+  EXPECT_EQ(w->dataType, 1);
+  EXPECT_EQ(init.toF32(*w), raw);
+  EXPECT_EQ(init.toF32(*init.find("w.packed")), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(init.toF32(*init.find("w.unpacked")), (std::vector<float>{a, b}));
+  std::vector<int64_t> ids(3);
+  init.convertInto(*init.find("ids"), DType::I64, ids.data());
+  EXPECT_EQ(ids, (std::vector<int64_t>{5, -6, 1ll << 40}));
+  EXPECT_EQ(init.toF32(*init.find("h")), (std::vector<float>{1, -2}));
+  EXPECT_EQ(init.find("one")->shape, Shape{});
+  expectError([&] { init.toF32(*init.find("s")); },
+              {"initializer 's' is STRING, cannot be read as f32"});
+  expectError([&] { init.toF32(*init.find("ids")); },
+              {"initializer 'ids' is INT64, cannot be read as f32"});
+}
+
+TEST(OnnxInitializers, RejectsBadTensors) {
+  Proto shortRaw;
+  shortRaw.varint(1, 4).varint(2, 1).bytes(8, "w").bytes(9, "12345678");
+  expectError([&] { parse(onnxModel({shortRaw})); },
+              {"test.onnx", "initializer 'w': raw_data holds 8 bytes",
+               "FLOAT [4] needs 16"});
+  Proto fewFloats;
+  fewFloats.varint(1, 4).varint(2, 1).bytes(8, "w").packedFloats(4, {1, 2});
+  expectError([&] { parse(onnxModel({fewFloats})); },
+              {"initializer 'w': float_data holds 2 values", "need 4"});
+  Proto external;
+  external.varint(1, 4)
+      .varint(2, 1)
+      .bytes(8, "big")
+      .message(13, Proto().bytes(1, "location").bytes(2, "weights.bin"))
+      .varint(14, 1);
+  expectError([&] { parse(onnxModel({external})); },
+              {"initializer 'big' keeps its data outside the model file"});
+  Proto negative;
+  negative.packedVarints(1, {-1}).varint(2, 1).bytes(8, "neg");
+  expectError([&] { parse(onnxModel({negative})); },
+              {"'neg' has invalid dims"});
+  Proto unnamed;
+  unnamed.varint(1, 0).varint(2, 1);
+  expectError([&] { parse(onnxModel({unnamed})); },
+              {"initializer 0 has no name"});
+  Proto dup;
+  dup.varint(1, 0).varint(2, 1).bytes(8, "d");
+  expectError(
+      [&] {
+        parse(onnxModel({dup, dup}));
+      },
+      {"two initializers are named 'd'"});
+}
+
+TEST(OnnxInitializers, RejectsMalformedFiles) {
+  TempDir dir;
+  writeBytes(dir.file("empty.onnx"), {});
+  expectError([&] { OnnxInitializers::read(dir.file("empty.onnx")); },
+              {"empty.onnx", "not an ONNX model"});
+  expectError([] { OnnxInitializers::read("/nonexistent/m.onnx"); },
+              {"/nonexistent/m.onnx: cannot open"});
+  Proto noGraph;
+  noGraph.varint(1, 8).bytes(2, "x");
+  expectError([&] { parse(noGraph); }, {"not an ONNX model (no graph)"});
+  // Every truncation of a valid model is an error, never a crash.
+  Proto t;
+  t.packedVarints(1, {2, 2}).varint(2, 1).bytes(8, "w").packedFloats(
+      4, {1, 2, 3, 4});
+  std::vector<uint8_t> bytes = onnxModel({t}).vec();
+  int rejected = 0;
+  for (size_t n = 1; n < bytes.size(); ++n) {
+    try {
+      OnnxInitializers::parse(bytes.data(), n, "cut.onnx");
+    } catch (const Error &e) {
+      ++rejected;
+      EXPECT_EQ(std::string(e.what()).rfind("cut.onnx: ", 0), 0u);
+    }
+  }
+  EXPECT_GT(rejected, static_cast<int>(bytes.size()) / 2);
+  // Random garbage and random damage: errors or harmless reads.
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<uint8_t> g =
+        trial % 2 ? bytes : std::vector<uint8_t>(rng() % 256);
+    for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k)
+      if (!g.empty())
+        g[rng() % g.size()] = static_cast<uint8_t>(rng());
+    try {
+      OnnxInitializers init = OnnxInitializers::parse(g.data(), g.size(), "g");
+      for (const OnnxInitializer &e : init.entries()) {
+        std::vector<float> out(static_cast<size_t>(e.numel()));
+        try {
+          init.convertInto(e, DType::F32, out.data());
+        } catch (const Error &) {
+        }
+      }
+    } catch (const Error &) {
+    }
+  }
+}
+
+TEST(OnnxInitializers, BindsAWeightStoreByName) {
+  TempDir dir;
+  Proto w;
+  w.packedVarints(1, {2}).varint(2, 1).bytes(8, "w").packedFloats(4, {7, 8});
+  Proto unused;
+  unused.varint(1, 1)
+      .varint(2, 7)
+      .bytes(8, "folded.shape")
+      .packedVarints(7, {4});
+  writeBytes(dir.file("m.onnx"), onnxModel({w, unused}).vec());
+  WeightStore store({{"w", DType::F32, {2}, ""}},
+                    std::make_shared<CpuDevice>());
+  store.bindFromOnnx(dir.file("m.onnx"));
+  const float *p = static_cast<const float *>(store.data(0));
+  EXPECT_EQ(p[0], 7);
+  EXPECT_EQ(p[1], 8);
+  WeightStore missing({{"w", DType::F32, {2}, ""}, {"v", DType::F32, {2}, ""}},
+                      std::make_shared<CpuDevice>());
+  expectError([&] { missing.bindFromOnnx(dir.file("m.onnx")); },
+              {"m.onnx", "missing initializer 'v'"});
+  WeightStore shaped({{"w", DType::F32, {1, 2}, ""}},
+                     std::make_shared<CpuDevice>());
+  expectError([&] { shaped.bindFromOnnx(dir.file("m.onnx")); },
+              {"initializer 'w' has shape [2], the bundle expects [1,2]"});
+  WeightStore typed({{"folded.shape", DType::F32, {1}, ""}},
+                    std::make_shared<CpuDevice>());
+  expectError([&] { typed.bindFromOnnx(dir.file("m.onnx")); },
+              {"'folded.shape' is INT64, cannot be read as f32"});
+}
+
+TEST(OnnxInitializers, Gpt2FixtureMatchesSafeTensors) {
+  std::string onnx = fixturesDir() + "/gpt2/model.onnx";
+  std::string st = fixturesDir() + "/gpt2/model.safetensors";
+  if (!fileExists(onnx) || !fileExists(st))
+    GTEST_SKIP() << "fixtures not found at " << fixturesDir();
+  OnnxInitializers init = OnnxInitializers::read(onnx);
+  const OnnxInitializer *wpe = init.find("m.transformer.wpe.weight");
+  ASSERT_TRUE(wpe) << "no m.transformer.wpe.weight in " << onnx;
+  EXPECT_EQ(wpe->shape, (Shape{128, 64}));
+  EXPECT_EQ(wpe->dataType, 1); // FLOAT
+  SafeTensorsFile file = SafeTensorsFile::open(st);
+  std::vector<float> expected = file.toF32(file.get("transformer.wpe.weight"));
+  EXPECT_EQ(init.toF32(*wpe), expected);
+
+  // The same through a weight store bound from the .onnx file.
+  WeightStore store({{"m.transformer.wpe.weight", DType::F32, {128, 64}, ""}},
+                    std::make_shared<CpuDevice>());
+  store.bindFromOnnx(onnx);
+  const float *p = static_cast<const float *>(store.data(0));
+  EXPECT_EQ(std::vector<float>(p, p + expected.size()), expected);
+}

@@ -1,0 +1,431 @@
+// hybrid-run: runs a bundle's forward pass on the CPU device, compares
+// tensors of two safetensors files (the parity tests' check), and describes
+// bundles. Errors are one line on stderr: exit 1, or 2 for usage errors.
+#include "hybrid/Bundle.h"
+#include "hybrid/CpuDevice.h"
+#include "hybrid/Engine.h"
+#include "hybrid/SafeTensors.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace hybrid;
+
+namespace {
+
+const char *kUsage =
+    "usage:\n"
+    "  hybrid-run forward BUNDLE --weights W --inputs IN.safetensors\n"
+    "                     --out OUT.safetensors [--threads N]\n"
+    "                     [--allow-extra NAME ...]\n"
+    "      Runs the bundle's \"forward\" executable on the CPU. W is a\n"
+    "      .safetensors file, a folder holding model.safetensors (or a\n"
+    "      sharded model.safetensors.index.json), or an .onnx model whose\n"
+    "      initializers are the weights. Every input the executable declares\n"
+    "      (e.g. int64 input_ids [B,T]) is read from IN by name; other\n"
+    "      tensors in IN are ignored. All outputs (e.g. float32 logits\n"
+    "      [B,T,V]) are written to OUT. --allow-extra names a checkpoint\n"
+    "      tensor that is not a parameter (tied weights, buffers).\n"
+    "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
+    "                     [--atol X]\n"
+    "      Prints max |a-b| per tensor (the --name ones, else every name in\n"
+    "      both files); exits 1 if any exceeds X (default 1e-3) or if shapes\n"
+    "      differ.\n"
+    "  hybrid-run info BUNDLE\n"
+    "      Prints the bundle's model, parameters and executables.\n"
+    "Errors: one line on stderr; exit 1, or 2 for usage errors.\n";
+
+/// A command-line mistake: exit 2.
+struct UsageError {
+  std::string message;
+};
+
+/// Positional arguments and flags of one subcommand.
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> flags;
+
+  std::optional<std::string> single(const std::string &flag) const {
+    auto it = flags.find(flag);
+    if (it == flags.end())
+      return std::nullopt;
+    if (it->second.size() > 1)
+      throw UsageError{flag + " given more than once"};
+    return it->second[0];
+  }
+  std::string required(const std::string &flag, const std::string &cmd) const {
+    std::optional<std::string> v = single(flag);
+    if (!v)
+      throw UsageError{cmd + ": missing " + flag};
+    return *v;
+  }
+};
+
+/// Splits argv into positionals and `--flag value` / `--flag=value` pairs,
+/// accepting only `known` flags (all of which take a value).
+Args parseArgs(const std::string &cmd, int argc, char **argv, int first,
+               const std::set<std::string> &known) {
+  Args args;
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.size() > 1 && a[0] == '-') {
+      std::string flag = a, value;
+      bool hasValue = false;
+      if (size_t eq = a.find('='); eq != std::string::npos) {
+        flag = a.substr(0, eq);
+        value = a.substr(eq + 1);
+        hasValue = true;
+      }
+      if (!known.count(flag))
+        throw UsageError{cmd + ": unknown flag '" + flag + "'"};
+      if (!hasValue) {
+        if (i + 1 >= argc)
+          throw UsageError{cmd + ": " + flag + " needs a value"};
+        value = argv[++i];
+      }
+      args.flags[flag].push_back(value);
+    } else {
+      args.positional.push_back(a);
+    }
+  }
+  return args;
+}
+
+void expectPositional(const Args &args, size_t n, const std::string &cmd,
+                      const char *what) {
+  if (args.positional.size() < n)
+    throw UsageError{cmd + ": expected " + what};
+  if (args.positional.size() > n)
+    throw UsageError{cmd + ": unexpected argument '" + args.positional[n] +
+                     "'"};
+}
+
+long parsePositiveInt(const std::string &s, const std::string &flag) {
+  char *end = nullptr;
+  errno = 0;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end || errno || v < 1 || v > 4096)
+    throw UsageError{flag + " wants a positive integer, got '" + s + "'"};
+  return v;
+}
+
+double parseNonNegative(const std::string &s, const std::string &flag) {
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || errno || !std::isfinite(v) || v < 0)
+    throw UsageError{flag + " wants a non-negative number, got '" + s + "'"};
+  return v;
+}
+
+std::string humanCount(double n) {
+  char buf[32];
+  if (n >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2fB", n / 1e9);
+  else if (n >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2fM", n / 1e6);
+  else if (n >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1fk", n / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", n);
+  return buf;
+}
+
+std::string humanBytes(double n) {
+  char buf[32];
+  if (n >= 1024.0 * 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", n / (1024.0 * 1024 * 1024));
+  else if (n >= 1024.0 * 1024)
+    std::snprintf(buf, sizeof buf, "%.2f MiB", n / (1024.0 * 1024));
+  else if (n >= 1024.0)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", n);
+  return buf;
+}
+
+std::string symShape(const SymShape &shape,
+                     const std::vector<std::string> &symbols) {
+  std::string s = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (d ? "," : "") + shape[d].str(symbols);
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// forward
+//===----------------------------------------------------------------------===//
+
+int runForward(int argc, char **argv) {
+  Args args = parseArgs(
+      "forward", argc, argv, 2,
+      {"--weights", "--inputs", "--out", "--threads", "--allow-extra"});
+  expectPositional(args, 1, "forward", "a BUNDLE");
+  std::string weightsPath = args.required("--weights", "forward");
+  std::string inputsPath = args.required("--inputs", "forward");
+  std::string outPath = args.required("--out", "forward");
+  int threads = 0;
+  if (auto t = args.single("--threads"))
+    threads = static_cast<int>(parsePositiveInt(*t, "--threads"));
+  std::set<std::string> allowedExtra;
+  if (args.flags.count("--allow-extra"))
+    allowedExtra.insert(args.flags["--allow-extra"].begin(),
+                        args.flags["--allow-extra"].end());
+
+  const std::string &bundlePath = args.positional[0];
+  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
+  Engine engine = Engine::create(bundle, std::make_shared<CpuDevice>(threads));
+  engine.loadWeights(weightsPath, allowedExtra);
+  Executable &forward = engine.executable("forward");
+
+  SafeTensorsFile in = SafeTensorsFile::open(inputsPath);
+  NamedTensors inputs;
+  for (size_t i = 0; i < forward.inputNames().size(); ++i) {
+    const std::string &name = forward.inputNames()[i];
+    const SafeTensorsEntry *e = in.find(name);
+    if (!e)
+      throw Error(inputsPath + ": no tensor '" + name + "' (the bundle's " +
+                  "forward takes " + forward.describeInput(i) + ")");
+    std::optional<DType> dt = toDType(e->dtype);
+    if (!dt)
+      throw Error(inputsPath + ": tensor '" + name + "' is " +
+                  safeTensorsDTypeName(e->dtype) + "; forward takes " +
+                  forward.describeInput(i));
+    inputs.emplace(name, in.toHost(*e, *dt));
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  NamedTensors outputs = engine.forward(inputs);
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  writeSafeTensors(outPath, outputs,
+                   {{"producer", "hybrid-run forward"},
+                    {"bundle", bundlePath},
+                    {"weights", weightsPath}});
+
+  std::string tokens;
+  double tokensPerS = 0;
+  auto ids = inputs.find("input_ids");
+  const HostTensor &first = ids != inputs.end() ? ids->second
+                            : inputs.empty()    ? HostTensor()
+                                                : inputs.begin()->second;
+  if (first.shape().size() >= 2) {
+    tokens = std::to_string(first.shape()[0]) + "x" +
+             std::to_string(first.shape()[1]) + " tokens";
+    tokensPerS = first.shape()[0] * first.shape()[1] / (ms / 1000);
+  } else if (!first.shape().empty()) {
+    tokens = std::to_string(first.shape()[0]) + " rows";
+  }
+  std::string model = bundle->model.empty() ? "(unnamed model)" : bundle->model;
+  std::string params =
+      humanCount(static_cast<double>(engine.weights().totalElements()));
+  std::string bytes =
+      humanBytes(static_cast<double>(engine.weights().totalBytes()));
+  std::string rate =
+      tokensPerS > 0
+          ? ", " + std::to_string(static_cast<long long>(tokensPerS)) +
+                " tokens/s"
+          : "";
+  std::fprintf(stderr,
+               "hybrid-run: forward %s: %s params (%s), %s, %.2f ms%s\n",
+               model.c_str(), params.c_str(), bytes.c_str(),
+               tokens.empty() ? "no batch" : tokens.c_str(), ms, rate.c_str());
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// compare
+//===----------------------------------------------------------------------===//
+
+std::vector<double> asDoubles(const SafeTensorsFile &f,
+                              const SafeTensorsEntry &e) {
+  std::vector<double> out(static_cast<size_t>(e.numel()));
+  switch (e.dtype) {
+  case SafeTensorsDType::F32:
+  case SafeTensorsDType::F16:
+  case SafeTensorsDType::BF16: {
+    std::vector<float> v = f.toF32(e);
+    out.assign(v.begin(), v.end());
+    break;
+  }
+  case SafeTensorsDType::I64:
+  case SafeTensorsDType::I32: {
+    std::vector<int64_t> v(out.size());
+    f.convertInto(e, DType::I64, v.data());
+    for (size_t i = 0; i < v.size(); ++i)
+      out[i] = static_cast<double>(v[i]);
+    break;
+  }
+  case SafeTensorsDType::BOOL:
+  case SafeTensorsDType::U8:
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = e.data[i];
+    break;
+  }
+  return out;
+}
+
+int runCompare(int argc, char **argv) {
+  Args args = parseArgs("compare", argc, argv, 2, {"--name", "--atol"});
+  expectPositional(args, 2, "compare", "two safetensors files A and B");
+  double atol = 1e-3;
+  if (auto a = args.single("--atol"))
+    atol = parseNonNegative(*a, "--atol");
+  SafeTensorsFile a = SafeTensorsFile::open(args.positional[0]);
+  SafeTensorsFile b = SafeTensorsFile::open(args.positional[1]);
+
+  std::vector<std::string> names;
+  if (args.flags.count("--name")) {
+    names = args.flags["--name"];
+  } else {
+    for (const SafeTensorsEntry &e : a.entries())
+      if (b.find(e.name))
+        names.push_back(e.name);
+    std::sort(names.begin(), names.end());
+    if (names.empty())
+      throw Error(a.path() + " and " + b.path() + " have no tensor in common");
+  }
+
+  size_t failed = 0;
+  for (const std::string &name : names) {
+    const SafeTensorsEntry &ea = a.get(name);
+    const SafeTensorsEntry &eb = b.get(name);
+    if (ea.shape != eb.shape) {
+      std::printf("%s: shape %s vs %s  FAIL\n", name.c_str(),
+                  shapeToString(ea.shape).c_str(),
+                  shapeToString(eb.shape).c_str());
+      ++failed;
+      continue;
+    }
+    std::vector<double> va = asDoubles(a, ea), vb = asDoubles(b, eb);
+    double maxDiff = 0;
+    for (size_t i = 0; i < va.size(); ++i) {
+      bool na = std::isnan(va[i]), nb = std::isnan(vb[i]);
+      double d = na || nb         ? (na && nb ? 0 : INFINITY)
+                 : va[i] == vb[i] ? 0 // equal infinities
+                                  : std::fabs(va[i] - vb[i]);
+      if (!(d <= maxDiff))
+        maxDiff = d;
+    }
+    bool pass = maxDiff <= atol;
+    failed += !pass;
+    std::printf("%s: max |a-b| = %.6g over %s (atol %g)  %s\n", name.c_str(),
+                maxDiff, shapeToString(ea.shape).c_str(), atol,
+                pass ? "ok" : "FAIL");
+  }
+  if (failed)
+    // Not a crash but a failed check: one error line like every failure.
+    std::fprintf(stderr,
+                 "hybrid-run: error: compare: %zu of %zu tensors differ (atol "
+                 "%g)\n",
+                 failed, names.size(), atol);
+  return failed ? 1 : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// info
+//===----------------------------------------------------------------------===//
+
+int runInfo(int argc, char **argv) {
+  Args args = parseArgs("info", argc, argv, 2, {});
+  expectPositional(args, 1, "info", "a BUNDLE");
+  const std::string &path = args.positional[0];
+  BundleDesc b = readBundle(path);
+  int64_t elements = 0, bytes = 0, constBytes = 0;
+  for (const ParamDesc &p : b.params) {
+    elements += numElements(p.shape);
+    bytes += numElements(p.shape) * static_cast<int64_t>(dtypeSize(p.dtype));
+  }
+  for (const ConstantDesc &c : b.constants)
+    constBytes += static_cast<int64_t>(c.data.size());
+  std::printf("bundle: %s (format version %u)\n", path.c_str(),
+              kBundleFormatVersion);
+  std::printf("producer: %s\n", b.producer.c_str());
+  std::printf("model: %s\n", b.model.c_str());
+  std::printf("source: %s\n", b.source.c_str());
+  std::printf("params: %zu (%s elements, %s)\n", b.params.size(),
+              humanCount(static_cast<double>(elements)).c_str(),
+              humanBytes(static_cast<double>(bytes)).c_str());
+  std::printf("constants: %zu (%s)\n", b.constants.size(),
+              humanBytes(static_cast<double>(constBytes)).c_str());
+  for (const ExecutableDesc &e : b.executables) {
+    std::string syms;
+    for (const std::string &s : e.symbols)
+      syms += (syms.empty() ? "" : ", ") + s;
+    std::printf("executable %s:\n", e.name.c_str());
+    std::printf("  symbols: %s\n", syms.empty() ? "(none)" : syms.c_str());
+    for (const PortDesc &p : e.inputs) {
+      const BufferDesc &buf = e.buffers[p.buffer];
+      std::printf("  input %s: %s %s\n", p.name.c_str(), dtypeName(buf.dtype),
+                  symShape(buf.shape, e.symbols).c_str());
+    }
+    for (const PortDesc &p : e.outputs) {
+      const BufferDesc &buf = e.buffers[p.buffer];
+      std::printf("  output %s: %s %s\n", p.name.c_str(), dtypeName(buf.dtype),
+                  symShape(buf.shape, e.symbols).c_str());
+    }
+    std::printf("  buffers: %zu, commands: %zu\n", e.buffers.size(),
+                e.commands.size());
+    std::printf("  workspace: %s bytes (alignment %lld)\n",
+                e.workspaceBytes.str(e.symbols).c_str(),
+                static_cast<long long>(e.workspaceAlignment));
+  }
+  return 0;
+}
+
+/// Errors print as one line whatever their text holds.
+std::string oneLine(std::string s) {
+  for (char &c : s)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    if (argc < 2)
+      throw UsageError{"no subcommand (forward, compare or info; see "
+                       "'hybrid-run --help')"};
+    std::string cmd = argv[1];
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    for (int i = 2; i < argc; ++i)
+      if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      }
+    if (cmd == "forward")
+      return runForward(argc, argv);
+    if (cmd == "compare")
+      return runCompare(argc, argv);
+    if (cmd == "info")
+      return runInfo(argc, argv);
+    throw UsageError{"unknown subcommand '" + cmd +
+                     "' (forward, compare or info; see 'hybrid-run --help')"};
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "hybrid-run: error: %s\n", oneLine(e.message).c_str());
+    return 2;
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "hybrid-run: error: out of memory\n");
+    return 1;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "hybrid-run: error: %s\n", oneLine(e.what()).c_str());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "hybrid-run: error: unexpected failure\n");
+    return 1;
+  }
+}
