@@ -34,8 +34,8 @@ struct AttentionProblem {
     end = S;
     if (causal)
       end = std::clamp<int64_t>(last + 1, 0, S);
-    if (window > 0)
-      begin = std::clamp<int64_t>(last - window + 1, 0, S);
+    if (window > 0 && last + 1 > window) // (no overflow for huge windows)
+      begin = std::min<int64_t>(last - window + 1, S);
   }
 
   /// Adds the mask and ALiBi bias of (b, h, i) to scores[j] for j in

@@ -1,6 +1,7 @@
 // attention, rotary and embedding against naive references.
 #include "KernelTestSupport.h"
 
+#include <array>
 #include <limits>
 
 namespace hybrid::cpu::test {
@@ -151,6 +152,17 @@ TEST(Attention, FullyMaskedRowsAreZero) {
     EXPECT_EQ(got2.f()[e], 0.0f);
   for (int64_t e = 64; e < got2.numel(); ++e)
     ASSERT_TRUE(std::isfinite(got2.f()[e]));
+}
+
+TEST(Attention, WindowsAtTheEdges) {
+  // A window as long as the keys, or far longer, limits nothing; a window of
+  // 1 sees only the aligned key.
+  for (int64_t window :
+       {int64_t(1), int64_t(7), std::numeric_limits<int64_t>::max()})
+    for (bool causal : {false, true}) {
+      checkAttention({1, 2, 1, 3, 7, 8, causal, window, {}, false}, 90);
+      checkAttention({1, 2, 2, 80, 80, 64, causal, window, {}, false}, 91);
+    }
 }
 
 TEST(Attention, RejectsBadShapes) {
