@@ -87,7 +87,7 @@ void BroadcastWalk::mergeDimensions(const Shape &out,
   const size_t rank = out.size();
   const size_t n = numOperands_;
   rowStrides_.assign(n, 0);
-  if (numElements(out) == 0) {
+  if (hybrid::numElements(out) == 0) {
     numRows_ = 0;
     rowLength_ = 0;
     return;
@@ -131,20 +131,20 @@ namespace {
 
 template <typename W>
 void copyWords(const BroadcastWalk &walk, const W *src, W *dst) {
-  const int64_t n = walk.rowLength();
   const int64_t stride = walk.rowStride(0);
-  walk.parallelForRows([&](int64_t row, const int64_t *offsets) {
-    const W *s = src + offsets[0];
-    W *d = dst + row * n;
-    if (stride == 1) {
-      std::memcpy(d, s, n * sizeof(W));
-    } else if (stride == 0) {
-      std::fill(d, d + n, *s);
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        d[i] = s[i * stride];
-    }
-  });
+  walk.parallelForSpans(1,
+                        [&](int64_t first, const int64_t *offsets, int64_t n) {
+                          const W *s = src + offsets[0];
+                          W *d = dst + first;
+                          if (stride == 1) {
+                            std::memcpy(d, s, n * sizeof(W));
+                          } else if (stride == 0) {
+                            std::fill(d, d + n, *s);
+                          } else {
+                            for (int64_t i = 0; i < n; ++i)
+                              d[i] = s[i * stride];
+                          }
+                        });
 }
 
 } // namespace

@@ -1,10 +1,11 @@
-// NumPy broadcasting for the kernels: a walk over a result in contiguous rows
-// that yields, for every operand, where each row's elements come from.
+// NumPy broadcasting for the kernels: a walk over a result in contiguous spans
+// that yields, for every operand, where each span's elements come from.
 #pragma once
 
 #include "Parallel.h"
 #include "cpu/CpuKernels.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -14,11 +15,12 @@ namespace hybrid::cpu {
 /// hybrid::Error naming `kernel` when they are incompatible.
 Shape broadcastShapes(const std::vector<Shape> &shapes, const char *kernel);
 
-/// Visits a result of shape `out` as rows of rowLength() contiguous elements.
-/// For each row it gives every operand's element offset of the row's first
-/// element; along a row operand k advances by rowStride(k), which for
-/// broadcasting is 1 or 0. Adjacent dimensions are merged wherever all operands
-/// allow, so equal shapes give a single row and a scalar operand has stride 0.
+/// Visits a result of shape `out` in row-major order as spans of contiguous
+/// result elements, giving for each span where every operand's elements are:
+/// operand k's element i of the span is at offsets[k] + i * rowStride(k)
+/// (for broadcasting, a stride of 1 or 0). Adjacent dimensions are merged
+/// wherever all operands allow, so equal shapes give one long row and a
+/// scalar operand has stride 0; spans never cross a merged row.
 class BroadcastWalk {
 public:
   /// Throws hybrid::Error when an operand cannot broadcast to `out`.
@@ -33,21 +35,22 @@ public:
               const std::vector<std::vector<int64_t>> &strides,
               const char *kernel);
 
-  int64_t rowLength() const { return rowLength_; }
-  int64_t numRows() const { return numRows_; }
+  int64_t numElements() const { return numRows_ * rowLength_; }
   int64_t rowStride(size_t operand) const { return rowStrides_[operand]; }
 
-  /// Calls fn(row, offsets) for rows [begin, end) in order; offsets[k] is
-  /// operand k's offset of the row's first element.
+  /// Calls fn(first, offsets, length) for consecutive spans covering result
+  /// elements [begin, end): the span holds result elements [first, first +
+  /// length), and offsets[k] is operand k's offset of its first element.
   template <typename Fn>
-  void forRows(int64_t begin, int64_t end, Fn &&fn) const;
+  void forSpans(int64_t begin, int64_t end, Fn &&fn) const;
 
-  /// forRows over all rows, split over threads when the result is large. fn
-  /// must not throw.
-  template <typename Fn> void parallelForRows(Fn &&fn) const {
-    parallelChunks(numRows_, rowLength_, [&](int64_t begin, int64_t end) {
-      forRows(begin, end, fn);
-    });
+  /// forSpans over the whole result, split over threads when it holds
+  /// enough work (elements * workPerElement). fn must not throw.
+  template <typename Fn>
+  void parallelForSpans(int64_t workPerElement, Fn &&fn) const {
+    parallelChunks(
+        numElements(), workPerElement,
+        [&](int64_t begin, int64_t end) { forSpans(begin, end, fn); });
   }
 
 private:
@@ -67,8 +70,8 @@ private:
   std::vector<int64_t> outerStrides_;
 };
 
-/// Fills the contiguous `dst` in walk order from operand 0 of `walk`: dst's
-/// element i of row r is src[srcOffset + offsets[0] + i * rowStride(0)].
+/// Fills the contiguous `dst` (the walk's result) from operand 0 of `walk`,
+/// whose elements are at src + srcOffset + (the walk's offsets).
 /// Used by the data-movement kernels (transpose, slice, broadcast_to).
 void copyStrided(const BroadcastWalk &walk, const void *src, int64_t srcOffset,
                  void *dst, size_t elementSize);
@@ -81,32 +84,43 @@ const float *broadcastFloats(const Tensor &t, const Shape &shape,
                              const char *what);
 
 template <typename Fn>
-void BroadcastWalk::forRows(int64_t begin, int64_t end, Fn &&fn) const {
+void BroadcastWalk::forSpans(int64_t begin, int64_t end, Fn &&fn) const {
   if (begin >= end)
     return;
   const size_t rank = outerDims_.size();
   const size_t n = numOperands_;
+  const int64_t L = rowLength_;
   int64_t index[kMaxOuterRank] = {};
-  int64_t offsets[kMaxOperands] = {};
-  int64_t rest = begin;
+  int64_t rowOffsets[kMaxOperands] = {};
+  int64_t spanOffsets[kMaxOperands] = {};
+  int64_t rest = begin / L;
   for (size_t d = rank; d-- > 0;) {
     index[d] = rest % outerDims_[d];
     rest /= outerDims_[d];
     for (size_t k = 0; k < n; ++k)
-      offsets[k] += index[d] * outerStrides_[d * n + k];
+      rowOffsets[k] += index[d] * outerStrides_[d * n + k];
   }
-  for (int64_t row = begin; row < end; ++row) {
-    fn(row, static_cast<const int64_t *>(offsets));
+  int64_t col = begin % L;
+  for (int64_t pos = begin; pos < end;) {
+    const int64_t length = std::min(L - col, end - pos);
+    for (size_t k = 0; k < n; ++k)
+      spanOffsets[k] = rowOffsets[k] + col * rowStrides_[k];
+    fn(pos, static_cast<const int64_t *>(spanOffsets), length);
+    pos += length;
+    col = 0;
+    if (pos >= end)
+      break;
+    // The next row: an odometer over the outer dimensions.
     for (size_t d = rank; d-- > 0;) {
       const int64_t *strides = &outerStrides_[d * n];
       if (++index[d] < outerDims_[d]) {
         for (size_t k = 0; k < n; ++k)
-          offsets[k] += strides[k];
+          rowOffsets[k] += strides[k];
         break;
       }
       index[d] = 0;
       for (size_t k = 0; k < n; ++k)
-        offsets[k] -= strides[k] * (outerDims_[d] - 1);
+        rowOffsets[k] -= strides[k] * (outerDims_[d] - 1);
     }
   }
 }

@@ -120,29 +120,29 @@ void broadcastBinary(const char *kernel, const Tensor &lhs, const Tensor &rhs,
   const T *a = lhs.as<T>();
   const T *b = rhs.as<T>();
   R *out = result.as<R>();
-  const int64_t n = walk.rowLength();
   const bool sa = walk.rowStride(0) != 0, sb = walk.rowStride(1) != 0;
-  walk.parallelForRows([&](int64_t row, const int64_t *offsets) {
-    const T *pa = a + offsets[0];
-    const T *pb = b + offsets[1];
-    R *po = out + row * n;
-    if (sa && sb) {
-      for (int64_t i = 0; i < n; ++i)
-        po[i] = op(pa[i], pb[i]);
-    } else if (sa) {
-      const T y = *pb;
-      for (int64_t i = 0; i < n; ++i)
-        po[i] = op(pa[i], y);
-    } else if (sb) {
-      const T x = *pa;
-      for (int64_t i = 0; i < n; ++i)
-        po[i] = op(x, pb[i]);
-    } else {
-      const R v = op(*pa, *pb);
-      for (int64_t i = 0; i < n; ++i)
-        po[i] = v;
-    }
-  });
+  walk.parallelForSpans(2,
+                        [&](int64_t first, const int64_t *offsets, int64_t n) {
+                          const T *pa = a + offsets[0];
+                          const T *pb = b + offsets[1];
+                          R *po = out + first;
+                          if (sa && sb) {
+                            for (int64_t i = 0; i < n; ++i)
+                              po[i] = op(pa[i], pb[i]);
+                          } else if (sa) {
+                            const T y = *pb;
+                            for (int64_t i = 0; i < n; ++i)
+                              po[i] = op(pa[i], y);
+                          } else if (sb) {
+                            const T x = *pa;
+                            for (int64_t i = 0; i < n; ++i)
+                              po[i] = op(x, pb[i]);
+                          } else {
+                            const R v = op(*pa, *pb);
+                            for (int64_t i = 0; i < n; ++i)
+                              po[i] = v;
+                          }
+                        });
 }
 
 /// Checks operand/result counts and that the result has the broadcast shape.

@@ -62,13 +62,13 @@ void matmul(const KernelCall &call) {
   // Matrix index pairs of every batch, in result order.
   std::vector<int64_t> aIndex(batches), bIndex(batches);
   BroadcastWalk walk(batch, {batchA, batchB}, "matmul");
-  const int64_t len = walk.rowLength();
-  walk.forRows(0, walk.numRows(), [&](int64_t row, const int64_t *off) {
-    for (int64_t i = 0; i < len; ++i) {
-      aIndex[row * len + i] = off[0] + i * walk.rowStride(0);
-      bIndex[row * len + i] = off[1] + i * walk.rowStride(1);
-    }
-  });
+  walk.forSpans(0, batches,
+                [&](int64_t first, const int64_t *off, int64_t len) {
+                  for (int64_t i = 0; i < len; ++i) {
+                    aIndex[first + i] = off[0] + i * walk.rowStride(0);
+                    bIndex[first + i] = off[1] + i * walk.rowStride(1);
+                  }
+                });
   // Batches in parallel (each product on its thread); a single large batch
   // parallelises inside gemm instead.
   parallelFor(batches, M * N * K, [&](int64_t i) {

@@ -12,22 +12,22 @@ namespace {
 template <typename W>
 void selectWords(const BroadcastWalk &walk, const uint8_t *cond, const W *lhs,
                  const W *rhs, W *out) {
-  const int64_t n = walk.rowLength();
   const int64_t sc = walk.rowStride(0), sl = walk.rowStride(1),
                 sr = walk.rowStride(2);
-  walk.parallelForRows([&](int64_t row, const int64_t *offsets) {
-    const uint8_t *c = cond + offsets[0];
-    const W *l = lhs + offsets[1];
-    const W *r = rhs + offsets[2];
-    W *o = out + row * n;
-    if (sc && sl && sr) {
-      for (int64_t i = 0; i < n; ++i)
-        o[i] = c[i] ? l[i] : r[i];
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        o[i] = c[i * sc] ? l[i * sl] : r[i * sr];
-    }
-  });
+  walk.parallelForSpans(1,
+                        [&](int64_t first, const int64_t *offsets, int64_t n) {
+                          const uint8_t *c = cond + offsets[0];
+                          const W *l = lhs + offsets[1];
+                          const W *r = rhs + offsets[2];
+                          W *o = out + first;
+                          if (sc && sl && sr) {
+                            for (int64_t i = 0; i < n; ++i)
+                              o[i] = c[i] ? l[i] : r[i];
+                          } else {
+                            for (int64_t i = 0; i < n; ++i)
+                              o[i] = c[i * sc] ? l[i * sl] : r[i * sr];
+                          }
+                        });
 }
 
 } // namespace

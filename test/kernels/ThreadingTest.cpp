@@ -73,6 +73,30 @@ TEST(Threading, ElementwiseReductionsAndNormsAreBitwiseStable) {
         "cumsum");
 }
 
+TEST(Threading, ThreadChunksSplittingRowsStayCorrect) {
+  // Three threads split these results mid-row (and a single long row).
+  Random rng(82);
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{100003}, {100003}}, {{37, 1, 2001}, {1, 3, 2001}}, {{999, 97}, {97}}};
+  int before = numThreads();
+  setNumThreads(3);
+  for (auto &[sa, sb] : cases) {
+    HostTensor a = rng.f32(sa), b = rng.f32(sb);
+    Shape out = sa.size() == 3 ? Shape{37, 3, 2001} : sa;
+    HostTensor got = run("sub", {&a, &b}, DType::F32, out);
+    std::vector<double> want(numElements(out));
+    for (int64_t k = 0; k < numElements(out); ++k) {
+      auto idx = unravel(k, out);
+      want[k] = a.f()[broadcastIndex(idx, sa)] - b.f()[broadcastIndex(idx, sb)];
+    }
+    expectNear(got, want, 1e-6, 1e-6, "sub " + shapeToString(out));
+    HostTensor expanded = run("broadcast_to", {&b}, DType::F32, out);
+    for (int64_t k = 0; k < numElements(out); ++k)
+      ASSERT_EQ(expanded.f()[k], b.f()[broadcastIndex(unravel(k, out), sb)]);
+  }
+  setNumThreads(before);
+}
+
 std::vector<double> valuesOf(const HostTensor &t) {
   std::vector<double> v(t.numel());
   for (int64_t k = 0; k < t.numel(); ++k)
