@@ -77,11 +77,9 @@ ImportResult importBloom(mlir::MLIRContext &context, HfConfig &config) {
                        p.epsilon, "embed.norm");
   // BLOOM adds slope[h] * key_position to the scores; softmax is invariant
   // to the per-row shift, so hg.attention's slope * (j - i) is the same.
-  AttentionShape shape;
-  shape.numHeads = shape.numKvHeads = p.heads;
-  shape.headDim = headDim;
-  shape.scale = 1.0 / std::sqrt(double(headDim));
-  shape.alibiSlopes =
+  AttentionOptions attention;
+  attention.scale = 1.0 / std::sqrt(double(headDim));
+  attention.alibiSlopes =
       b.constant(alibiSlopes(p.heads), {p.heads}, "alibi.slopes");
 
   for (int64_t i = 0; i < p.layers; ++i) {
@@ -105,7 +103,7 @@ ImportResult importBloom(mlir::MLIRContext &context, HfConfig &config) {
     mlir::Value q = part(0, "q");
     mlir::Value k = part(1, "k");
     mlir::Value v = part(2, "v");
-    mlir::Value attn = b.causalAttention(q, k, v, shape, at + ".attn");
+    mlir::Value attn = b.causalAttention(q, k, v, attention, at + ".attn");
     attn = b.linearLayer(attn, hf + ".self_attention.dense", p.dim, p.dim, true,
                          at + ".attn.dense");
     h = b.add(attn, residual, at + ".attn_residual");

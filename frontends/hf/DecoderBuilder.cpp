@@ -326,21 +326,21 @@ Value DecoderBuilder::mergeHeads(Value x, const llvm::Twine &name) {
 }
 
 Value DecoderBuilder::causalAttention(Value q, Value k, Value v,
-                                      const AttentionShape &shape,
+                                      const AttentionOptions &options,
                                       const llvm::Twine &prefix) {
-  if (shape.rotary) {
+  if (options.rotary) {
     auto rotate = [&](Value x, const char *which) {
-      return builder_.create<hg::RotaryOp>(loc(prefix + ".rotary_" + which), x,
-                                           shape.rotary->cos, shape.rotary->sin,
-                                           builder_.getBoolAttr(false));
+      return builder_.create<hg::RotaryOp>(
+          loc(prefix + ".rotary_" + which), x, options.rotary->cos,
+          options.rotary->sin, builder_.getBoolAttr(false));
     };
     q = rotate(q, "q");
     k = rotate(k, "k");
   }
   Value out = builder_.create<hg::AttentionOp>(
-      loc(prefix + ".sdpa"), q, k, v, /*mask=*/Value(), shape.alibiSlopes,
-      builder_.getF64FloatAttr(shape.scale), builder_.getBoolAttr(true),
-      builder_.getI64IntegerAttr(shape.slidingWindow));
+      loc(prefix + ".sdpa"), q, k, v, /*mask=*/Value(), options.alibiSlopes,
+      builder_.getF64FloatAttr(options.scale), builder_.getBoolAttr(true),
+      builder_.getI64IntegerAttr(options.slidingWindow));
   return mergeHeads(out, prefix + ".merge_heads");
 }
 

@@ -57,11 +57,8 @@ struct RotaryTables {
   mlir::Value cos, sin;
 };
 
-/// The shape of a model's causal self-attention.
-struct AttentionShape {
-  int64_t numHeads = 0;
-  int64_t numKvHeads = 0;
-  int64_t headDim = 0;
+/// How a model's causal self-attention scores its keys.
+struct AttentionOptions {
   double scale = 0;                     ///< multiplies q.k
   int64_t slidingWindow = 0;            ///< 0: full causal attention
   mlir::Value alibiSlopes;              ///< optional [numHeads] (BLOOM)
@@ -156,10 +153,10 @@ public:
   /// [batch, heads, seq, headDim] -> [batch, seq, heads*headDim].
   mlir::Value mergeHeads(mlir::Value x, const llvm::Twine &name);
   /// Causal attention of q [B,Hq,T,Dh] over k, v [B,Hkv,T,Dh] (rotary
-  /// applied to q and k first when the shape has tables); returns the
+  /// applied to q and k first when the options have tables); returns the
   /// merged heads [B, T, Hq*Dh]. `prefix` names the ops ("layers.0.attn").
   mlir::Value causalAttention(mlir::Value q, mlir::Value k, mlir::Value v,
-                              const AttentionShape &shape,
+                              const AttentionOptions &options,
                               const llvm::Twine &prefix);
   /// The LM head weight [vocab, dim]: the embedding table when `tied` (the
   /// checkpoint name `headName` is then listed in hg.tied), else the

@@ -80,17 +80,15 @@ ImportResult importGpt2(mlir::MLIRContext &context, HfConfig &config) {
       return b.splitHeads(slice, p.heads, headDim,
                           at + ".attn." + name + "_heads");
     };
-    AttentionShape shape;
-    shape.numHeads = shape.numKvHeads = p.heads;
-    shape.headDim = headDim;
-    shape.scale = p.scaleByHeadDim ? 1.0 / std::sqrt(double(headDim)) : 1.0;
+    AttentionOptions attention;
+    attention.scale = p.scaleByHeadDim ? 1.0 / std::sqrt(double(headDim)) : 1.0;
     if (p.scaleByInverseLayer)
-      shape.scale /= double(i + 1);
+      attention.scale /= double(i + 1);
     // One statement each: C++ leaves argument evaluation order open.
     mlir::Value q = heads(0, "q");
     mlir::Value k = heads(1, "k");
     mlir::Value v = heads(2, "v");
-    mlir::Value attn = b.causalAttention(q, k, v, shape, at + ".attn");
+    mlir::Value attn = b.causalAttention(q, k, v, attention, at + ".attn");
     attn = b.conv1dLayer(attn, hf + ".attn.c_proj", p.dim, p.dim,
                          at + ".attn.c_proj");
     h = b.add(attn, h, at + ".attn_residual");

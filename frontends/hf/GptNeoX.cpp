@@ -75,16 +75,14 @@ ImportResult importGptNeoX(mlir::MLIRContext &context, HfConfig &config) {
       return b.sliceLast(perHead, index * headDim, (index + 1) * headDim,
                          at + ".attn.split_" + name);
     };
-    AttentionShape shape;
-    shape.numHeads = shape.numKvHeads = p.heads;
-    shape.headDim = headDim;
-    shape.scale = 1.0 / std::sqrt(double(headDim));
-    shape.rotary = &rotary;
+    AttentionOptions attention;
+    attention.scale = 1.0 / std::sqrt(double(headDim));
+    attention.rotary = &rotary;
     // One statement each: C++ leaves argument evaluation order open.
     mlir::Value q = part(0, "q");
     mlir::Value k = part(1, "k");
     mlir::Value v = part(2, "v");
-    mlir::Value attn = b.causalAttention(q, k, v, shape, at + ".attn");
+    mlir::Value attn = b.causalAttention(q, k, v, attention, at + ".attn");
     attn = b.linearLayer(attn, hf + ".attention.dense", p.dim, p.dim,
                          p.attentionBias, at + ".attn.dense");
 

@@ -54,6 +54,11 @@ importHfConfig(mlir::MLIRContext &context, llvm::StringRef dir) {
         llvm::inconvertibleErrorCode(),
         "config.json: unsupported model_type '" + config->modelType() +
             "' (supported: " + llvm::join(supportedModelTypes(), ", ") + ")");
+  // Quantized checkpoints store other tensors (qweight, scales, ...) under
+  // the same module names; the graph would bind the wrong things.
+  if (config->has("quantization_config"))
+    return config->makeError("quantized checkpoints (quantization_config) "
+                             "are not supported");
   return family->import(context, *config);
 }
 

@@ -4,6 +4,7 @@
 #include "frontends/hf/DecoderBuilder.h"
 #include "frontends/hf/Families.h"
 
+#include <cassert>
 #include <cmath>
 
 namespace hybridc::hf {
@@ -138,14 +139,11 @@ ImportResult importLlama(mlir::MLIRContext &context, HfConfig &config) {
     mlir::Value q = projection("q_proj", p.heads);
     mlir::Value k = projection("k_proj", p.kvHeads);
     mlir::Value v = projection("v_proj", p.kvHeads);
-    AttentionShape shape;
-    shape.numHeads = p.heads;
-    shape.numKvHeads = p.kvHeads;
-    shape.headDim = p.headDim;
-    shape.scale = 1.0 / std::sqrt(double(p.headDim));
-    shape.slidingWindow = p.windows[i];
-    shape.rotary = &rotary;
-    mlir::Value attn = b.causalAttention(q, k, v, shape, at + ".attn");
+    AttentionOptions attention;
+    attention.scale = 1.0 / std::sqrt(double(p.headDim));
+    attention.slidingWindow = p.windows[i];
+    attention.rotary = &rotary;
+    mlir::Value attn = b.causalAttention(q, k, v, attention, at + ".attn");
     attn = b.linearLayer(attn, hf + ".self_attn.o_proj", p.heads * p.headDim,
                          p.dim, p.outBias, at + ".attn.o_proj");
     h = b.add(h, attn, at + ".attn_residual");

@@ -84,14 +84,12 @@ ImportResult importOpt(mlir::MLIRContext &context, HfConfig &config) {
                                     p.bias, at + ".attn." + name);
       return b.splitHeads(y, p.heads, headDim, at + ".attn." + name + "_heads");
     };
-    AttentionShape shape;
-    shape.numHeads = shape.numKvHeads = p.heads;
-    shape.headDim = headDim;
-    shape.scale = 1.0 / std::sqrt(double(headDim));
+    AttentionOptions attention;
+    attention.scale = 1.0 / std::sqrt(double(headDim));
     mlir::Value q = projection("q_proj");
     mlir::Value k = projection("k_proj");
     mlir::Value v = projection("v_proj");
-    mlir::Value attn = b.causalAttention(q, k, v, shape, at + ".attn");
+    mlir::Value attn = b.causalAttention(q, k, v, attention, at + ".attn");
     attn = b.linearLayer(attn, hf + ".self_attn.out_proj", p.dim, p.dim, p.bias,
                          at + ".attn.out_proj");
     h = b.add(h, attn, at + ".attn_residual");

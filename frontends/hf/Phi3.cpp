@@ -82,14 +82,11 @@ ImportResult importPhi3(mlir::MLIRContext &context, HfConfig &config) {
     mlir::Value q = part(0, p.heads, "q");
     mlir::Value k = part(qWidth, p.kvHeads, "k");
     mlir::Value v = part(qWidth + kvWidth, p.kvHeads, "v");
-    AttentionShape shape;
-    shape.numHeads = p.heads;
-    shape.numKvHeads = p.kvHeads;
-    shape.headDim = p.headDim;
-    shape.scale = 1.0 / std::sqrt(double(p.headDim));
-    shape.slidingWindow = p.slidingWindow;
-    shape.rotary = &rotary;
-    mlir::Value attn = b.causalAttention(q, k, v, shape, at + ".attn");
+    AttentionOptions attention;
+    attention.scale = 1.0 / std::sqrt(double(p.headDim));
+    attention.slidingWindow = p.slidingWindow;
+    attention.rotary = &rotary;
+    mlir::Value attn = b.causalAttention(q, k, v, attention, at + ".attn");
     attn = b.linearLayer(attn, hf + ".self_attn.o_proj", qWidth, p.dim, false,
                          at + ".attn.o_proj");
     h = b.add(h, attn, at + ".attn_residual");
