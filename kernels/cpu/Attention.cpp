@@ -89,6 +89,9 @@ struct AttentionProblem {
   }
 };
 
+/// Problems from this many score multiply-adds use the GEMM path.
+constexpr int64_t kGemmPathWork = 1 << 18;
+
 /// One query row at a time, heads in parallel: for decode steps and short
 /// prompts, where GEMM calls would cost more than they save.
 void attendByRows(const AttentionProblem &p) {
@@ -137,7 +140,7 @@ void attendByGemm(const AttentionProblem &p) {
     const int64_t b = bh / p.Hq, h = bh % p.Hq;
     gemm(false, true, p.T, p.S, p.Dh, p.scale, p.queryHead(b, h), p.Dh,
          p.keyHead(b, h), p.Dh, 0.0f, probs, p.S);
-    parallelFor(p.T, p.S * 8, [&](int64_t i) {
+    parallelFor(p.T, p.S * 16, [&](int64_t i) {
       float *row = probs + i * p.S;
       int64_t begin, end;
       p.keyRange(i, begin, end);
@@ -250,8 +253,7 @@ void attention(const KernelCall &call) {
   }
   const bool blasSized =
       p.T <= INT_MAX && p.S <= INT_MAX && p.Dh <= INT_MAX && p.Dv <= INT_MAX;
-  if (p.T > 1 && p.Dh > 0 && blasSized &&
-      p.T * p.S * p.Dh >= kParallelMinWork * 8)
+  if (p.T > 1 && p.Dh > 0 && blasSized && p.T * p.S * p.Dh >= kGemmPathWork)
     attendByGemm(p);
   else
     attendByRows(p);

@@ -31,8 +31,9 @@ void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
               static_cast<int>(ldc));
 }
 
-/// Products below this many multiply-adds stay on one thread.
-constexpr int64_t kParallelGemmWork = 1 << 18;
+/// Products below this many multiply-adds stay on one thread (see
+/// kParallelMinWork).
+constexpr int64_t kParallelGemmWork = 1 << 20;
 
 } // namespace
 

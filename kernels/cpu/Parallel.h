@@ -8,8 +8,12 @@
 
 namespace hybrid::cpu {
 
-/// Below this many elements (or multiply-adds) of work a loop stays serial.
-constexpr int64_t kParallelMinWork = 1 << 16;
+/// Below this much work (elements times a per-element cost, about a
+/// millisecond on one core) a loop stays serial. Forking is cheap on an idle
+/// machine, but on a busy one (a CI host running tests side by side) each
+/// parallel region can wait a scheduler slice for its second thread, so
+/// only loops long enough to amortise that are split.
+constexpr int64_t kParallelMinWork = 1 << 20;
 
 /// Whether a loop of n items of workPerItem each is worth threads (never
 /// inside another parallel region: the outer one already uses them all).

@@ -88,11 +88,11 @@ void softmaxAlongAxis(const KernelCall &call, const char *kernel,
   const float *x = input.as<float>();
   float *y = result.as<float>();
   if (inner == 1) {
-    parallelFor(outer, n * 8, [&](int64_t o) {
+    parallelFor(outer, n * 16, [&](int64_t o) {
       softmaxRow(x + o * n, y + o * n, n, logarithm);
     });
   } else {
-    parallelFor(outer, n * inner * 8, [&](int64_t o) {
+    parallelFor(outer, n * inner * 16, [&](int64_t o) {
       softmaxColumns(x + o * n * inner, y + o * n * inner, n, inner, logarithm);
     });
   }

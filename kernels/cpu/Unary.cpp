@@ -10,12 +10,17 @@
 namespace hybrid::cpu::kernels {
 namespace {
 
+/// Rough per-element costs (relative to a load and a store) for the
+/// parallel split: libm transcendental calls cost tens of nanoseconds.
+constexpr int64_t kCheapOp = 1, kTranscendentalOp = 16;
+
 /// out[i] = op(in[i]) over all elements.
 template <typename T, typename R, typename Op>
-void mapElements(const Tensor &input, const Tensor &result, Op op) {
+void mapElements(const Tensor &input, const Tensor &result, Op op,
+                 int64_t cost = kCheapOp) {
   const T *in = input.as<T>();
   R *out = result.as<R>();
-  parallelChunks(input.numel(), 4, [&](int64_t begin, int64_t end) {
+  parallelChunks(input.numel(), cost, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       out[i] = op(in[i]);
   });
@@ -29,11 +34,12 @@ void checkUnary(const KernelCall &call, const char *kernel, DType resultType) {
 
 /// A float-only op: f32 -> f32.
 template <typename Op>
-void floatUnary(const KernelCall &call, const char *kernel, Op op) {
+void floatUnary(const KernelCall &call, const char *kernel, Op op,
+                int64_t cost = kTranscendentalOp) {
   expectArity(call, kernel, 1, 1);
   expectDType(call.operands[0], DType::F32, kernel, "input");
   checkUnary(call, kernel, DType::F32);
-  mapElements<float, float>(call.operands[0], call.results[0], op);
+  mapElements<float, float>(call.operands[0], call.results[0], op, cost);
 }
 
 /// An op on f32 or i64 with the same result type; `op` overloads both.
@@ -96,13 +102,16 @@ void log(const KernelCall &call) {
   floatUnary(call, "log", [](float x) { return std::log(x); });
 }
 void sqrt(const KernelCall &call) {
-  floatUnary(call, "sqrt", [](float x) { return std::sqrt(x); });
+  floatUnary(
+      call, "sqrt", [](float x) { return std::sqrt(x); }, kCheapOp);
 }
 void rsqrt(const KernelCall &call) {
-  floatUnary(call, "rsqrt", [](float x) { return 1.0f / std::sqrt(x); });
+  floatUnary(
+      call, "rsqrt", [](float x) { return 1.0f / std::sqrt(x); }, kCheapOp);
 }
 void reciprocal(const KernelCall &call) {
-  floatUnary(call, "reciprocal", [](float x) { return 1.0f / x; });
+  floatUnary(
+      call, "reciprocal", [](float x) { return 1.0f / x; }, kCheapOp);
 }
 void tanh(const KernelCall &call) {
   floatUnary(call, "tanh", [](float x) { return std::tanh(x); });
@@ -121,10 +130,12 @@ void erf(const KernelCall &call) {
   floatUnary(call, "erf", [](float x) { return std::erf(x); });
 }
 void floor(const KernelCall &call) {
-  floatUnary(call, "floor", [](float x) { return std::floor(x); });
+  floatUnary(
+      call, "floor", [](float x) { return std::floor(x); }, kCheapOp);
 }
 void ceil(const KernelCall &call) {
-  floatUnary(call, "ceil", [](float x) { return std::ceil(x); });
+  floatUnary(
+      call, "ceil", [](float x) { return std::ceil(x); }, kCheapOp);
 }
 
 void gelu(const KernelCall &call) {

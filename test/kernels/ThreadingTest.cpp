@@ -20,54 +20,55 @@ std::pair<HostTensor, HostTensor> onOneAndThreeThreads(Body body) {
 
 TEST(Threading, ElementwiseReductionsAndNormsAreBitwiseStable) {
   Random rng(80);
-  HostTensor a = rng.f32({512, 300}), b = rng.f32({300});
-  HostTensor w = rng.f32({300}), bias = rng.f32({300});
-  HostTensor cond = rng.boolean({512, 1});
+  // Large enough for every kernel here to split over threads.
+  HostTensor a = rng.f32({1536, 700}), b = rng.f32({700});
+  HostTensor w = rng.f32({700}), bias = rng.f32({700});
+  HostTensor cond = rng.boolean({1536, 1});
   auto check = [](const std::pair<HostTensor, HostTensor> &r,
                   const std::string &what) {
     expectEqual(r.first, r.second, what);
   };
   check(onOneAndThreeThreads([&] {
-          return run("add", {&a, &b}, DType::F32, {512, 300});
+          return run("add", {&a, &b}, DType::F32, {1536, 700});
         }),
         "add");
   check(onOneAndThreeThreads([&] {
-          return run("gelu", {&a}, DType::F32, {512, 300});
+          return run("gelu", {&a}, DType::F32, {1536, 700});
         }),
         "gelu");
   check(onOneAndThreeThreads([&] {
-          return run("select", {&cond, &a, &b}, DType::F32, {512, 300});
+          return run("select", {&cond, &a, &b}, DType::F32, {1536, 700});
         }),
         "select");
   check(onOneAndThreeThreads([&] {
-          return run("transpose", {&a}, DType::F32, {300, 512},
+          return run("transpose", {&a}, DType::F32, {700, 1536},
                      AttrList().ints("perm", {1, 0}));
         }),
         "transpose");
   check(onOneAndThreeThreads([&] {
-          return run("reduce_sum", {&a}, DType::F32, {512, 1},
+          return run("reduce_sum", {&a}, DType::F32, {1536, 1},
                      AttrList().ints("axes", {1}));
         }),
         "reduce_sum rows");
   check(onOneAndThreeThreads([&] {
-          return run("reduce_max", {&a}, DType::F32, {1, 300},
+          return run("reduce_max", {&a}, DType::F32, {1, 700},
                      AttrList().ints("axes", {0}));
         }),
         "reduce_max columns");
   check(onOneAndThreeThreads([&] {
-          return run("softmax", {&a}, DType::F32, {512, 300},
+          return run("softmax", {&a}, DType::F32, {1536, 700},
                      AttrList().i("axis", 0));
         }),
         "softmax");
   check(
       onOneAndThreeThreads([&] {
         return run(
-            "layer_norm", {&a, &w, &bias}, DType::F32, {512, 300},
+            "layer_norm", {&a, &w, &bias}, DType::F32, {1536, 700},
             AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 1));
       }),
       "layer_norm");
   check(onOneAndThreeThreads([&] {
-          return run("cumsum", {&a}, DType::F32, {512, 300},
+          return run("cumsum", {&a}, DType::F32, {1536, 700},
                      AttrList().i("axis", 1));
         }),
         "cumsum");
@@ -77,12 +78,14 @@ TEST(Threading, ThreadChunksSplittingRowsStayCorrect) {
   // Three threads split these results mid-row (and a single long row).
   Random rng(82);
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{100003}, {100003}}, {{37, 1, 2001}, {1, 3, 2001}}, {{999, 97}, {97}}};
+      {{1000003}, {1000003}},
+      {{37, 1, 9001}, {1, 3, 9001}},
+      {{9999, 97}, {97}}};
   int before = numThreads();
   setNumThreads(3);
   for (auto &[sa, sb] : cases) {
     HostTensor a = rng.f32(sa), b = rng.f32(sb);
-    Shape out = sa.size() == 3 ? Shape{37, 3, 2001} : sa;
+    Shape out = sa.size() == 3 ? Shape{37, 3, 9001} : sa;
     HostTensor got = run("sub", {&a, &b}, DType::F32, out);
     std::vector<double> want(numElements(out));
     for (int64_t k = 0; k < numElements(out); ++k) {
@@ -106,9 +109,9 @@ std::vector<double> valuesOf(const HostTensor &t) {
 
 TEST(Threading, GemmsAgreeAcrossThreadCounts) {
   Random rng(81);
-  HostTensor x = rng.f32({96, 256}), w = rng.f32({384, 256});
+  HostTensor x = rng.f32({96, 256}), w = rng.f32({768, 256});
   auto lin = onOneAndThreeThreads([&] {
-    return run("linear", {&x, &w}, DType::F32, {96, 384},
+    return run("linear", {&x, &w}, DType::F32, {96, 768},
                AttrList().i("has_bias", 0));
   });
   expectNear(lin.second, valuesOf(lin.first), 1e-4, 1e-5, "linear");
