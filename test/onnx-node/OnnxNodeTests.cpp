@@ -6,6 +6,7 @@
 #include "compiler/InitAll.h"
 #include "compiler/Pipeline/Pipeline.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "hybrid/CpuDevice.h"
 #include "hybrid/Engine.h"
 #include "hybrid/HostTensor.h"
 
@@ -48,11 +49,10 @@ bool supportedElemType(int t) {
 /// The host tensor of an ONNX TensorProto (float, int64 or bool).
 hybrid::HostTensor toHost(const onnx::TensorProto &t) {
   hybrid::Shape shape(t.dims().begin(), t.dims().end());
-  hybrid::DType dt = t.data_type() == onnx::TensorProto::FLOAT
-                         ? hybrid::DType::F32
-                     : t.data_type() == onnx::TensorProto::INT64
-                         ? hybrid::DType::I64
-                         : hybrid::DType::Bool;
+  hybrid::DType dt =
+      t.data_type() == onnx::TensorProto::FLOAT   ? hybrid::DType::F32
+      : t.data_type() == onnx::TensorProto::INT64 ? hybrid::DType::I64
+                                                  : hybrid::DType::Bool;
   hybrid::HostTensor h = hybrid::HostTensor::allocate(dt, shape);
   int64_t n = h.numel();
   if (t.has_raw_data()) {
@@ -133,6 +133,7 @@ bool close(const hybrid::HostTensor &got, const hybrid::HostTensor &want,
 }
 
 Result runTest(const fs::path &dir, mlir::MLIRContext &context,
+               const std::shared_ptr<hybrid::Device> &device,
                const fs::path &scratch) {
   onnx::ModelProto model;
   if (!readProto(dir / "model.onnx", model))
@@ -148,8 +149,7 @@ Result runTest(const fs::path &dir, mlir::MLIRContext &context,
   fs::path dataDir = dir / "test_data_set_0";
   std::vector<onnx::TensorProto> inputs(graph->input_size());
   for (int i = 0; i < graph->input_size(); ++i)
-    if (!readProto(dataDir / ("input_" + std::to_string(i) + ".pb"),
-                   inputs[i]))
+    if (!readProto(dataDir / ("input_" + std::to_string(i) + ".pb"), inputs[i]))
       return {Outcome::Fail, "cannot read input_" + std::to_string(i)};
 
   // Freeze the inputs that feed static operand positions.
@@ -187,7 +187,7 @@ Result runTest(const fs::path &dir, mlir::MLIRContext &context,
     auto bundle = hybridc::lowerToBundle(module->get());
     if (!bundle)
       return {Outcome::Fail, llvm::toString(bundle.takeError())};
-    hybrid::Engine engine = hybrid::Engine::create(std::move(*bundle));
+    hybrid::Engine engine = hybrid::Engine::create(std::move(*bundle), device);
     engine.loadWeights(modelPath.string());
     hybrid::NamedTensors outputs = engine.forward(feeds);
     for (int i = 0; i < graph->output_size(); ++i) {
@@ -245,6 +245,7 @@ int main(int argc, char **argv) {
                      ("hybridc-node-tests-" + std::to_string(::getpid()));
   fs::create_directories(scratch);
 
+  auto device = std::make_shared<hybrid::CpuDevice>();
   std::vector<fs::path> dirs;
   for (const auto &e : fs::directory_iterator(root))
     if (e.is_directory() && fs::exists(e.path() / "model.onnx"))
@@ -266,14 +267,13 @@ int main(int argc, char **argv) {
     std::set<std::string> ops;
     for (const auto &n : model.graph().node())
       ops.insert(n.op_type());
-    if (ops.empty() || !std::all_of(ops.begin(), ops.end(), [&](auto &o) {
-          return claimed.count(o);
-        }))
+    if (ops.empty() || !std::all_of(ops.begin(), ops.end(),
+                                    [&](auto &o) { return claimed.count(o); }))
       continue;
     // Single-op tests count for their op; expanded (multi-op) tests count
     // for the op named in the test.
     std::string op = ops.size() == 1 ? *ops.begin() : std::string("(expanded)");
-    Result r = runTest(dir, context, scratch);
+    Result r = runTest(dir, context, device, scratch);
     std::string name = dir.filename().string();
     switch (r.outcome) {
     case Outcome::Pass:
@@ -297,11 +297,11 @@ int main(int argc, char **argv) {
     std::ofstream rep(reportPath);
     rep << "| op | passed | failed | skipped (dtype) |\n|---|---|---|---|\n";
     for (auto &[op, s] : perOp)
-      rep << "| " << op << " | " << s.pass << " | " << s.fail << " | "
-          << s.skip << " |\n";
+      rep << "| " << op << " | " << s.pass << " | " << s.fail << " | " << s.skip
+          << " |\n";
   }
-  std::cout << "ONNX node tests of " << claimed.size() << " claimed ops: "
-            << pass << " passed, " << fail << " failed, " << skip
-            << " skipped (unsupported dtype)\n";
+  std::cout << "ONNX node tests of " << claimed.size()
+            << " claimed ops: " << pass << " passed, " << fail << " failed, "
+            << skip << " skipped (unsupported dtype)\n";
   return fail == 0 ? 0 : 1;
 }
