@@ -23,8 +23,11 @@ void copyElement(const HostTensor &src, int64_t from, HostTensor &dst,
 
 TEST(Transpose, EveryPermutationUpToRank4) {
   Random rng(20);
+  // Small shapes take the strided copy, larger ones the tiled one.
   const std::vector<Shape> shapes = {
-      {}, {5}, {3, 4}, {2, 3, 4}, {2, 1, 3, 5}, {3, 0, 2}, {70, 90}};
+      {},         {5},      {3, 4},      {2, 3, 4},   {2, 1, 3, 5},
+      {3, 0, 2},  {70, 90}, {3, 40, 50}, {16, 9, 33}, {2, 33, 1, 17, 8},
+      {41, 2, 37}};
   for (DType dt : kAllTypes)
     for (const Shape &in : shapes) {
       std::vector<int64_t> perm(in.size());
