@@ -1,0 +1,267 @@
+// The kernels composed by hand into GPT-2, OPT and Llama forward passes on
+// the shared HF fixtures (../shared/fixtures): logits must match PyTorch's to
+// 1e-3. This checks the kernels' numerics on real models independently of
+// the compiler that will normally do the composing.
+#include "KernelTestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace hybrid::cpu::test {
+namespace {
+
+/// The tensors of a safetensors file, by name (F32 and I64 only).
+std::map<std::string, HostTensor> readSafeTensors(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return {};
+  uint64_t headerSize = 0;
+  in.read(reinterpret_cast<char *>(&headerSize), 8);
+  std::string header(headerSize, '\0');
+  in.read(header.data(), headerSize);
+  std::stringstream rest;
+  rest << in.rdbuf();
+  const std::string data = rest.str();
+  std::map<std::string, HostTensor> tensors;
+  const nlohmann::json index = nlohmann::json::parse(header);
+  for (auto &[name, info] : index.items()) {
+    if (name == "__metadata__")
+      continue;
+    std::string dtype = info["dtype"];
+    HostTensor t(dtype == "I64" ? DType::I64 : DType::F32,
+                 info["shape"].get<Shape>());
+    EXPECT_TRUE(dtype == "F32" || dtype == "I64") << name << " " << dtype;
+    size_t begin = info["data_offsets"][0], end = info["data_offsets"][1];
+    EXPECT_EQ(end - begin, t.numel() * dtypeSize(t.dtype)) << name;
+    std::memcpy(t.b(), data.data() + begin, end - begin);
+    tensors.emplace(name, std::move(t));
+  }
+  return tensors;
+}
+
+/// A model's weights and reference outputs; skips the test when absent.
+struct Fixture {
+  std::map<std::string, HostTensor> weights, ref;
+  const HostTensor &w(const std::string &name) const {
+    auto it = weights.find(name);
+    if (it == weights.end())
+      throw Error("fixture has no tensor " + name);
+    return it->second;
+  }
+};
+
+bool loadFixture(const std::string &model, Fixture &f) {
+  const std::string dir = std::string(HYBRID_FIXTURES_DIR) + "/" + model;
+  f.weights = readSafeTensors(dir + "/model.safetensors");
+  f.ref = readSafeTensors(dir + "/ref.safetensors");
+  return !f.weights.empty() && f.ref.count("logits") &&
+         f.ref.count("input_ids");
+}
+
+// Building blocks: each is one kernel call with the result shape worked out.
+HostTensor reshape(const HostTensor &x, Shape shape) {
+  return run("reshape", {&x}, x.dtype, std::move(shape));
+}
+HostTensor linear(const HostTensor &x, const HostTensor &w,
+                  const HostTensor *bias, bool transposeWeight) {
+  Shape out = x.shape;
+  out.back() = transposeWeight ? w.shape[0] : w.shape[1];
+  AttrList attrs = AttrList()
+                       .i("transpose_weight", transposeWeight)
+                       .i("has_bias", bias != nullptr);
+  HostTensor y(DType::F32, out);
+  if (bias)
+    runKernel("linear", {&x, &w, bias}, y, attrs);
+  else
+    runKernel("linear", {&x, &w}, y, attrs);
+  return y;
+}
+HostTensor binary(const char *op, const HostTensor &a, const HostTensor &b) {
+  Shape out = a.numel() >= b.numel() ? a.shape : b.shape;
+  return run(op, {&a, &b}, DType::F32, out);
+}
+HostTensor layerNorm(const HostTensor &x, const HostTensor &w,
+                     const HostTensor &b, double eps) {
+  return run("layer_norm", {&x, &w, &b}, DType::F32, x.shape,
+             AttrList().f("epsilon", eps).i("has_weight", 1).i("has_bias", 1));
+}
+HostTensor rmsNorm(const HostTensor &x, const HostTensor &w, double eps) {
+  return run("rms_norm", {&x, &w}, DType::F32, x.shape,
+             AttrList().f("epsilon", eps).i("has_weight", 1));
+}
+/// [B, T, H * D] -> [B, H, T, D]
+HostTensor splitHeads(const HostTensor &x, int64_t heads) {
+  const int64_t B = x.shape[0], T = x.shape[1], D = x.shape[2] / heads;
+  HostTensor r = reshape(x, {B, T, heads, D});
+  return run("transpose", {&r}, DType::F32, {B, heads, T, D},
+             AttrList().ints("perm", {0, 2, 1, 3}));
+}
+/// [B, H, T, D] -> [B, T, H * D]
+HostTensor mergeHeads(const HostTensor &x) {
+  const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], D = x.shape[3];
+  HostTensor t = run("transpose", {&x}, DType::F32, {B, T, H, D},
+                     AttrList().ints("perm", {0, 2, 1, 3}));
+  return reshape(t, {B, T, H * D});
+}
+HostTensor causalAttention(const HostTensor &q, const HostTensor &k,
+                           const HostTensor &v) {
+  return run("attention", {&q, &k, &v}, DType::F32, q.shape,
+             AttrList()
+                 .f("scale", 1 / std::sqrt(double(q.shape[3])))
+                 .i("causal", 1)
+                 .i("has_mask", 0)
+                 .i("has_alibi", 0));
+}
+HostTensor embed(const HostTensor &table, const HostTensor &ids) {
+  Shape out = ids.shape;
+  out.push_back(table.shape[1]);
+  return run("embedding", {&table, &ids}, DType::F32, out);
+}
+HostTensor positions(int64_t T, int64_t start) {
+  return run("iota", {}, DType::I64, {T},
+             AttrList().f("start", double(start)).f("step", 1));
+}
+
+void expectLogits(const HostTensor &logits, const Fixture &f) {
+  const HostTensor &want = f.ref.at("logits");
+  ASSERT_EQ(logits.shape, want.shape);
+  double maxDiff = 0;
+  for (int64_t e = 0; e < want.numel(); ++e)
+    maxDiff = std::max(maxDiff, double(std::fabs(logits.f()[e] - want.f()[e])));
+  EXPECT_LE(maxDiff, 1e-3);
+  std::cout << "  max |logits - HF| = " << maxDiff << "\n";
+}
+
+TEST(ModelParity, Gpt2) {
+  Fixture f;
+  if (!loadFixture("gpt2", f))
+    GTEST_SKIP() << "no gpt2 fixture under " << HYBRID_FIXTURES_DIR;
+  const HostTensor &ids = f.ref.at("input_ids");
+  const int64_t T = ids.shape[1], H = 4;
+  HostTensor pos = positions(T, 0);
+  HostTensor x = binary("add", embed(f.w("transformer.wte.weight"), ids),
+                        embed(f.w("transformer.wpe.weight"), pos));
+  for (int l = 0; l < 2; ++l) {
+    auto w = [&](const std::string &n) -> const HostTensor & {
+      return f.w("transformer.h." + std::to_string(l) + "." + n);
+    };
+    HostTensor h = layerNorm(x, w("ln_1.weight"), w("ln_1.bias"), 1e-5);
+    HostTensor qkv =
+        linear(h, w("attn.c_attn.weight"), &w("attn.c_attn.bias"), false);
+    auto part = [&](int i) {
+      Shape s = qkv.shape;
+      s.back() /= 3;
+      HostTensor p = run("slice", {&qkv}, DType::F32, s,
+                         AttrList()
+                             .ints("axes", {-1})
+                             .ints("starts", {i * s.back()})
+                             .ints("ends", {(i + 1) * s.back()})
+                             .ints("steps", {1}));
+      return splitHeads(p, H);
+    };
+    HostTensor a = mergeHeads(causalAttention(part(0), part(1), part(2)));
+    a = linear(a, w("attn.c_proj.weight"), &w("attn.c_proj.bias"), false);
+    x = binary("add", x, a);
+    h = layerNorm(x, w("ln_2.weight"), w("ln_2.bias"), 1e-5);
+    h = linear(h, w("mlp.c_fc.weight"), &w("mlp.c_fc.bias"), false);
+    h = run("gelu", {&h}, DType::F32, h.shape,
+            AttrList().s("approximate", "tanh"));
+    h = linear(h, w("mlp.c_proj.weight"), &w("mlp.c_proj.bias"), false);
+    x = binary("add", x, h);
+  }
+  x = layerNorm(x, f.w("transformer.ln_f.weight"), f.w("transformer.ln_f.bias"),
+                1e-5);
+  expectLogits(linear(x, f.w("transformer.wte.weight"), nullptr, true), f);
+}
+
+TEST(ModelParity, Opt) {
+  Fixture f;
+  if (!loadFixture("opt", f))
+    GTEST_SKIP() << "no opt fixture under " << HYBRID_FIXTURES_DIR;
+  const HostTensor &ids = f.ref.at("input_ids");
+  const int64_t T = ids.shape[1], H = 4;
+  const std::string p = "model.decoder.";
+  // OPT's learned positions start at offset 2.
+  HostTensor pos = positions(T, 2);
+  HostTensor x = binary("add", embed(f.w(p + "embed_tokens.weight"), ids),
+                        embed(f.w(p + "embed_positions.weight"), pos));
+  for (int l = 0; l < 2; ++l) {
+    auto w = [&](const std::string &n) -> const HostTensor & {
+      return f.w(p + "layers." + std::to_string(l) + "." + n);
+    };
+    HostTensor h = layerNorm(x, w("self_attn_layer_norm.weight"),
+                             w("self_attn_layer_norm.bias"), 1e-5);
+    auto proj = [&](const std::string &n) {
+      return splitHeads(linear(h, w("self_attn." + n + ".weight"),
+                               &w("self_attn." + n + ".bias"), true),
+                        H);
+    };
+    HostTensor a = mergeHeads(
+        causalAttention(proj("q_proj"), proj("k_proj"), proj("v_proj")));
+    a = linear(a, w("self_attn.out_proj.weight"), &w("self_attn.out_proj.bias"),
+               true);
+    x = binary("add", x, a);
+    h = layerNorm(x, w("final_layer_norm.weight"), w("final_layer_norm.bias"),
+                  1e-5);
+    h = linear(h, w("fc1.weight"), &w("fc1.bias"), true);
+    h = run("relu", {&h}, DType::F32, h.shape);
+    h = linear(h, w("fc2.weight"), &w("fc2.bias"), true);
+    x = binary("add", x, h);
+  }
+  x = layerNorm(x, f.w(p + "final_layer_norm.weight"),
+                f.w(p + "final_layer_norm.bias"), 1e-5);
+  expectLogits(linear(x, f.w(p + "embed_tokens.weight"), nullptr, true), f);
+}
+
+TEST(ModelParity, Llama) {
+  Fixture f;
+  if (!loadFixture("llama", f))
+    GTEST_SKIP() << "no llama fixture under " << HYBRID_FIXTURES_DIR;
+  const HostTensor &ids = f.ref.at("input_ids");
+  const int64_t T = ids.shape[1], Hq = 4, Hkv = 2, D = 16;
+  // HF default rope: inv_freq[i] = theta^(-2i/D), both halves repeated.
+  HostTensor cos(DType::F32, {1, T, D}), sin(DType::F32, {1, T, D});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < D / 2; ++i) {
+      float invFreq = float(1.0 / std::pow(10000.0, double(2 * i) / D));
+      float angle = float(t) * invFreq;
+      for (int64_t j : {i, i + D / 2}) {
+        cos.f()[t * D + j] = std::cos(angle);
+        sin.f()[t * D + j] = std::sin(angle);
+      }
+    }
+  auto rope = [&](const HostTensor &x) {
+    return run("rotary", {&x, &cos, &sin}, DType::F32, x.shape);
+  };
+  HostTensor x = embed(f.w("model.embed_tokens.weight"), ids);
+  for (int l = 0; l < 2; ++l) {
+    auto w = [&](const std::string &n) -> const HostTensor & {
+      return f.w("model.layers." + std::to_string(l) + "." + n);
+    };
+    HostTensor h = rmsNorm(x, w("input_layernorm.weight"), 1e-6);
+    HostTensor q = rope(
+        splitHeads(linear(h, w("self_attn.q_proj.weight"), nullptr, true), Hq));
+    HostTensor k = rope(splitHeads(
+        linear(h, w("self_attn.k_proj.weight"), nullptr, true), Hkv));
+    HostTensor v =
+        splitHeads(linear(h, w("self_attn.v_proj.weight"), nullptr, true), Hkv);
+    HostTensor a = mergeHeads(causalAttention(q, k, v));
+    a = linear(a, w("self_attn.o_proj.weight"), nullptr, true);
+    x = binary("add", x, a);
+    h = rmsNorm(x, w("post_attention_layernorm.weight"), 1e-6);
+    HostTensor gate = linear(h, w("mlp.gate_proj.weight"), nullptr, true);
+    gate = run("silu", {&gate}, DType::F32, gate.shape);
+    HostTensor up = linear(h, w("mlp.up_proj.weight"), nullptr, true);
+    h = linear(binary("mul", gate, up), w("mlp.down_proj.weight"), nullptr,
+               true);
+    x = binary("add", x, h);
+  }
+  x = rmsNorm(x, f.w("model.norm.weight"), 1e-6);
+  expectLogits(linear(x, f.w("lm_head.weight"), nullptr, true), f);
+}
+
+} // namespace
+} // namespace hybrid::cpu::test
