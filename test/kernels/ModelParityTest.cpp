@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -135,13 +136,35 @@ void expectLogits(const HostTensor &logits, const Fixture &f) {
   std::cout << "  max |logits - HF| = " << maxDiff << "\n";
 }
 
-TEST(ModelParity, Gpt2) {
-  Fixture f;
-  if (!loadFixture("gpt2", f))
-    GTEST_SKIP() << "no gpt2 fixture under " << HYBRID_FIXTURES_DIR;
-  const HostTensor &ids = f.ref.at("input_ids");
+/// Keys and values of the positions seen so far, per layer ([B, H, S, D]).
+struct KvCache {
+  std::vector<HostTensor> keys, values;
+};
+
+/// Appends this step's k and v ([B, H, T, D]) to the layer's cache and
+/// replaces them with everything cached.
+void extendCache(KvCache &cache, size_t layer, HostTensor &k, HostTensor &v) {
+  if (cache.keys.size() <= layer) {
+    cache.keys.push_back(k);
+    cache.values.push_back(v);
+  } else {
+    for (auto [past, now] : {std::pair{&cache.keys[layer], &k},
+                             std::pair{&cache.values[layer], &v}}) {
+      Shape s = past->shape;
+      s[2] += now->shape[2];
+      *past =
+          run("concat", {past, now}, DType::F32, s, AttrList().i("axis", 2));
+    }
+  }
+  k = cache.keys[layer];
+  v = cache.values[layer];
+}
+
+/// GPT-2 logits for `ids` at positions start, start + 1, ...
+HostTensor gpt2Logits(const Fixture &f, const HostTensor &ids, int64_t start,
+                      KvCache &cache) {
   const int64_t T = ids.shape[1], H = 4;
-  HostTensor pos = positions(T, 0);
+  HostTensor pos = positions(T, start);
   HostTensor x = binary("add", embed(f.w("transformer.wte.weight"), ids),
                         embed(f.w("transformer.wpe.weight"), pos));
   for (int l = 0; l < 2; ++l) {
@@ -162,7 +185,9 @@ TEST(ModelParity, Gpt2) {
                              .ints("steps", {1}));
       return splitHeads(p, H);
     };
-    HostTensor a = mergeHeads(causalAttention(part(0), part(1), part(2)));
+    HostTensor q = part(0), k = part(1), v = part(2);
+    extendCache(cache, l, k, v);
+    HostTensor a = mergeHeads(causalAttention(q, k, v));
     a = linear(a, w("attn.c_proj.weight"), &w("attn.c_proj.bias"), false);
     x = binary("add", x, a);
     h = layerNorm(x, w("ln_2.weight"), w("ln_2.bias"), 1e-5);
@@ -174,7 +199,43 @@ TEST(ModelParity, Gpt2) {
   }
   x = layerNorm(x, f.w("transformer.ln_f.weight"), f.w("transformer.ln_f.bias"),
                 1e-5);
-  expectLogits(linear(x, f.w("transformer.wte.weight"), nullptr, true), f);
+  return linear(x, f.w("transformer.wte.weight"), nullptr, true);
+}
+
+/// Greedy decoding from greedy_prompt, one token per step through the KV
+/// cache (attention with T = 1 query aligned to the end of the keys), must
+/// give greedy_tokens.
+template <typename Forward>
+void expectGreedyTokens(const Fixture &f, Forward forward) {
+  const HostTensor &prompt = f.ref.at("greedy_prompt");
+  const HostTensor &want = f.ref.at("greedy_tokens");
+  const int64_t B = prompt.shape[0], N = want.shape[1];
+  KvCache cache;
+  HostTensor ids = prompt;
+  int64_t start = 0;
+  HostTensor got(DType::I64, {B, N});
+  for (int64_t step = 0; step < N; ++step) {
+    HostTensor logits = forward(f, ids, start, cache);
+    start += ids.shape[1];
+    const int64_t T = logits.shape[1], V = logits.shape[2];
+    HostTensor next(DType::I64, {B, 1});
+    for (int64_t b = 0; b < B; ++b) {
+      const float *row = logits.f() + (b * T + T - 1) * V;
+      next.i()[b] = std::max_element(row, row + V) - row;
+      got.i()[b * N + step] = next.i()[b];
+    }
+    ids = next;
+  }
+  expectEqual(got, want, "greedy tokens");
+}
+
+TEST(ModelParity, Gpt2) {
+  Fixture f;
+  if (!loadFixture("gpt2", f))
+    GTEST_SKIP() << "no gpt2 fixture under " << HYBRID_FIXTURES_DIR;
+  KvCache cache;
+  expectLogits(gpt2Logits(f, f.ref.at("input_ids"), 0, cache), f);
+  expectGreedyTokens(f, gpt2Logits);
 }
 
 TEST(ModelParity, Opt) {
@@ -216,18 +277,16 @@ TEST(ModelParity, Opt) {
   expectLogits(linear(x, f.w(p + "embed_tokens.weight"), nullptr, true), f);
 }
 
-TEST(ModelParity, Llama) {
-  Fixture f;
-  if (!loadFixture("llama", f))
-    GTEST_SKIP() << "no llama fixture under " << HYBRID_FIXTURES_DIR;
-  const HostTensor &ids = f.ref.at("input_ids");
+/// Llama logits for `ids` at positions start, start + 1, ...
+HostTensor llamaLogits(const Fixture &f, const HostTensor &ids, int64_t start,
+                       KvCache &cache) {
   const int64_t T = ids.shape[1], Hq = 4, Hkv = 2, D = 16;
   // HF default rope: inv_freq[i] = theta^(-2i/D), both halves repeated.
   HostTensor cos(DType::F32, {1, T, D}), sin(DType::F32, {1, T, D});
   for (int64_t t = 0; t < T; ++t)
     for (int64_t i = 0; i < D / 2; ++i) {
       float invFreq = float(1.0 / std::pow(10000.0, double(2 * i) / D));
-      float angle = float(t) * invFreq;
+      float angle = float(start + t) * invFreq;
       for (int64_t j : {i, i + D / 2}) {
         cos.f()[t * D + j] = std::cos(angle);
         sin.f()[t * D + j] = std::sin(angle);
@@ -248,6 +307,7 @@ TEST(ModelParity, Llama) {
         linear(h, w("self_attn.k_proj.weight"), nullptr, true), Hkv));
     HostTensor v =
         splitHeads(linear(h, w("self_attn.v_proj.weight"), nullptr, true), Hkv);
+    extendCache(cache, l, k, v);
     HostTensor a = mergeHeads(causalAttention(q, k, v));
     a = linear(a, w("self_attn.o_proj.weight"), nullptr, true);
     x = binary("add", x, a);
@@ -260,7 +320,16 @@ TEST(ModelParity, Llama) {
     x = binary("add", x, h);
   }
   x = rmsNorm(x, f.w("model.norm.weight"), 1e-6);
-  expectLogits(linear(x, f.w("lm_head.weight"), nullptr, true), f);
+  return linear(x, f.w("lm_head.weight"), nullptr, true);
+}
+
+TEST(ModelParity, Llama) {
+  Fixture f;
+  if (!loadFixture("llama", f))
+    GTEST_SKIP() << "no llama fixture under " << HYBRID_FIXTURES_DIR;
+  KvCache cache;
+  expectLogits(llamaLogits(f, f.ref.at("input_ids"), 0, cache), f);
+  expectGreedyTokens(f, llamaLogits);
 }
 
 } // namespace
