@@ -4,4 +4,64 @@
 
 include "mlir/Pass/PassBase.td"
 
+//===----------------------------------------------------------------------===//
+// Fusion of exported subgraphs into hg's transformer ops
+//===----------------------------------------------------------------------===//
+
+def FuseActivations : Pass<"hg-fuse-activations", "mlir::func::FuncOp"> {
+  let summary = "Fuse decomposed GELU (tanh and erf forms) and SiLU";
+  let description = [{
+    Rewrites 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) into
+    `hg.gelu {approximate = "tanh"}`, 0.5 * x * (1 + erf(x / sqrt(2))) into
+    `hg.gelu`, and x * sigmoid(x) into `hg.silu`, in any association and
+    operand order. A tanh that still looks like part of a GELU afterwards
+    gets a warning: it runs unfused.
+  }];
+}
+
+def FuseAttention : Pass<"hg-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Fuse scaled dot-product attention into hg.attention";
+  let description = [{
+    Matches matmul(softmax(matmul(q * s1, k^T * s2) [+ mask], -1), v) with an
+    optional NaN cleanup select(is_nan(p), 0, p) after the softmax and
+    rank-4 q, k, v. The key transpose may be an hg.transpose or the
+    reshape / transpose / reshape that exporters emit; keys and values
+    repeated for grouped-query attention (reshape of broadcast_to) are
+    replaced by the unrepeated ones. Scalar multipliers on q, k^T or the
+    scores (also through reshapes and transposes) become `scale`. The mask
+    stays an operand unless it is proven, from the IR, to be the causal
+    mask (then `causal = true`) or to mask nothing. A softmax left unfused
+    gets a warning: it runs unfused.
+  }];
+}
+
+def FuseLinear : Pass<"hg-fuse-linear", "mlir::func::FuncOp"> {
+  let summary = "Fuse matmul by a parameter matrix (and a bias) into hg.linear";
+  let description = [{
+    Rewrites matmul(x, W) where W is a 2-D parameter ([K, N]) or the
+    transpose of one ([N, K]) into hg.linear, and folds a following add of a
+    [N] bias into it (also for an hg.linear without bias).
+  }];
+}
+
+def FuseNorms : Pass<"hg-fuse-norms", "mlir::func::FuncOp"> {
+  let summary = "Fuse decomposed RMSNorm and LayerNorm";
+  let description = [{
+    Rewrites x * rsqrt(mean(x^2) + eps) [* w] (also with reciprocal(sqrt),
+    division by sqrt, or pow(-0.5)) into hg.rms_norm, and
+    (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* w] [+ b] into
+    hg.layer_norm, over trailing axes. A reciprocal square root left
+    unfused gets a warning: it runs unfused.
+  }];
+}
+
+def FuseRotary : Pass<"hg-fuse-rotary", "mlir::func::FuncOp"> {
+  let summary = "Fuse rotate-half rotary embeddings into hg.rotary";
+  let description = [{
+    Rewrites x * cos + concat(-x[..., d/2:], x[..., :d/2]) * sin, with
+    x [B, H, T, d] and cos / sin broadcast from [B or 1, 1, T, d], into
+    hg.rotary with cos / sin reshaped to [B or 1, T, d].
+  }];
+}
+
 #endif // HG_TRANSFORMS_PASSES_TD

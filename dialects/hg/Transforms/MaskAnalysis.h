@@ -1,0 +1,30 @@
+// Proves what an additive attention mask computes when it is built from
+// shapes only (iota, comparisons, reshapes): exported decoder graphs build
+// the causal mask that way, and hg.attention can then drop it for
+// `causal = true`.
+#pragma once
+
+#include "dialects/hg/Transforms/ValueShapes.h"
+
+#include "hybrid/SymExpr.h"
+
+#include "mlir/IR/Value.h"
+
+namespace hybridc::hg {
+
+enum class MaskMeaning {
+  Unknown, ///< not proven; keep the mask
+  None,    ///< every score visible: the mask adds nothing
+  Causal,  ///< key j visible from query i exactly when j <= i + S - T
+};
+
+/// What `mask` (additive, broadcast against scores of symbolic shape
+/// `scores` = [B, H, T, S]) means. Sound: anything not proven for every
+/// value of the symbolic sizes is Unknown. Masked entries are those set to
+/// a value <= -1e30 (finfo.min or -inf), which softmax turns into exact
+/// zeros as long as a row keeps one visible score (true for causal rows).
+MaskMeaning analyzeAttentionMask(mlir::Value mask,
+                                 const hybrid::SymShape &scores,
+                                 ValueShapes &shapes);
+
+} // namespace hybridc::hg

@@ -1,0 +1,49 @@
+// Symbolic shapes of hg values, computed on demand for the preconditions of
+// fusion patterns (is this dim the same size as that one?).
+#pragma once
+
+#include "hybrid/SymExpr.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hybridc::hg {
+
+/// Lazily derives each value's shape as polynomials in the symbols named by
+/// the enclosing function's `hg.dims` argument attributes, and caches them.
+/// A value whose shape cannot be shown symbolically gets std::nullopt (the
+/// caller then does not fuse). The cache is keyed by Value, so an instance
+/// must not outlive IR changes: make one per pattern application.
+class ValueShapes {
+public:
+  /// `anchor` is any op inside the function (or the function itself).
+  explicit ValueShapes(mlir::Operation *anchor);
+
+  std::optional<hybrid::SymShape> get(mlir::Value value);
+  /// The size of dim `dim` (negative counts from the end).
+  std::optional<hybrid::SymExpr> dim(mlir::Value value, int64_t dim);
+
+  /// An I64 attribute for a constant size, else the polynomial's text.
+  mlir::Attribute dimAttr(mlir::MLIRContext *context,
+                          const hybrid::SymExpr &e) const;
+  /// A shape attribute (as hg.reshape takes) for `shape`.
+  mlir::ArrayAttr shapeAttr(mlir::MLIRContext *context,
+                            const hybrid::SymShape &shape) const;
+  std::string str(const hybrid::SymExpr &e) const { return e.str(symbols_); }
+
+private:
+  std::optional<hybrid::SymShape> compute(mlir::Value value);
+  std::optional<hybrid::SymShape> computeOp(mlir::Operation *op,
+                                            unsigned resultIndex);
+  std::optional<hybrid::SymShape> parseShape(mlir::Attribute attr);
+
+  std::vector<std::string> symbols_;
+  llvm::DenseMap<mlir::Value, std::optional<hybrid::SymShape>> cache_;
+};
+
+} // namespace hybridc::hg
