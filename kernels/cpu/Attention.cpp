@@ -95,12 +95,13 @@ constexpr int64_t kGemmPathWork = 1 << 18;
 /// One query row at a time, heads in parallel: for decode steps and short
 /// prompts, where GEMM calls would cost more than they save.
 void attendByRows(const AttentionProblem &p) {
+  PerThreadScratch<float> scratch(p.S);
   parallelFor(p.B * p.Hq, p.T * p.S * (p.Dh + p.Dv), [&](int64_t bh) {
     const int64_t b = bh / p.Hq, h = bh % p.Hq;
     const float *Q = p.queryHead(b, h), *K = p.keyHead(b, h),
                 *V = p.valueHead(b, h);
     float *O = p.outHead(b, h);
-    std::vector<float> scores(p.S);
+    float *scores = scratch.get();
     for (int64_t i = 0; i < p.T; ++i) {
       float *o = O + i * p.Dv;
       std::fill(o, o + p.Dv, 0.0f);
@@ -117,8 +118,8 @@ void attendByRows(const AttentionProblem &p) {
           dot += qi[d] * kj[d];
         scores[j] = dot * p.scale;
       }
-      p.addBias(b, h, i, begin, end, scores.data());
-      if (!AttentionProblem::softmaxInPlace(scores.data(), begin, end))
+      p.addBias(b, h, i, begin, end, scores);
+      if (!AttentionProblem::softmaxInPlace(scores, begin, end))
         continue;
       for (int64_t j = begin; j < end; ++j) {
         const float w = scores[j];
@@ -157,14 +158,11 @@ void attendByGemm(const AttentionProblem &p) {
     gemm(false, false, p.T, p.Dv, p.S, 1.0f, probs, p.S, p.valueHead(b, h),
          p.Dv, 0.0f, p.outHead(b, h), p.Dv);
   };
-  if (heads >= omp_get_max_threads()) {
-#pragma omp parallel
-    {
-      std::vector<float> probs(p.T * p.S);
-#pragma omp for schedule(dynamic)
-      for (int64_t bh = 0; bh < heads; ++bh)
-        attendHead(bh, probs.data());
-    }
+  if (heads >= omp_get_max_threads() && !omp_in_parallel()) {
+    PerThreadScratch<float> scratch(p.T * p.S);
+#pragma omp parallel for schedule(dynamic)
+    for (int64_t bh = 0; bh < heads; ++bh)
+      attendHead(bh, scratch.get());
   } else {
     std::vector<float> probs(p.T * p.S);
     for (int64_t bh = 0; bh < heads; ++bh)

@@ -4,6 +4,7 @@
 #include "Kernels.h"
 #include "Parallel.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace hybrid::cpu::kernels {
@@ -13,8 +14,10 @@ namespace {
 template <typename T, typename Acc>
 void scan(const T *in, T *out, int64_t outer, int64_t n, int64_t inner,
           bool exclusive, bool reverse) {
+  PerThreadScratch<Acc> scratch(inner);
   parallelFor(outer, n * inner, [&](int64_t o) {
-    std::vector<Acc> acc(inner, Acc(0));
+    Acc *acc = scratch.get();
+    std::fill(acc, acc + inner, Acc(0));
     const T *src = in + o * n * inner;
     T *dst = out + o * n * inner;
     for (int64_t step = 0; step < n; ++step) {

@@ -2,7 +2,9 @@
 // parallel, so the many small tensors of a decode step stay on one thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <omp.h>
 
@@ -51,5 +53,21 @@ void parallelChunks(int64_t n, int64_t workPerItem, Fn &&fn) {
       fn(begin, end);
   }
 }
+
+/// Scratch space for each thread of a parallel loop, allocated before the
+/// loop so that running out of memory throws there: an exception cannot
+/// leave a parallel region.
+template <typename T> class PerThreadScratch {
+public:
+  explicit PerThreadScratch(size_t perThread)
+      : perThread_(perThread),
+        data_(perThread * static_cast<size_t>(omp_get_max_threads())) {}
+  /// The calling thread's slice of perThread elements.
+  T *get() { return data_.data() + perThread_ * omp_get_thread_num(); }
+
+private:
+  size_t perThread_;
+  std::vector<T> data_;
+};
 
 } // namespace hybrid::cpu

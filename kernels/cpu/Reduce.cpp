@@ -154,9 +154,11 @@ void reduceWith(const ReductionLayout &layout, const T *in, T *out,
     });
   } else {
     // Each group of L outputs folds whole rows of L elements.
+    PerThreadScratch<Acc> scratch(L);
     parallelFor(outCount / L, count * L, [&](int64_t o) {
       const T *base = in + keptOffset(layout, o);
-      std::vector<Acc> acc(L, R::init());
+      Acc *acc = scratch.get();
+      std::fill(acc, acc + L, R::init());
       for (int64_t r : roffs) {
         const T *x = base + r;
         for (int64_t l = 0; l < L; ++l)

@@ -4,6 +4,7 @@
 #include "Kernels.h"
 #include "Parallel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -34,11 +35,12 @@ void softmaxRow(const float *x, float *y, int64_t n, bool logarithm) {
   }
 }
 
-/// Softmax down the n rows of an [n, inner] block, all columns at once.
+/// Softmax down the n rows of an [n, inner] block, all columns at once;
+/// `m` and `sum` are scratch of `inner` entries.
 void softmaxColumns(const float *x, float *y, int64_t n, int64_t inner,
-                    bool logarithm) {
-  std::vector<float> m(inner, -std::numeric_limits<float>::infinity());
-  std::vector<double> sum(inner, 0.0);
+                    bool logarithm, float *m, double *sum) {
+  std::fill(m, m + inner, -std::numeric_limits<float>::infinity());
+  std::fill(sum, sum + inner, 0.0);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < inner; ++j) {
       float v = x[i * inner + j];
@@ -92,8 +94,11 @@ void softmaxAlongAxis(const KernelCall &call, const char *kernel,
       softmaxRow(x + o * n, y + o * n, n, logarithm);
     });
   } else {
+    PerThreadScratch<float> maxima(inner);
+    PerThreadScratch<double> sums(inner);
     parallelFor(outer, n * inner * 16, [&](int64_t o) {
-      softmaxColumns(x + o * n * inner, y + o * n * inner, n, inner, logarithm);
+      softmaxColumns(x + o * n * inner, y + o * n * inner, n, inner, logarithm,
+                     maxima.get(), sums.get());
     });
   }
 }

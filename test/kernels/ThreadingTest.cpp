@@ -74,6 +74,42 @@ TEST(Threading, ElementwiseReductionsAndNormsAreBitwiseStable) {
         "cumsum");
 }
 
+TEST(Threading, PerThreadScratchPathsAreBitwiseStable) {
+  // Reductions, softmax and cumsum over a middle axis keep per-thread
+  // accumulators.
+  Random rng(83);
+  HostTensor x = rng.f32({128, 300, 40});
+  auto check = [](const std::pair<HostTensor, HostTensor> &r,
+                  const std::string &what) {
+    expectEqual(r.first, r.second, what);
+  };
+  check(onOneAndThreeThreads([&] {
+          return run("reduce_sum", {&x}, DType::F32, {128, 40},
+                     AttrList().ints("axes", {1}).i("keepdims", 0));
+        }),
+        "reduce_sum middle axis");
+  check(onOneAndThreeThreads([&] {
+          return run("softmax", {&x}, DType::F32, x.shape,
+                     AttrList().i("axis", 1));
+        }),
+        "softmax middle axis");
+  check(onOneAndThreeThreads([&] {
+          return run("cumsum", {&x}, DType::F32, x.shape,
+                     AttrList().i("axis", 1));
+        }),
+        "cumsum middle axis");
+  HostTensor q = rng.f32({8, 4, 1, 64}), kv = rng.f32({8, 4, 300, 64});
+  check(onOneAndThreeThreads([&] {
+          return run("attention", {&q, &kv, &kv}, DType::F32, q.shape,
+                     AttrList()
+                         .f("scale", 0.125)
+                         .i("causal", 1)
+                         .i("has_mask", 0)
+                         .i("has_alibi", 0));
+        }),
+        "decode attention");
+}
+
 TEST(Threading, ThreadChunksSplittingRowsStayCorrect) {
   // Three threads split these results mid-row (and a single long row).
   Random rng(82);
