@@ -1,0 +1,142 @@
+// hg-fuse-attention: softmax(q k^T * scale + mask) v -> hg.attention.
+// RUN: hybridc-opt --hg-fuse-attention --split-input-file --verify-diagnostics %s | FileCheck %s
+
+// The plain form: scale on both operands, k^T as an hg.transpose, no mask.
+// CHECK-LABEL: func.func @plain
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x4x8x16xf32>, %[[K:.+]]: tensor<2x4x8x16xf32>, %[[V:.+]]: tensor<2x4x8x16xf32>)
+// CHECK: %[[A:.+]] = hg.attention %[[Q]], %[[K]], %[[V]] {scale = 2.500000e-01 : f64}
+// CHECK-NEXT: return %[[A]]
+func.func @plain(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %s = hg.constant dense<0.5> : tensor<f32>
+  %kt = hg.transpose %k [0, 1, 3, 2] : tensor<2x4x8x16xf32> -> tensor<2x4x16x8xf32>
+  %qs = hg.mul %q, %s : tensor<2x4x8x16xf32>, tensor<f32> -> tensor<2x4x8x16xf32>
+  %ks = hg.mul %kt, %s : tensor<2x4x16x8xf32>, tensor<f32> -> tensor<2x4x16x8xf32>
+  %0 = hg.matmul %qs, %ks : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+  %1 = hg.softmax %0 {axis = 3 : i64} : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %2 = hg.matmul %1, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return %2 : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// As torch.onnx exports SDPA: k^T by reshape / transpose / reshape, the
+// NaN cleanup after softmax, and the causal mask built from iota. The mask
+// is proven causal and dropped.
+// CHECK-LABEL: func.func @exported_causal
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x4x?x16xf32> {{.*}}, %[[K:.+]]: tensor<?x4x?x16xf32> {{.*}}, %[[V:.+]]: tensor<?x4x?x16xf32>
+// CHECK: %[[A:.+]] = hg.attention %[[Q]], %[[K]], %[[V]] {causal = true, scale = 2.500000e-01 : f64}
+// CHECK-NEXT: return %[[A]]
+func.func @exported_causal(%q: tensor<?x4x?x16xf32> {hg.dims = ["batch", 4, "seq", 16]},
+                           %k: tensor<?x4x?x16xf32> {hg.dims = ["batch", 4, "seq", 16]},
+                           %v: tensor<?x4x?x16xf32> {hg.dims = ["batch", 4, "seq", 16]}) -> tensor<?x4x?x16xf32> {
+  %k3 = hg.reshape %k ["4*batch", "seq", 16] : tensor<?x4x?x16xf32> -> tensor<?x?x16xf32>
+  %k3t = hg.transpose %k3 [0, 2, 1] : tensor<?x?x16xf32> -> tensor<?x16x?xf32>
+  %kt = hg.reshape %k3t ["batch", 4, 16, "seq"] : tensor<?x16x?xf32> -> tensor<?x4x16x?xf32>
+  %s = hg.constant dense<0.5> : tensor<f32>
+  %qs = hg.mul %q, %s : tensor<?x4x?x16xf32>, tensor<f32> -> tensor<?x4x?x16xf32>
+  %ks = hg.mul %kt, %s : tensor<?x4x16x?xf32>, tensor<f32> -> tensor<?x4x16x?xf32>
+  %pos = hg.iota ["seq"] {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xi64>
+  %rows = hg.reshape %pos [1, 1, "seq", 1] : tensor<?xi64> -> tensor<1x1x?x1xi64>
+  %cols = hg.reshape %pos [1, 1, 1, "seq"] : tensor<?xi64> -> tensor<1x1x1x?xi64>
+  %visible = hg.less_equal %cols, %rows : tensor<1x1x1x?xi64>, tensor<1x1x?x1xi64> -> tensor<1x1x?x?xi1>
+  %zero = hg.constant dense<0.0> : tensor<f32>
+  %min = hg.constant dense<-3.40282347E+38> : tensor<f32>
+  %mask = hg.select %visible, %zero, %min : tensor<1x1x?x?xi1>, tensor<f32>, tensor<f32> -> tensor<1x1x?x?xf32>
+  %0 = hg.matmul %qs, %ks : tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32> -> tensor<?x4x?x?xf32>
+  %1 = hg.add %0, %mask : tensor<?x4x?x?xf32>, tensor<1x1x?x?xf32> -> tensor<?x4x?x?xf32>
+  %2 = hg.softmax %1 {axis = 3 : i64} : tensor<?x4x?x?xf32> -> tensor<?x4x?x?xf32>
+  %3 = hg.is_nan %2 : tensor<?x4x?x?xf32> -> tensor<?x4x?x?xi1>
+  %4 = hg.select %3, %zero, %2 : tensor<?x4x?x?xi1>, tensor<f32>, tensor<?x4x?x?xf32> -> tensor<?x4x?x?xf32>
+  %5 = hg.matmul %4, %v : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %5 : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// j < i is not the causal mask (the diagonal is hidden): the mask stays.
+// CHECK-LABEL: func.func @strict_mask_kept
+// CHECK: %[[M:.+]] = hg.select
+// CHECK: hg.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[M]] {scale = 1.000000e+00 : f64}
+// CHECK-NOT: causal
+func.func @strict_mask_kept(%q: tensor<1x2x?x8xf32> {hg.dims = [1, 2, "t", 8]},
+                            %k: tensor<1x2x?x8xf32> {hg.dims = [1, 2, "t", 8]},
+                            %v: tensor<1x2x?x8xf32> {hg.dims = [1, 2, "t", 8]}) -> tensor<1x2x?x8xf32> {
+  %kt = hg.transpose %k [0, 1, 3, 2] : tensor<1x2x?x8xf32> -> tensor<1x2x8x?xf32>
+  %pos = hg.iota ["t"] {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xi64>
+  %rows = hg.reshape %pos ["t", 1] : tensor<?xi64> -> tensor<?x1xi64>
+  %visible = hg.less %pos, %rows : tensor<?xi64>, tensor<?x1xi64> -> tensor<?x?xi1>
+  %zero = hg.constant dense<0.0> : tensor<f32>
+  %inf = hg.constant dense<0xFF800000> : tensor<f32>
+  %mask = hg.select %visible, %zero, %inf : tensor<?x?xi1>, tensor<f32>, tensor<f32> -> tensor<?x?xf32>
+  %0 = hg.matmul %q, %kt : tensor<1x2x?x8xf32>, tensor<1x2x8x?xf32> -> tensor<1x2x?x?xf32>
+  %1 = hg.add %mask, %0 : tensor<?x?xf32>, tensor<1x2x?x?xf32> -> tensor<1x2x?x?xf32>
+  %2 = hg.softmax %1 {axis = 3 : i64} : tensor<1x2x?x?xf32> -> tensor<1x2x?x?xf32>
+  %3 = hg.matmul %2, %v : tensor<1x2x?x?xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>
+  return %3 : tensor<1x2x?x8xf32>
+}
+
+// -----
+
+// A mask from the caller is kept as the mask operand.
+// CHECK-LABEL: func.func @caller_mask
+// CHECK-SAME: %[[M:[^:]+]]: tensor<2x1x8x8xf32>)
+// CHECK: hg.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[M]]
+func.func @caller_mask(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>,
+                       %m: tensor<2x1x8x8xf32>) -> tensor<2x4x8x16xf32> {
+  %kt = hg.transpose %k [0, 1, 3, 2] : tensor<2x4x8x16xf32> -> tensor<2x4x16x8xf32>
+  %0 = hg.matmul %q, %kt : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+  %1 = hg.add %0, %m : tensor<2x4x8x8xf32>, tensor<2x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %2 = hg.softmax %1 {axis = 3 : i64} : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %3 = hg.matmul %2, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return %3 : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// Grouped-query attention (2 KV heads for 4 query heads): the repeat_kv
+// reshape(broadcast_to(reshape(kv))) is undone; the scale sits on q before
+// its reshape and transpose (OPT) and on the scores after the matmul.
+// CHECK-LABEL: func.func @gqa
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x64xf32> {{.*}}, %[[K:.+]]: tensor<?x2x?x16xf32> {{.*}}, %[[V:.+]]: tensor<?x2x?x16xf32>
+// CHECK: %[[Q4:.+]] = hg.reshape %[[X]] ["b", "t", 4, 16]
+// CHECK: %[[Q:.+]] = hg.transpose %[[Q4]] [0, 2, 1, 3]
+// CHECK: %[[A:.+]] = hg.attention %[[Q]], %[[K]], %[[V]] {scale = 2.500000e-01 : f64}
+// CHECK-NEXT: return %[[A]]
+func.func @gqa(%x: tensor<?x?x64xf32> {hg.dims = ["b", "t", 64]},
+               %k: tensor<?x2x?x16xf32> {hg.dims = ["b", 2, "t", 16]},
+               %v: tensor<?x2x?x16xf32> {hg.dims = ["b", 2, "t", 16]}) -> tensor<?x4x?x16xf32> {
+  %c = hg.constant dense<0.5> : tensor<f32>
+  %two = hg.constant dense<2.0> : tensor<f32>
+  %xs = hg.mul %x, %c : tensor<?x?x64xf32>, tensor<f32> -> tensor<?x?x64xf32>
+  %q4 = hg.reshape %xs ["b", "t", 4, 16] : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+  %q = hg.transpose %q4 [0, 2, 1, 3] : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %k5 = hg.reshape %k ["b", 2, 1, "t", 16] : tensor<?x2x?x16xf32> -> tensor<?x2x1x?x16xf32>
+  %kb = hg.broadcast_to %k5 ["b", 2, 2, "t", 16] : tensor<?x2x1x?x16xf32> -> tensor<?x2x2x?x16xf32>
+  %kr = hg.reshape %kb ["b", 4, "t", 16] : tensor<?x2x2x?x16xf32> -> tensor<?x4x?x16xf32>
+  %v5 = hg.reshape %v ["b", 2, 1, "t", 16] : tensor<?x2x?x16xf32> -> tensor<?x2x1x?x16xf32>
+  %vb = hg.broadcast_to %v5 ["b", 2, 2, "t", 16] : tensor<?x2x1x?x16xf32> -> tensor<?x2x2x?x16xf32>
+  %vr = hg.reshape %vb ["b", 4, "t", 16] : tensor<?x2x2x?x16xf32> -> tensor<?x4x?x16xf32>
+  %k3 = hg.reshape %kr ["4*b", "t", 16] : tensor<?x4x?x16xf32> -> tensor<?x?x16xf32>
+  %k3t = hg.transpose %k3 [0, 2, 1] : tensor<?x?x16xf32> -> tensor<?x16x?xf32>
+  %kt = hg.reshape %k3t ["b", 4, 16, "t"] : tensor<?x16x?xf32> -> tensor<?x4x16x?xf32>
+  %0 = hg.matmul %q, %kt : tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32> -> tensor<?x4x?x?xf32>
+  %1 = hg.div %0, %two : tensor<?x4x?x?xf32>, tensor<f32> -> tensor<?x4x?x?xf32>
+  %2 = hg.softmax %1 {axis = 3 : i64} : tensor<?x4x?x?xf32> -> tensor<?x4x?x?xf32>
+  %3 = hg.matmul %2, %vr : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %3 : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// Softmax over the heads is not attention: it stays, with a warning.
+// CHECK-LABEL: func.func @not_attention
+// CHECK: hg.softmax
+// CHECK-NOT: hg.attention
+func.func @not_attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %kt = hg.transpose %k [0, 1, 3, 2] : tensor<2x4x8x16xf32> -> tensor<2x4x16x8xf32>
+  %0 = hg.matmul %q, %kt : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+  // expected-warning @+1 {{softmax 'hg.softmax' not fused into attention; it runs unfused}}
+  %1 = hg.softmax %0 {axis = 1 : i64} : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %2 = hg.matmul %1, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return %2 : tensor<2x4x8x16xf32>
+}
