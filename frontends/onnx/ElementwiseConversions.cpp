@@ -569,15 +569,15 @@ llvm::Error convertIsInf(GraphImporter &imp, const GenericNode &node) {
   if (llvm::Error e = node.getInt("detect_negative", 1, detectNeg))
     return e;
   const TensorValue &v = **x;
+  if (!detectPos && !detectNeg) {
+    TensorValue never = TensorValue::makeInts({}, {SymExpr(0)}, ElemKind::Bool);
+    imp.setOutput(node, 0, imp.broadcastTo(never, v.shape));
+    return llvm::Error::success();
+  }
   mlir::Value in = imp.materialize(v);
   mlir::Value inf = imp.emit<hg::IsInfOp>(in);
   if (detectPos && detectNeg) {
     imp.setOutput(node, 0, imp.live(inf, v.shape));
-    return llvm::Error::success();
-  }
-  if (!detectPos && !detectNeg) {
-    TensorValue never = TensorValue::makeInts({}, {SymExpr(0)}, ElemKind::Bool);
-    imp.setOutput(node, 0, imp.broadcastTo(never, v.shape));
     return llvm::Error::success();
   }
   mlir::Value zero = imp.scalarConstant(0, ElemKind::Float);
@@ -697,27 +697,6 @@ llvm::Error convertIdentity(GraphImporter &imp, const GenericNode &node) {
   auto x = imp.input(node, 0);
   if (!x)
     return x.takeError();
-  imp.setOutput(node, 0, **x);
-  return llvm::Error::success();
-}
-
-/// Dropout at inference: the identity. A consumed mask output or a training
-/// mode that is on (or unknown) is rejected.
-llvm::Error convertDropout(GraphImporter &imp, const GenericNode &node) {
-  auto x = imp.input(node, 0);
-  if (!x)
-    return x.takeError();
-  if (node.hasOutput(1) && imp.isUsed(node.output(1)))
-    return node.error("the dropout mask output is used; only inference "
-                      "(identity) dropout is supported");
-  if (node.opset() >= 12 && node.hasInput(2)) {
-    auto training = imp.knownScalar(node, 2, "training_mode");
-    if (!training)
-      return training.takeError();
-    if (*training != 0)
-      return node.error("training_mode is on; only inference dropout is "
-                        "supported");
-  }
   imp.setOutput(node, 0, **x);
   return llvm::Error::success();
 }
@@ -894,7 +873,6 @@ void registerElementwiseConversions(ConversionTable &t) {
   t.add("CastLike", {15, 19, 21}, convertCastLike);
   t.add("Clip", {6, 11, 12, 13}, convertClip);
   t.add("Identity", {1, 13, 14, 16, 19, 21}, convertIdentity);
-  t.add("Dropout", {7, 10, 12, 13}, convertDropout);
   t.add("LeakyRelu", {6, 16}, convertLeakyRelu);
   t.add("Elu", 6, convertElu);
   t.add("HardSigmoid", 6, convertHardSigmoid);

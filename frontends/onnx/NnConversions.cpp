@@ -343,11 +343,6 @@ llvm::Error convertLayerNorm(GraphImporter &imp, const GenericNode &node) {
   if (!x)
     return x.takeError();
   const TensorValue &in = **x;
-  for (size_t i : {1, 2})
-    if (node.hasOutput(i) && imp.isUsed(node.output(i)))
-      return node.error(llvm::Twine("the ") + (i == 1 ? "Mean" : "InvStdDev") +
-                        " output is used; only the normalised output is "
-                        "supported");
   if (llvm::Error e = checkStashType(node))
     return e;
   int64_t axisAttr;
@@ -377,10 +372,34 @@ llvm::Error convertLayerNorm(GraphImporter &imp, const GenericNode &node) {
     bias = *bv;
   }
   mlir::OpBuilder &b = imp.builder();
-  mlir::Value r = imp.emit<hg::LayerNormOp>(imp.materialize(in), *weight, bias,
-                                            b.getF64FloatAttr(eps),
-                                            b.getI64IntegerAttr(*axis));
+  mlir::Value input = imp.materialize(in);
+  mlir::Value r = imp.emit<hg::LayerNormOp>(
+      input, *weight, bias, b.getF64FloatAttr(eps), b.getI64IntegerAttr(*axis));
   imp.setOutput(node, 0, imp.live(r, in.shape));
+
+  // The optional Mean and InvStdDev outputs ([d0 .. d(axis-1), 1, .., 1]),
+  // computed separately when something reads them.
+  bool wantMean = node.hasOutput(1) && imp.isUsed(node.output(1));
+  bool wantInvStd = node.hasOutput(2) && imp.isUsed(node.output(2));
+  if (!wantMean && !wantInvStd)
+    return llvm::Error::success();
+  SymShape statShape(in.shape.begin(), in.shape.begin() + *axis);
+  statShape.resize(in.shape.size(), SymExpr(1));
+  llvm::SmallVector<int64_t> axes;
+  for (int64_t i = *axis; i < in.rank(); ++i)
+    axes.push_back(i);
+  mlir::DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(axes);
+  mlir::Value mean =
+      imp.emit<hg::ReduceMeanOp>(input, axesAttr, b.getBoolAttr(true));
+  imp.setOutput(node, 1, imp.live(mean, statShape));
+  if (wantInvStd) {
+    mlir::Value centred = imp.emit<hg::SubOp>(input, mean);
+    mlir::Value var = imp.emit<hg::ReduceMeanOp>(
+        imp.emit<hg::MulOp>(centred, centred), axesAttr, b.getBoolAttr(true));
+    mlir::Value invStd = imp.emit<hg::RsqrtOp>(
+        imp.emit<hg::AddOp>(var, imp.scalarConstant(eps, ElemKind::Float)));
+    imp.setOutput(node, 2, imp.live(invStd, statShape));
+  }
   return llvm::Error::success();
 }
 
