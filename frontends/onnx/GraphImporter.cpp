@@ -387,10 +387,13 @@ mlir::Value GraphImporter::symbolSize(unsigned symbol) {
 mlir::Value GraphImporter::symbolicScalar(const SymExpr &e) {
   mlir::Value sum;
   for (const auto &[monomial, coeff] : e.terms()) {
-    mlir::Value term =
-        scalarConstant(static_cast<double>(coeff), ElemKind::Int);
+    mlir::Value term;
     for (uint8_t s : monomial)
-      term = emit<hg::MulOp>(term, symbolSize(s));
+      term = term ? emit<hg::MulOp>(term, symbolSize(s)) : symbolSize(s);
+    if (!term || coeff != 1) {
+      mlir::Value c = scalarConstant(static_cast<double>(coeff), ElemKind::Int);
+      term = term ? emit<hg::MulOp>(c, term) : c;
+    }
     sum = sum ? emit<hg::AddOp>(sum, term) : term;
   }
   return sum ? sum : scalarConstant(0, ElemKind::Int);
