@@ -213,11 +213,12 @@ struct AttentionMatch {
 };
 
 struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FuseScaledDotProductAttention(MLIRContext *context, ValueShapes &shapes)
+      : OpRewritePattern(context), shapes(shapes) {}
+  ValueShapes &shapes;
 
   LogicalResult matchAndRewrite(MatMulOp op,
                                 PatternRewriter &rewriter) const override {
-    ValueShapes shapes(op);
     AttentionMatch m;
     if (failed(match(op, shapes, m, rewriter)))
       return failure();
@@ -342,8 +343,13 @@ struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
 struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseScaledDotProductAttention>(&getContext());
-    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns));
+    ValueShapes shapes(getOperation());
+    ValueShapesListener listener(shapes);
+    patterns.add<FuseScaledDotProductAttention>(&getContext(), shapes);
+    GreedyRewriteConfig config;
+    config.listener = &listener;
+    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                       config);
     getOperation().walk([](SoftmaxOp op) {
       op.emitWarning() << "softmax '" << describeOp(op)
                        << "' not fused into attention; it runs unfused";

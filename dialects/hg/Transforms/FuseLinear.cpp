@@ -45,7 +45,9 @@ struct MatMulToLinear : OpRewritePattern<MatMulOp> {
 
 /// add(linear(x, W), b) with b [N] -> linear(x, W, bias b).
 struct FoldLinearBias : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FoldLinearBias(MLIRContext *context, ValueShapes &shapes)
+      : OpRewritePattern(context), shapes(shapes) {}
+  ValueShapes &shapes;
   LogicalResult matchAndRewrite(AddOp op,
                                 PatternRewriter &rewriter) const override {
     for (int side = 0; side < 2; ++side) {
@@ -56,7 +58,6 @@ struct FoldLinearBias : OpRewritePattern<AddOp> {
       auto biasType = cast<RankedTensorType>(bias.getType());
       if (biasType.getRank() != 1 || !biasType.getElementType().isF32())
         continue;
-      ValueShapes shapes(op);
       std::optional<hybrid::SymExpr> n = shapes.dim(linear.getResult(), -1);
       std::optional<hybrid::SymExpr> b = shapes.dim(bias, 0);
       if (!n || !b || *n != *b)
@@ -75,8 +76,14 @@ struct FoldLinearBias : OpRewritePattern<AddOp> {
 struct FuseLinearPass : impl::FuseLinearBase<FuseLinearPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatMulToLinear, FoldLinearBias>(&getContext());
-    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns));
+    ValueShapes shapes(getOperation());
+    ValueShapesListener listener(shapes);
+    patterns.add<MatMulToLinear>(&getContext());
+    patterns.add<FoldLinearBias>(&getContext(), shapes);
+    GreedyRewriteConfig config;
+    config.listener = &listener;
+    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                       config);
   }
 };
 

@@ -138,7 +138,9 @@ template <typename OpTy> OpTy soleUser(Value v, Value &other) {
 /// hg.layer_norm. A following "* w" (and for LayerNorm "+ b") of the
 /// normalised shape is absorbed.
 template <typename RootOp> struct FuseNorm : OpRewritePattern<RootOp> {
-  using OpRewritePattern<RootOp>::OpRewritePattern;
+  FuseNorm(MLIRContext *context, ValueShapes &shapes)
+      : OpRewritePattern<RootOp>(context), shapes(shapes) {}
+  ValueShapes &shapes;
 
   LogicalResult matchAndRewrite(RootOp op,
                                 PatternRewriter &rewriter) const override {
@@ -164,7 +166,6 @@ template <typename RootOp> struct FuseNorm : OpRewritePattern<RootOp> {
         op->getResult(0).getType() != inputType)
       return failure();
 
-    ValueShapes shapes(op);
     Operation *last = op;
     Value weight, bias, other;
     Value normalized = op->getResult(0);
@@ -202,8 +203,13 @@ template <typename RootOp> struct FuseNorm : OpRewritePattern<RootOp> {
 struct FuseNormsPass : impl::FuseNormsBase<FuseNormsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseNorm<MulOp>, FuseNorm<DivOp>>(&getContext());
-    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns));
+    ValueShapes shapes(getOperation());
+    ValueShapesListener listener(shapes);
+    patterns.add<FuseNorm<MulOp>, FuseNorm<DivOp>>(&getContext(), shapes);
+    GreedyRewriteConfig config;
+    config.listener = &listener;
+    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                       config);
     getOperation().walk([](Operation *op) {
       if (!isa<RsqrtOp, ReciprocalOp, PowOp, DivOp>(op))
         return;

@@ -163,10 +163,11 @@ std::optional<RotaryMatch> matchRotary(AddOp add, ValueShapes &shapes) {
 }
 
 struct FuseRotaryHalf : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FuseRotaryHalf(MLIRContext *context, ValueShapes &shapes)
+      : OpRewritePattern(context), shapes(shapes) {}
+  ValueShapes &shapes;
   LogicalResult matchAndRewrite(AddOp op,
                                 PatternRewriter &rewriter) const override {
-    ValueShapes shapes(op);
     std::optional<RotaryMatch> m = matchRotary(op, shapes);
     if (!m)
       return rewriter.notifyMatchFailure(op,
@@ -212,8 +213,14 @@ struct ExtendPartialRotary : OpRewritePattern<ConcatOp> {
 struct FuseRotaryPass : impl::FuseRotaryBase<FuseRotaryPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseRotaryHalf, ExtendPartialRotary>(&getContext());
-    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns));
+    ValueShapes shapes(getOperation());
+    ValueShapesListener listener(shapes);
+    patterns.add<FuseRotaryHalf>(&getContext(), shapes);
+    patterns.add<ExtendPartialRotary>(&getContext());
+    GreedyRewriteConfig config;
+    config.listener = &listener;
+    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                       config);
   }
 };
 

@@ -109,6 +109,11 @@ std::optional<SymShape> ValueShapes::parseShape(Attribute attr) {
   return out;
 }
 
+void ValueShapes::forget(Operation *op) {
+  for (Value result : op->getResults())
+    cache_.erase(result);
+}
+
 std::optional<SymExpr> ValueShapes::dim(Value value, int64_t d) {
   std::optional<SymShape> s = get(value);
   if (!s)

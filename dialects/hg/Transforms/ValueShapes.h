@@ -5,6 +5,7 @@
 #include "hybrid/SymExpr.h"
 
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -17,8 +18,10 @@ namespace hybridc::hg {
 /// Lazily derives each value's shape as polynomials in the symbols named by
 /// the enclosing function's `hg.dims` argument attributes, and caches them.
 /// A value whose shape cannot be shown symbolically gets std::nullopt (the
-/// caller then does not fuse). The cache is keyed by Value, so an instance
-/// must not outlive IR changes: make one per pattern application.
+/// caller then does not fuse). The cache is keyed by Value: while IR
+/// changes, keep it valid with a ValueShapesListener (erased ops' values
+/// may be reallocated). Rewrites preserve values, so shapes cached for
+/// values that survive stay right.
 class ValueShapes {
 public:
   /// `anchor` is any op inside the function (or the function itself).
@@ -36,6 +39,9 @@ public:
                             const hybrid::SymShape &shape) const;
   std::string str(const hybrid::SymExpr &e) const { return e.str(symbols_); }
 
+  /// Drops the cached shapes of `op`'s results.
+  void forget(mlir::Operation *op);
+
 private:
   std::optional<hybrid::SymShape> compute(mlir::Value value);
   std::optional<hybrid::SymShape> computeOp(mlir::Operation *op,
@@ -44,6 +50,22 @@ private:
 
   std::vector<std::string> symbols_;
   llvm::DenseMap<mlir::Value, std::optional<hybrid::SymShape>> cache_;
+};
+
+/// Keeps a ValueShapes cache valid during a greedy rewrite (pass it as the
+/// GreedyRewriteConfig listener).
+class ValueShapesListener : public mlir::RewriterBase::Listener {
+public:
+  explicit ValueShapesListener(ValueShapes &shapes) : shapes_(shapes) {}
+  void notifyOperationErased(mlir::Operation *op) override {
+    shapes_.forget(op);
+  }
+  void notifyOperationModified(mlir::Operation *op) override {
+    shapes_.forget(op);
+  }
+
+private:
+  ValueShapes &shapes_;
 };
 
 } // namespace hybridc::hg
