@@ -25,6 +25,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 
 namespace {
