@@ -34,6 +34,18 @@ template <typename T> size_t len(const flatbuffers::Vector<T> *v) {
 
 bool validDType(DType t) { return static_cast<uint8_t>(t) <= 2; }
 
+/// The elements of a scalar vector. The verifier checks a vector's length
+/// prefix, not that 8-byte elements are 8-byte aligned, so copy bytes rather
+/// than load elements from a damaged buffer.
+template <typename T> std::vector<T> scalars(const flatbuffers::Vector<T> *v) {
+  std::vector<T> out;
+  if (v && v->size()) {
+    out.resize(v->size());
+    std::memcpy(out.data(), v->Data(), v->size() * sizeof(T));
+  }
+  return out;
+}
+
 //===----------------------------------------------------------------------===//
 // BundleDesc -> FlatBuffer
 //===----------------------------------------------------------------------===//
@@ -155,8 +167,7 @@ public:
         ConstantDesc d;
         d.dtype = static_cast<DType>(c->dtype());
         d.shape = shape(c->shape());
-        if (auto *data = c->data())
-          d.data.assign(data->begin(), data->end());
+        d.data = scalars(c->data());
         b.constants.push_back(std::move(d));
       }
     if (auto *es = root.executables())
@@ -167,7 +178,7 @@ public:
 
 private:
   static Shape shape(const flatbuffers::Vector<int64_t> *v) {
-    return v ? Shape(v->begin(), v->end()) : Shape{};
+    return scalars(v);
   }
 
   SymExpr expr(const fb::Expr *e) {
@@ -175,9 +186,7 @@ private:
     if (!e || !e->terms())
       return r;
     for (const fb::Term *t : *e->terms()) {
-      SymExpr::Monomial m;
-      if (auto *mono = t->monomial())
-        m.assign(mono->begin(), mono->end());
+      SymExpr::Monomial m = scalars(t->monomial());
       std::sort(m.begin(), m.end());
       // The writer emits each monomial once; a repeat would make the
       // coefficients add (and possibly overflow).
@@ -221,10 +230,8 @@ private:
       for (const fb::Command *c : *cmds) {
         CommandDesc cd;
         cd.kernel = str(c->kernel());
-        if (auto *ops = c->operands())
-          cd.operands.assign(ops->begin(), ops->end());
-        if (auto *res = c->results())
-          cd.results.assign(res->begin(), res->end());
+        cd.operands = scalars(c->operands());
+        cd.results = scalars(c->results());
         if (auto *attrs = c->attrs())
           for (const fb::Attr *a : *attrs) {
             AttrDesc ad;
@@ -232,10 +239,8 @@ private:
             ad.i = a->i();
             ad.f = a->f();
             ad.s = str(a->s());
-            if (auto *ints = a->ints())
-              ad.ints.assign(ints->begin(), ints->end());
-            if (auto *floats = a->floats())
-              ad.floats.assign(floats->begin(), floats->end());
+            ad.ints = scalars(a->ints());
+            ad.floats = scalars(a->floats());
             cd.attrs.push_back(std::move(ad));
           }
         cd.loc = str(c->loc());

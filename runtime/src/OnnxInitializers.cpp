@@ -474,7 +474,8 @@ void OnnxInitializers::convertInto(const OnnxInitializer &e, DType dtype,
     float *out = static_cast<float *>(dst);
     switch (e.dataType) {
     case kFloat:
-      std::memcpy(out, src, n * 4);
+      if (n)
+        std::memcpy(out, src, n * 4);
       return;
     case kFloat16:
       for (size_t i = 0; i < n; ++i)
@@ -495,7 +496,8 @@ void OnnxInitializers::convertInto(const OnnxInitializer &e, DType dtype,
     int64_t *out = static_cast<int64_t *>(dst);
     switch (e.dataType) {
     case kInt64:
-      std::memcpy(out, src, n * 8);
+      if (n)
+        std::memcpy(out, src, n * 8);
       return;
     case kInt32:
       for (size_t i = 0; i < n; ++i)
