@@ -210,6 +210,7 @@ struct AttentionMatch {
   Value mask;
   double scale = 1.0;
   bool causal = false;
+  int64_t slidingWindow = 0;
 };
 
 struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
@@ -228,7 +229,8 @@ struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
     Value v = m.values.materialize(rewriter, loc, shapes);
     rewriter.replaceOpWithNewOp<AttentionOp>(
         op, q, k, v, m.mask, Value(), rewriter.getF64FloatAttr(m.scale),
-        rewriter.getBoolAttr(m.causal), rewriter.getI64IntegerAttr(0));
+        rewriter.getBoolAttr(m.causal),
+        rewriter.getI64IntegerAttr(m.slidingWindow));
     return success();
   }
 
@@ -324,9 +326,11 @@ struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
         if ((*maskShape)[i] != SymExpr(1) &&
             (*maskShape)[i] != (*sShape)[i + off])
           return fail("mask would broadcast the scores");
-      switch (analyzeAttentionMask(m.mask, *sShape, shapes)) {
+      MaskProof proof = analyzeAttentionMask(m.mask, *sShape, shapes);
+      switch (proof.meaning) {
       case MaskMeaning::Causal:
         m.causal = true;
+        m.slidingWindow = proof.slidingWindow;
         m.mask = Value();
         break;
       case MaskMeaning::None:

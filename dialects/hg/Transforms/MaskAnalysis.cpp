@@ -584,31 +584,50 @@ Abstract MaskInterpreter::compute(Value v, unsigned depth) {
 
 } // namespace
 
-MaskMeaning analyzeAttentionMask(Value mask, const SymShape &scores,
-                                 ValueShapes &shapes) {
+MaskProof analyzeAttentionMask(Value mask, const SymShape &scores,
+                               ValueShapes &shapes) {
+  MaskProof unknown;
   if (scores.size() != 4)
-    return MaskMeaning::Unknown;
+    return unknown;
   MaskInterpreter interp(shapes);
   Abstract m = interp.evalAs(mask, scores, 0);
   if (m.isConstantInt() && m.value.c == SymExpr(0))
-    return MaskMeaning::None;
+    return {MaskMeaning::None, 0};
   if (m.kind != Abstract::Mask)
-    return MaskMeaning::Unknown;
+    return unknown;
   simplify(m);
   if (m.never)
-    return MaskMeaning::Unknown;
+    return unknown;
   if (m.atoms.empty())
-    return MaskMeaning::None;
-  if (m.atoms.size() != 1 || m.atoms[0].rel != Atom::LE)
-    return MaskMeaning::Unknown;
-  // Causal: visible iff k * (j - i - (S - T)) <= 0 for some k > 0.
-  const Affine &e = m.atoms[0].e;
-  int64_t k = e.a[3];
-  if (k <= 0 || e.a[2] != -k || e.a[0] != 0 || e.a[1] != 0)
-    return MaskMeaning::Unknown;
-  if (e.c != SymExpr(k) * (scores[2] - scores[3]))
-    return MaskMeaning::Unknown;
-  return MaskMeaning::Causal;
+    return {MaskMeaning::None, 0};
+  // With offset = S - T, for some k > 0:
+  //   causal:  k * (j - i - offset) <= 0
+  //   window:  k * (i - j + offset - w + 1) <= 0, i.e. j > i + offset - w
+  SymExpr offset = scores[3] - scores[2];
+  bool causal = false;
+  int64_t window = 0;
+  for (const Atom &atom : m.atoms) {
+    const Affine &e = atom.e;
+    int64_t k = e.a[3] > 0 ? e.a[3] : -e.a[3];
+    if (atom.rel != Atom::LE || k == 0 || e.a[2] != -e.a[3] || e.a[0] != 0 ||
+        e.a[1] != 0)
+      return unknown;
+    if (e.a[3] > 0) {
+      if (causal || e.c != SymExpr(-k) * offset)
+        return unknown;
+      causal = true;
+      continue;
+    }
+    std::optional<SymExpr> q = e.c.divExact(SymExpr(k));
+    std::optional<int64_t> w =
+        q ? (offset + SymExpr(1) - *q).constant() : std::nullopt;
+    if (window || !w || *w <= 0)
+      return unknown;
+    window = *w;
+  }
+  if (!causal)
+    return unknown;
+  return {MaskMeaning::Causal, window};
 }
 
 } // namespace hybridc::hg

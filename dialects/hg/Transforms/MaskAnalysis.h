@@ -16,15 +16,21 @@ enum class MaskMeaning {
   Unknown, ///< not proven; keep the mask
   None,    ///< every score visible: the mask adds nothing
   Causal,  ///< key j visible from query i exactly when j <= i + S - T
+           ///< (and, with a sliding window w, j > i + S - T - w)
+};
+
+struct MaskProof {
+  MaskMeaning meaning = MaskMeaning::Unknown;
+  int64_t slidingWindow = 0; ///< 0: none
 };
 
 /// What `mask` (additive, broadcast against scores of symbolic shape
-/// `scores` = [B, H, T, S]) means. Sound: anything not proven for every
-/// value of the symbolic sizes is Unknown. Masked entries are those set to
-/// a value <= -1e30 (finfo.min or -inf), which softmax turns into exact
-/// zeros as long as a row keeps one visible score (true for causal rows).
-MaskMeaning analyzeAttentionMask(mlir::Value mask,
-                                 const hybrid::SymShape &scores,
-                                 ValueShapes &shapes);
+/// `scores` = [B, H, T, S]) means, in hg.attention's terms. Sound: anything
+/// not proven for every value of the symbolic sizes is Unknown. Masked
+/// entries are those set to a value <= -1e30 (finfo.min or -inf), which
+/// softmax turns into exact zeros as long as a row keeps one visible score
+/// (true for causal rows: the diagonal is always visible).
+MaskProof analyzeAttentionMask(mlir::Value mask, const hybrid::SymShape &scores,
+                               ValueShapes &shapes);
 
 } // namespace hybridc::hg

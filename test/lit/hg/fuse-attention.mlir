@@ -53,6 +53,33 @@ func.func @exported_causal(%q: tensor<?x4x?x16xf32> {hg.dims = ["batch", 4, "seq
 
 // -----
 
+// Causal with a sliding window of 4 keys (Mistral): j <= i and j > i - 4.
+// CHECK-LABEL: func.func @sliding_window
+// CHECK: hg.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true, scale = 1.000000e+00 : f64, sliding_window = 4 : i64}
+// CHECK-NOT: hg.select
+func.func @sliding_window(%q: tensor<1x2x?x8xf32> {hg.dims = [1, 2, "t", 8]},
+                          %k: tensor<1x2x?x8xf32> {hg.dims = [1, 2, "t", 8]},
+                          %v: tensor<1x2x?x8xf32> {hg.dims = [1, 2, "t", 8]}) -> tensor<1x2x?x8xf32> {
+  %kt = hg.transpose %k [0, 1, 3, 2] : tensor<1x2x?x8xf32> -> tensor<1x2x8x?xf32>
+  %pos = hg.iota ["t"] {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xi64>
+  %rows = hg.reshape %pos ["t", 1] : tensor<?xi64> -> tensor<?x1xi64>
+  %four = hg.constant dense<4> : tensor<i64>
+  %lo = hg.sub %rows, %four : tensor<?x1xi64>, tensor<i64> -> tensor<?x1xi64>
+  %causal = hg.less_equal %pos, %rows : tensor<?xi64>, tensor<?x1xi64> -> tensor<?x?xi1>
+  %recent = hg.greater %pos, %lo : tensor<?xi64>, tensor<?x1xi64> -> tensor<?x?xi1>
+  %visible = hg.and %causal, %recent : tensor<?x?xi1>, tensor<?x?xi1> -> tensor<?x?xi1>
+  %zero = hg.constant dense<0.0> : tensor<f32>
+  %inf = hg.constant dense<0xFF800000> : tensor<f32>
+  %mask = hg.select %visible, %zero, %inf : tensor<?x?xi1>, tensor<f32>, tensor<f32> -> tensor<?x?xf32>
+  %0 = hg.matmul %q, %kt : tensor<1x2x?x8xf32>, tensor<1x2x8x?xf32> -> tensor<1x2x?x?xf32>
+  %1 = hg.add %0, %mask : tensor<1x2x?x?xf32>, tensor<?x?xf32> -> tensor<1x2x?x?xf32>
+  %2 = hg.softmax %1 {axis = 3 : i64} : tensor<1x2x?x?xf32> -> tensor<1x2x?x?xf32>
+  %3 = hg.matmul %2, %v : tensor<1x2x?x?xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>
+  return %3 : tensor<1x2x?x8xf32>
+}
+
+// -----
+
 // j < i is not the causal mask (the diagonal is hidden): the mask stays.
 // CHECK-LABEL: func.func @strict_mask_kept
 // CHECK: %[[M:.+]] = hg.select
