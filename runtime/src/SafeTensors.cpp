@@ -333,29 +333,31 @@ void SafeTensorsFile::convertInto(const SafeTensorsEntry &e, DType dtype,
   switch (dtype) {
   case DType::F32: {
     float *out = static_cast<float *>(dst);
-    if (e.dtype == SafeTensorsDType::F32)
+    if (e.dtype == SafeTensorsDType::F32) {
       if (n)
         std::memcpy(out, src, n * 4);
-      else if (e.dtype == SafeTensorsDType::F16)
-        for (size_t i = 0; i < n; ++i)
-          out[i] = halfToFloat(load<uint16_t>(src, i));
-      else if (e.dtype == SafeTensorsDType::BF16)
-        for (size_t i = 0; i < n; ++i)
-          out[i] = bfloat16ToFloat(load<uint16_t>(src, i));
-      else
-        bad();
+    } else if (e.dtype == SafeTensorsDType::F16) {
+      for (size_t i = 0; i < n; ++i)
+        out[i] = halfToFloat(load<uint16_t>(src, i));
+    } else if (e.dtype == SafeTensorsDType::BF16) {
+      for (size_t i = 0; i < n; ++i)
+        out[i] = bfloat16ToFloat(load<uint16_t>(src, i));
+    } else {
+      bad();
+    }
     return;
   }
   case DType::I64: {
     int64_t *out = static_cast<int64_t *>(dst);
-    if (e.dtype == SafeTensorsDType::I64)
+    if (e.dtype == SafeTensorsDType::I64) {
       if (n)
         std::memcpy(out, src, n * 8);
-      else if (e.dtype == SafeTensorsDType::I32)
-        for (size_t i = 0; i < n; ++i)
-          out[i] = load<int32_t>(src, i);
-      else
-        bad();
+    } else if (e.dtype == SafeTensorsDType::I32) {
+      for (size_t i = 0; i < n; ++i)
+        out[i] = load<int32_t>(src, i);
+    } else {
+      bad();
+    }
     return;
   }
   case DType::Bool: {
