@@ -218,11 +218,14 @@ llvm::Error SymbolicShapes::computeOp(Operation *op) {
               auto bound = [&](int64_t v) -> std::optional<SymExpr> {
                 if (v == kMax)
                   return dim;
+                // dim - |v| is not clamped at 0 as ONNX would: a binding
+                // that makes it negative fails the runtime's shape check.
                 if (v < 0)
-                  return dim + SymExpr(v); // dim - |v|, assumed >= 0
-                if (v == 0)
-                  return SymExpr(0);
-                return std::nullopt; // positive bound vs symbolic dim: unknown
+                  return dim + SymExpr(v);
+                // A positive bound is itself when provably inside the dim.
+                if (SymExpr::knownGE(dim, SymExpr(v)))
+                  return SymExpr(v);
+                return std::nullopt;
               };
               auto st = bound(starts[i]), en = bound(ends[i]);
               if (!st || !en)

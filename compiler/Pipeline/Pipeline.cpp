@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
@@ -28,8 +29,16 @@ importModel(mlir::MLIRContext &context, const std::string &path) {
     return hf::importHfConfig(context, path);
   if (llvm::sys::path::extension(path) == ".onnx")
     return onnx::importOnnxModel(context, path);
-  return error(path +
-               ": expected an .onnx file or a folder holding config.json");
+  if (llvm::sys::path::extension(path) == ".mlir") {
+    // An hg module as text: what --emit=hg printed, edited or hand-written.
+    auto module = mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+    if (!module)
+      return error(path +
+                   ": not a valid hg module (see the diagnostics above)");
+    return module;
+  }
+  return error(path + ": expected an .onnx file, an .mlir hg module or a "
+                      "folder holding config.json");
 }
 
 llvm::Error runHgPipeline(mlir::ModuleOp module,
@@ -55,6 +64,10 @@ llvm::Expected<hybrid::BundleDesc> lowerToBundle(mlir::ModuleOp module) {
     bundle.model = model.str();
   if (auto source = module->getAttrOfType<mlir::StringAttr>("hg.source"))
     bundle.source = source.str();
+  if (auto tied = module->getAttrOfType<mlir::ArrayAttr>("hg.tied"))
+    for (mlir::Attribute t : tied)
+      if (auto s = mlir::dyn_cast<mlir::StringAttr>(t))
+        bundle.tied.push_back(s.str());
   bool any = false;
   for (auto func : module.getOps<mlir::func::FuncOp>()) {
     if (llvm::Error e = lowerToExecutable(func, bundle))

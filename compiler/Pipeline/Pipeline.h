@@ -21,8 +21,8 @@ struct CompileOptions {
   bool fuse = true; ///< run the fusion passes (off: only canonicalise)
 };
 
-/// Imports `path`: an .onnx file, or a folder (or config.json) of a
-/// HuggingFace model.
+/// Imports `path`: an .onnx file, a folder (or config.json) of a HuggingFace
+/// model, or an hg module in MLIR text (.mlir).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importModel(mlir::MLIRContext &context, const std::string &path);
 

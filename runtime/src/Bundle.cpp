@@ -72,9 +72,12 @@ public:
     std::vector<flatbuffers::Offset<fb::Executable>> executables;
     for (const ExecutableDesc &e : b.executables)
       executables.push_back(executable(e));
-    auto root = fb::CreateBundleDirect(fbb_, b.producer.c_str(),
-                                       b.model.c_str(), b.source.c_str(),
-                                       &params, &constants, &executables);
+    std::vector<flatbuffers::Offset<flatbuffers::String>> tied;
+    for (const std::string &t : b.tied)
+      tied.push_back(fbb_.CreateString(t));
+    auto root = fb::CreateBundleDirect(
+        fbb_, b.producer.c_str(), b.model.c_str(), b.source.c_str(), &params,
+        &constants, &executables, &tied);
     fb::FinishBundleBuffer(fbb_, root);
 
     uint64_t size = fbb_.GetSize();
@@ -173,6 +176,9 @@ public:
     if (auto *es = root.executables())
       for (const fb::Executable *e : *es)
         b.executables.push_back(executable(*e));
+    if (auto *ts = root.tied())
+      for (const flatbuffers::String *t : *ts)
+        b.tied.push_back(str(t));
     return b;
   }
 

@@ -41,8 +41,11 @@ void Engine::loadWeights(const std::string &path,
   };
   if (endsWith(".onnx"))
     weights_->bindFromOnnx(path);
-  else
-    weights_->bindFromSafeTensors(path, allowedExtra);
+  else {
+    std::set<std::string> extra = allowedExtra;
+    extra.insert(bundle_->tied.begin(), bundle_->tied.end());
+    weights_->bindFromSafeTensors(path, extra);
+  }
 }
 
 void Engine::initRandom(uint64_t seed) { weights_->initRandom(seed); }

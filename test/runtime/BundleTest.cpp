@@ -21,6 +21,7 @@ void expectSameBundle(const BundleDesc &a, const BundleDesc &b) {
   EXPECT_EQ(a.producer, b.producer);
   EXPECT_EQ(a.model, b.model);
   EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.tied, b.tied);
   ASSERT_EQ(a.params.size(), b.params.size());
   for (size_t i = 0; i < a.params.size(); ++i) {
     EXPECT_EQ(a.params[i].name, b.params[i].name);
@@ -120,6 +121,7 @@ BundleDesc richBundle() {
   e.workspaceBytes = SymExpr::parse("b*64 + 8*b*s*s", names, false);
   e.workspaceAlignment = 256;
   b.executables.push_back(e);
+  b.tied = {"lm_head.weight"};
   return b;
 }
 

@@ -87,6 +87,9 @@ struct BundleDesc {
   std::vector<ParamDesc> params;
   std::vector<ConstantDesc> constants;
   std::vector<ExecutableDesc> executables;
+  /// Checkpoint tensors that duplicate a parameter (a tied LM head): a
+  /// checkpoint may hold them; binding skips them.
+  std::vector<std::string> tied;
 };
 
 } // namespace hybrid

@@ -39,7 +39,8 @@ public:
   /// Binds the weights from `path`: an .onnx model (its initializers), or a
   /// safetensors checkpoint (file, folder with model.safetensors, or a
   /// sharded checkpoint's index). `allowedExtra` lists checkpoint tensors
-  /// that may be present without being parameters (safetensors only).
+  /// that may be present without being parameters (safetensors only), in
+  /// addition to the bundle's tied names.
   void loadWeights(const std::string &path,
                    const std::set<std::string> &allowedExtra = {});
   /// Deterministic demo weights (see WeightStore::initRandom).
