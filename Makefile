@@ -5,6 +5,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# ccache keys on relative paths, so every checkout of the tree shares hits.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 DEBIAN_PACKAGES = cmake ninja-build g++ ccache python3 \
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev \
