@@ -1,6 +1,8 @@
 // hybridc: compiles a model (ONNX file or HF config folder) into a .hyb bundle.
 #include "compiler/InitAll.h"
 #include "compiler/Pipeline/Pipeline.h"
+#include "frontends/hf/HfImporter.h"
+#include "frontends/onnx/OnnxImporter.h"
 #include "hybrid/Bundle.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -17,6 +19,7 @@ namespace {
 constexpr const char *kUsage =
     "usage: hybridc compile MODEL -o OUT.hyb [options]\n"
     "       hybridc compile MODEL --emit=hg\n"
+    "       hybridc supported      (ONNX ops and HF model types it takes)\n"
     "       hybridc --help | --version\n"
     "\n"
     "MODEL is an .onnx file, a folder holding a HuggingFace config.json, or\n"
@@ -65,6 +68,16 @@ int main(int argc, char **argv) {
   }
   if (args[0] == "--version") {
     std::puts("hybridc 0.1.0");
+    return 0;
+  }
+  if (args[0] == "supported") {
+    std::printf("ONNX ops (default domain):");
+    for (const std::string &op : hybridc::onnx::supportedOnnxOps())
+      std::printf(" %s", op.c_str());
+    std::printf("\nHF model_type:");
+    for (llvm::StringRef t : hybridc::hf::supportedModelTypes())
+      std::printf(" %s", t.str().c_str());
+    std::printf("\n");
     return 0;
   }
   if (args[0] != "compile")
