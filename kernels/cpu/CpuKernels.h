@@ -33,8 +33,12 @@ public:
     std::vector<int64_t> ints;
     std::vector<double> floats;
   };
-  void set(std::string name, Value v) { values_[std::move(name)] = std::move(v); }
-  bool has(std::string_view name) const { return values_.count(std::string(name)); }
+  void set(std::string name, Value v) {
+    values_[std::move(name)] = std::move(v);
+  }
+  bool has(std::string_view name) const {
+    return values_.count(std::string(name));
+  }
   int64_t getInt(std::string_view name, int64_t dflt = 0) const {
     auto it = values_.find(std::string(name));
     return it == values_.end() ? dflt : it->second.i;
