@@ -78,6 +78,45 @@ bool readField(const Field &field, int64_t n, std::vector<Out> &out) {
   return true;
 }
 
+/// Reads `t`'s `n` elements: from raw_data as little-endian `T` when it has
+/// raw data, else from `field`, the typed field ONNX keeps `T` values in.
+template <typename T, typename Field, typename Out>
+bool readElements(const TensorProto &t, const Field &field, int64_t n,
+                  std::vector<Out> &out) {
+  return t.has_raw_data() ? readRaw<T>(t.raw_data(), n, out)
+                          : readField(field, n, out);
+}
+
+/// Reads `t`'s `n` elements into `d` (as read, before any rounding); false
+/// when the tensor holds a different number.
+bool readTensorData(const TensorProto &t, int64_t n, DecodedTensor &d) {
+  switch (t.data_type()) {
+  case TensorProto::FLOAT:
+    return readElements<float>(t, t.float_data(), n, d.floats);
+  case TensorProto::DOUBLE:
+    return readElements<double>(t, t.double_data(), n, d.floats);
+  case TensorProto::INT64:
+    return readElements<int64_t>(t, t.int64_data(), n, d.ints);
+  case TensorProto::INT32:
+    return readElements<int32_t>(t, t.int32_data(), n, d.ints);
+  case TensorProto::INT16:
+    return readElements<int16_t>(t, t.int32_data(), n, d.ints);
+  case TensorProto::INT8:
+    return readElements<int8_t>(t, t.int32_data(), n, d.ints);
+  case TensorProto::UINT8:
+  case TensorProto::BOOL:
+    return readElements<uint8_t>(t, t.int32_data(), n, d.ints);
+  case TensorProto::UINT16:
+    return readElements<uint16_t>(t, t.int32_data(), n, d.ints);
+  case TensorProto::UINT32:
+    return readElements<uint32_t>(t, t.uint64_data(), n, d.ints);
+  case TensorProto::UINT64:
+    return readElements<uint64_t>(t, t.uint64_data(), n, d.ints);
+  default:
+    return false;
+  }
+}
+
 } // namespace
 
 llvm::Expected<DecodedTensor> decodeTensor(const TensorProto &t,
@@ -99,59 +138,12 @@ llvm::Expected<DecodedTensor> decodeTensor(const TensorProto &t,
     d.dims.push_back(dim);
     n *= dim;
   }
-  const std::string &raw = t.raw_data();
-  bool hasRaw = t.has_raw_data();
-  bool ok = false;
-  switch (t.data_type()) {
-  case TensorProto::FLOAT:
-    ok = hasRaw ? readRaw<float>(raw, n, d.floats)
-                : readField(t.float_data(), n, d.floats);
-    break;
-  case TensorProto::DOUBLE:
-    ok = hasRaw ? readRaw<double>(raw, n, d.floats)
-                : readField(t.double_data(), n, d.floats);
-    for (double &f : d.floats)
-      f = roundToF32(f);
-    break;
-  case TensorProto::INT64:
-    ok = hasRaw ? readRaw<int64_t>(raw, n, d.ints)
-                : readField(t.int64_data(), n, d.ints);
-    break;
-  case TensorProto::INT32:
-    ok = hasRaw ? readRaw<int32_t>(raw, n, d.ints)
-                : readField(t.int32_data(), n, d.ints);
-    break;
-  case TensorProto::INT16:
-    ok = hasRaw ? readRaw<int16_t>(raw, n, d.ints)
-                : readField(t.int32_data(), n, d.ints);
-    break;
-  case TensorProto::INT8:
-    ok = hasRaw ? readRaw<int8_t>(raw, n, d.ints)
-                : readField(t.int32_data(), n, d.ints);
-    break;
-  case TensorProto::UINT8:
-  case TensorProto::BOOL:
-    ok = hasRaw ? readRaw<uint8_t>(raw, n, d.ints)
-                : readField(t.int32_data(), n, d.ints);
-    break;
-  case TensorProto::UINT16:
-    ok = hasRaw ? readRaw<uint16_t>(raw, n, d.ints)
-                : readField(t.int32_data(), n, d.ints);
-    break;
-  case TensorProto::UINT32:
-    ok = hasRaw ? readRaw<uint32_t>(raw, n, d.ints)
-                : readField(t.uint64_data(), n, d.ints);
-    break;
-  case TensorProto::UINT64:
-    ok = hasRaw ? readRaw<uint64_t>(raw, n, d.ints)
-                : readField(t.uint64_data(), n, d.ints);
-    break;
-  default:
-    break;
-  }
-  if (!ok)
+  if (!readTensorData(t, n, d))
     return makeError(what + " holds fewer or more elements than its shape (" +
                      std::to_string(n) + ") says; the file is corrupt");
+  if (t.data_type() == TensorProto::DOUBLE)
+    for (double &f : d.floats)
+      f = roundToF32(f);
   if (d.kind == ElemKind::Bool)
     for (int64_t &b : d.ints)
       b = b != 0;
