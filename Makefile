@@ -15,7 +15,7 @@ DEBIAN_PACKAGES = cmake ninja-build g++ ccache python3 \
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev \
   libopenblas-dev libgtest-dev
 
-.PHONY: all deps configure build test demo runtime-only clean format
+.PHONY: all deps configure build test demo runtime-only device-kit clean format
 
 all: build
 
@@ -41,6 +41,15 @@ runtime-only: | deps
 	cmake -S . -B $(BUILD)-runtime -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	  -DHYBRIDC_ENABLE_COMPILER=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-runtime -j $(JOBS)
+
+# What a GPU host without FlatBuffers needs to build the runtime: carry
+# $(BUILD)/device-kit there and configure with -DHYBRIDC_DEVICE_KIT=<it>.
+device-kit: configure
+	cmake --build $(BUILD) --target hybrid_bundle_schema
+	rm -rf $(BUILD)/device-kit && mkdir -p $(BUILD)/device-kit/include
+	cp -r /usr/include/flatbuffers $(BUILD)/device-kit/include/
+	cp $(BUILD)/runtime/generated/bundle_generated.h runtime/schema/bundle.fbs \
+	  $(BUILD)/device-kit/
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i
