@@ -10,7 +10,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 DEBIAN_PACKAGES = cmake ninja-build g++ ccache python3 \
-  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev \
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev zlib1g-dev \
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler \
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev \
   libopenblas-dev libgtest-dev
