@@ -619,11 +619,10 @@ llvm::Error convertWhere(GraphImporter &imp, const GenericNode &node) {
         folded = pick.has_value();
         if (!folded)
           break;
-        if (a.kind == ElemKind::Float)
-          r.floats.push_back(*pick ? a.floats[(*idx)[1][i]]
-                                   : b.floats[(*idx)[2][i]]);
+        if (*pick)
+          r.appendElement(a, (*idx)[1][i]);
         else
-          r.ints.push_back(*pick ? a.ints[(*idx)[1][i]] : b.ints[(*idx)[2][i]]);
+          r.appendElement(b, (*idx)[2][i]);
       }
       if (folded) {
         imp.setOutput(node, 0, std::move(r));

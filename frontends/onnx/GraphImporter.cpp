@@ -493,29 +493,19 @@ TensorValue GraphImporter::broadcastTo(const TensorValue &value,
   if (value.shape == shape)
     return value;
   if (value.isKnown()) {
-    TensorValue r;
-    r.kind = value.kind;
-    r.shape = shape;
-    std::optional<std::vector<int64_t>> dims = r.staticDims();
-    if (dims && r.numElements() <= kMaxFoldedElements) {
+    TensorValue target;
+    target.shape = shape;
+    std::optional<std::vector<int64_t>> dims = target.staticDims();
+    if (dims && target.numElements() <= kMaxFoldedElements) {
+      // Broadcast dims (added or of size 1) read their one element again.
       std::vector<int64_t> inDims = *value.staticDims();
       std::vector<int64_t> inStrides = stridesOf(inDims);
       size_t off = dims->size() - inDims.size();
-      int64_t n = r.numElements();
-      for (int64_t flat = 0; flat < n; ++flat) {
-        int64_t rem = flat, src = 0;
-        for (size_t d = dims->size(); d-- > 0;) {
-          int64_t idx = rem % (*dims)[d];
-          rem /= (*dims)[d];
-          if (d >= off && inDims[d - off] != 1)
-            src += idx * inStrides[d - off];
-        }
-        if (r.kind == ElemKind::Float)
-          r.floats.push_back(value.floats[src]);
-        else
-          r.ints.push_back(value.ints[src]);
-      }
-      return r;
+      std::vector<int64_t> strides(dims->size(), 0);
+      for (size_t d = off; d < dims->size(); ++d)
+        if (inDims[d - off] != 1)
+          strides[d] = inStrides[d - off];
+      return stridedCopy(value, shape, 0, strides);
     }
   }
   return live(emit<hg::BroadcastToOp>(materialize(value), shapeAttr(shape)),

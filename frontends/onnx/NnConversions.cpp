@@ -1,6 +1,7 @@
 // Conversions of ONNX linear algebra, reductions, softmax, normalisation and
 // GELU to hg.
 #include "frontends/onnx/ConversionTable.h"
+#include "frontends/onnx/NodeOperands.h"
 
 #include "dialects/hg/IR/HgOps.h"
 
@@ -13,26 +14,6 @@ namespace {
 
 using hybrid::SymExpr;
 using hybrid::SymShape;
-
-llvm::Expected<int64_t> normalizeAxis(const GenericNode &node, int64_t axis,
-                                      int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return node.error("axis " + llvm::Twine(axis) +
-                      " is out of range for rank " + llvm::Twine(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-llvm::Expected<const TensorValue *>
-floatInput(GraphImporter &imp, const GenericNode &node, size_t i) {
-  auto v = imp.input(node, i);
-  if (!v)
-    return v.takeError();
-  if ((*v)->kind != ElemKind::Float)
-    return node.error("input '" + node.input(i) +
-                      "' must be a float tensor, not " +
-                      elemKindName((*v)->kind));
-  return *v;
-}
 
 //===----------------------------------------------------------------------===//
 // MatMul, Gemm
@@ -177,34 +158,22 @@ llvm::Error convertReduce(GraphImporter &imp, const GenericNode &node) {
   if (in.kind == ElemKind::Bool)
     return node.error("reduction of a bool tensor is not supported");
   int64_t axesAsInput = Kind == Reduce::Sum ? 13 : 18;
-  std::vector<int64_t> axes;
-  if (node.opset() < axesAsInput) {
-    if (llvm::Error e = node.getInts("axes", axes))
-      return e;
-  } else if (node.hasInput(1)) {
-    auto known = imp.knownInts(node, 1, "axes");
-    if (!known)
-      return known.takeError();
-    for (const SymExpr &a : *known) {
-      std::optional<int64_t> c = a.constant();
-      if (!c)
-        return node.error("axes must be constants");
-      axes.push_back(*c);
-    }
-  }
+  auto axes = axesOf(imp, node, axesAsInput);
+  if (!axes)
+    return axes.takeError();
   int64_t keepdims, noop = 0;
   if (llvm::Error e = node.getInt("keepdims", 1, keepdims))
     return e;
   if (node.opset() >= axesAsInput)
     if (llvm::Error e = node.getInt("noop_with_empty_axes", 0, noop))
       return e;
-  if (axes.empty() && noop) {
+  if (axes->empty() && noop) {
     imp.setOutput(node, 0, in);
     return llvm::Error::success();
   }
   int64_t rank = in.rank();
-  std::vector<bool> reduced(rank, axes.empty());
-  for (int64_t a : axes) {
+  std::vector<bool> reduced(rank, axes->empty());
+  for (int64_t a : *axes) {
     auto axis = normalizeAxis(node, a, rank);
     if (!axis)
       return axis.takeError();
@@ -338,19 +307,31 @@ llvm::Error checkStashType(const GenericNode &node) {
   return llvm::Error::success();
 }
 
-llvm::Error convertLayerNorm(GraphImporter &imp, const GenericNode &node) {
+/// What LayerNormalization and RMSNormalization read alike: the float
+/// input, the first normalised axis, epsilon, and the scale operand over the
+/// normalised dims.
+struct NormOperands {
+  const TensorValue *input;
+  int64_t axis;
+  double epsilon;
+  SymShape normShape;
+  mlir::Value scale;
+};
+
+llvm::Expected<NormOperands> readNormOperands(GraphImporter &imp,
+                                              const GenericNode &node) {
   auto x = floatInput(imp, node, 0);
   if (!x)
     return x.takeError();
   const TensorValue &in = **x;
   if (llvm::Error e = checkStashType(node))
-    return e;
+    return std::move(e);
   int64_t axisAttr;
   double eps;
   if (llvm::Error e = node.getInt("axis", -1, axisAttr))
-    return e;
+    return std::move(e);
   if (llvm::Error e = node.getFloat("epsilon", 1e-5, eps))
-    return e;
+    return std::move(e);
   auto axis = normalizeAxis(node, axisAttr, in.rank());
   if (!axis)
     return axis.takeError();
@@ -361,20 +342,30 @@ llvm::Error convertLayerNorm(GraphImporter &imp, const GenericNode &node) {
   auto weight = normOperand(imp, node, **scale, normShape);
   if (!weight)
     return weight.takeError();
+  return NormOperands{&in, *axis, eps, std::move(normShape), *weight};
+}
+
+llvm::Error convertLayerNorm(GraphImporter &imp, const GenericNode &node) {
+  auto norm = readNormOperands(imp, node);
+  if (!norm)
+    return norm.takeError();
+  const TensorValue &in = *norm->input;
+  int64_t axis = norm->axis;
   mlir::Value bias;
   if (node.hasInput(2)) {
     auto b = imp.input(node, 2);
     if (!b)
       return b.takeError();
-    auto bv = normOperand(imp, node, **b, normShape);
+    auto bv = normOperand(imp, node, **b, norm->normShape);
     if (!bv)
       return bv.takeError();
     bias = *bv;
   }
   mlir::OpBuilder &b = imp.builder();
   mlir::Value input = imp.materialize(in);
-  mlir::Value r = imp.emit<hg::LayerNormOp>(
-      input, *weight, bias, b.getF64FloatAttr(eps), b.getI64IntegerAttr(*axis));
+  mlir::Value r = imp.emit<hg::LayerNormOp>(input, norm->scale, bias,
+                                            b.getF64FloatAttr(norm->epsilon),
+                                            b.getI64IntegerAttr(axis));
   imp.setOutput(node, 0, imp.live(r, in.shape));
 
   // The optional Mean and InvStdDev outputs ([d0 .. d(axis-1), 1, .., 1]),
@@ -383,10 +374,10 @@ llvm::Error convertLayerNorm(GraphImporter &imp, const GenericNode &node) {
   bool wantInvStd = node.hasOutput(2) && imp.isUsed(node.output(2));
   if (!wantMean && !wantInvStd)
     return llvm::Error::success();
-  SymShape statShape(in.shape.begin(), in.shape.begin() + *axis);
+  SymShape statShape(in.shape.begin(), in.shape.begin() + axis);
   statShape.resize(in.shape.size(), SymExpr(1));
   llvm::SmallVector<int64_t> axes;
-  for (int64_t i = *axis; i < in.rank(); ++i)
+  for (int64_t i = axis; i < in.rank(); ++i)
     axes.push_back(i);
   mlir::DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(axes);
   mlir::Value mean =
@@ -396,41 +387,22 @@ llvm::Error convertLayerNorm(GraphImporter &imp, const GenericNode &node) {
     mlir::Value centred = imp.emit<hg::SubOp>(input, mean);
     mlir::Value var = imp.emit<hg::ReduceMeanOp>(
         imp.emit<hg::MulOp>(centred, centred), axesAttr, b.getBoolAttr(true));
-    mlir::Value invStd = imp.emit<hg::RsqrtOp>(
-        imp.emit<hg::AddOp>(var, imp.scalarConstant(eps, ElemKind::Float)));
+    mlir::Value invStd = imp.emit<hg::RsqrtOp>(imp.emit<hg::AddOp>(
+        var, imp.scalarConstant(norm->epsilon, ElemKind::Float)));
     imp.setOutput(node, 2, imp.live(invStd, statShape));
   }
   return llvm::Error::success();
 }
 
 llvm::Error convertRmsNorm(GraphImporter &imp, const GenericNode &node) {
-  auto x = floatInput(imp, node, 0);
-  if (!x)
-    return x.takeError();
-  const TensorValue &in = **x;
-  if (llvm::Error e = checkStashType(node))
-    return e;
-  int64_t axisAttr;
-  double eps;
-  if (llvm::Error e = node.getInt("axis", -1, axisAttr))
-    return e;
-  if (llvm::Error e = node.getFloat("epsilon", 1e-5, eps))
-    return e;
-  auto axis = normalizeAxis(node, axisAttr, in.rank());
-  if (!axis)
-    return axis.takeError();
-  SymShape normShape(in.shape.begin() + *axis, in.shape.end());
-  auto scale = imp.input(node, 1);
-  if (!scale)
-    return scale.takeError();
-  auto weight = normOperand(imp, node, **scale, normShape);
-  if (!weight)
-    return weight.takeError();
+  auto norm = readNormOperands(imp, node);
+  if (!norm)
+    return norm.takeError();
   mlir::OpBuilder &b = imp.builder();
-  mlir::Value r = imp.emit<hg::RmsNormOp>(imp.materialize(in), *weight,
-                                          b.getF64FloatAttr(eps),
-                                          b.getI64IntegerAttr(*axis));
-  imp.setOutput(node, 0, imp.live(r, in.shape));
+  mlir::Value r = imp.emit<hg::RmsNormOp>(
+      imp.materialize(*norm->input), norm->scale,
+      b.getF64FloatAttr(norm->epsilon), b.getI64IntegerAttr(norm->axis));
+  imp.setOutput(node, 0, imp.live(r, norm->input->shape));
   return llvm::Error::success();
 }
 

@@ -2,6 +2,7 @@
 // Unsqueeze, Expand, Constant, ConstantOfShape, Range). Shapes are folded
 // to symbolic sizes at import time; only data movement reaches hg.
 #include "frontends/onnx/ConversionTable.h"
+#include "frontends/onnx/NodeOperands.h"
 
 #include "dialects/hg/IR/HgOps.h"
 
@@ -14,37 +15,6 @@ namespace {
 
 using hybrid::SymExpr;
 using hybrid::SymShape;
-
-llvm::Expected<int64_t> normalizeAxis(const GenericNode &node, int64_t axis,
-                                      int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return node.error("axis " + llvm::Twine(axis) +
-                      " is out of range for rank " + llvm::Twine(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-/// Axes from the `axes` attribute (before `inputSince`) or input 1.
-llvm::Expected<std::vector<int64_t>>
-axesOf(GraphImporter &imp, const GenericNode &node, int64_t inputSince) {
-  std::vector<int64_t> axes;
-  if (node.opset() < inputSince) {
-    if (llvm::Error e = node.getInts("axes", axes))
-      return std::move(e);
-    return axes;
-  }
-  if (!node.hasInput(1))
-    return axes;
-  auto known = imp.knownInts(node, 1, "axes");
-  if (!known)
-    return known.takeError();
-  for (const SymExpr &a : *known) {
-    std::optional<int64_t> c = a.constant();
-    if (!c)
-      return node.error("axes must be constants");
-    axes.push_back(*c);
-  }
-  return axes;
-}
 
 llvm::Error convertShape(GraphImporter &imp, const GenericNode &node) {
   auto x = imp.input(node, 0);

@@ -2,6 +2,7 @@
 // Gather, GatherND, CumSum, Trilu) to hg. Slice bounds that are symbolic
 // sizes are resolved against the sliced dim's symbolic size.
 #include "frontends/onnx/ConversionTable.h"
+#include "frontends/onnx/NodeOperands.h"
 
 #include "dialects/hg/IR/HgOps.h"
 
@@ -18,14 +19,6 @@ using hybrid::SymShape;
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
-
-llvm::Expected<int64_t> normalizeAxis(const GenericNode &node, int64_t axis,
-                                      int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return node.error("axis " + llvm::Twine(axis) +
-                      " is out of range for rank " + llvm::Twine(rank));
-  return axis < 0 ? axis + rank : axis;
-}
 
 //===----------------------------------------------------------------------===//
 // Slicing (shared by Slice and Split)
@@ -151,31 +144,14 @@ TensorValue applySlice(GraphImporter &imp, const TensorValue &in,
       return in;
   }
   if (in.isKnown()) {
-    std::vector<int64_t> inDims = *in.staticDims();
-    std::vector<int64_t> strides = stridesOf(inDims);
-    std::vector<int64_t> starts(inDims.size(), 0), steps(inDims.size(), 1);
+    std::vector<int64_t> inStrides = stridesOf(*in.staticDims());
+    std::vector<int64_t> strides = inStrides;
+    int64_t offset = 0;
     for (const AxisSlice &s : slices) {
-      starts[s.axis] = *s.start.constant();
-      steps[s.axis] = s.step;
+      offset += *s.start.constant() * inStrides[s.axis];
+      strides[s.axis] = s.step * inStrides[s.axis];
     }
-    TensorValue r;
-    r.kind = in.kind;
-    r.shape = shape;
-    std::vector<int64_t> outDims = *r.staticDims();
-    int64_t n = r.numElements();
-    for (int64_t flat = 0; flat < n; ++flat) {
-      int64_t rem = flat, src = 0;
-      for (size_t d = outDims.size(); d-- > 0;) {
-        int64_t idx = rem % outDims[d];
-        rem /= outDims[d];
-        src += (starts[d] + idx * steps[d]) * strides[d];
-      }
-      if (r.kind == ElemKind::Float)
-        r.floats.push_back(in.floats[src]);
-      else
-        r.ints.push_back(in.ints[src]);
-    }
-    return r;
+    return stridedCopy(in, shape, offset, strides);
   }
   llvm::SmallVector<int64_t> axes, starts, ends, steps;
   for (const AxisSlice &s : slices) {
@@ -365,24 +341,11 @@ llvm::Error convertTranspose(GraphImporter &imp, const GenericNode &node) {
     return llvm::Error::success();
   }
   if (in.isKnown()) {
-    std::vector<int64_t> inDims = *in.staticDims();
-    std::vector<int64_t> strides = stridesOf(inDims);
-    TensorValue r;
-    r.kind = in.kind;
-    r.shape = shape;
-    std::vector<int64_t> outDims = *r.staticDims();
-    for (int64_t flat = 0, n = r.numElements(); flat < n; ++flat) {
-      int64_t rem = flat, src = 0;
-      for (int64_t d = rank; d-- > 0;) {
-        src += (rem % outDims[d]) * strides[perm[d]];
-        rem /= outDims[d];
-      }
-      if (r.kind == ElemKind::Float)
-        r.floats.push_back(in.floats[src]);
-      else
-        r.ints.push_back(in.ints[src]);
-    }
-    imp.setOutput(node, 0, std::move(r));
+    std::vector<int64_t> inStrides = stridesOf(*in.staticDims());
+    std::vector<int64_t> strides;
+    for (int64_t p : perm)
+      strides.push_back(inStrides[p]);
+    imp.setOutput(node, 0, stridedCopy(in, shape, 0, strides));
     return llvm::Error::success();
   }
   mlir::Value r = imp.emit<hg::TransposeOp>(
@@ -432,12 +395,8 @@ llvm::Error convertConcat(GraphImporter &imp, const GenericNode &node) {
     for (int64_t o = 0; o < outer; ++o)
       for (const TensorValue *v : ins) {
         int64_t slab = v->numElements() / outer;
-        for (int64_t i = 0; i < slab; ++i) {
-          if (r.kind == ElemKind::Float)
-            r.floats.push_back(v->floats[o * slab + i]);
-          else
-            r.ints.push_back(v->ints[o * slab + i]);
-        }
+        for (int64_t i = 0; i < slab; ++i)
+          r.appendElement(*v, o * slab + i);
       }
     imp.setOutput(node, 0, std::move(r));
     return llvm::Error::success();
@@ -506,13 +465,8 @@ llvm::Error convertGather(GraphImporter &imp, const GenericNode &node) {
           return node.error("index " + llvm::Twine(*e.constant()) +
                             " is out of range for a dim of size " +
                             llvm::Twine(axisDim));
-        for (int64_t k = 0; k < inner; ++k) {
-          int64_t src = o * axisDim * inner + idx * inner + k;
-          if (r.kind == ElemKind::Float)
-            r.floats.push_back(data.floats[src]);
-          else
-            r.ints.push_back(data.ints[src]);
-        }
+        for (int64_t k = 0; k < inner; ++k)
+          r.appendElement(data, o * axisDim * inner + idx * inner + k);
       }
     imp.setOutput(node, 0, std::move(r));
     return llvm::Error::success();

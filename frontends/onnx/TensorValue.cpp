@@ -102,4 +102,30 @@ std::optional<double> TensorValue::elementAsDouble(int64_t i) const {
   return std::nullopt;
 }
 
+void TensorValue::appendElement(const TensorValue &from, int64_t i) {
+  assert(from.kind == kind && from.isKnown());
+  if (kind == ElemKind::Float)
+    floats.push_back(from.floats[i]);
+  else
+    ints.push_back(from.ints[i]);
+}
+
+TensorValue stridedCopy(const TensorValue &in, SymShape shape, int64_t offset,
+                        llvm::ArrayRef<int64_t> strides) {
+  TensorValue r;
+  r.kind = in.kind;
+  r.shape = std::move(shape);
+  std::vector<int64_t> dims = *r.staticDims();
+  assert(strides.size() == dims.size());
+  for (int64_t flat = 0, n = r.numElements(); flat < n; ++flat) {
+    int64_t rem = flat, src = offset;
+    for (size_t d = dims.size(); d-- > 0;) {
+      src += (rem % dims[d]) * strides[d];
+      rem /= dims[d];
+    }
+    r.appendElement(in, src);
+  }
+  return r;
+}
+
 } // namespace hybridc::onnx

@@ -6,6 +6,7 @@
 #include "hybrid/SymExpr.h"
 
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
 #include <optional>
@@ -52,10 +53,18 @@ struct TensorValue {
   /// The element at flat index `i` of a known value as a double (Float, or
   /// a constant Int/Bool).
   std::optional<double> elementAsDouble(int64_t i) const;
+  /// Appends element `i` of the known value `from`, of this value's kind.
+  void appendElement(const TensorValue &from, int64_t i);
 };
 
 /// Row-major strides of static dims.
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &dims);
+
+/// The known value of static `shape` whose element at coordinates c is
+/// element `offset` + sum(c[d] * strides[d]) of the known value `in`: how
+/// folding a transpose, slice or broadcast reads its input.
+TensorValue stridedCopy(const TensorValue &in, hybrid::SymShape shape,
+                        int64_t offset, llvm::ArrayRef<int64_t> strides);
 
 /// Product of symbolic dims.
 hybrid::SymExpr productOf(const hybrid::SymShape &shape, size_t begin,
