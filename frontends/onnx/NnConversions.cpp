@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace hybridc::onnx {
 namespace {
@@ -146,18 +147,18 @@ llvm::Error convertGemm(GraphImporter &imp, const GenericNode &node) {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-enum class Reduce { Sum, Mean, Max, Min, Prod };
-
 /// ReduceSum takes axes as an input from opset 13, the others from 18.
-template <Reduce Kind>
+template <typename ReduceOp>
 llvm::Error convertReduce(GraphImporter &imp, const GenericNode &node) {
+  constexpr bool isSum = std::is_same_v<ReduceOp, hg::ReduceSumOp>;
+  constexpr bool isProd = std::is_same_v<ReduceOp, hg::ReduceProdOp>;
   auto x = imp.input(node, 0);
   if (!x)
     return x.takeError();
   const TensorValue &in = **x;
   if (in.kind == ElemKind::Bool)
     return node.error("reduction of a bool tensor is not supported");
-  int64_t axesAsInput = Kind == Reduce::Sum ? 13 : 18;
+  int64_t axesAsInput = isSum ? 13 : 18;
   auto axes = axesOf(imp, node, axesAsInput);
   if (!axes)
     return axes.takeError();
@@ -192,37 +193,19 @@ llvm::Error convertReduce(GraphImporter &imp, const GenericNode &node) {
   // Sizes are often reduced with ReduceProd / ReduceSum; fold full
   // reductions of known integers.
   if (in.isKnown() && in.kind == ElemKind::Int &&
-      normAxes.size() == static_cast<size_t>(rank) &&
-      (Kind == Reduce::Sum || Kind == Reduce::Prod) && in.numElements() > 0) {
-    SymExpr acc = Kind == Reduce::Sum ? SymExpr(0) : SymExpr(1);
+      normAxes.size() == static_cast<size_t>(rank) && (isSum || isProd) &&
+      in.numElements() > 0) {
+    SymExpr acc = isSum ? SymExpr(0) : SymExpr(1);
     for (const SymExpr &e : in.ints)
-      acc = Kind == Reduce::Sum ? acc + e : acc * e;
+      acc = isSum ? acc + e : acc * e;
     std::vector<int64_t> dims(shape.size(), 1);
     imp.setOutput(node, 0, TensorValue::makeInts(dims, {acc}));
     return llvm::Error::success();
   }
   mlir::OpBuilder &b = imp.builder();
-  mlir::Value input = imp.materialize(in);
-  mlir::DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(normAxes);
-  mlir::BoolAttr keep = b.getBoolAttr(keepdims != 0);
-  mlir::Value r;
-  switch (Kind) {
-  case Reduce::Sum:
-    r = imp.emit<hg::ReduceSumOp>(input, axesAttr, keep);
-    break;
-  case Reduce::Mean:
-    r = imp.emit<hg::ReduceMeanOp>(input, axesAttr, keep);
-    break;
-  case Reduce::Max:
-    r = imp.emit<hg::ReduceMaxOp>(input, axesAttr, keep);
-    break;
-  case Reduce::Min:
-    r = imp.emit<hg::ReduceMinOp>(input, axesAttr, keep);
-    break;
-  case Reduce::Prod:
-    r = imp.emit<hg::ReduceProdOp>(input, axesAttr, keep);
-    break;
-  }
+  mlir::Value r =
+      imp.emit<ReduceOp>(imp.materialize(in), b.getDenseI64ArrayAttr(normAxes),
+                         b.getBoolAttr(keepdims != 0));
   imp.setOutput(node, 0, imp.live(r, shape));
   return llvm::Error::success();
 }
@@ -426,11 +409,11 @@ llvm::Error convertGelu(GraphImporter &imp, const GenericNode &node) {
 void registerNnConversions(ConversionTable &t) {
   t.add("MatMul", {1, 9, 13}, convertMatMul);
   t.add("Gemm", {7, 9, 11, 13}, convertGemm);
-  t.add("ReduceSum", {1, 11, 13}, convertReduce<Reduce::Sum>);
-  t.add("ReduceMean", {1, 11, 13, 18}, convertReduce<Reduce::Mean>);
-  t.add("ReduceMax", {1, 11, 12, 13, 18, 20}, convertReduce<Reduce::Max>);
-  t.add("ReduceMin", {1, 11, 12, 13, 18, 20}, convertReduce<Reduce::Min>);
-  t.add("ReduceProd", {1, 11, 13, 18}, convertReduce<Reduce::Prod>);
+  t.add("ReduceSum", {1, 11, 13}, convertReduce<hg::ReduceSumOp>);
+  t.add("ReduceMean", {1, 11, 13, 18}, convertReduce<hg::ReduceMeanOp>);
+  t.add("ReduceMax", {1, 11, 12, 13, 18, 20}, convertReduce<hg::ReduceMaxOp>);
+  t.add("ReduceMin", {1, 11, 12, 13, 18, 20}, convertReduce<hg::ReduceMinOp>);
+  t.add("ReduceProd", {1, 11, 13, 18}, convertReduce<hg::ReduceProdOp>);
   t.add("Softmax", {1, 11, 13}, convertSoftmax<false>);
   t.add("LogSoftmax", {1, 11, 13}, convertSoftmax<true>);
   t.add("LayerNormalization", 17, convertLayerNorm);

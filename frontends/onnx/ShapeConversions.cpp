@@ -88,15 +88,15 @@ resolveReshape(GraphImporter &imp, const GenericNode &node, const SymShape &in,
   return out;
 }
 
-llvm::Error convertReshape(GraphImporter &imp, const GenericNode &node) {
-  auto x = imp.input(node, 0);
-  if (!x)
-    return x.takeError();
+/// Reshape's target (input 1, or the `shape` attribute before opset 5)
+/// resolved against the input shape `in`.
+llvm::Expected<SymShape>
+reshapedShape(GraphImporter &imp, const GenericNode &node, const SymShape &in) {
   std::vector<SymExpr> target;
   if (node.opset() < 5) {
     std::vector<int64_t> s;
     if (llvm::Error e = node.getInts("shape", s))
-      return e;
+      return std::move(e);
     target.assign(s.begin(), s.end());
   } else {
     auto known = imp.knownInts(node, 1, "shape");
@@ -107,37 +107,25 @@ llvm::Error convertReshape(GraphImporter &imp, const GenericNode &node) {
   int64_t allowZero = 0;
   if (node.opset() >= 14)
     if (llvm::Error e = node.getInt("allowzero", 0, allowZero))
-      return e;
-  auto shape = resolveReshape(imp, node, (*x)->shape, target, allowZero != 0);
-  if (!shape)
-    return shape.takeError();
-  imp.setOutput(node, 0, imp.reshape(**x, *shape));
-  return llvm::Error::success();
+      return std::move(e);
+  return resolveReshape(imp, node, in, target, allowZero != 0);
 }
 
-llvm::Error convertFlatten(GraphImporter &imp, const GenericNode &node) {
-  auto x = imp.input(node, 0);
-  if (!x)
-    return x.takeError();
-  const SymShape &in = (*x)->shape;
+llvm::Expected<SymShape>
+flattenedShape(GraphImporter &, const GenericNode &node, const SymShape &in) {
   int64_t axis;
   if (llvm::Error e = node.getInt("axis", 1, axis))
-    return e;
+    return std::move(e);
   int64_t rank = static_cast<int64_t>(in.size());
   if (axis < -rank || axis > rank)
     return node.error("axis " + llvm::Twine(axis) + " is out of range");
   if (axis < 0)
     axis += rank;
-  SymShape out = {productOf(in, 0, axis), productOf(in, axis, in.size())};
-  imp.setOutput(node, 0, imp.reshape(**x, out));
-  return llvm::Error::success();
+  return SymShape{productOf(in, 0, axis), productOf(in, axis, in.size())};
 }
 
-llvm::Error convertSqueeze(GraphImporter &imp, const GenericNode &node) {
-  auto x = imp.input(node, 0);
-  if (!x)
-    return x.takeError();
-  const SymShape &in = (*x)->shape;
+llvm::Expected<SymShape>
+squeezedShape(GraphImporter &imp, const GenericNode &node, const SymShape &in) {
   auto axes = axesOf(imp, node, 13);
   if (!axes)
     return axes.takeError();
@@ -164,15 +152,12 @@ llvm::Error convertSqueeze(GraphImporter &imp, const GenericNode &node) {
   for (int64_t i = 0; i < rank; ++i)
     if (!drop[i])
       out.push_back(in[i]);
-  imp.setOutput(node, 0, imp.reshape(**x, out));
-  return llvm::Error::success();
+  return out;
 }
 
-llvm::Error convertUnsqueeze(GraphImporter &imp, const GenericNode &node) {
-  auto x = imp.input(node, 0);
-  if (!x)
-    return x.takeError();
-  const SymShape &in = (*x)->shape;
+llvm::Expected<SymShape> unsqueezedShape(GraphImporter &imp,
+                                         const GenericNode &node,
+                                         const SymShape &in) {
   auto axes = axesOf(imp, node, 13);
   if (!axes)
     return axes.takeError();
@@ -190,7 +175,24 @@ llvm::Error convertUnsqueeze(GraphImporter &imp, const GenericNode &node) {
   size_t next = 0;
   for (int64_t i = 0; i < outRank; ++i)
     out.push_back(inserted[i] ? SymExpr(1) : in[next++]);
-  imp.setOutput(node, 0, imp.reshape(**x, out));
+  return out;
+}
+
+/// Reshape, Flatten, Squeeze and Unsqueeze move no data: each computes its
+/// output shape from the input's, and the input is reshaped to it.
+using OutputShapeFn = llvm::Expected<SymShape> (*)(GraphImporter &,
+                                                   const GenericNode &,
+                                                   const SymShape &);
+
+template <OutputShapeFn OutputShape>
+llvm::Error convertAsReshape(GraphImporter &imp, const GenericNode &node) {
+  auto x = imp.input(node, 0);
+  if (!x)
+    return x.takeError();
+  auto shape = OutputShape(imp, node, (*x)->shape);
+  if (!shape)
+    return shape.takeError();
+  imp.setOutput(node, 0, imp.reshape(**x, *shape));
   return llvm::Error::success();
 }
 
@@ -376,10 +378,10 @@ llvm::Error convertRange(GraphImporter &imp, const GenericNode &node) {
 void registerShapeConversions(ConversionTable &t) {
   t.add("Shape", {1, 13, 15, 19, 21}, convertShape);
   t.add("Size", {1, 13, 19, 21}, convertSize);
-  t.add("Reshape", {1, 5, 13, 14, 19, 21}, convertReshape);
-  t.add("Flatten", {1, 9, 11, 13, 21}, convertFlatten);
-  t.add("Squeeze", {1, 11, 13, 21}, convertSqueeze);
-  t.add("Unsqueeze", {1, 11, 13, 21}, convertUnsqueeze);
+  t.add("Reshape", {1, 5, 13, 14, 19, 21}, convertAsReshape<reshapedShape>);
+  t.add("Flatten", {1, 9, 11, 13, 21}, convertAsReshape<flattenedShape>);
+  t.add("Squeeze", {1, 11, 13, 21}, convertAsReshape<squeezedShape>);
+  t.add("Unsqueeze", {1, 11, 13, 21}, convertAsReshape<unsqueezedShape>);
   t.add("Expand", {8, 13}, convertExpand);
   t.add("Constant", {1, 9, 11, 12, 13, 19, 21}, convertConstant);
   t.add("ConstantOfShape", {9, 20, 21}, convertConstantOfShape);
