@@ -217,6 +217,17 @@ double foldFloatBinary(Binary op, double a, double b) {
   return NAN;
 }
 
+/// Folded truth values (0 or 1, as foldFloatBinary and foldFloatUnary
+/// return them) as a known bool tensor.
+TensorValue boolsOf(std::vector<int64_t> dims,
+                    const std::vector<double> &truths) {
+  std::vector<SymExpr> bools;
+  for (double d : truths)
+    bools.push_back(SymExpr(d != 0 ? 1 : 0));
+  return TensorValue::makeInts(std::move(dims), std::move(bools),
+                               ElemKind::Bool);
+}
+
 std::optional<TensorValue> foldBinary(Binary op, const TensorValue &a,
                                       const TensorValue &b, bool fmod) {
   if (a.isLive() || b.isLive() || a.kind != b.kind)
@@ -231,12 +242,9 @@ std::optional<TensorValue> foldBinary(Binary op, const TensorValue &a,
     for (size_t i = 0; i < n; ++i)
       out[i] =
           foldFloatBinary(op, a.floats[(*idx)[0][i]], b.floats[(*idx)[1][i]]);
-    if (!isComparison(op))
-      return TensorValue::makeFloats(dims, std::move(out));
-    std::vector<SymExpr> conv;
-    for (double d : out)
-      conv.push_back(SymExpr(d != 0 ? 1 : 0));
-    return TensorValue::makeInts(dims, std::move(conv), ElemKind::Bool);
+    if (isComparison(op))
+      return boolsOf(dims, out);
+    return TensorValue::makeFloats(dims, std::move(out));
   }
   std::vector<SymExpr> out;
   for (size_t i = 0; i < n; ++i) {
@@ -509,6 +517,28 @@ bool acceptsKind(Unary op, ElemKind kind) {
   }
 }
 
+/// `op` on a known value; std::nullopt when an integer result depends on
+/// the symbolic sizes.
+std::optional<TensorValue> foldUnary(Unary op, const TensorValue &v) {
+  std::vector<int64_t> dims = *v.staticDims();
+  if (v.kind == ElemKind::Float) {
+    std::vector<double> out;
+    for (double f : v.floats)
+      out.push_back(foldFloatUnary(op, f));
+    if (op == Unary::IsNaN)
+      return boolsOf(dims, out);
+    return TensorValue::makeFloats(dims, std::move(out));
+  }
+  std::vector<SymExpr> out;
+  for (const SymExpr &e : v.ints) {
+    std::optional<SymExpr> r = foldIntUnary(op, e);
+    if (!r)
+      return std::nullopt;
+    out.push_back(*r);
+  }
+  return TensorValue::makeInts(dims, std::move(out), v.kind);
+}
+
 template <Unary Op>
 llvm::Error convertUnary(GraphImporter &imp, const GenericNode &node) {
   auto x = imp.input(node, 0);
@@ -518,37 +548,9 @@ llvm::Error convertUnary(GraphImporter &imp, const GenericNode &node) {
   if (!acceptsKind(Op, v.kind))
     return node.error(std::string("unsupported element type ") +
                       elemKindName(v.kind));
-  ElemKind outKind = Op == Unary::IsNaN ? ElemKind::Bool : v.kind;
   if (v.isKnown()) {
-    std::vector<int64_t> dims = *v.staticDims();
-    if (v.kind == ElemKind::Float) {
-      std::vector<double> out;
-      for (double f : v.floats)
-        out.push_back(foldFloatUnary(Op, f));
-      if (outKind == ElemKind::Float) {
-        imp.setOutput(node, 0, TensorValue::makeFloats(dims, std::move(out)));
-        return llvm::Error::success();
-      }
-      std::vector<SymExpr> bools;
-      for (double d : out)
-        bools.push_back(SymExpr(d != 0 ? 1 : 0));
-      imp.setOutput(node, 0,
-                    TensorValue::makeInts(dims, std::move(bools), outKind));
-      return llvm::Error::success();
-    }
-    std::vector<SymExpr> out;
-    bool folded = true;
-    for (const SymExpr &e : v.ints) {
-      std::optional<SymExpr> r = foldIntUnary(Op, e);
-      if (!r) {
-        folded = false;
-        break;
-      }
-      out.push_back(*r);
-    }
-    if (folded) {
-      imp.setOutput(node, 0,
-                    TensorValue::makeInts(dims, std::move(out), outKind));
+    if (std::optional<TensorValue> folded = foldUnary(Op, v)) {
+      imp.setOutput(node, 0, std::move(*folded));
       return llvm::Error::success();
     }
   }

@@ -11,6 +11,14 @@ llvm::Expected<int64_t> normalizeAxis(const GenericNode &node, int64_t axis,
   return axis < 0 ? axis + rank : axis;
 }
 
+llvm::Expected<int64_t> readAxis(const GenericNode &node, int64_t defaultAxis,
+                                 int64_t rank) {
+  int64_t axis;
+  if (llvm::Error e = node.getInt("axis", defaultAxis, axis))
+    return std::move(e);
+  return normalizeAxis(node, axis, rank);
+}
+
 llvm::Expected<const TensorValue *>
 floatInput(GraphImporter &imp, const GenericNode &node, size_t i) {
   auto v = imp.input(node, i);

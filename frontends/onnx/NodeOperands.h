@@ -18,6 +18,10 @@ namespace hybridc::onnx {
 /// node when it is out of range.
 llvm::Expected<int64_t> normalizeAxis(const GenericNode &node, int64_t axis,
                                       int64_t rank);
+/// The `axis` attribute (`defaultAxis` when absent), normalised against
+/// `rank`.
+llvm::Expected<int64_t> readAxis(const GenericNode &node, int64_t defaultAxis,
+                                 int64_t rank);
 
 /// Input `i`, which must be a float tensor.
 llvm::Expected<const TensorValue *>

@@ -240,10 +240,7 @@ llvm::Error convertSplit(GraphImporter &imp, const GenericNode &node) {
   if (!x)
     return x.takeError();
   const TensorValue &in = **x;
-  int64_t axisAttr;
-  if (llvm::Error e = node.getInt("axis", 0, axisAttr))
-    return e;
-  auto axis = normalizeAxis(node, axisAttr, in.rank());
+  auto axis = readAxis(node, 0, in.rank());
   if (!axis)
     return axis.takeError();
   const SymExpr &dim = in.shape[*axis];
@@ -364,11 +361,8 @@ llvm::Error convertConcat(GraphImporter &imp, const GenericNode &node) {
   }
   if (ins.empty())
     return node.error("has no inputs");
-  int64_t axisAttr;
-  if (llvm::Error e = node.getInt("axis", 0, axisAttr))
-    return e;
   int64_t rank = ins[0]->rank();
-  auto axis = normalizeAxis(node, axisAttr, rank);
+  auto axis = readAxis(node, 0, rank);
   if (!axis)
     return axis.takeError();
   SymShape shape = ins[0]->shape;
@@ -436,10 +430,7 @@ llvm::Error convertGather(GraphImporter &imp, const GenericNode &node) {
   const TensorValue &data = **d, &indices = **i;
   if (indices.kind != ElemKind::Int)
     return node.error("indices must be integers");
-  int64_t axisAttr;
-  if (llvm::Error e = node.getInt("axis", 0, axisAttr))
-    return e;
-  auto axis = normalizeAxis(node, axisAttr, data.rank());
+  auto axis = readAxis(node, 0, data.rank());
   if (!axis)
     return axis.takeError();
   SymShape shape(data.shape.begin(), data.shape.begin() + *axis);
