@@ -30,10 +30,6 @@ public:
   std::string str(const hybrid::SymShape &shape) const;
 
 private:
-  llvm::Error computeOp(mlir::Operation *op);
-  llvm::Expected<hybrid::SymShape> parseShapeAttr(mlir::Operation *op,
-                                                  mlir::Attribute attr);
-
   std::vector<std::string> symbols_;
   llvm::DenseMap<mlir::Value, hybrid::SymShape> shapes_;
 };

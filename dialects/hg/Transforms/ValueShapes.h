@@ -16,7 +16,8 @@
 namespace hybridc::hg {
 
 /// Lazily derives each value's shape as polynomials in the symbols named by
-/// the enclosing function's `hg.dims` argument attributes, and caches them.
+/// the enclosing function's `hg.dims` argument attributes, by the dialect's
+/// rules (HgSymbolicShapes.h), and caches them.
 /// A value whose shape cannot be shown symbolically gets std::nullopt (the
 /// caller then does not fuse). The cache is keyed by Value: while IR
 /// changes, keep it valid with a ValueShapesListener (erased ops' values
@@ -44,9 +45,6 @@ public:
 
 private:
   std::optional<hybrid::SymShape> compute(mlir::Value value);
-  std::optional<hybrid::SymShape> computeOp(mlir::Operation *op,
-                                            unsigned resultIndex);
-  std::optional<hybrid::SymShape> parseShape(mlir::Attribute attr);
 
   std::vector<std::string> symbols_;
   llvm::DenseMap<mlir::Value, std::optional<hybrid::SymShape>> cache_;
