@@ -15,6 +15,9 @@ TEST(SymExpr, ParsePrintEvaluate) {
   EXPECT_THROW(SymExpr::parse("seq/2", names), hybrid::Error);
   EXPECT_THROW(SymExpr::parse("heads", names, /*addUnknown=*/false),
                hybrid::Error);
+  const std::vector<std::string> fixed = {"batch"};
+  EXPECT_EQ(SymExpr::parse("2*batch", fixed).evaluate({3}), 6);
+  EXPECT_THROW(SymExpr::parse("seq", fixed), hybrid::Error);
 }
 
 TEST(SymExpr, Arithmetic) {

@@ -38,8 +38,6 @@ FailureOr<SymShape> parseShapeAttr(Attribute attr,
   auto arr = dyn_cast_or_null<ArrayAttr>(attr);
   if (!arr)
     return explain(why, "expected a shape array attribute");
-  // parse() leaves the names alone when it may not add unknown ones.
-  auto &names = const_cast<std::vector<std::string> &>(symbols);
   SymShape out;
   for (Attribute a : arr) {
     if (auto i = dyn_cast<IntegerAttr>(a)) {
@@ -50,7 +48,7 @@ FailureOr<SymShape> parseShapeAttr(Attribute attr,
     if (!s)
       return explain(why, "shape entries must be integers or strings");
     try {
-      out.push_back(SymExpr::parse(s.str(), names, /*addUnknown=*/false));
+      out.push_back(SymExpr::parse(s.str(), symbols));
     } catch (const hybrid::Error &e) {
       return explain(why, e.what());
     }

@@ -180,6 +180,13 @@ public:
     return out;
   }
 
+  /// Parses against a fixed list of names: an unknown name is an error.
+  static SymExpr parse(const std::string &text,
+                       const std::vector<std::string> &names) {
+    std::vector<std::string> copy = names;
+    return parse(text, copy, /*addUnknown=*/false);
+  }
+
   /// Parses `+`, `-`, `*`, integers and symbol names (looked up, or appended
   /// when `addUnknown`). Throws hybrid::Error on malformed text.
   static SymExpr parse(const std::string &text, std::vector<std::string> &names,
