@@ -32,9 +32,7 @@ BloomParams readBloom(HfConfig &config) {
   p.residualAfterNorm =
       config.getBool("apply_residual_connection_post_layernorm", false);
   p.tied = config.getBool("tie_word_embeddings", true);
-  if (!config.failed() && p.dim % p.heads != 0)
-    config.reject("hidden_size " + llvm::Twine(p.dim) +
-                  " is not divisible by n_head " + llvm::Twine(p.heads));
+  config.requireDivisible("hidden_size", p.dim, "n_head", p.heads);
   return p;
 }
 
@@ -120,9 +118,7 @@ ImportResult importBloom(mlir::MLIRContext &context, HfConfig &config) {
   }
 
   h = b.layerNormLayer(h, "transformer.ln_f", p.dim, p.epsilon, "final_norm");
-  mlir::Value head =
-      b.lmHeadWeight(p.tied, embed, "lm_head.weight", p.vocab, p.dim);
-  return b.finish(b.linear(h, head, mlir::Value(), "lm_head"));
+  return b.finishWithLmHead(h, p.tied, embed, "lm_head.weight", p.vocab, p.dim);
 }
 
 } // namespace hybridc::hf

@@ -54,6 +54,27 @@ Activation readActivation(HfConfig &config, llvm::StringRef key,
   return Activation::Identity;
 }
 
+void readLlamaStyleParams(HfConfig &config, double defaultEpsilon,
+                          LlamaStyleParams &p) {
+  p.vocab = config.getSize("vocab_size");
+  p.dim = config.getSize("hidden_size");
+  p.inner = config.getSize("intermediate_size");
+  p.layers = config.getSize("num_hidden_layers");
+  p.heads = config.getSize("num_attention_heads");
+  p.kvHeads = config.getSize("num_key_value_heads", p.heads);
+  if (!config.has("head_dim"))
+    config.requireDivisible("hidden_size", p.dim, "num_attention_heads",
+                            p.heads);
+  p.headDim = config.getSize("head_dim", p.dim / p.heads);
+  if (!config.failed() && p.heads % p.kvHeads != 0)
+    config.reject("num_attention_heads " + llvm::Twine(p.heads) +
+                  " is not a multiple of num_key_value_heads " +
+                  llvm::Twine(p.kvHeads));
+  p.epsilon = config.getFloat("rms_norm_eps", defaultEpsilon);
+  p.act = readActivation(config, "hidden_act", "silu");
+  p.tied = config.getBool("tie_word_embeddings", false);
+}
+
 //===----------------------------------------------------------------------===//
 // Module and signature
 //===----------------------------------------------------------------------===//
@@ -351,6 +372,14 @@ Value DecoderBuilder::lmHeadWeight(bool tied, Value embeddingTable,
     return param(headName, {vocab, dim});
   addTiedName(headName);
   return embeddingTable;
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+DecoderBuilder::finishWithLmHead(Value h, bool tied, Value embeddingTable,
+                                 llvm::StringRef headName, int64_t vocab,
+                                 int64_t dim) {
+  Value weight = lmHeadWeight(tied, embeddingTable, headName, vocab, dim);
+  return finish(linear(h, weight, Value(), "lm_head"));
 }
 
 Value DecoderBuilder::gatedActivation(Value gate, Value up, Activation act,

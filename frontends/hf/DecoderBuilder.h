@@ -51,6 +51,20 @@ enum class Activation {
 Activation readActivation(HfConfig &config, llvm::StringRef key,
                           llvm::StringRef defaultName);
 
+/// What Llama-style configs (llama, mistral, qwen2, phi3) name alike.
+struct LlamaStyleParams {
+  int64_t vocab, dim, inner, layers, heads, kvHeads, headDim;
+  double epsilon;
+  Activation act;
+  bool tied;
+};
+
+/// Reads the LlamaStyleParams into `p` (`defaultEpsilon` is the family's
+/// rms_norm_eps default), checking that the attention heads split
+/// hidden_size (unless head_dim is given) and group over the kv heads.
+void readLlamaStyleParams(HfConfig &config, double defaultEpsilon,
+                          LlamaStyleParams &p);
+
 /// cos and sin [1, seq, rotaryDim] for positions 0..seq-1, shared by all
 /// layers of a model.
 struct RotaryTables {
@@ -158,12 +172,6 @@ public:
   mlir::Value causalAttention(mlir::Value q, mlir::Value k, mlir::Value v,
                               const AttentionOptions &options,
                               const llvm::Twine &prefix);
-  /// The LM head weight [vocab, dim]: the embedding table when `tied` (the
-  /// checkpoint name `headName` is then listed in hg.tied), else the
-  /// parameter `headName`.
-  mlir::Value lmHeadWeight(bool tied, mlir::Value embeddingTable,
-                           llvm::StringRef headName, int64_t vocab,
-                           int64_t dim);
   /// act(gate) * up: the gated MLP core of Llama-style models.
   mlir::Value gatedActivation(mlir::Value gate, mlir::Value up, Activation act,
                               const llvm::Twine &prefix);
@@ -171,8 +179,19 @@ public:
   /// Ends @forward returning `logits` [batch, seq, vocab] and verifies the
   /// module; a verifier failure is an internal error naming the op.
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> finish(mlir::Value logits);
+  /// Ends @forward with the LM head, logits = h . weight^T (see finish and
+  /// lmHeadWeight).
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+  finishWithLmHead(mlir::Value h, bool tied, mlir::Value embeddingTable,
+                   llvm::StringRef headName, int64_t vocab, int64_t dim);
 
 private:
+  /// The LM head weight [vocab, dim]: the embedding table when `tied` (the
+  /// checkpoint name `headName` is then listed in hg.tied), else the
+  /// parameter `headName`.
+  mlir::Value lmHeadWeight(bool tied, mlir::Value embeddingTable,
+                           llvm::StringRef headName, int64_t vocab,
+                           int64_t dim);
   mlir::ArrayAttr shapeAttr(llvm::ArrayRef<ShapeDim> shape);
 
   mlir::OpBuilder builder_;

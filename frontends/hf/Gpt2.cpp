@@ -42,9 +42,7 @@ Gpt2Params readGpt2(HfConfig &config) {
                      "attention precision is chosen by the compiler");
   config.requireBool("add_cross_attention", false, false,
                      "decoder-only models have no encoder to attend to");
-  if (!config.failed() && p.dim % p.heads != 0)
-    config.reject("n_embd " + llvm::Twine(p.dim) +
-                  " is not divisible by n_head " + llvm::Twine(p.heads));
+  config.requireDivisible("n_embd", p.dim, "n_head", p.heads);
   return p;
 }
 
@@ -102,9 +100,7 @@ ImportResult importGpt2(mlir::MLIRContext &context, HfConfig &config) {
   }
 
   h = b.layerNormLayer(h, "transformer.ln_f", p.dim, p.epsilon, "final_norm");
-  mlir::Value head =
-      b.lmHeadWeight(p.tied, wte, "lm_head.weight", p.vocab, p.dim);
-  return b.finish(b.linear(h, head, mlir::Value(), "lm_head"));
+  return b.finishWithLmHead(h, p.tied, wte, "lm_head.weight", p.vocab, p.dim);
 }
 
 } // namespace hybridc::hf

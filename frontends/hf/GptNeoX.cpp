@@ -33,10 +33,7 @@ GptNeoXParams readGptNeoX(HfConfig &config) {
   p.parallelResidual = config.getBool("use_parallel_residual", true);
   p.attentionBias = config.getBool("attention_bias", true);
   p.tied = config.getBool("tie_word_embeddings", false);
-  if (!config.failed() && p.dim % p.heads != 0)
-    config.reject("hidden_size " + llvm::Twine(p.dim) +
-                  " is not divisible by num_attention_heads " +
-                  llvm::Twine(p.heads));
+  config.requireDivisible("hidden_size", p.dim, "num_attention_heads", p.heads);
   if (!config.failed()) {
     RopeDefaults defaults;
     defaults.partialRotaryFactor = 0.25;
@@ -108,9 +105,8 @@ ImportResult importGptNeoX(mlir::MLIRContext &context, HfConfig &config) {
 
   h = b.layerNormLayer(h, "gpt_neox.final_layer_norm", p.dim, p.epsilon,
                        "final_norm");
-  mlir::Value head =
-      b.lmHeadWeight(p.tied, embed, "embed_out.weight", p.vocab, p.dim);
-  return b.finish(b.linear(h, head, mlir::Value(), "lm_head"));
+  return b.finishWithLmHead(h, p.tied, embed, "embed_out.weight", p.vocab,
+                            p.dim);
 }
 
 } // namespace hybridc::hf

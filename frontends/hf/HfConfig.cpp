@@ -8,6 +8,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cstdio>
+#include <functional>
 
 namespace hybridc::hf {
 
@@ -158,22 +159,30 @@ void HfConfig::wrongType(llvm::StringRef key, llvm::StringRef expected,
          " " + render(got));
 }
 
+template <typename T, typename Read>
+T HfConfig::getAs(llvm::StringRef key, T defaultValue, llvm::StringRef expected,
+                  Read read) {
+  const llvm::json::Value *value = lookup(key);
+  if (!value)
+    return defaultValue;
+  if (auto typed = std::invoke(read, *value))
+    return T(*typed);
+  wrongType(key, expected, *value);
+  return defaultValue;
+}
+
+// The getters of required keys record a missing key and return the
+// placeholder their defaulted form returns for an absent one.
+
 int64_t HfConfig::getInt(llvm::StringRef key) {
-  if (!has(key)) {
+  if (!has(key))
     missing(key);
-    return 1;
-  }
   return getInt(key, 1);
 }
 
 int64_t HfConfig::getInt(llvm::StringRef key, int64_t defaultValue) {
-  const llvm::json::Value *value = lookup(key);
-  if (!value)
-    return defaultValue;
-  if (std::optional<int64_t> integer = value->getAsInteger())
-    return *integer;
-  wrongType(key, "an integer", *value);
-  return defaultValue;
+  return getAs(key, defaultValue, "an integer",
+               &llvm::json::Value::getAsInteger);
 }
 
 std::optional<int64_t> HfConfig::getOptionalInt(llvm::StringRef key) {
@@ -183,10 +192,8 @@ std::optional<int64_t> HfConfig::getOptionalInt(llvm::StringRef key) {
 }
 
 int64_t HfConfig::getSize(llvm::StringRef key) {
-  if (!has(key)) {
+  if (!has(key))
     missing(key);
-    return 1;
-  }
   return getSize(key, 1);
 }
 
@@ -199,50 +206,30 @@ int64_t HfConfig::getSize(llvm::StringRef key, int64_t defaultValue) {
 }
 
 double HfConfig::getFloat(llvm::StringRef key) {
-  if (!has(key)) {
+  if (!has(key))
     missing(key);
-    return 1.0;
-  }
   return getFloat(key, 1.0);
 }
 
 double HfConfig::getFloat(llvm::StringRef key, double defaultValue) {
-  const llvm::json::Value *value = lookup(key);
-  if (!value)
-    return defaultValue;
-  if (std::optional<double> number = value->getAsNumber())
-    return *number;
-  wrongType(key, "a number", *value);
-  return defaultValue;
+  return getAs(key, defaultValue, "a number", &llvm::json::Value::getAsNumber);
 }
 
 bool HfConfig::getBool(llvm::StringRef key, bool defaultValue) {
-  const llvm::json::Value *value = lookup(key);
-  if (!value)
-    return defaultValue;
-  if (std::optional<bool> flag = value->getAsBoolean())
-    return *flag;
-  wrongType(key, "true or false", *value);
-  return defaultValue;
+  return getAs(key, defaultValue, "true or false",
+               &llvm::json::Value::getAsBoolean);
 }
 
 std::string HfConfig::getString(llvm::StringRef key) {
-  if (!has(key)) {
+  if (!has(key))
     missing(key);
-    return "";
-  }
   return getString(key, "");
 }
 
 std::string HfConfig::getString(llvm::StringRef key,
                                 llvm::StringRef defaultValue) {
-  const llvm::json::Value *value = lookup(key);
-  if (!value)
-    return defaultValue.str();
-  if (std::optional<llvm::StringRef> text = value->getAsString())
-    return text->str();
-  wrongType(key, "a string", *value);
-  return defaultValue.str();
+  return getAs(key, defaultValue.str(), "a string",
+               &llvm::json::Value::getAsString);
 }
 
 std::vector<std::string> HfConfig::getStringList(llvm::StringRef key) {
@@ -292,6 +279,13 @@ void HfConfig::requireBool(llvm::StringRef key, bool expected,
   if (getBool(key, defaultValue) != expected)
     reject("'" + key + "' = " + (expected ? "false" : "true") +
            " is not supported (" + why + ")");
+}
+
+void HfConfig::requireDivisible(llvm::StringRef key, int64_t value,
+                                llvm::StringRef divisorKey, int64_t divisor) {
+  if (!failed() && value % divisor != 0)
+    reject(key + " " + llvm::Twine(value) + " is not divisible by " +
+           divisorKey + " " + llvm::Twine(divisor));
 }
 
 llvm::Error HfConfig::makeError(const llvm::Twine &message) const {

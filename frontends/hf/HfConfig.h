@@ -80,6 +80,11 @@ public:
   /// flags the frontend cannot honour in their non-default state.
   void requireBool(llvm::StringRef key, bool expected, bool defaultValue,
                    llvm::StringRef why);
+  /// Records "<key> <value> is not divisible by <divisorKey> <divisor>"
+  /// when it is not (and nothing is recorded yet): for sizes split evenly,
+  /// such as hidden_size over the attention heads.
+  void requireDivisible(llvm::StringRef key, int64_t value,
+                        llvm::StringRef divisorKey, int64_t divisor);
 
   bool failed() const { return !firstError_.empty(); }
   /// The first recorded problem as an llvm::Error, or success.
@@ -98,6 +103,12 @@ private:
   const llvm::json::Value *lookup(llvm::StringRef key) const;
   const llvm::json::Value *lookupPath(llvm::StringRef key) const;
   void missing(llvm::StringRef key);
+  /// The value at `key` as `read` (a json::Value getter) gives it, or
+  /// `defaultValue` when absent; a value of another type is recorded as not
+  /// being `expected`.
+  template <typename T, typename Read>
+  T getAs(llvm::StringRef key, T defaultValue, llvm::StringRef expected,
+          Read read);
   void wrongType(llvm::StringRef key, llvm::StringRef expected,
                  const llvm::json::Value &got);
 

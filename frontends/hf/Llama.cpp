@@ -11,11 +11,8 @@ namespace hybridc::hf {
 
 namespace {
 
-struct LlamaParams {
-  int64_t vocab, dim, inner, layers, heads, kvHeads, headDim;
-  double epsilon;
-  Activation act;
-  bool qkvBias, outBias, mlpBias, tied;
+struct LlamaParams : LlamaStyleParams {
+  bool qkvBias, outBias, mlpBias;
   /// Sliding window per layer; 0 for full causal attention.
   std::vector<int64_t> windows;
   RopeFrequencies rope;
@@ -74,24 +71,7 @@ std::vector<int64_t> readQwen2Windows(HfConfig &config, int64_t layers) {
 LlamaParams readLlama(HfConfig &config) {
   llvm::StringRef type = config.modelType();
   LlamaParams p;
-  p.vocab = config.getSize("vocab_size");
-  p.dim = config.getSize("hidden_size");
-  p.inner = config.getSize("intermediate_size");
-  p.layers = config.getSize("num_hidden_layers");
-  p.heads = config.getSize("num_attention_heads");
-  p.kvHeads = config.getSize("num_key_value_heads", p.heads);
-  if (!config.failed() && !config.has("head_dim") && p.dim % p.heads != 0)
-    config.reject("hidden_size " + llvm::Twine(p.dim) +
-                  " is not divisible by num_attention_heads " +
-                  llvm::Twine(p.heads));
-  p.headDim = config.getSize("head_dim", p.dim / p.heads);
-  if (!config.failed() && p.heads % p.kvHeads != 0)
-    config.reject("num_attention_heads " + llvm::Twine(p.heads) +
-                  " is not a multiple of num_key_value_heads " +
-                  llvm::Twine(p.kvHeads));
-  p.epsilon = config.getFloat("rms_norm_eps", 1e-6);
-  p.act = readActivation(config, "hidden_act", "silu");
-  p.tied = config.getBool("tie_word_embeddings", false);
+  readLlamaStyleParams(config, 1e-6, p);
 
   if (type == "llama") {
     p.qkvBias = p.outBias = config.getBool("attention_bias", false);
@@ -161,9 +141,7 @@ ImportResult importLlama(mlir::MLIRContext &context, HfConfig &config) {
   }
 
   h = b.rmsNormLayer(h, "model.norm", p.dim, p.epsilon, "final_norm");
-  mlir::Value head =
-      b.lmHeadWeight(p.tied, embed, "lm_head.weight", p.vocab, p.dim);
-  return b.finish(b.linear(h, head, mlir::Value(), "lm_head"));
+  return b.finishWithLmHead(h, p.tied, embed, "lm_head.weight", p.vocab, p.dim);
 }
 
 } // namespace hybridc::hf

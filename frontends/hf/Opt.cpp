@@ -33,10 +33,7 @@ OptParams readOpt(HfConfig &config) {
   p.affineNorm = config.getBool("layer_norm_elementwise_affine", true);
   p.bias = config.getBool("enable_bias", true);
   p.tied = config.getBool("tie_word_embeddings", true);
-  if (!config.failed() && p.dim % p.heads != 0)
-    config.reject("hidden_size " + llvm::Twine(p.dim) +
-                  " is not divisible by num_attention_heads " +
-                  llvm::Twine(p.heads));
+  config.requireDivisible("hidden_size", p.dim, "num_attention_heads", p.heads);
   return p;
 }
 
@@ -111,9 +108,8 @@ ImportResult importOpt(mlir::MLIRContext &context, HfConfig &config) {
   if (project)
     h = b.linearLayer(h, "model.decoder.project_out", p.dim, p.embedDim,
                       /*hasBias=*/false, "project_out");
-  mlir::Value head =
-      b.lmHeadWeight(p.tied, embed, "lm_head.weight", p.vocab, p.embedDim);
-  return b.finish(b.linear(h, head, mlir::Value(), "lm_head"));
+  return b.finishWithLmHead(h, p.tied, embed, "lm_head.weight", p.vocab,
+                            p.embedDim);
 }
 
 } // namespace hybridc::hf

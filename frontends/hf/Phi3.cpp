@@ -10,35 +10,14 @@ namespace hybridc::hf {
 
 namespace {
 
-struct Phi3Params {
-  int64_t vocab, dim, inner, layers, heads, kvHeads, headDim;
+struct Phi3Params : LlamaStyleParams {
   int64_t slidingWindow;
-  double epsilon;
-  Activation act;
-  bool tied;
   RopeFrequencies rope;
 };
 
 Phi3Params readPhi3(HfConfig &config) {
   Phi3Params p;
-  p.vocab = config.getSize("vocab_size");
-  p.dim = config.getSize("hidden_size");
-  p.inner = config.getSize("intermediate_size");
-  p.layers = config.getSize("num_hidden_layers");
-  p.heads = config.getSize("num_attention_heads");
-  p.kvHeads = config.getSize("num_key_value_heads", p.heads);
-  if (!config.failed() && !config.has("head_dim") && p.dim % p.heads != 0)
-    config.reject("hidden_size " + llvm::Twine(p.dim) +
-                  " is not divisible by num_attention_heads " +
-                  llvm::Twine(p.heads));
-  p.headDim = config.getSize("head_dim", p.dim / p.heads);
-  if (!config.failed() && p.heads % p.kvHeads != 0)
-    config.reject("num_attention_heads " + llvm::Twine(p.heads) +
-                  " is not a multiple of num_key_value_heads " +
-                  llvm::Twine(p.kvHeads));
-  p.epsilon = config.getFloat("rms_norm_eps", 1e-5);
-  p.act = readActivation(config, "hidden_act", "silu");
-  p.tied = config.getBool("tie_word_embeddings", false);
+  readLlamaStyleParams(config, 1e-5, p);
   // Phi3Config defaults sliding_window to null (full attention).
   p.slidingWindow =
       config.has("sliding_window") ? config.getSize("sliding_window") : 0;
@@ -107,9 +86,7 @@ ImportResult importPhi3(mlir::MLIRContext &context, HfConfig &config) {
   }
 
   h = b.rmsNormLayer(h, "model.norm", p.dim, p.epsilon, "final_norm");
-  mlir::Value head =
-      b.lmHeadWeight(p.tied, embed, "lm_head.weight", p.vocab, p.dim);
-  return b.finish(b.linear(h, head, mlir::Value(), "lm_head"));
+  return b.finishWithLmHead(h, p.tied, embed, "lm_head.weight", p.vocab, p.dim);
 }
 
 } // namespace hybridc::hf
