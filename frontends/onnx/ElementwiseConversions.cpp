@@ -1,6 +1,7 @@
 // Conversions of elementwise ONNX ops (arithmetic, comparison, logic, unary
 // math, Where, Cast, Clip, simple activations) to hg, folding known values.
 #include "frontends/onnx/ConversionTable.h"
+#include "frontends/onnx/NodeOperands.h"
 
 #include "dialects/hg/IR/HgOps.h"
 
@@ -703,12 +704,10 @@ llvm::Error convertIdentity(GraphImporter &imp, const GenericNode &node) {
 }
 
 llvm::Error convertClip(GraphImporter &imp, const GenericNode &node) {
-  auto x = imp.input(node, 0);
+  auto x = numericInput(imp, node, 0, "Clip");
   if (!x)
     return x.takeError();
   const TensorValue &v = **x;
-  if (v.kind == ElemKind::Bool)
-    return node.error("Clip of a bool tensor is not supported");
   std::optional<double> lo, hi;
   TensorValue result = v;
   if (node.opset() < 11) {
@@ -758,8 +757,10 @@ llvm::Error convertClip(GraphImporter &imp, const GenericNode &node) {
   return llvm::Error::success();
 }
 
-llvm::Expected<mlir::Value>
-floatInput(GraphImporter &imp, const GenericNode &node, TensorValue &value) {
+/// Input 0 of a float activation, materialised; `value` gets the input.
+llvm::Expected<mlir::Value> activationInput(GraphImporter &imp,
+                                            const GenericNode &node,
+                                            TensorValue &value) {
   auto x = imp.input(node, 0);
   if (!x)
     return x.takeError();
@@ -772,7 +773,7 @@ floatInput(GraphImporter &imp, const GenericNode &node, TensorValue &value) {
 /// LeakyRelu: x < 0 ? alpha * x : x.
 llvm::Error convertLeakyRelu(GraphImporter &imp, const GenericNode &node) {
   TensorValue v;
-  auto x = floatInput(imp, node, v);
+  auto x = activationInput(imp, node, v);
   if (!x)
     return x.takeError();
   double alpha;
@@ -790,7 +791,7 @@ llvm::Error convertLeakyRelu(GraphImporter &imp, const GenericNode &node) {
 /// Elu: x < 0 ? alpha * (exp(x) - 1) : x.
 llvm::Error convertElu(GraphImporter &imp, const GenericNode &node) {
   TensorValue v;
-  auto x = floatInput(imp, node, v);
+  auto x = activationInput(imp, node, v);
   if (!x)
     return x.takeError();
   double alpha;
@@ -810,7 +811,7 @@ llvm::Error convertElu(GraphImporter &imp, const GenericNode &node) {
 /// HardSigmoid: clip(alpha * x + beta, 0, 1).
 llvm::Error convertHardSigmoid(GraphImporter &imp, const GenericNode &node) {
   TensorValue v;
-  auto x = floatInput(imp, node, v);
+  auto x = activationInput(imp, node, v);
   if (!x)
     return x.takeError();
   double alpha, beta;

@@ -152,12 +152,10 @@ template <typename ReduceOp>
 llvm::Error convertReduce(GraphImporter &imp, const GenericNode &node) {
   constexpr bool isSum = std::is_same_v<ReduceOp, hg::ReduceSumOp>;
   constexpr bool isProd = std::is_same_v<ReduceOp, hg::ReduceProdOp>;
-  auto x = imp.input(node, 0);
+  auto x = numericInput(imp, node, 0, "reduction");
   if (!x)
     return x.takeError();
   const TensorValue &in = **x;
-  if (in.kind == ElemKind::Bool)
-    return node.error("reduction of a bool tensor is not supported");
   int64_t axesAsInput = isSum ? 13 : 18;
   auto axes = axesOf(imp, node, axesAsInput);
   if (!axes)

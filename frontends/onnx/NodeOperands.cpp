@@ -31,6 +31,18 @@ floatInput(GraphImporter &imp, const GenericNode &node, size_t i) {
   return *v;
 }
 
+llvm::Expected<const TensorValue *> numericInput(GraphImporter &imp,
+                                                 const GenericNode &node,
+                                                 size_t i,
+                                                 llvm::StringRef what) {
+  auto v = imp.input(node, i);
+  if (!v)
+    return v.takeError();
+  if ((*v)->kind == ElemKind::Bool)
+    return node.error(what + " of a bool tensor is not supported");
+  return *v;
+}
+
 llvm::Expected<std::vector<int64_t>>
 axesOf(GraphImporter &imp, const GenericNode &node, int64_t inputSince) {
   std::vector<int64_t> axes;

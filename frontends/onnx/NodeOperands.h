@@ -1,6 +1,6 @@
 // What several ONNX conversions read from a node alike: an axis normalised
-// against a rank, float tensor inputs, and the `axes` list that moved from
-// an attribute to an input between opsets.
+// against a rank, inputs of a required element kind, and the `axes` list
+// that moved from an attribute to an input between opsets.
 #pragma once
 
 #include "frontends/onnx/GenericNode.h"
@@ -26,6 +26,12 @@ llvm::Expected<int64_t> readAxis(const GenericNode &node, int64_t defaultAxis,
 /// Input `i`, which must be a float tensor.
 llvm::Expected<const TensorValue *>
 floatInput(GraphImporter &imp, const GenericNode &node, size_t i);
+/// Input `i`, which must not be a bool tensor; `what` names the operation
+/// in the error ("<what> of a bool tensor is not supported").
+llvm::Expected<const TensorValue *> numericInput(GraphImporter &imp,
+                                                 const GenericNode &node,
+                                                 size_t i,
+                                                 llvm::StringRef what);
 
 /// Constant axes from the `axes` attribute before opset `inputSince`, from
 /// input 1 (none when it is omitted) from that opset on.

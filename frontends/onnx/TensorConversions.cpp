@@ -519,12 +519,10 @@ llvm::Error convertGatherND(GraphImporter &imp, const GenericNode &node) {
 //===----------------------------------------------------------------------===//
 
 llvm::Error convertCumSum(GraphImporter &imp, const GenericNode &node) {
-  auto x = imp.input(node, 0);
+  auto x = numericInput(imp, node, 0, "CumSum");
   if (!x)
     return x.takeError();
   const TensorValue &in = **x;
-  if (in.kind == ElemKind::Bool)
-    return node.error("CumSum of a bool tensor is not supported");
   auto axisValue = imp.knownConstantInt(node, 1, "axis");
   if (!axisValue)
     return axisValue.takeError();
