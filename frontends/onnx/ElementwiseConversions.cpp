@@ -757,74 +757,69 @@ llvm::Error convertClip(GraphImporter &imp, const GenericNode &node) {
   return llvm::Error::success();
 }
 
-/// Input 0 of a float activation, materialised; `value` gets the input.
-llvm::Expected<mlir::Value> activationInput(GraphImporter &imp,
-                                            const GenericNode &node,
-                                            TensorValue &value) {
+/// LeakyRelu: x < 0 ? alpha * x : x.
+llvm::Expected<mlir::Value>
+buildLeakyRelu(GraphImporter &imp, const GenericNode &node, mlir::Value x) {
+  double alpha;
+  if (llvm::Error e = node.getFloat("alpha", 0.01, alpha))
+    return std::move(e);
+  mlir::Value zero = imp.scalarConstant(0, ElemKind::Float);
+  mlir::Value neg = imp.emit<hg::LessOp>(x, zero);
+  mlir::Value scaled =
+      imp.emit<hg::MulOp>(x, imp.scalarConstant(alpha, ElemKind::Float));
+  return imp.emit<hg::SelectOp>(neg, scaled, x);
+}
+
+/// Elu: x < 0 ? alpha * (exp(x) - 1) : x.
+llvm::Expected<mlir::Value> buildElu(GraphImporter &imp,
+                                     const GenericNode &node, mlir::Value x) {
+  double alpha;
+  if (llvm::Error e = node.getFloat("alpha", 1.0, alpha))
+    return std::move(e);
+  mlir::Value zero = imp.scalarConstant(0, ElemKind::Float);
+  mlir::Value one = imp.scalarConstant(1, ElemKind::Float);
+  mlir::Value neg = imp.emit<hg::LessOp>(x, zero);
+  mlir::Value em1 = imp.emit<hg::SubOp>(imp.emit<hg::ExpOp>(x), one);
+  mlir::Value scaled =
+      imp.emit<hg::MulOp>(em1, imp.scalarConstant(alpha, ElemKind::Float));
+  return imp.emit<hg::SelectOp>(neg, scaled, x);
+}
+
+/// HardSigmoid: clip(alpha * x + beta, 0, 1).
+llvm::Expected<mlir::Value>
+buildHardSigmoid(GraphImporter &imp, const GenericNode &node, mlir::Value x) {
+  double alpha, beta;
+  if (llvm::Error e = node.getFloat("alpha", 0.2, alpha))
+    return std::move(e);
+  if (llvm::Error e = node.getFloat("beta", 0.5, beta))
+    return std::move(e);
+  mlir::Value y =
+      imp.emit<hg::MulOp>(x, imp.scalarConstant(alpha, ElemKind::Float));
+  y = imp.emit<hg::AddOp>(y, imp.scalarConstant(beta, ElemKind::Float));
+  mlir::OpBuilder &b = imp.builder();
+  return imp.emit<hg::ClipOp>(y, b.getF64FloatAttr(0.0),
+                              b.getF64FloatAttr(1.0));
+}
+
+/// Float activations hg has no op for are built from other ops: `Build`
+/// maps the materialised input 0 to the result, of the input's shape.
+using ActivationBuildFn = llvm::Expected<mlir::Value> (*)(GraphImporter &,
+                                                          const GenericNode &,
+                                                          mlir::Value);
+
+template <ActivationBuildFn Build>
+llvm::Error convertBuiltActivation(GraphImporter &imp,
+                                   const GenericNode &node) {
   auto x = imp.input(node, 0);
   if (!x)
     return x.takeError();
   if ((*x)->kind != ElemKind::Float)
     return node.error("needs a floating-point input");
-  value = **x;
-  return imp.materialize(value);
-}
-
-/// LeakyRelu: x < 0 ? alpha * x : x.
-llvm::Error convertLeakyRelu(GraphImporter &imp, const GenericNode &node) {
-  TensorValue v;
-  auto x = activationInput(imp, node, v);
-  if (!x)
-    return x.takeError();
-  double alpha;
-  if (llvm::Error e = node.getFloat("alpha", 0.01, alpha))
-    return e;
-  mlir::Value zero = imp.scalarConstant(0, ElemKind::Float);
-  mlir::Value neg = imp.emit<hg::LessOp>(*x, zero);
-  mlir::Value scaled =
-      imp.emit<hg::MulOp>(*x, imp.scalarConstant(alpha, ElemKind::Float));
-  imp.setOutput(node, 0,
-                imp.live(imp.emit<hg::SelectOp>(neg, scaled, *x), v.shape));
-  return llvm::Error::success();
-}
-
-/// Elu: x < 0 ? alpha * (exp(x) - 1) : x.
-llvm::Error convertElu(GraphImporter &imp, const GenericNode &node) {
-  TensorValue v;
-  auto x = activationInput(imp, node, v);
-  if (!x)
-    return x.takeError();
-  double alpha;
-  if (llvm::Error e = node.getFloat("alpha", 1.0, alpha))
-    return e;
-  mlir::Value zero = imp.scalarConstant(0, ElemKind::Float);
-  mlir::Value one = imp.scalarConstant(1, ElemKind::Float);
-  mlir::Value neg = imp.emit<hg::LessOp>(*x, zero);
-  mlir::Value em1 = imp.emit<hg::SubOp>(imp.emit<hg::ExpOp>(*x), one);
-  mlir::Value scaled =
-      imp.emit<hg::MulOp>(em1, imp.scalarConstant(alpha, ElemKind::Float));
-  imp.setOutput(node, 0,
-                imp.live(imp.emit<hg::SelectOp>(neg, scaled, *x), v.shape));
-  return llvm::Error::success();
-}
-
-/// HardSigmoid: clip(alpha * x + beta, 0, 1).
-llvm::Error convertHardSigmoid(GraphImporter &imp, const GenericNode &node) {
-  TensorValue v;
-  auto x = activationInput(imp, node, v);
-  if (!x)
-    return x.takeError();
-  double alpha, beta;
-  if (llvm::Error e = node.getFloat("alpha", 0.2, alpha))
-    return e;
-  if (llvm::Error e = node.getFloat("beta", 0.5, beta))
-    return e;
-  mlir::Value y =
-      imp.emit<hg::MulOp>(*x, imp.scalarConstant(alpha, ElemKind::Float));
-  y = imp.emit<hg::AddOp>(y, imp.scalarConstant(beta, ElemKind::Float));
-  mlir::OpBuilder &b = imp.builder();
-  y = imp.emit<hg::ClipOp>(y, b.getF64FloatAttr(0.0), b.getF64FloatAttr(1.0));
-  imp.setOutput(node, 0, imp.live(y, v.shape));
+  const TensorValue &v = **x;
+  auto r = Build(imp, node, imp.materialize(v));
+  if (!r)
+    return r.takeError();
+  imp.setOutput(node, 0, imp.live(*r, v.shape));
   return llvm::Error::success();
 }
 
@@ -875,9 +870,9 @@ void registerElementwiseConversions(ConversionTable &t) {
   t.add("CastLike", {15, 19, 21}, convertCastLike);
   t.add("Clip", {6, 11, 12, 13}, convertClip);
   t.add("Identity", {1, 13, 14, 16, 19, 21}, convertIdentity);
-  t.add("LeakyRelu", {6, 16}, convertLeakyRelu);
-  t.add("Elu", 6, convertElu);
-  t.add("HardSigmoid", 6, convertHardSigmoid);
+  t.add("LeakyRelu", {6, 16}, convertBuiltActivation<buildLeakyRelu>);
+  t.add("Elu", 6, convertBuiltActivation<buildElu>);
+  t.add("HardSigmoid", 6, convertBuiltActivation<buildHardSigmoid>);
 }
 
 } // namespace hybridc::onnx
