@@ -4,6 +4,7 @@
 
 #include "hybrid/BundleDesc.h"
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -151,6 +152,35 @@ inline BundleDesc tinyLmBundle() {
   e.workspaceBytes = SymExpr(64) * batch * seq;
   b.executables.push_back(e);
   return b;
+}
+
+/// tinyLmBundle's logits in double precision: embedding, layer_norm (eps
+/// 1e-5), tied head. `wte` is [16, 8], `gamma`/`beta` [8]; ids has
+/// batch*seq entries; the result is [batch*seq, 16] row-major.
+inline std::vector<double> tinyLmReference(const float *wte, const float *gamma,
+                                           const float *beta,
+                                           const std::vector<int64_t> &ids) {
+  constexpr int D = 8, V = 16;
+  std::vector<double> logits;
+  for (int64_t id : ids) {
+    const float *e = wte + id * D;
+    double mean = 0, var = 0, h[D];
+    for (int d = 0; d < D; ++d)
+      mean += e[d];
+    mean /= D;
+    for (int d = 0; d < D; ++d)
+      var += (e[d] - mean) * (e[d] - mean);
+    var /= D;
+    for (int d = 0; d < D; ++d)
+      h[d] = (e[d] - mean) / std::sqrt(var + 1e-5) * gamma[d] + beta[d];
+    for (int v = 0; v < V; ++v) {
+      double s = 0;
+      for (int d = 0; d < D; ++d)
+        s += h[d] * wte[v * D + d];
+      logits.push_back(s);
+    }
+  }
+  return logits;
 }
 
 } // namespace hybrid::test

@@ -90,25 +90,8 @@ int main(int argc, char **argv) {
                      {{"unrelated", SafeTensorsDType::F32, {2}, other.data()}});
 
     // Expected logits in double precision.
-    std::vector<float> logits;
-    for (int64_t t = 0; t < B * T; ++t) {
-      const float *e = wte + ids[t] * D;
-      double mean = 0, var = 0, h[8];
-      for (int d = 0; d < D; ++d)
-        mean += e[d];
-      mean /= D;
-      for (int d = 0; d < D; ++d)
-        var += (e[d] - mean) * (e[d] - mean);
-      var /= D;
-      for (int d = 0; d < D; ++d)
-        h[d] = (e[d] - mean) / std::sqrt(var + 1e-5) * g[d] + beta[d];
-      for (int v = 0; v < V; ++v) {
-        double s = 0;
-        for (int d = 0; d < D; ++d)
-          s += h[d] * wte[v * D + d];
-        logits.push_back(static_cast<float>(s));
-      }
-    }
+    std::vector<double> exact = test::tinyLmReference(wte, g, beta, ids);
+    std::vector<float> logits(exact.begin(), exact.end());
     writeSafeTensors(
         at("expected.safetensors"),
         {{"logits", SafeTensorsDType::F32, {B, T, V}, logits.data()}});
