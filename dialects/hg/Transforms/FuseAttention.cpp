@@ -100,16 +100,21 @@ ScaledValue peelScale(Value v) {
 //===----------------------------------------------------------------------===//
 
 /// A [B, H, S, D] tensor that either exists (`value`) or is `source`
-/// reshaped to `shape`.
+/// transposed by `perm` (when set) or else reshaped to `shape`.
 struct HeadsTensor {
   Value value;
   Value source;
   SymShape shape;
+  SmallVector<int64_t> perm;
 
   Value materialize(PatternRewriter &rewriter, Location loc,
                     ValueShapes &shapes) const {
     if (value)
       return value;
+    if (!perm.empty())
+      return rewriter
+          .create<TransposeOp>(loc, source, rewriter.getDenseI64ArrayAttr(perm))
+          .getResult();
     return rewriter
         .create<ReshapeOp>(loc, source,
                            shapes.shapeAttr(rewriter.getContext(), shape))
@@ -156,6 +161,10 @@ Value throughReshapes(Value x) {
 /// For a [B, H, S, D] tensor built that way, the unrepeated kv.
 std::optional<HeadsTensor> unrepeatKv(const HeadsTensor &heads,
                                       ValueShapes &shapes) {
+  // The repeat is recognised on [B, H, S, D]; a pending transpose would
+  // reorder the broadcast dims.
+  if (!heads.perm.empty())
+    return std::nullopt;
   Value x = heads.value ? heads.value : heads.source;
   auto bcast = throughReshapes(x).getDefiningOp<BroadcastToOp>();
   if (!bcast)
@@ -174,8 +183,9 @@ std::optional<HeadsTensor> unrepeatKv(const HeadsTensor &heads,
   return asShape(bcast.getInput(), {o[0], o[1], o[3], o[4]}, shapes);
 }
 
-/// For k^T [B, H, D, S], the keys [B, H, S, D]: an hg.transpose of the last
-/// two dims, or reshape(transpose(x[B*H, S, D], [0, 2, 1]), [B, H, D, S]).
+/// For k^T [B, H, D, S], the keys [B, H, S, D]: an hg.transpose whose
+/// permutation ends by swapping the last two dims, or
+/// reshape(transpose(x[B*H, S, D], [0, 2, 1]), [B, H, D, S]).
 std::optional<HeadsTensor> keysOfTransposed(Value kT, ValueShapes &shapes) {
   std::optional<SymShape> kTShape = shapes.get(kT);
   if (!kTShape || kTShape->size() != 4)
@@ -183,9 +193,15 @@ std::optional<HeadsTensor> keysOfTransposed(Value kT, ValueShapes &shapes) {
   const SymShape &t = *kTShape;
   SymShape keys = {t[0], t[1], t[3], t[2]};
   if (auto transpose = kT.getDefiningOp<TransposeOp>()) {
-    if (transpose.getPerm() != ArrayRef<int64_t>{0, 1, 3, 2})
-      return std::nullopt;
-    return HeadsTensor{transpose.getInput(), Value(), keys};
+    // transpose(x, p) == transpose(transpose(x, p'), [0, 1, 3, 2]) with
+    // p' = p with its last two entries swapped: the canonicalizer folds
+    // eager attention's k.transpose(1, 2).transpose(2, 3) into one
+    // transpose [0, 2, 3, 1], whose keys are transpose(x, [0, 2, 1, 3]).
+    ArrayRef<int64_t> p = transpose.getPerm();
+    SmallVector<int64_t> keysPerm = {p[0], p[1], p[3], p[2]};
+    if (llvm::equal(keysPerm, llvm::seq<int64_t>(0, 4)))
+      return HeadsTensor{transpose.getInput(), Value(), keys};
+    return HeadsTensor{Value(), transpose.getInput(), keys, keysPerm};
   }
   auto reshape = kT.getDefiningOp<ReshapeOp>();
   if (!reshape)

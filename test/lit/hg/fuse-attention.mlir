@@ -167,3 +167,51 @@ func.func @not_attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v:
   %2 = hg.matmul %1, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
   return %2 : tensor<2x4x8x16xf32>
 }
+
+// -----
+
+// HF eager attention (GPT-2, OPT): k.transpose(1, 2).transpose(2, 3) is
+// canonicalized into one transpose [0, 2, 3, 1] of k [B, S, H, D]; the keys
+// are transpose(k, [0, 2, 1, 3]).
+// CHECK-LABEL: func.func @eager_key_transpose
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x4x?x16xf32> {{.*}}, %[[K:.+]]: tensor<?x?x4x16xf32> {{.*}}, %[[V:.+]]: tensor<?x4x?x16xf32>
+// CHECK: %[[KH:.+]] = hg.transpose %[[K]] [0, 2, 1, 3] : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+// CHECK: %[[A:.+]] = hg.attention %[[Q]], %[[KH]], %[[V]] {causal = true, scale = 2.500000e-01 : f64}
+// CHECK-NEXT: return %[[A]]
+func.func @eager_key_transpose(%q: tensor<?x4x?x16xf32> {hg.dims = ["batch", 4, "seq", 16]},
+                               %k: tensor<?x?x4x16xf32> {hg.dims = ["batch", "seq", 4, 16]},
+                               %v: tensor<?x4x?x16xf32> {hg.dims = ["batch", 4, "seq", 16]}) -> tensor<?x4x?x16xf32> {
+  %kt = hg.transpose %k [0, 2, 3, 1] : tensor<?x?x4x16xf32> -> tensor<?x4x16x?xf32>
+  %s = hg.constant dense<0.25> : tensor<f32>
+  %pos = hg.iota ["seq"] {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xi64>
+  %rows = hg.reshape %pos [1, 1, "seq", 1] : tensor<?xi64> -> tensor<1x1x?x1xi64>
+  %cols = hg.reshape %pos [1, 1, 1, "seq"] : tensor<?xi64> -> tensor<1x1x1x?xi64>
+  %visible = hg.less_equal %cols, %rows : tensor<1x1x1x?xi64>, tensor<1x1x?x1xi64> -> tensor<1x1x?x?xi1>
+  %zero = hg.constant dense<0.0> : tensor<f32>
+  %min = hg.constant dense<-3.40282347E+38> : tensor<f32>
+  %mask = hg.select %visible, %zero, %min : tensor<1x1x?x?xi1>, tensor<f32>, tensor<f32> -> tensor<1x1x?x?xf32>
+  %0 = hg.matmul %q, %kt : tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32> -> tensor<?x4x?x?xf32>
+  %1 = hg.mul %0, %s : tensor<?x4x?x?xf32>, tensor<f32> -> tensor<?x4x?x?xf32>
+  %2 = hg.add %1, %mask : tensor<?x4x?x?xf32>, tensor<1x1x?x?xf32> -> tensor<?x4x?x?xf32>
+  %3 = hg.softmax %2 {axis = 3 : i64} : tensor<?x4x?x?xf32> -> tensor<?x4x?x?xf32>
+  %4 = hg.matmul %3, %v : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %4 : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// The same single key transpose, but the query's one head is broadcast
+// against four key heads by the matmul: not attention, it stays.
+// CHECK-LABEL: func.func @eager_key_transpose_broadcast_query
+// CHECK: hg.transpose
+// CHECK: hg.softmax
+// CHECK-NOT: hg.attention
+func.func @eager_key_transpose_broadcast_query(%q: tensor<2x1x8x16xf32>, %k: tensor<2x8x4x16xf32>,
+                                               %v: tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %kt = hg.transpose %k [0, 2, 3, 1] : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %0 = hg.matmul %q, %kt : tensor<2x1x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+  // expected-warning @+1 {{softmax 'hg.softmax' not fused into attention; it runs unfused}}
+  %1 = hg.softmax %0 {axis = 3 : i64} : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %2 = hg.matmul %1, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return %2 : tensor<2x4x8x16xf32>
+}
