@@ -1,18 +1,26 @@
-// The CPU kernel library: float32 reference-quality kernels behind a name
-// table, used by the CPU backend (the numerical oracle) and by compile-time
-// evaluation. No dependency on MLIR or on the runtime's bundle code.
+// The CPU kernel library: reference-quality kernels for every typed op
+// (hybrid/Ops.h), used by the CPU backend, the numerical oracle of every
+// other backend. Depends on hybrid_base only (no MLIR, no runtime).
+//
+// Dtypes: floating ops take f32, bf16 and f16 tensors (bf16/f16 are stored as
+// such and computed in f32, rounding once per result element); integer ops
+// take i32 and i64; data movement takes every dtype.
+//
+// Memory: a kernel allocates nothing while it runs. Temporary memory comes
+// from KernelCall::scratch, sized by the kernel's scratch function for the
+// same shapes and thread count before the first run; the caller owns it.
 #pragma once
 
+#include "hybrid/Ops.h"
 #include "hybrid/Types.h"
 
-#include <string>
-#include <string_view>
-#include <unordered_map>
+#include <cstddef>
+#include <variant>
 #include <vector>
 
 namespace hybrid::cpu {
 
-/// A dense row-major tensor view. Does not own `data`.
+/// A dense row-major tensor that a kernel writes (a result).
 struct Tensor {
   void *data = nullptr;
   DType dtype = DType::F32;
@@ -23,66 +31,70 @@ struct Tensor {
   template <typename T> T *as() const { return static_cast<T *>(data); }
 };
 
-/// Attributes of one call, as stored in the bundle (name -> value).
-class Attrs {
-public:
-  struct Value {
-    int64_t i = 0;
-    double f = 0;
-    std::string s;
-    std::vector<int64_t> ints;
-    std::vector<double> floats;
-  };
-  void set(std::string name, Value v) {
-    values_[std::move(name)] = std::move(v);
-  }
-  bool has(std::string_view name) const {
-    return values_.count(std::string(name));
-  }
-  int64_t getInt(std::string_view name, int64_t dflt = 0) const {
-    auto it = values_.find(std::string(name));
-    return it == values_.end() ? dflt : it->second.i;
-  }
-  double getFloat(std::string_view name, double dflt = 0) const {
-    auto it = values_.find(std::string(name));
-    return it == values_.end() ? dflt : it->second.f;
-  }
-  std::string getString(std::string_view name, std::string dflt = {}) const {
-    auto it = values_.find(std::string(name));
-    return it == values_.end() ? dflt : it->second.s;
-  }
-  std::vector<int64_t> getInts(std::string_view name) const {
-    auto it = values_.find(std::string(name));
-    return it == values_.end() ? std::vector<int64_t>{} : it->second.ints;
-  }
-  std::vector<double> getFloats(std::string_view name) const {
-    auto it = values_.find(std::string(name));
-    return it == values_.end() ? std::vector<double>{} : it->second.floats;
+/// A dense row-major tensor that a kernel only reads (an operand). An absent
+/// optional operand has present == false (and no data or shape).
+struct ConstTensor {
+  const void *data = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+  bool present = true;
+
+  ConstTensor() = default;
+  ConstTensor(const void *d, DType t, Shape s)
+      : data(d), dtype(t), shape(std::move(s)) {}
+  ConstTensor(const Tensor &t) // NOLINT: a result may be read back.
+      : data(t.data), dtype(t.dtype), shape(t.shape) {}
+  static ConstTensor absent() {
+    ConstTensor t;
+    t.present = false;
+    return t;
   }
 
-private:
-  std::unordered_map<std::string, Value> values_;
+  int64_t numel() const { return numElements(shape); }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  template <typename T> const T *as() const {
+    return static_cast<const T *>(data);
+  }
 };
 
-/// One kernel invocation: operand and result views with concrete shapes (the
-/// results are allocated by the caller with the shapes the compiler planned),
-/// and the op's attributes.
+/// One kernel invocation. Operands are positional as in Ops.h (absent
+/// optional ones included); results are allocated by the caller with the
+/// shapes the compiler planned; `op` holds the typed attributes.
 struct KernelCall {
-  std::vector<Tensor> operands;
+  const Op *op = nullptr;
+  std::vector<ConstTensor> operands;
   std::vector<Tensor> results;
-  const Attrs *attrs = nullptr;
+  /// At least scratchBytes(call) bytes, 64-byte aligned; null when zero.
+  void *scratch = nullptr;
+  size_t scratchBytes = 0;
+
+  /// The op's attributes as family T (the table only routes matching ops).
+  template <typename T> const T &attrs() const { return std::get<T>(*op); }
 };
 
-/// Kernels throw hybrid::Error for inputs they cannot handle (unsupported
-/// dtype, inconsistent shapes); they never abort.
+/// Runs the kernel. Throws hybrid::Error for inputs it cannot handle
+/// (unsupported dtype, inconsistent shapes, too little scratch); never
+/// aborts.
 using KernelFn = void (*)(const KernelCall &);
+/// Scratch bytes the kernel needs for the call's shapes and dtypes with
+/// `threads` worker threads (data pointers may be null). Never throws.
+using ScratchFn = size_t (*)(const KernelCall &, int threads);
 
-/// The kernel registered under `name` (an hg op mnemonic such as "add",
-/// "layer_norm", "attention"), or nullptr.
-KernelFn findKernel(std::string_view name);
+struct KernelEntry {
+  KernelFn run = nullptr;
+  ScratchFn scratch = nullptr; ///< null: the kernel needs none
+};
 
-/// All registered kernel names, sorted (for diagnostics and docs).
-std::vector<std::string> kernelNames();
+/// The kernel for `op` (by family, and kind where the family has kinds);
+/// run is null when there is none (events and collectives are the
+/// backend's business).
+KernelEntry findKernel(const Op &op);
+
+/// Scratch bytes of `entry` for `call` (0 when it declares none).
+inline size_t scratchBytes(const KernelEntry &entry, const KernelCall &call,
+                           int threads) {
+  return entry.scratch ? entry.scratch(call, threads) : 0;
+}
 
 /// Sets the number of worker threads kernels may use (0 = hardware threads).
 void setNumThreads(int n);

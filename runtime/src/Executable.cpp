@@ -2,7 +2,7 @@
 // running it: bind symbols from input shapes, evaluate the plan, run.
 #include "hybrid/Executable.h"
 
-#include "SizeMath.h"
+#include "hybrid/SizeMath.h"
 #include "hybrid/Bundle.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Host tensor storage.
 #include "hybrid/HostTensor.h"
 
-#include "SizeMath.h"
+#include "hybrid/SizeMath.h"
 
 #include <cstdlib>
 #include <cstring>

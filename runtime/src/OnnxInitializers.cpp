@@ -3,8 +3,8 @@
 // decoded; everything else is skipped by wire type.
 #include "hybrid/OnnxInitializers.h"
 
-#include "FileIO.h"
-#include "SizeMath.h"
+#include "hybrid/FileIO.h"
+#include "hybrid/SizeMath.h"
 #include "hybrid/SafeTensors.h"
 
 #include <cstring>

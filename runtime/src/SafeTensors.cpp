@@ -1,8 +1,8 @@
 // safetensors reader (memory-mapped, fully validated) and atomic writer.
 #include "hybrid/SafeTensors.h"
 
-#include "FileIO.h"
-#include "SizeMath.h"
+#include "hybrid/FileIO.h"
+#include "hybrid/SizeMath.h"
 
 #include <nlohmann/json.hpp>
 

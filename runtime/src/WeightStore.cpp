@@ -2,8 +2,8 @@
 // safetensors (single or sharded), ONNX initializers, or random values.
 #include "hybrid/WeightStore.h"
 
-#include "FileIO.h"
-#include "SizeMath.h"
+#include "hybrid/FileIO.h"
+#include "hybrid/SizeMath.h"
 #include "hybrid/OnnxInitializers.h"
 #include "hybrid/SafeTensors.h"
 

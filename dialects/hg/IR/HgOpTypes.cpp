@@ -44,13 +44,12 @@ std::optional<int64_t> hybridc::hg::getShapeEntryDim(Attribute entry,
   }
   if (auto s = dyn_cast_or_null<StringAttr>(entry)) {
     std::vector<std::string> names;
-    hybrid::SymExpr e;
-    try {
-      e = hybrid::SymExpr::parse(s.str(), names);
-    } catch (const std::exception &err) {
-      return explain(err.what());
-    }
-    if (std::optional<int64_t> c = e.constant()) {
+    std::string error;
+    std::optional<hybrid::SymExpr> e =
+        hybrid::SymExpr::parse(s.str(), names, /*addUnknown=*/true, &error);
+    if (!e)
+      return explain(error);
+    if (std::optional<int64_t> c = e->constant()) {
       if (*c < 0)
         return explain("size '" + s.str() + "' is negative");
       return *c;

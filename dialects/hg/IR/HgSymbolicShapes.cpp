@@ -47,11 +47,11 @@ FailureOr<SymShape> parseShapeAttr(Attribute attr,
     auto s = dyn_cast<StringAttr>(a);
     if (!s)
       return explain(why, "shape entries must be integers or strings");
-    try {
-      out.push_back(SymExpr::parse(s.str(), symbols));
-    } catch (const hybrid::Error &e) {
-      return explain(why, e.what());
-    }
+    std::string error;
+    std::optional<SymExpr> e = SymExpr::parse(s.str(), symbols, &error);
+    if (!e)
+      return explain(why, error);
+    out.push_back(std::move(*e));
   }
   return out;
 }
@@ -288,11 +288,11 @@ inferArgumentSymbolicShape(func::FuncOp func, unsigned argIndex,
     if (!name)
       return explain(why, arg + ": dynamic dimension " + llvm::Twine(i) +
                               " has no name in hg.dims");
-    try {
-      shape.push_back(SymExpr::parse(name.str(), symbols));
-    } catch (const hybrid::Error &e) {
-      return explain(why, arg + ": " + e.what());
-    }
+    std::string error;
+    std::optional<SymExpr> e = SymExpr::parse(name.str(), symbols, &error);
+    if (!e)
+      return explain(why, arg + ": " + error);
+    shape.push_back(std::move(*e));
   }
   return shape;
 }

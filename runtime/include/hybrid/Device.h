@@ -1,49 +1,93 @@
 // Device backends: where an executable's memory lives and how its commands
-// run. The CPU backend (CpuDevice.h) is the reference; a CUDA backend
-// implements the same interface.
+// run. Every backend implements this one interface: the CPU backend
+// (hybrid_backend_cpu, the numerical oracle) and the CUDA backend.
+//
+// Execution model: work is enqueued on streams and the host does not wait
+// for it unless it asks (Device::synchronize). On the CPU backend streams
+// run their work at once, in order, so every call is complete when it
+// returns; code written against this interface must not rely on that.
 #pragma once
 
 #include "hybrid/BundleDesc.h"
 #include "hybrid/Types.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace hybrid {
 
-/// A buffer as a backend sees it during one call: a device address and a
-/// concrete shape.
+/// An in-order queue of device work. Created by Device::createStream or
+/// Device::defaultStream; owned by whoever created it; used by one host
+/// thread at a time.
+class Stream {
+public:
+  virtual ~Stream() = default;
+};
+
+/// A point in a stream's work that other streams (or the host) can wait for.
+/// Created by Device::createEvent; reusable (record again to move it).
+class Event {
+public:
+  virtual ~Event() = default;
+};
+
+/// A buffer as a command sees it during one call: a device address and a
+/// concrete shape. `writable` is the same address when the executable may
+/// write the buffer (workspace, outputs, read-write state and parameters),
+/// null when it may only read it (inputs, constants, read-only state and
+/// parameters): read-only memory is never reachable as a mutable pointer.
 struct BufferView {
-  void *data = nullptr;
+  const void *data = nullptr;
+  void *writable = nullptr;
   DType dtype = DType::F32;
   Shape shape;
 };
 
 /// One command of an executable, bound to a backend kernel. Built once at
-/// load time by Device::prepare; run many times.
+/// load time by Device::prepare (attributes resolved, kernel chosen); run
+/// many times.
 ///
-/// Ownership: owned by the executable that prepared it. Thread safety: run()
-/// is called by one thread at a time.
+/// Ownership: owned by the executable that prepared it. Thread safety: used
+/// by one thread at a time.
 class PreparedCommand {
 public:
   virtual ~PreparedCommand() = default;
-  /// Runs the kernel on the executable's buffers for this call. `buffers` is
-  /// indexed by buffer number (the command's operands and results index
-  /// it). `shapesChanged` is false when every shape equals
-  /// the previous call's, so the command may keep what it derived from them.
-  /// Throws hybrid::Error (without command context; the caller adds it).
-  virtual void run(const std::vector<BufferView> &buffers,
-                   bool shapesChanged) = 0;
+  /// Scratch bytes the command needs when its buffers have the shapes in
+  /// `buffers` (data pointers may be null). Called whenever the shapes
+  /// change, before run(); the executable's plan includes the maximum over
+  /// its commands. Throws hybrid::Error when the shapes are unsupported.
+  virtual size_t scratchBytes(const std::vector<BufferView> &buffers) {
+    (void)buffers;
+    return 0;
+  }
+  /// Enqueues the command on `stream`. `buffers` is indexed by buffer number
+  /// (the command's operands and results index it). `shapesChanged` is false
+  /// when every shape equals the previous call's, so the command may keep
+  /// what it derived from them. `scratch` holds at least scratchBytes()
+  /// bytes (256-byte aligned; null when zero). Throws hybrid::Error
+  /// (without command context; the executable adds it).
+  virtual void run(const std::vector<BufferView> &buffers, bool shapesChanged,
+                   Stream &stream, void *scratch) = 0;
+};
+
+/// What the device's allocator has handed out. Every engine and executable
+/// on a device shares that device's allocator.
+struct MemoryStats {
+  size_t bytesInUse = 0;   ///< allocated and not yet returned
+  size_t peakBytes = 0;    ///< maximum of bytesInUse so far
+  uint64_t allocations = 0; ///< calls to allocate() so far
+  uint64_t frees = 0;       ///< calls to deallocate() so far
 };
 
 /// A device backend.
 ///
 /// Ownership: shared (std::shared_ptr) by the weight store, executables and
 /// engines that use it; memory it hands out must be returned with
-/// deallocate() to the same device. Thread safety: allocate/deallocate/copy
-/// may be called from several threads; prepared commands are run by one
+/// deallocate() to the same device. Thread safety: allocate, deallocate and
+/// memoryStats may be called from several threads; a stream is used by one
 /// thread at a time.
 class Device {
 public:
@@ -51,26 +95,41 @@ public:
 
   /// "cpu", "cuda:0", ...
   virtual std::string name() const = 0;
-  /// True when device memory is ordinary host memory (the CPU backend):
-  /// callers may then read and write it directly and skip staging copies.
+  /// True when device memory is ordinary host memory (the CPU backend).
   virtual bool hostAddressable() const = 0;
 
-  /// `bytes` of device memory aligned to `alignment` (a power of two, at
-  /// least 64 is used). Throws hybrid::Error when out of memory. Zero bytes
-  /// still returns a distinct, valid address.
-  virtual void *allocate(size_t bytes, size_t alignment = 64) = 0;
+  /// `bytes` of device memory aligned to `alignment` (a power of two; at
+  /// least 256 is used). Throws hybrid::Error when out of memory, naming the
+  /// size. Zero bytes still returns a distinct, valid address.
+  virtual void *allocate(size_t bytes, size_t alignment = 256) = 0;
   virtual void deallocate(void *ptr) = 0;
+  virtual MemoryStats memoryStats() const = 0;
 
-  virtual void copyHostToDevice(void *dst, const void *src, size_t bytes) = 0;
-  virtual void copyDeviceToHost(void *dst, const void *src, size_t bytes) = 0;
-  virtual void copyDeviceToDevice(void *dst, const void *src, size_t bytes) = 0;
-  virtual void fillZero(void *dst, size_t bytes) = 0;
-  /// Waits until all work issued so far has finished.
+  /// The stream work goes to when no other is named.
+  virtual Stream &defaultStream() = 0;
+  virtual std::unique_ptr<Stream> createStream() = 0;
+  virtual std::unique_ptr<Event> createEvent() = 0;
+  virtual void record(Event &event, Stream &stream) = 0;
+  /// Work enqueued on `stream` after this waits for `event`.
+  virtual void wait(Stream &stream, Event &event) = 0;
+  /// Waits on the host until `stream` has finished everything enqueued.
+  virtual void synchronize(Stream &stream) = 0;
+  /// Waits on the host until every stream has finished.
   virtual void synchronize() = 0;
 
-  /// Resolves the kernel of `command` (of executable `exe`) and converts its
-  /// attributes, once. Throws hybrid::Error naming the kernel and the
-  /// command's loc when this backend has no such kernel.
+  /// Copies enqueued on `stream`. Host memory must stay valid and unchanged
+  /// until the stream has passed the copy (synchronize).
+  virtual void copyHostToDevice(void *dst, const void *src, size_t bytes,
+                                Stream &stream) = 0;
+  virtual void copyDeviceToHost(void *dst, const void *src, size_t bytes,
+                                Stream &stream) = 0;
+  virtual void copyDeviceToDevice(void *dst, const void *src, size_t bytes,
+                                  Stream &stream) = 0;
+  virtual void fillZero(void *dst, size_t bytes, Stream &stream) = 0;
+
+  /// Resolves the kernel of `command` (of executable `exe`) once. Throws
+  /// hybrid::Error naming the op and the command's loc when this backend
+  /// cannot run it.
   virtual std::unique_ptr<PreparedCommand>
   prepare(const CommandDesc &command, const ExecutableDesc &exe) = 0;
 };
@@ -80,7 +139,7 @@ class DeviceAllocation {
 public:
   DeviceAllocation() = default;
   DeviceAllocation(std::shared_ptr<Device> device, size_t bytes,
-                   size_t alignment = 64)
+                   size_t alignment = 256)
       : device_(std::move(device)), bytes_(bytes),
         ptr_(device_->allocate(bytes, alignment)) {}
   DeviceAllocation(DeviceAllocation &&o) noexcept { *this = std::move(o); }
@@ -112,6 +171,17 @@ private:
   std::shared_ptr<Device> device_;
   size_t bytes_ = 0;
   void *ptr_ = nullptr;
+};
+
+/// A tensor in device memory that the caller does not own (a view of an
+/// executable's input or output slot, a state buffer, a parameter).
+struct DeviceTensor {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+  size_t bytes() const {
+    return static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
+  }
 };
 
 } // namespace hybrid

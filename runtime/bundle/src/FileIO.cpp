@@ -1,5 +1,5 @@
 // Memory-mapped reads and atomic writes (POSIX).
-#include "FileIO.h"
+#include "hybrid/FileIO.h"
 
 #include "hybrid/Types.h"
 

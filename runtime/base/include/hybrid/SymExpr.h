@@ -181,24 +181,35 @@ public:
   }
 
   /// Parses against a fixed list of names: an unknown name is an error.
-  static SymExpr parse(const std::string &text,
-                       const std::vector<std::string> &names) {
+  /// Returns nullopt on malformed text and, when `error` is given, says why.
+  static std::optional<SymExpr> parse(const std::string &text,
+                                      const std::vector<std::string> &names,
+                                      std::string *error = nullptr) {
     std::vector<std::string> copy = names;
-    return parse(text, copy, /*addUnknown=*/false);
+    return parse(text, copy, /*addUnknown=*/false, error);
   }
 
   /// Parses `+`, `-`, `*`, integers and symbol names (looked up, or appended
-  /// when `addUnknown`). Throws hybrid::Error on malformed text.
-  static SymExpr parse(const std::string &text, std::vector<std::string> &names,
-                       bool addUnknown = true) {
+  /// when `addUnknown`). Returns nullopt on malformed text (a bad token, an
+  /// unknown name, an integer beyond 2^62, more than kMaxSymbols names) and,
+  /// when `error` is given, sets it to "bad symbolic size '...': why".
+  /// Never throws, so code built without exceptions can use it.
+  static std::optional<SymExpr> parse(const std::string &text,
+                                      std::vector<std::string> &names,
+                                      bool addUnknown,
+                                      std::string *error = nullptr) {
     size_t i = 0;
+    bool ok = true;
     auto skip = [&] {
       while (i < text.size() &&
              std::isspace(static_cast<unsigned char>(text[i])))
         ++i;
     };
-    auto fail = [&](const std::string &why) -> SymExpr {
-      throw Error("bad symbolic size '" + text + "': " + why);
+    auto fail = [&](const std::string &why) {
+      if (ok && error)
+        *error = "bad symbolic size '" + text + "': " + why;
+      ok = false;
+      return SymExpr();
     };
     auto factor = [&]() -> SymExpr {
       skip();
@@ -206,8 +217,11 @@ public:
           std::isdigit(static_cast<unsigned char>(text[i]))) {
         int64_t v = 0;
         while (i < text.size() &&
-               std::isdigit(static_cast<unsigned char>(text[i])))
+               std::isdigit(static_cast<unsigned char>(text[i]))) {
+          if (v > (int64_t(1) << 62) / 10)
+            return fail("integer too large");
           v = v * 10 + (text[i++] - '0');
+        }
         return SymExpr(v);
       }
       size_t b = i;
@@ -223,6 +237,9 @@ public:
       if (it == names.end()) {
         if (!addUnknown)
           return fail("unknown symbol '" + name + "'");
+        if (names.size() >= kMaxSymbols)
+          return fail("more than " + std::to_string(kMaxSymbols) +
+                      " symbols");
         names.push_back(name);
         it = names.end() - 1;
       }
@@ -230,7 +247,7 @@ public:
     };
     auto product = [&]() {
       SymExpr r = factor();
-      for (skip(); i < text.size() && text[i] == '*'; skip()) {
+      for (skip(); ok && i < text.size() && text[i] == '*'; skip()) {
         ++i;
         r = r * factor();
       }
@@ -243,15 +260,22 @@ public:
     SymExpr r = product();
     if (neg)
       r = r * SymExpr(-1);
-    for (skip(); i < text.size(); skip()) {
+    for (skip(); ok && i < text.size(); skip()) {
       char op = text[i++];
-      if (op != '+' && op != '-')
-        return fail(std::string("unexpected '") + op + "'");
+      if (op != '+' && op != '-') {
+        fail(std::string("unexpected '") + op + "'");
+        break;
+      }
       SymExpr t = product();
       r = op == '+' ? r + t : r - t;
     }
+    if (!ok)
+      return std::nullopt;
     return r;
   }
+
+  /// Symbols are numbered in a byte (see Monomial).
+  static constexpr size_t kMaxSymbols = 255;
 
 private:
   void addTerm(const Monomial &m, int64_t c) {

@@ -1,8 +1,8 @@
 // .hyb bundles: framing, FlatBuffers encoding and semantic validation.
 #include "hybrid/Bundle.h"
 
-#include "FileIO.h"
-#include "SizeMath.h"
+#include "hybrid/FileIO.h"
+#include "hybrid/SizeMath.h"
 #include "bundle_generated.h"
 
 #include <cstring>

@@ -1,5 +1,6 @@
 // Whole-file access for the runtime's loaders: read-only memory maps and
-// atomic writes (temp file + rename). Internal to hybrid_runtime.
+// atomic writes (temp file + rename). Part of hybrid_bundle; the runtime and
+// the tools use it too.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Overflow-checked size arithmetic for shapes read from files and for
-// evaluated symbolic sizes. Internal to hybrid_runtime.
+// evaluated symbolic sizes (hybrid_bundle; the runtime uses it too).
 #pragma once
 
 #include "hybrid/Types.h"

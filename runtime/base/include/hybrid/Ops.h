@@ -1,0 +1,225 @@
+// The typed operations of a command list: one struct per kernel family, with
+// its attributes resolved (defaults applied by the compiler, from ODS). The
+// compiler builds them from hrt ops, the bundle stores them as a FlatBuffers
+// union, and a backend turns each into a kernel call once, at load time.
+// Kernels read their attributes from these structs, never by name.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace hybrid {
+
+// Kinds within a family. Values are part of the bundle format (bundle.fbs
+// stores them as ubyte); append only. The hrt dialect's ODS enums use the
+// same names and values (test/compiler checks it).
+
+enum class BinaryKind : uint8_t {
+  Add,
+  Sub,
+  Mul,
+  Div, ///< integer division truncates
+  Pow,
+  Max,
+  Min,
+  Mod,  ///< result takes the divisor's sign (Python %)
+  FMod, ///< result takes the dividend's sign (C fmod)
+  Equal,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
+  And,
+  Or,
+  Xor,
+};
+
+enum class UnaryKind : uint8_t {
+  Neg,
+  Abs,
+  Sign,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Silu,
+  GeluErf,
+  GeluTanh,
+  Sin,
+  Cos,
+  Erf,
+  Floor,
+  Ceil,
+  Not,
+  IsNan,
+  IsInf,
+};
+
+enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod };
+
+enum class CollectiveKind : uint8_t { AllGather, ReduceScatter, AllReduce };
+
+/// Number of kinds, for tables indexed by kind.
+constexpr int kBinaryKinds = static_cast<int>(BinaryKind::Xor) + 1;
+constexpr int kUnaryKinds = static_cast<int>(UnaryKind::IsInf) + 1;
+constexpr int kReduceKinds = static_cast<int>(ReduceKind::Prod) + 1;
+constexpr int kCollectiveKinds = static_cast<int>(CollectiveKind::AllReduce) + 1;
+
+/// The hg mnemonic of each kind ("add", "gelu_tanh" reads as "gelu").
+const char *binaryKindName(BinaryKind k);
+const char *unaryKindName(UnaryKind k);
+const char *reduceKindName(ReduceKind k);
+const char *collectiveKindName(CollectiveKind k);
+
+/// The operations. Operands and results are buffer indices of the command;
+/// each struct's comment gives their order. An optional operand that is
+/// absent is -1 in the command's operand list (never dropped), so positions
+/// are fixed. Shapes and dtypes come from the buffers, not from here.
+namespace ops {
+
+/// (lhs, rhs) -> result; NumPy broadcasting. Comparisons and logic give bool.
+struct Binary {
+  BinaryKind kind = BinaryKind::Add;
+};
+/// (input) -> result.
+struct Unary {
+  UnaryKind kind = UnaryKind::Neg;
+};
+/// (input) -> result, clamped to the bounds that are present.
+struct Clip {
+  std::optional<double> min, max;
+};
+/// (cond, lhs, rhs) -> result; cond ? lhs : rhs with broadcasting.
+struct Select {};
+/// (input) -> result of the result buffer's dtype.
+struct Cast {};
+/// (input) -> result of the same dtype and element count (bytes copied).
+struct Copy {};
+/// () -> result, every element `value` (converted to the result's dtype).
+struct Fill {
+  double value = 0;
+};
+/// (input) -> result; result dim i = input dim perm[i].
+struct Transpose {
+  std::vector<int64_t> perm;
+};
+/// (input) -> result, NumPy-broadcast to the result's shape.
+struct BroadcastTo {};
+/// (input) -> result; ONNX Slice semantics per listed axis.
+struct Slice {
+  std::vector<int64_t> axes, starts, ends, steps;
+};
+/// (inputs...) -> result, joined along `axis`.
+struct Concat {
+  int64_t axis = 0;
+};
+/// (data, indices) -> result; ONNX Gather.
+struct Gather {
+  int64_t axis = 0;
+};
+/// (data, indices) -> result; ONNX GatherND.
+struct GatherNd {
+  int64_t batchDims = 0;
+};
+/// () -> result[n]: start, start + step, ...
+struct Iota {
+  double start = 0, step = 1;
+};
+/// (input) -> result, running sum along `axis`.
+struct CumSum {
+  int64_t axis = 0;
+  bool exclusive = false, reverse = false;
+};
+/// (input) -> result; keeps the upper (or lower) triangle offset by k.
+struct Trilu {
+  bool upper = true;
+  int64_t k = 0;
+};
+/// (input) -> result, reduced over `axes` (all when empty).
+struct Reduce {
+  ReduceKind kind = ReduceKind::Sum;
+  std::vector<int64_t> axes;
+  bool keepdims = true;
+};
+/// (input) -> result; softmax (or log-softmax) along `axis`.
+struct Softmax {
+  int64_t axis = -1;
+  bool log = false;
+};
+/// (input, weight?, bias?) -> result; normalised over dims [axis, rank).
+struct LayerNorm {
+  double epsilon = 1e-5;
+  int64_t axis = -1;
+};
+/// (input, weight?) -> result.
+struct RmsNorm {
+  double epsilon = 1e-6;
+  int64_t axis = -1;
+};
+/// (lhs, rhs) -> result; NumPy matmul.
+struct MatMul {};
+/// (input, weight, bias?) -> result; weight [N, K] when transposeWeight
+/// (nn.Linear), else [K, N].
+struct Linear {
+  bool transposeWeight = true;
+};
+/// (table, ids) -> result.
+struct Embedding {};
+/// (input, cos, sin) -> result.
+struct Rotary {
+  bool interleaved = false;
+};
+/// (query, key, value, mask?, alibi_slopes?) -> result.
+struct Attention {
+  double scale = 1;
+  bool causal = false;
+  int64_t slidingWindow = 0;
+};
+/// (input) -> result over communicator `communicator` (an index into the
+/// executable's communicators). With one rank every kind is a copy.
+struct Collective {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  int32_t communicator = 0;
+};
+/// Marks `event` as reached on the command's stream.
+struct RecordEvent {
+  int32_t event = 0;
+};
+/// Makes the command's stream wait until `event` was reached.
+struct WaitEvent {
+  int32_t event = 0;
+};
+
+} // namespace ops
+
+/// One operation of a command. The order of alternatives is the bundle's
+/// union order; append only.
+using Op = std::variant<ops::Binary, ops::Unary, ops::Clip, ops::Select,
+                        ops::Cast, ops::Copy, ops::Fill, ops::Transpose,
+                        ops::BroadcastTo, ops::Slice, ops::Concat, ops::Gather,
+                        ops::GatherNd, ops::Iota, ops::CumSum, ops::Trilu,
+                        ops::Reduce, ops::Softmax, ops::LayerNorm,
+                        ops::RmsNorm, ops::MatMul, ops::Linear,
+                        ops::Embedding, ops::Rotary, ops::Attention,
+                        ops::Collective, ops::RecordEvent, ops::WaitEvent>;
+
+/// The op's name for messages and listings: the hg mnemonic where there is
+/// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
+/// hrt one ("fill", "all_gather", "record_event").
+std::string opName(const Op &op);
+
+/// How many operands the op takes, counting absent optional ones, or -1
+/// when variadic (concat). Used to validate commands.
+int opArity(const Op &op);
+
+/// How many results the op writes: 0 for events, else 1.
+int opResultCount(const Op &op);
+
+} // namespace hybrid

@@ -1,0 +1,129 @@
+// The in-memory form of a .hyb bundle: what the compiler produces and what
+// the runtime loads. Bundle.h turns it into bytes and back (FlatBuffers,
+// runtime/bundle/schema/bundle.fbs); nothing here depends on MLIR.
+#pragma once
+
+#include "hybrid/Ops.h"
+#include "hybrid/SymExpr.h"
+#include "hybrid/Types.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hybrid {
+
+/// Bumped whenever a runtime of the previous version would misread a bundle.
+constexpr uint32_t kBundleFormatVersion = 2;
+
+/// Alignment of every workspace slot and of the workspace itself (what CUDA
+/// kernels and cuBLASLt want).
+constexpr int64_t kWorkspaceAlignment = 256;
+
+/// How an executable may touch the parameters or a state buffer.
+enum class Access : uint8_t { Read = 0, ReadWrite = 1 };
+
+inline const char *accessName(Access a) {
+  return a == Access::ReadWrite ? "read_write" : "read";
+}
+
+struct ParamDesc {
+  std::string name; ///< checkpoint name (HF name or ONNX initializer name)
+  DType dtype = DType::F32;
+  Shape shape;
+  std::string layout; ///< "" = as stored in the checkpoint
+};
+
+/// A named buffer the engine owns across calls and executables (KV cache,
+/// gradient accumulators, optimizer moments, RNG counter, step, loss scale).
+/// Its shape is given by each executable that uses it, in that executable's
+/// symbols; the engine allocates it (zero-filled) on first use and every
+/// later use must agree on the concrete shape.
+struct StateDesc {
+  std::string name;
+  DType dtype = DType::F32;
+};
+
+struct ConstantDesc {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<uint8_t> data; ///< little-endian, row-major, numel * dtypeSize
+};
+
+enum class BufferKind : uint8_t {
+  Workspace = 0, ///< planned slot of the executable's workspace
+  Param = 1,     ///< a parameter of the weight store (`index`)
+  Input = 2,     ///< input port `index`; bytes in a planned workspace slot
+  Output = 3,    ///< output port `index`; bytes in a planned workspace slot
+  Constant = 4,  ///< a constant of the bundle (`index`)
+  Alias = 5,     ///< the bytes of buffer `index`, seen with another shape
+  State = 6,     ///< state buffer `index` of the bundle
+};
+
+/// A tensor the executable touches.
+struct BufferDesc {
+  BufferKind kind = BufferKind::Workspace;
+  DType dtype = DType::F32;
+  SymShape shape;
+  int32_t index = -1; ///< param / port / constant / aliased buffer / state
+  SymExpr offset;     ///< byte offset into the workspace (Workspace, Input,
+                      ///< Output)
+  std::string name;   ///< for diagnostics
+};
+
+/// One operation on buffers. Operands are buffer indices, -1 for an absent
+/// optional operand (see Ops.h for each op's operand order).
+struct CommandDesc {
+  Op op;
+  std::vector<int32_t> operands;
+  std::vector<int32_t> results;
+  int32_t stream = 0; ///< which of the executable's streams runs it
+  std::string loc;    ///< source location, for errors
+};
+
+struct PortDesc {
+  std::string name;
+  int32_t buffer = -1;
+};
+
+/// An executable's declared use of one state buffer.
+struct StateUse {
+  int32_t state = -1; ///< index into BundleDesc::states
+  Access access = Access::Read;
+};
+
+struct ExecutableDesc {
+  std::string name;                 ///< "forward", "prefill", "decode", ...
+  std::vector<std::string> symbols; ///< dynamic dimension names
+  std::vector<BufferDesc> buffers;
+  std::vector<CommandDesc> commands;
+  std::vector<PortDesc> inputs;
+  std::vector<PortDesc> outputs;
+  /// Parameters: Read, or ReadWrite for an executable that updates them
+  /// (the optimizer step). Nothing else may write a parameter.
+  Access paramAccess = Access::Read;
+  /// The state buffers it uses; a state it does not list, it cannot touch.
+  std::vector<StateUse> states;
+  /// Names of the communicators its collectives use (ops::Collective's
+  /// `communicator` indexes this list).
+  std::vector<std::string> communicators;
+  int32_t numStreams = 1; ///< commands' `stream` is in [0, numStreams)
+  int32_t numEvents = 0;  ///< events' `event` is in [0, numEvents)
+  SymExpr workspaceBytes;
+  int64_t workspaceAlignment = kWorkspaceAlignment;
+};
+
+struct BundleDesc {
+  std::string producer;
+  std::string model;
+  std::string source;
+  std::vector<ParamDesc> params;
+  std::vector<StateDesc> states;
+  std::vector<ConstantDesc> constants;
+  std::vector<ExecutableDesc> executables;
+  /// Checkpoint tensors that duplicate a parameter (a tied LM head): a
+  /// checkpoint may hold them; binding skips them.
+  std::vector<std::string> tied;
+};
+
+} // namespace hybrid
