@@ -95,6 +95,10 @@ struct StateUse {
 struct ExecutableDesc {
   std::string name;                 ///< "forward", "prefill", "decode", ...
   std::vector<std::string> symbols; ///< dynamic dimension names
+  /// Per symbol, the largest value a call may bind (0: no limit), e.g. seq
+  /// <= the rows of a learned position table. Binding more is an error
+  /// naming the symbol and the limit, before anything runs.
+  std::vector<int64_t> symbolMax;
   std::vector<BufferDesc> buffers;
   std::vector<CommandDesc> commands;
   std::vector<PortDesc> inputs;
