@@ -1,8 +1,11 @@
 // Phases of hybridc's compilation (see Pipeline.h).
 #include "compiler/Pipeline/Pipeline.h"
 
-#include "compiler/Conversion/HgToCommands/HgToCommands.h"
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Target/Bundle/HrtToBundle.h"
 #include "dialects/hg/Transforms/Passes.h"
+#include "dialects/hrt/IR/HrtOps.h"
+#include "dialects/hrt/Transforms/Passes.h"
 #include "frontends/hf/HfImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 
@@ -20,25 +23,43 @@ static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+std::optional<Phase> parsePhase(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<Phase>>(name)
+      .Case("import", Phase::Import)
+      .Case("hg", Phase::Hg)
+      .Case("hrt", Phase::Hrt)
+      .Case("bundle", Phase::Bundle)
+      .Default(std::nullopt);
+}
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importModel(mlir::MLIRContext &context, const std::string &path) {
+importModel(mlir::MLIRContext &context, const std::string &path,
+            const CompileOptions &options) {
   if (!llvm::sys::fs::exists(path))
     return error(path + ": no such file or directory");
   if (llvm::sys::fs::is_directory(path) ||
       llvm::sys::path::filename(path) == "config.json")
-    return hf::importHfConfig(context, path);
+    return hf::importHfConfig(context, path, options.dtype);
+  if (!options.dtype.empty())
+    return error("--dtype applies to HF config.json models; " + path +
+                 " keeps the element types it was written with");
   if (llvm::sys::path::extension(path) == ".onnx")
     return onnx::importOnnxModel(context, path);
   if (llvm::sys::path::extension(path) == ".mlir") {
-    // An hg module as text: what --emit=hg printed, edited or hand-written.
+    // An hg module as text (what --compile-to=hg printed, edited or
+    // hand-written), or an hrt module to serialise.
     auto module = mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
     if (!module)
-      return error(path +
-                   ": not a valid hg module (see the diagnostics above)");
+      return error(path + ": not a valid hg or hrt module (see the "
+                          "diagnostics above)");
     return module;
   }
-  return error(path + ": expected an .onnx file, an .mlir hg module or a "
+  return error(path + ": expected an .onnx file, an .mlir module or a "
                       "folder holding config.json");
+}
+
+bool isHrtModule(mlir::ModuleOp module) {
+  return !module.getOps<hrt::ExecutableOp>().empty();
 }
 
 llvm::Error runHgPipeline(mlir::ModuleOp module,
@@ -57,26 +78,17 @@ llvm::Error runHgPipeline(mlir::ModuleOp module,
   return llvm::Error::success();
 }
 
+llvm::Error runHrtPipeline(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(createConvertHgToHrt());
+  pm.addNestedPass<hrt::ExecutableOp>(hrt::createPlanMemory());
+  if (mlir::failed(pm.run(module)))
+    return error("lowering to hrt failed (see the diagnostics above)");
+  return llvm::Error::success();
+}
+
 llvm::Expected<hybrid::BundleDesc> lowerToBundle(mlir::ModuleOp module) {
-  hybrid::BundleDesc bundle;
-  bundle.producer = "hybridc 0.1.0";
-  if (auto model = module->getAttrOfType<mlir::StringAttr>("hg.model"))
-    bundle.model = model.str();
-  if (auto source = module->getAttrOfType<mlir::StringAttr>("hg.source"))
-    bundle.source = source.str();
-  if (auto tied = module->getAttrOfType<mlir::ArrayAttr>("hg.tied"))
-    for (mlir::Attribute t : tied)
-      if (auto s = mlir::dyn_cast<mlir::StringAttr>(t))
-        bundle.tied.push_back(s.str());
-  bool any = false;
-  for (auto func : module.getOps<mlir::func::FuncOp>()) {
-    if (llvm::Error e = lowerToExecutable(func, bundle))
-      return std::move(e);
-    any = true;
-  }
-  if (!any)
-    return error("the module has no function to lower");
-  return bundle;
+  return translateHrtToBundle(module);
 }
 
 } // namespace hybridc

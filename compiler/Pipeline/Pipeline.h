@@ -1,7 +1,8 @@
 // The compilation pipeline as a list of named phases:
-//   import  -> the hg module as the frontend built it
-//   hg      -> after canonicalisation and fusion (what both lowerings start
-//   from) bundle  -> the lowered executables and parameter table
+//   import  the hg module as the frontend built it
+//   hg      after canonicalisation and fusion (what both lowerings start from)
+//   hrt     lowered to hrt executables with a memory plan
+//   bundle  serialised: the parameter table and the command lists
 // Tools can stop after any phase to print its result.
 #pragma once
 
@@ -11,25 +12,42 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 
 namespace hybridc {
 
-enum class Phase { Import, Hg, Bundle };
+enum class Phase { Import, Hg, Hrt, Bundle };
+
+/// The phase named `name` ("import", "hg", "hrt", "bundle").
+std::optional<Phase> parsePhase(llvm::StringRef name);
 
 struct CompileOptions {
   bool fuse = true; ///< run the fusion passes (off: only canonicalise)
+  /// Floating-point type of an HF config model's weights and activations
+  /// ("float32", "bfloat16", "float16"; also "f32", "bf16", "f16"); empty:
+  /// the config's torch_dtype (or dtype), else float32.
+  std::string dtype;
 };
 
 /// Imports `path`: an .onnx file, a folder (or config.json) of a HuggingFace
-/// model, or an hg module in MLIR text (.mlir).
+/// model, or a module in MLIR text (.mlir: hg to compile from its start, or
+/// hrt to serialise).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importModel(mlir::MLIRContext &context, const std::string &path);
+importModel(mlir::MLIRContext &context, const std::string &path,
+            const CompileOptions &options = {});
+
+/// True when the module holds hrt executables (an .mlir file of hrt): the
+/// hg phases are then skipped.
+bool isHrtModule(mlir::ModuleOp module);
 
 /// Canonicalises and fuses the hg module in place.
 llvm::Error runHgPipeline(mlir::ModuleOp module, const CompileOptions &options);
 
-/// Lowers every function of the module to an executable of one bundle.
+/// Lowers the hg functions to hrt executables and plans their memory.
+llvm::Error runHrtPipeline(mlir::ModuleOp module);
+
+/// Serialises the planned hrt executables into a bundle.
 llvm::Expected<hybrid::BundleDesc> lowerToBundle(mlir::ModuleOp module);
 
 } // namespace hybridc

@@ -82,6 +82,9 @@ void readLlamaStyleParams(HfConfig &config, double defaultEpsilon,
 DecoderBuilder::DecoderBuilder(mlir::MLIRContext &context,
                                const HfConfig &config)
     : builder_(&context), modelType_(config.modelType().str()) {
+  floatType_ = config.modelDtype() == "bfloat16"  ? builder_.getBF16Type()
+               : config.modelDtype() == "float16" ? builder_.getF16Type()
+                                                  : builder_.getF32Type();
   context.getOrLoadDialect<hg::HgDialect>();
   context.getOrLoadDialect<mlir::func::FuncDialect>();
 
@@ -114,7 +117,7 @@ mlir::Location DecoderBuilder::loc(const llvm::Twine &name) {
 
 Value DecoderBuilder::param(llvm::StringRef name,
                             llvm::ArrayRef<int64_t> shape) {
-  auto type = mlir::RankedTensorType::get(shape, builder_.getF32Type());
+  auto type = mlir::RankedTensorType::get(shape, floatType_);
   Value arg = forward_.getBody().front().addArgument(type, loc(name));
   argAttrs_.push_back(builder_.getDictionaryAttr(
       builder_.getNamedAttr("hg.param", builder_.getStringAttr(name))));
@@ -127,7 +130,16 @@ void DecoderBuilder::addTiedName(llvm::StringRef name) {
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 DecoderBuilder::finish(Value logits) {
+  // Log-probabilities (sampling, PPO) want float32 whatever the weights.
+  auto logitsType = mlir::cast<mlir::RankedTensorType>(logits.getType());
+  if (!logitsType.getElementType().isF32())
+    logits = builder_.create<hg::CastOp>(
+        loc("logits"), logitsType.clone(builder_.getF32Type()), logits);
   builder_.create<mlir::func::ReturnOp>(loc("logits"), logits);
+  if (maxSeq_ > 0)
+    forward_->setAttr("hg.dim_max",
+                      builder_.getDictionaryAttr(builder_.getNamedAttr(
+                          "seq", builder_.getI64IntegerAttr(maxSeq_))));
   mlir::Block &entry = forward_.getBody().front();
   forward_.setFunctionType(builder_.getFunctionType(
       entry.getArgumentTypes(), mlir::TypeRange{logits.getType()}));
@@ -170,11 +182,26 @@ mlir::ArrayAttr DecoderBuilder::shapeAttr(llvm::ArrayRef<ShapeDim> shape) {
 
 Value DecoderBuilder::constant(llvm::ArrayRef<float> values,
                                llvm::ArrayRef<int64_t> shape,
-                               const llvm::Twine &name) {
-  auto type = mlir::RankedTensorType::get(shape, builder_.getF32Type());
-  auto value = mlir::DenseElementsAttr::get(type, values);
-  return builder_.create<hg::ConstantOp>(loc(name), value);
+                               const llvm::Twine &name,
+                               mlir::Type elementType) {
+  if (!elementType)
+    elementType = floatType_;
+  auto type = mlir::RankedTensorType::get(shape, elementType);
+  // Each value rounded once, to nearest even, as torch's .to(dtype) does.
+  const llvm::fltSemantics &semantics =
+      mlir::cast<mlir::FloatType>(elementType).getFloatSemantics();
+  llvm::SmallVector<llvm::APFloat> rounded;
+  for (float v : values) {
+    llvm::APFloat x(v);
+    bool lost;
+    x.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+    rounded.push_back(x);
+  }
+  return builder_.create<hg::ConstantOp>(
+      loc(name), mlir::DenseElementsAttr::get(type, rounded));
 }
+
+void DecoderBuilder::limitSeq(int64_t maxSeq) { maxSeq_ = maxSeq; }
 
 Value DecoderBuilder::positions(double start, mlir::Type elementType,
                                 const llvm::Twine &name) {
@@ -313,10 +340,12 @@ Value DecoderBuilder::rmsNormLayer(Value x, llvm::StringRef prefix, int64_t dim,
 RotaryTables DecoderBuilder::rotaryTables(const RopeFrequencies &rope) {
   auto half = static_cast<int64_t>(rope.invFreq.size());
   int64_t dim = rope.rotaryDim();
-  // HF: freqs = inv_freq @ position_ids (float32), emb = cat(freqs, freqs).
-  Value pos = positions(0.0, builder_.getF32Type(), "rotary.positions");
+  // HF: freqs = inv_freq @ position_ids (float32), emb = cat(freqs, freqs),
+  // cos and sin in float32, then cast to the activations' type.
+  mlir::Type f32 = builder_.getF32Type();
+  Value pos = positions(0.0, f32, "rotary.positions");
   pos = reshape(pos, {"seq", 1}, "rotary.positions");
-  Value invFreq = constant(rope.invFreq, {1, half}, "rotary.inv_freq");
+  Value invFreq = constant(rope.invFreq, {1, half}, "rotary.inv_freq", f32);
   Value freqs = mul(pos, invFreq, "rotary.freqs");
   Value emb = builder_.create<hg::ConcatOp>(loc("rotary.freqs"),
                                             mlir::ValueRange{freqs, freqs},
@@ -325,9 +354,17 @@ RotaryTables DecoderBuilder::rotaryTables(const RopeFrequencies &rope) {
   Value sin = builder_.create<hg::SinOp>(loc("rotary.sin"), emb);
   if (rope.attentionScaling != 1.0f) {
     Value scaling =
-        constant({rope.attentionScaling}, {1}, "rotary.attention_scaling");
+        constant({rope.attentionScaling}, {1}, "rotary.attention_scaling", f32);
     cos = mul(cos, scaling, "rotary.cos");
     sin = mul(sin, scaling, "rotary.sin");
+  }
+  if (floatType_ != f32) {
+    auto cast = [&](Value x, const char *name) -> Value {
+      auto type = mlir::cast<mlir::RankedTensorType>(x.getType());
+      return builder_.create<hg::CastOp>(loc(name), type.clone(floatType_), x);
+    };
+    cos = cast(cos, "rotary.cos");
+    sin = cast(sin, "rotary.sin");
   }
   return {reshape(cos, {1, "seq", dim}, "rotary.cos"),
           reshape(sin, {1, "seq", dim}, "rotary.sin")};

@@ -108,8 +108,15 @@ public:
   // Single ops
   //===--------------------------------------------------------------------===//
 
+  /// The model's floating-point element type (from the config's dtype).
+  mlir::Type floatType() const { return floatType_; }
+  /// A constant of `elementType` (default: the model's float type).
   mlir::Value constant(llvm::ArrayRef<float> values,
-                       llvm::ArrayRef<int64_t> shape, const llvm::Twine &name);
+                       llvm::ArrayRef<int64_t> shape, const llvm::Twine &name,
+                       mlir::Type elementType = {});
+  /// Bounds the `seq` dim (e.g. by a learned position table's rows): the
+  /// runtime refuses longer calls before running anything.
+  void limitSeq(int64_t maxSeq);
   /// start, start+1, ... over the sequence: [seq] (i64 or f32).
   mlir::Value positions(double start, mlir::Type elementType,
                         const llvm::Twine &name);
@@ -176,8 +183,9 @@ public:
   mlir::Value gatedActivation(mlir::Value gate, mlir::Value up, Activation act,
                               const llvm::Twine &prefix);
 
-  /// Ends @forward returning `logits` [batch, seq, vocab] and verifies the
-  /// module; a verifier failure is an internal error naming the op.
+  /// Ends @forward returning `logits` [batch, seq, vocab] (cast to f32 when
+  /// the model's float type is narrower) and verifies the module; a
+  /// verifier failure is an internal error naming the op.
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> finish(mlir::Value logits);
   /// Ends @forward with the LM head, logits = h . weight^T (see finish and
   /// lmHeadWeight).
@@ -196,6 +204,8 @@ private:
 
   mlir::OpBuilder builder_;
   std::string modelType_;
+  mlir::Type floatType_;
+  int64_t maxSeq_ = 0;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mlir::func::FuncOp forward_;
   mlir::Value inputIds_;

@@ -57,6 +57,7 @@ ImportResult importGpt2(mlir::MLIRContext &context, HfConfig &config) {
   int64_t headDim = p.dim / p.heads;
   mlir::Value wte = b.param("transformer.wte.weight", {p.vocab, p.dim});
   mlir::Value wpe = b.param("transformer.wpe.weight", {p.positions, p.dim});
+  b.limitSeq(p.positions); // one row of wpe per position
   mlir::Value tokens = b.embedding(wte, b.inputIds(), "embed.tokens");
   mlir::Value positions = b.embedding(
       wpe, b.positions(0, b.builder().getI64Type(), "embed.position_ids"),

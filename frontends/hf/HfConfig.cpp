@@ -3,6 +3,7 @@
 #include "frontends/hf/HfConfig.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -291,6 +292,32 @@ void HfConfig::requireDivisible(llvm::StringRef key, int64_t value,
 llvm::Error HfConfig::makeError(const llvm::Twine &message) const {
   return plainError("config.json: " + message + " (model_type " + modelType_ +
                     ")");
+}
+
+llvm::Error HfConfig::setModelDtype(llvm::StringRef override) {
+  std::string name = override.str();
+  bool fromFlag = !name.empty();
+  for (const char *key : {"torch_dtype", "dtype"})
+    if (name.empty() && has(key))
+      if (const llvm::json::Value *v = lookup(key))
+        if (std::optional<llvm::StringRef> s = v->getAsString())
+          name = s->str();
+  if (name.empty() || name == "auto")
+    name = "float32";
+  std::string canonical =
+      llvm::StringSwitch<std::string>(name)
+          .Cases("float32", "float", "fp32", "f32", "float32")
+          .Cases("bfloat16", "bf16", "bfloat16")
+          .Cases("float16", "half", "fp16", "f16", "float16")
+          .Default("");
+  const char *known = "is not a floating-point type hybridc compiles "
+                      "(float32, bfloat16, float16)";
+  if (canonical.empty() && fromFlag)
+    return plainError("--dtype '" + name + "' " + known);
+  if (canonical.empty())
+    return makeError("torch_dtype '" + name + "' " + known);
+  modelDtype_ = canonical;
+  return llvm::Error::success();
 }
 
 llvm::Error HfConfig::takeError() {

@@ -93,6 +93,15 @@ public:
   /// "config.json: <message> (model_type <type>)" as an llvm::Error.
   llvm::Error makeError(const llvm::Twine &message) const;
 
+  /// The floating-point type of the model's weights and activations, as a
+  /// canonical name: "float32", "bfloat16" or "float16".
+  llvm::StringRef modelDtype() const { return modelDtype_; }
+  /// Sets modelDtype from `override` when non-empty, else from the config's
+  /// torch_dtype (or dtype, its newer name), else float32. Accepts HF's
+  /// names and the short ones (f32, bf16, f16, fp16, half, float); any
+  /// other is an error naming it.
+  llvm::Error setModelDtype(llvm::StringRef override);
+
 private:
   HfConfig(llvm::json::Object root, std::string modelType,
            std::string sourceDir)
@@ -101,6 +110,7 @@ private:
 
   /// The value at `key` (after aliases), or null when absent or null.
   const llvm::json::Value *lookup(llvm::StringRef key) const;
+  std::string modelDtype_ = "float32";
   const llvm::json::Value *lookupPath(llvm::StringRef key) const;
   void missing(llvm::StringRef key);
   /// The value at `key` as `read` (a json::Value getter) gives it, or

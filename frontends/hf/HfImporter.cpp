@@ -41,10 +41,13 @@ llvm::ArrayRef<llvm::StringRef> supportedModelTypes() {
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importHfConfig(mlir::MLIRContext &context, llvm::StringRef dir) {
+importHfConfig(mlir::MLIRContext &context, llvm::StringRef dir,
+               llvm::StringRef dtype) {
   llvm::Expected<HfConfig> config = HfConfig::load(dir);
   if (!config)
     return config.takeError();
+  if (llvm::Error e = config->setModelDtype(dtype))
+    return std::move(e);
   const ModelFamily *family =
       llvm::find_if(kFamilies, [&](const ModelFamily &f) {
         return f.modelType == config->modelType();

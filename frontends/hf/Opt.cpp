@@ -59,6 +59,7 @@ ImportResult importOpt(mlir::MLIRContext &context, HfConfig &config) {
   // Without padding, cumsum(attention_mask) - 1 is 0..seq-1.
   mlir::Value positionTable = b.param("model.decoder.embed_positions.weight",
                                       {p.positions + kPositionOffset, p.dim});
+  b.limitSeq(p.positions); // the table's rows past the offset
   mlir::Value positions =
       b.embedding(positionTable,
                   b.positions(kPositionOffset, b.builder().getI64Type(),

@@ -22,7 +22,9 @@ Operation *HgDialect::materializeConstant(OpBuilder &builder, Attribute value,
   if (!elements || elements.getType() != type || !tensor)
     return nullptr;
   Type elt = tensor.getElementType();
-  if (!elt.isF32() && !elt.isSignlessInteger(64) && !elt.isSignlessInteger(1))
+  if (!elt.isF32() && !elt.isBF16() && !elt.isF16() &&
+      !elt.isSignlessInteger(64) && !elt.isSignlessInteger(32) &&
+      !elt.isSignlessInteger(1))
     return nullptr;
   return builder.create<ConstantOp>(loc, elements);
 }

@@ -46,7 +46,7 @@ std::optional<int64_t> hybridc::hg::getShapeEntryDim(Attribute entry,
     std::vector<std::string> names;
     std::string error;
     std::optional<hybrid::SymExpr> e =
-        hybrid::SymExpr::parse(s.str(), names, /*addUnknown=*/true, &error);
+        hybrid::SymExpr::parseAddingNames(s.str(), names, &error);
     if (!e)
       return explain(error);
     if (std::optional<int64_t> c = e->constant()) {
@@ -156,8 +156,10 @@ namespace {
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 using Emitter = llvm::function_ref<InFlightDiagnostic()>;
 
-bool isF32(Type t) { return t.isF32(); }
-bool isI64(Type t) { return t.isSignlessInteger(64); }
+bool isFloat(Type t) { return t.isF32() || t.isBF16() || t.isF16(); }
+bool isInt(Type t) {
+  return t.isSignlessInteger(64) || t.isSignlessInteger(32);
+}
 bool isI1(Type t) { return t.isSignlessInteger(1); }
 
 Type elementTypeOf(Value v) {
@@ -755,13 +757,15 @@ LogicalResult checkElementClass(Emitter emit, StringRef name, Type t,
                                 ElementClass cls) {
   switch (cls) {
   case ElementClass::Float:
-    if (!isF32(t))
-      return emit() << "expects " << name << " of f32 elements, got " << t;
+    if (!isFloat(t))
+      return emit() << "expects " << name
+                    << " of floating-point (f32, bf16, f16) elements, got "
+                    << t;
     break;
   case ElementClass::Numeric:
-    if (!isF32(t) && !isI64(t))
-      return emit() << "expects " << name << " of f32 or i64 elements, got "
-                    << t;
+    if (!isFloat(t) && !isInt(t))
+      return emit() << "expects " << name
+                    << " of numeric (float or i32/i64) elements, got " << t;
     break;
   case ElementClass::Bool:
     if (!isI1(t))
@@ -993,7 +997,7 @@ LogicalResult IotaOp::verify() {
   if (dimsConflict((*dims)[0], out.getDimSize(0)))
     return emitOpError() << "result " << out << " does not have length "
                          << (*dims)[0];
-  if (isI64(out.getElementType())) {
+  if (isInt(out.getElementType())) {
     for (auto [name, v] : {std::pair<StringRef, APFloat>{"start", getStart()},
                            {"step", getStep()}})
       if (!v.isInteger())

@@ -12,9 +12,10 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class Hg_Op<string mnemonic, list<Trait> traits = []>
     : Op<Hg_Dialect, mnemonic, traits>;
 
-def Hg_Tensor : RankedTensorOf<[F32, I64, I1]>;
-def Hg_FloatTensor : RankedTensorOf<[F32]>;
-def Hg_IntTensor : RankedTensorOf<[I64]>;
+// Element types: f32, bf16, f16 (floats), i64, i32 (integers), i1 (bool).
+def Hg_Tensor : RankedTensorOf<[F32, BF16, F16, I64, I32, I1]>;
+def Hg_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
+def Hg_IntTensor : RankedTensorOf<[I64, I32]>;
 def Hg_BoolTensor : RankedTensorOf<[I1]>;
 
 // A shape that may hold symbolic sizes: each element is an I64Attr (static)
@@ -241,7 +242,7 @@ def Hg_GatherNdOp : Hg_InferredOp<"gather_nd"> {
 def Hg_IotaOp : Hg_Op<"iota", [Pure]> {
   let summary = "1-D sequence start, start+step, ... of `length` elements";
   let arguments = (ins Hg_ShapeAttr:$length, F64Attr:$start, F64Attr:$step);
-  let results = (outs RankedTensorOf<[F32, I64]>:$result);
+  let results = (outs RankedTensorOf<[F32, BF16, F16, I64, I32]>:$result);
   let assemblyFormat = "$length attr-dict `:` type($result)";
   let hasVerifier = 1;
 }

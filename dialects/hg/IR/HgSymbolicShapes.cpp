@@ -289,7 +289,8 @@ inferArgumentSymbolicShape(func::FuncOp func, unsigned argIndex,
       return explain(why, arg + ": dynamic dimension " + llvm::Twine(i) +
                               " has no name in hg.dims");
     std::string error;
-    std::optional<SymExpr> e = SymExpr::parse(name.str(), symbols, &error);
+    std::optional<SymExpr> e =
+        SymExpr::parseAddingNames(name.str(), symbols, &error);
     if (!e)
       return explain(why, arg + ": " + error);
     shape.push_back(std::move(*e));

@@ -82,9 +82,7 @@ ScaledValue peelScale(Value v) {
           rest = div.getLhs();
         }
     }
-    if (!c || !cast<RankedTensorType>(op->getResult(0).getType())
-                   .getElementType()
-                   .isF32())
+    if (!c || !hasFloatElements(op->getResult(0)))
       break;
     s.scale *= *c;
     s.hasScale = true;

@@ -56,7 +56,7 @@ struct FoldLinearBias : OpRewritePattern<AddOp> {
       if (!linear || linear.getBias() || !linear->hasOneUse())
         continue;
       auto biasType = cast<RankedTensorType>(bias.getType());
-      if (biasType.getRank() != 1 || !biasType.getElementType().isF32())
+      if (biasType.getRank() != 1 || !hasFloatElements(bias))
         continue;
       std::optional<hybrid::SymExpr> n = shapes.dim(linear.getResult(), -1);
       std::optional<hybrid::SymExpr> b = shapes.dim(bias, 0);

@@ -115,8 +115,7 @@ std::optional<MeanSquare> matchMeanSquare(Value var) {
 /// Whether `v` has the shape of the normalised dims of `x` (dims [axis, rank)).
 bool isNormParam(Value v, Value x, int64_t axis, ValueShapes &shapes) {
   std::optional<SymShape> vs = shapes.get(v), xs = shapes.get(x);
-  if (!vs || !xs ||
-      !cast<RankedTensorType>(v.getType()).getElementType().isF32())
+  if (!vs || !xs || !hasFloatElements(v))
     return false;
   return *vs == SymShape(xs->begin() + axis, xs->end());
 }
@@ -162,8 +161,7 @@ template <typename RootOp> struct FuseNorm : OpRewritePattern<RootOp> {
           layerNorm = true;
         }
     auto inputType = cast<RankedTensorType>(input.getType());
-    if (!inputType.getElementType().isF32() ||
-        op->getResult(0).getType() != inputType)
+    if (!hasFloatElements(input) || op->getResult(0).getType() != inputType)
       return failure();
 
     Operation *last = op;

@@ -82,4 +82,9 @@ std::string describeOp(Operation *op) {
   return op->getName().getStringRef().str();
 }
 
+bool hasFloatElements(Value value) {
+  auto type = dyn_cast<ShapedType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
 } // namespace hybridc::hg

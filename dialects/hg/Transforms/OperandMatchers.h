@@ -35,4 +35,8 @@ bool isShapePreservingScalar(mlir::Value scalar, mlir::Value value);
 /// its NameLoc when there is one, else the op name.
 std::string describeOp(mlir::Operation *op);
 
+/// Whether `value` is a tensor of floating-point elements (f32, bf16, f16):
+/// the fusions apply to every float dtype alike.
+bool hasFloatElements(mlir::Value value);
+
 } // namespace hybridc::hg

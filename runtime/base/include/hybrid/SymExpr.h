@@ -180,24 +180,34 @@ public:
     return out;
   }
 
-  /// Parses against a fixed list of names: an unknown name is an error.
-  /// Returns nullopt on malformed text and, when `error` is given, says why.
+  /// Parses `+`, `-`, `*`, integers and names from `names` (an unknown name
+  /// is an error). Returns nullopt on malformed text (a bad token, an
+  /// unknown name, an integer beyond 2^62) and, when `error` is given, sets
+  /// it to "bad symbolic size '...': why". Never throws, so code built
+  /// without exceptions can use it.
   static std::optional<SymExpr> parse(const std::string &text,
                                       const std::vector<std::string> &names,
                                       std::string *error = nullptr) {
     std::vector<std::string> copy = names;
-    return parse(text, copy, /*addUnknown=*/false, error);
+    return parseImpl(text, copy, /*addUnknown=*/false, error);
   }
 
-  /// Parses `+`, `-`, `*`, integers and symbol names (looked up, or appended
-  /// when `addUnknown`). Returns nullopt on malformed text (a bad token, an
-  /// unknown name, an integer beyond 2^62, more than kMaxSymbols names) and,
-  /// when `error` is given, sets it to "bad symbolic size '...': why".
-  /// Never throws, so code built without exceptions can use it.
-  static std::optional<SymExpr> parse(const std::string &text,
-                                      std::vector<std::string> &names,
-                                      bool addUnknown,
-                                      std::string *error = nullptr) {
+  /// Parses like parse(), appending names it does not know to `names`.
+  static std::optional<SymExpr>
+  parseAddingNames(const std::string &text, std::vector<std::string> &names,
+                   std::string *error = nullptr) {
+    return parseImpl(text, names, /*addUnknown=*/true, error);
+  }
+
+  /// Symbols are numbered in a byte (see Monomial).
+  static constexpr size_t kMaxSymbols = 255;
+
+private:
+  /// The parser behind both: names are looked up, or appended when
+  /// `addUnknown` (at most kMaxSymbols of them).
+  static std::optional<SymExpr> parseImpl(const std::string &text,
+                                          std::vector<std::string> &names,
+                                          bool addUnknown, std::string *error) {
     size_t i = 0;
     bool ok = true;
     auto skip = [&] {
@@ -238,8 +248,7 @@ public:
         if (!addUnknown)
           return fail("unknown symbol '" + name + "'");
         if (names.size() >= kMaxSymbols)
-          return fail("more than " + std::to_string(kMaxSymbols) +
-                      " symbols");
+          return fail("more than " + std::to_string(kMaxSymbols) + " symbols");
         names.push_back(name);
         it = names.end() - 1;
       }
@@ -274,10 +283,6 @@ public:
     return r;
   }
 
-  /// Symbols are numbered in a byte (see Monomial).
-  static constexpr size_t kMaxSymbols = 255;
-
-private:
   void addTerm(const Monomial &m, int64_t c) {
     int64_t &slot = terms_[m];
     slot += c;

@@ -1,5 +1,5 @@
 // Greedy symbolic memory planning (see MemoryPlan.h).
-#include "compiler/Codegen/MemoryPlan.h"
+#include "dialects/hrt/Transforms/MemoryPlan.h"
 
 #include <algorithm>
 #include <numeric>
@@ -8,10 +8,27 @@ using hybrid::SymExpr;
 
 namespace hybridc {
 
-MemoryPlan planMemory(const std::vector<PlannedValue> &values) {
+namespace {
+
+/// The bytes a slot of `bytes` reserves so that an aligned start fits (see
+/// MemoryPlan.h), and whether that reservation keeps offsets aligned.
+std::pair<SymExpr, bool> reservation(const SymExpr &bytes, int64_t alignment) {
+  if (std::optional<int64_t> c = bytes.constant())
+    return {SymExpr((*c + alignment - 1) / alignment * alignment), true};
+  bool multiple = std::all_of(
+      bytes.terms().begin(), bytes.terms().end(),
+      [&](const auto &term) { return term.second % alignment == 0; });
+  if (multiple)
+    return {bytes, true};
+  return {bytes + SymExpr(alignment - 1), false};
+}
+
+} // namespace
+
+MemoryPlan planMemory(const std::vector<PlannedValue> &values,
+                      int64_t alignment) {
   struct Slot {
     SymExpr bytes;
-    unsigned alignment;
     int freeAfter; // last use of the value now in the slot
   };
   std::vector<Slot> slots;
@@ -29,7 +46,7 @@ MemoryPlan planMemory(const std::vector<PlannedValue> &values) {
     bool bestGrows = true;
     for (size_t s = 0; s < slots.size(); ++s) {
       Slot &slot = slots[s];
-      if (slot.alignment != pv.alignment || slot.freeAfter >= pv.firstUse)
+      if (slot.freeAfter >= pv.firstUse)
         continue;
       bool fits = SymExpr::knownGE(slot.bytes, pv.bytes);
       bool covers = SymExpr::knownGE(pv.bytes, slot.bytes);
@@ -43,7 +60,7 @@ MemoryPlan planMemory(const std::vector<PlannedValue> &values) {
       }
     }
     if (best < 0) {
-      slots.push_back({pv.bytes, pv.alignment, pv.lastUse});
+      slots.push_back({pv.bytes, pv.lastUse});
       slotOf[v] = slots.size() - 1;
       continue;
     }
@@ -54,20 +71,20 @@ MemoryPlan planMemory(const std::vector<PlannedValue> &values) {
     slotOf[v] = static_cast<size_t>(best);
   }
 
-  // Lay out slots by decreasing alignment.
+  // Slots whose reservation keeps the cursor aligned first.
+  std::vector<std::pair<SymExpr, bool>> reserved;
+  for (const Slot &slot : slots)
+    reserved.push_back(reservation(slot.bytes, alignment));
   std::vector<size_t> slotOrder(slots.size());
   std::iota(slotOrder.begin(), slotOrder.end(), 0);
   std::stable_sort(slotOrder.begin(), slotOrder.end(), [&](size_t a, size_t b) {
-    return slots[a].alignment > slots[b].alignment;
+    return reserved[a].second > reserved[b].second;
   });
   std::vector<SymExpr> slotOffset(slots.size());
   SymExpr cursor(0);
   for (size_t s : slotOrder) {
     slotOffset[s] = cursor;
-    SymExpr size = slots[s].bytes;
-    if (auto c = size.constant())
-      size = SymExpr((*c + 63) / 64 * 64);
-    cursor = cursor + size;
+    cursor = cursor + reserved[s].first;
   }
 
   MemoryPlan plan;

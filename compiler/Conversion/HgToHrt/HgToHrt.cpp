@@ -1,0 +1,423 @@
+// convert-hg-to-hrt: each hg function becomes an hrt executable of typed
+// commands over explicit buffers (see Passes.td for the contract).
+#include "compiler/Analysis/SymbolicShapes.h"
+#include "compiler/Conversion/Passes.h"
+#include "dialects/hg/IR/HgOps.h"
+#include "dialects/hrt/IR/HrtOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace hybridc {
+
+#define GEN_PASS_DEF_CONVERTHGTOHRT
+#include "compiler/Conversion/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+using hrt::BinaryKind;
+using hrt::ReduceKind;
+using hrt::UnaryKind;
+
+std::optional<BinaryKind> binaryKindOf(Operation *op) {
+  using K = std::optional<BinaryKind>;
+  return llvm::TypeSwitch<Operation *, K>(op)
+      .Case([](hg::AddOp) { return BinaryKind::Add; })
+      .Case([](hg::SubOp) { return BinaryKind::Sub; })
+      .Case([](hg::MulOp) { return BinaryKind::Mul; })
+      .Case([](hg::DivOp) { return BinaryKind::Div; })
+      .Case([](hg::PowOp) { return BinaryKind::Pow; })
+      .Case([](hg::MaxOp) { return BinaryKind::Max; })
+      .Case([](hg::MinOp) { return BinaryKind::Min; })
+      .Case([](hg::ModOp m) {
+        return m.getFmod() ? BinaryKind::Fmod : BinaryKind::Mod;
+      })
+      .Case([](hg::EqualOp) { return BinaryKind::Equal; })
+      .Case([](hg::LessOp) { return BinaryKind::Less; })
+      .Case([](hg::LessEqualOp) { return BinaryKind::LessEqual; })
+      .Case([](hg::GreaterOp) { return BinaryKind::Greater; })
+      .Case([](hg::GreaterEqualOp) { return BinaryKind::GreaterEqual; })
+      .Case([](hg::AndOp) { return BinaryKind::And; })
+      .Case([](hg::OrOp) { return BinaryKind::Or; })
+      .Case([](hg::XorOp) { return BinaryKind::Xor; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+std::optional<UnaryKind> unaryKindOf(Operation *op) {
+  using K = std::optional<UnaryKind>;
+  return llvm::TypeSwitch<Operation *, K>(op)
+      .Case([](hg::NegOp) { return UnaryKind::Neg; })
+      .Case([](hg::AbsOp) { return UnaryKind::Abs; })
+      .Case([](hg::SignOp) { return UnaryKind::Sign; })
+      .Case([](hg::ExpOp) { return UnaryKind::Exp; })
+      .Case([](hg::LogOp) { return UnaryKind::Log; })
+      .Case([](hg::SqrtOp) { return UnaryKind::Sqrt; })
+      .Case([](hg::RsqrtOp) { return UnaryKind::Rsqrt; })
+      .Case([](hg::ReciprocalOp) { return UnaryKind::Reciprocal; })
+      .Case([](hg::TanhOp) { return UnaryKind::Tanh; })
+      .Case([](hg::SigmoidOp) { return UnaryKind::Sigmoid; })
+      .Case([](hg::ReluOp) { return UnaryKind::Relu; })
+      .Case([](hg::SiluOp) { return UnaryKind::Silu; })
+      .Case([](hg::GeluOp g) {
+        return g.getApproximate() == "tanh" ? UnaryKind::GeluTanh
+                                            : UnaryKind::Gelu;
+      })
+      .Case([](hg::SinOp) { return UnaryKind::Sin; })
+      .Case([](hg::CosOp) { return UnaryKind::Cos; })
+      .Case([](hg::ErfOp) { return UnaryKind::Erf; })
+      .Case([](hg::FloorOp) { return UnaryKind::Floor; })
+      .Case([](hg::CeilOp) { return UnaryKind::Ceil; })
+      .Case([](hg::NotOp) { return UnaryKind::Not; })
+      .Case([](hg::IsNanOp) { return UnaryKind::IsNan; })
+      .Case([](hg::IsInfOp) { return UnaryKind::IsInf; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+std::optional<ReduceKind> reduceKindOf(Operation *op) {
+  using K = std::optional<ReduceKind>;
+  return llvm::TypeSwitch<Operation *, K>(op)
+      .Case([](hg::ReduceSumOp) { return ReduceKind::Sum; })
+      .Case([](hg::ReduceMeanOp) { return ReduceKind::Mean; })
+      .Case([](hg::ReduceMaxOp) { return ReduceKind::Max; })
+      .Case([](hg::ReduceMinOp) { return ReduceKind::Min; })
+      .Case([](hg::ReduceProdOp) { return ReduceKind::Prod; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Builds the executable of one hg function.
+class ExecutableLowering {
+public:
+  ExecutableLowering(func::FuncOp func, const SymbolicShapes &shapes)
+      : func_(func), shapes_(shapes), b_(func) {}
+
+  LogicalResult run() {
+    std::vector<StringRef> symbols(shapes_.symbols().begin(),
+                                   shapes_.symbols().end());
+    exe_ = b_.create<hrt::ExecutableOp>(
+        func_.getLoc(), func_.getSymName(),
+        SmallVector<StringRef>(symbols.begin(), symbols.end()),
+        hrt::Access::Read);
+    if (failed(setSymbolLimits()))
+      return failure();
+    b_.setInsertionPointToEnd(&exe_.getBlock());
+    auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+    if (failed(lowerArguments()) || failed(createOutputs(ret)))
+      return failure();
+    for (Operation &op : func_.getBody().front())
+      if (&op != ret && failed(lowerOp(&op)))
+        return failure();
+    copyToOutputs(ret);
+    return success();
+  }
+
+  hrt::ExecutableOp executable() { return exe_; }
+
+private:
+  hrt::BufferType typeOf(Value v) {
+    return hrt::getBufferType(b_.getContext(),
+                              cast<ShapedType>(v.getType()).getElementType(),
+                              shapes_.shapeOf(v), shapes_.symbols());
+  }
+
+  LogicalResult setSymbolLimits() {
+    auto limits = func_->getAttrOfType<DictionaryAttr>("hg.dim_max");
+    if (!limits)
+      return success();
+    SmallVector<int64_t> max(shapes_.symbols().size(), 0);
+    for (NamedAttribute limit : limits) {
+      auto it = llvm::find(shapes_.symbols(), limit.getName().str());
+      auto value = dyn_cast<IntegerAttr>(limit.getValue());
+      if (it == shapes_.symbols().end() || !value || value.getInt() < 1)
+        return func_.emitError() << "hg.dim_max: '" << limit.getName()
+                                 << "' must name a dim and hold a size >= 1";
+      max[it - shapes_.symbols().begin()] = value.getInt();
+    }
+    exe_.setSymbolMax(max);
+    return success();
+  }
+
+  LogicalResult lowerArguments() {
+    for (BlockArgument arg : func_.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      if (auto name = func_.getArgAttrOfType<StringAttr>(i, "hg.param")) {
+        // One buffer per checkpoint name, however often it is an argument.
+        Value &param = params_[name.getValue()];
+        if (!param)
+          param = b_.create<hrt::ParamOp>(arg.getLoc(), typeOf(arg), name);
+        else if (param.getType() != typeOf(arg))
+          return func_.emitError()
+                 << "parameter '" << name.getValue()
+                 << "' is used with two types: " << param.getType() << " and "
+                 << typeOf(arg);
+        buffers_[arg] = param;
+        continue;
+      }
+      auto name = func_.getArgAttrOfType<StringAttr>(i, "hg.name");
+      std::string port = name ? name.str() : "arg" + std::to_string(i);
+      buffers_[arg] = b_.create<hrt::InputOp>(arg.getLoc(), typeOf(arg),
+                                              b_.getStringAttr(port),
+                                              /*offset=*/nullptr);
+    }
+    return success();
+  }
+
+  /// Creates the output ports in return order. A value computed by a command
+  /// and returned once is written straight into its port.
+  LogicalResult createOutputs(func::ReturnOp ret) {
+    llvm::DenseMap<Value, unsigned> uses;
+    for (Value v : ret.getOperands())
+      ++uses[v];
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      auto name = func_.getResultAttrOfType<StringAttr>(i, "hg.name");
+      std::string port = name ? name.str() : "result" + std::to_string(i);
+      Value out = b_.create<hrt::OutputOp>(ret.getLoc(), typeOf(v),
+                                           b_.getStringAttr(port), nullptr);
+      outputs_.push_back(out);
+      Operation *def = v.getDefiningOp();
+      if (uses[v] == 1 && def && !isa<hg::ConstantOp, hg::ReshapeOp>(def))
+        direct_[v] = out;
+    }
+    return success();
+  }
+
+  void copyToOutputs(func::ReturnOp ret) {
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (direct_.lookup(v) == outputs_[i])
+        continue;
+      b_.create<hrt::CopyOp>(ret.getLoc(), outputs_[i], buffers_.lookup(v));
+    }
+  }
+
+  /// The buffer an op's result is written to.
+  Value resultBuffer(Value result) {
+    Value buffer = direct_.lookup(result);
+    if (!buffer)
+      buffer = b_.create<hrt::AllocOp>(result.getLoc(), typeOf(result),
+                                       /*offset=*/nullptr);
+    buffers_[result] = buffer;
+    return buffer;
+  }
+
+  Value in(Value v) { return v ? buffers_.lookup(v) : Value(); }
+
+  LogicalResult lowerOp(Operation *op) {
+    if (op->getNumResults() != 1)
+      return op->emitError("expected one result");
+    Value result = op->getResult(0);
+    Location loc = op->getLoc();
+    if (auto c = dyn_cast<hg::ConstantOp>(op)) {
+      if (!cast<ShapedType>(result.getType()).hasStaticShape())
+        return op->emitError("constant with a dynamic shape");
+      buffers_[result] =
+          b_.create<hrt::ConstantOp>(loc, typeOf(result), c.getValue());
+      return success();
+    }
+    if (auto r = dyn_cast<hg::ReshapeOp>(op)) {
+      buffers_[result] =
+          b_.create<hrt::ViewOp>(loc, typeOf(result), in(r.getInput()));
+      return success();
+    }
+    if (op->getDialect() != exe_->getContext()->getLoadedDialect("hg"))
+      return op->emitError()
+             << "cannot lower '" << op->getName() << "' to an hrt command";
+
+    if (std::optional<BinaryKind> kind = binaryKindOf(op)) {
+      Value lhs = in(op->getOperand(0)), rhs = in(op->getOperand(1));
+      b_.create<hrt::BinaryOp>(loc, resultBuffer(result), lhs, rhs, *kind);
+      return success();
+    }
+    if (std::optional<UnaryKind> kind = unaryKindOf(op)) {
+      Value x = in(op->getOperand(0));
+      b_.create<hrt::UnaryOp>(loc, resultBuffer(result), x, *kind);
+      return success();
+    }
+    if (std::optional<ReduceKind> kind = reduceKindOf(op)) {
+      Value x = in(op->getOperand(0));
+      auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+      bool keepdims = true; // hg's ODS default
+      if (auto k = op->getAttrOfType<BoolAttr>("keepdims"))
+        keepdims = k.getValue();
+      b_.create<hrt::ReduceOp>(loc, resultBuffer(result), x, *kind,
+                               axes.asArrayRef(), keepdims);
+      return success();
+    }
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](hg::ClipOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::ClipOp>(loc, resultBuffer(result), x, o.getMinAttr(),
+                                 o.getMaxAttr(), b_.getI32IntegerAttr(0));
+          return success();
+        })
+        .Case([&](hg::SelectOp o) {
+          Value c = in(o.getCond()), l = in(o.getLhs()), r = in(o.getRhs());
+          b_.create<hrt::SelectOp>(loc, resultBuffer(result), c, l, r);
+          return success();
+        })
+        .Case([&](hg::CastOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::CastOp>(loc, resultBuffer(result), x);
+          return success();
+        })
+        .Case([&](hg::BroadcastToOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::BroadcastToOp>(loc, resultBuffer(result), x);
+          return success();
+        })
+        .Case([&](hg::TransposeOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::TransposeOp>(loc, resultBuffer(result), x,
+                                      o.getPerm());
+          return success();
+        })
+        .Case([&](hg::SliceOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::SliceOp>(loc, resultBuffer(result), x, o.getAxes(),
+                                  o.getStarts(), o.getEnds(), o.getSteps());
+          return success();
+        })
+        .Case([&](hg::ConcatOp o) {
+          SmallVector<Value> xs;
+          for (Value v : o.getInputs())
+            xs.push_back(in(v));
+          b_.create<hrt::ConcatOp>(loc, resultBuffer(result), xs,
+                                   static_cast<int64_t>(o.getAxis()));
+          return success();
+        })
+        .Case([&](hg::GatherOp o) {
+          Value d = in(o.getData()), i = in(o.getIndices());
+          b_.create<hrt::GatherOp>(loc, resultBuffer(result), d, i,
+                                   static_cast<int64_t>(o.getAxis()));
+          return success();
+        })
+        .Case([&](hg::GatherNdOp o) {
+          Value d = in(o.getData()), i = in(o.getIndices());
+          b_.create<hrt::GatherNdOp>(loc, resultBuffer(result), d, i,
+                                     static_cast<int64_t>(o.getBatchDims()));
+          return success();
+        })
+        .Case([&](hg::IotaOp o) {
+          b_.create<hrt::IotaOp>(loc, resultBuffer(result), o.getStart(),
+                                 o.getStep());
+          return success();
+        })
+        .Case([&](hg::CumSumOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::CumSumOp>(loc, resultBuffer(result), x,
+                                   static_cast<int64_t>(o.getAxis()),
+                                   o.getExclusive(), o.getReverse());
+          return success();
+        })
+        .Case([&](hg::TriluOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::TriluOp>(loc, resultBuffer(result), x, o.getUpper(),
+                                  static_cast<int64_t>(o.getK()));
+          return success();
+        })
+        .Case([&](hg::SoftmaxOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::SoftmaxOp>(loc, resultBuffer(result), x,
+                                    static_cast<int64_t>(o.getAxis()),
+                                    /*log=*/false);
+          return success();
+        })
+        .Case([&](hg::LogSoftmaxOp o) {
+          Value x = in(o.getInput());
+          b_.create<hrt::SoftmaxOp>(loc, resultBuffer(result), x,
+                                    static_cast<int64_t>(o.getAxis()),
+                                    /*log=*/true);
+          return success();
+        })
+        .Case([&](hg::LayerNormOp o) {
+          Value x = in(o.getInput()), w = in(o.getWeight()),
+                bias = in(o.getBias());
+          b_.create<hrt::LayerNormOp>(loc, resultBuffer(result), x, w, bias,
+                                      o.getEpsilon(),
+                                      static_cast<int64_t>(o.getAxis()));
+          return success();
+        })
+        .Case([&](hg::RmsNormOp o) {
+          Value x = in(o.getInput()), w = in(o.getWeight());
+          b_.create<hrt::RmsNormOp>(loc, resultBuffer(result), x, w,
+                                    o.getEpsilon(),
+                                    static_cast<int64_t>(o.getAxis()));
+          return success();
+        })
+        .Case([&](hg::MatMulOp o) {
+          Value l = in(o.getLhs()), r = in(o.getRhs());
+          b_.create<hrt::MatMulOp>(loc, resultBuffer(result), l, r);
+          return success();
+        })
+        .Case([&](hg::LinearOp o) {
+          Value x = in(o.getInput()), w = in(o.getWeight()),
+                bias = in(o.getBias());
+          b_.create<hrt::LinearOp>(loc, resultBuffer(result), x, w, bias,
+                                   o.getTransposeWeight());
+          return success();
+        })
+        .Case([&](hg::EmbeddingOp o) {
+          Value t = in(o.getTable()), ids = in(o.getIds());
+          b_.create<hrt::EmbeddingOp>(loc, resultBuffer(result), t, ids);
+          return success();
+        })
+        .Case([&](hg::RotaryOp o) {
+          Value x = in(o.getInput()), c = in(o.getCos()), s = in(o.getSin());
+          b_.create<hrt::RotaryOp>(loc, resultBuffer(result), x, c, s,
+                                   o.getInterleaved());
+          return success();
+        })
+        .Case([&](hg::AttentionOp o) {
+          Value q = in(o.getQuery()), k = in(o.getKey()), v = in(o.getValue()),
+                mask = in(o.getMask()), slopes = in(o.getAlibiSlopes());
+          b_.create<hrt::AttentionOp>(
+              loc, resultBuffer(result), q, k, v, mask, slopes, o.getScale(),
+              o.getCausal(), static_cast<int64_t>(o.getSlidingWindow()));
+          return success();
+        })
+        .Default([&](Operation *o) {
+          return o->emitError()
+                 << "no hrt command for '" << o->getName() << "'";
+        });
+  }
+
+  func::FuncOp func_;
+  const SymbolicShapes &shapes_;
+  OpBuilder b_;
+  hrt::ExecutableOp exe_;
+  llvm::DenseMap<Value, Value> buffers_; // hg value -> hrt buffer
+  llvm::DenseMap<Value, Value> direct_;  // returned value -> its port
+  llvm::StringMap<Value> params_;
+  SmallVector<Value> outputs_;
+};
+
+class ConvertHgToHrtPass : public impl::ConvertHgToHrtBase<ConvertHgToHrtPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (func::FuncOp func :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (!func.getBody().hasOneBlock()) {
+        func.emitError("an hg function must have exactly one block");
+        return signalPassFailure();
+      }
+      llvm::Expected<SymbolicShapes> shapes = SymbolicShapes::compute(func);
+      if (!shapes) {
+        func.emitError() << "@" << func.getSymName() << ": "
+                         << llvm::toString(shapes.takeError());
+        return signalPassFailure();
+      }
+      ExecutableLowering lowering(func, *shapes);
+      if (failed(lowering.run())) {
+        if (lowering.executable())
+          lowering.executable().erase();
+        return signalPassFailure();
+      }
+      func.erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace hybridc

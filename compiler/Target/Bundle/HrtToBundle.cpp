@@ -1,0 +1,438 @@
+// Serialisation of planned hrt executables into the bundle's in-memory form
+// (hybrid::BundleDesc), which hybrid_bundle writes as a .hyb file.
+#include "compiler/Target/Bundle/HrtToBundle.h"
+
+#include "dialects/hrt/IR/HrtOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
+
+namespace hybridc {
+
+using namespace mlir;
+using hybrid::SymExpr;
+
+// The hrt kinds are the bundle's kinds, value for value.
+#define HRT_SAME_KIND(ENUM, HRT, RT)                                           \
+  static_assert(static_cast<int>(hrt::ENUM::HRT) ==                            \
+                    static_cast<int>(hybrid::ENUM::RT),                        \
+                #ENUM "::" #HRT " differs between hrt and the bundle");
+HRT_SAME_KIND(BinaryKind, Add, Add)
+HRT_SAME_KIND(BinaryKind, Fmod, FMod)
+HRT_SAME_KIND(BinaryKind, Xor, Xor)
+HRT_SAME_KIND(UnaryKind, Neg, Neg)
+HRT_SAME_KIND(UnaryKind, GeluTanh, GeluTanh)
+HRT_SAME_KIND(UnaryKind, IsInf, IsInf)
+HRT_SAME_KIND(ReduceKind, Sum, Sum)
+HRT_SAME_KIND(ReduceKind, Prod, Prod)
+HRT_SAME_KIND(CollectiveKind, AllGather, AllGather)
+HRT_SAME_KIND(CollectiveKind, AllReduce, AllReduce)
+HRT_SAME_KIND(Access, Read, Read)
+HRT_SAME_KIND(Access, ReadWrite, ReadWrite)
+#undef HRT_SAME_KIND
+
+namespace {
+
+/// Constants larger than this are refused (a bundle addresses at most
+/// 2 GiB, and a constant this large is a frontend bug or a hostile model).
+constexpr int64_t kMaxConstantBytes = int64_t(256) << 20;
+
+llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string locString(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(l))
+        return name.getName().str();
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+            ":" + std::to_string(file.getColumn()));
+  return "";
+}
+
+std::optional<hybrid::DType> dtypeOf(Type t) {
+  if (t.isF32())
+    return hybrid::DType::F32;
+  if (t.isBF16())
+    return hybrid::DType::BF16;
+  if (t.isF16())
+    return hybrid::DType::F16;
+  if (t.isSignlessInteger(64))
+    return hybrid::DType::I64;
+  if (t.isSignlessInteger(32))
+    return hybrid::DType::I32;
+  if (t.isSignlessInteger(1))
+    return hybrid::DType::Bool;
+  return std::nullopt;
+}
+
+/// The op as the bundle stores it (attributes already explicit in hrt).
+hybrid::Op toBundleOp(Operation *op) {
+  namespace o = hybrid::ops;
+  auto f = [](APFloat v) { return v.convertToDouble(); };
+  auto ints = [](ArrayRef<int64_t> a) {
+    return std::vector<int64_t>(a.begin(), a.end());
+  };
+  return llvm::TypeSwitch<Operation *, hybrid::Op>(op)
+      .Case([](hrt::BinaryOp c) {
+        return o::Binary{static_cast<hybrid::BinaryKind>(c.getKind())};
+      })
+      .Case([](hrt::UnaryOp c) {
+        return o::Unary{static_cast<hybrid::UnaryKind>(c.getKind())};
+      })
+      .Case([&](hrt::ClipOp c) {
+        o::Clip clip;
+        if (auto m = c.getMin())
+          clip.min = f(*m);
+        if (auto m = c.getMax())
+          clip.max = f(*m);
+        return clip;
+      })
+      .Case([](hrt::SelectOp) { return o::Select{}; })
+      .Case([](hrt::CastOp) { return o::Cast{}; })
+      .Case([](hrt::CopyOp) { return o::Copy{}; })
+      .Case([&](hrt::FillOp c) { return o::Fill{f(c.getValue())}; })
+      .Case([&](hrt::TransposeOp c) { return o::Transpose{ints(c.getPerm())}; })
+      .Case([](hrt::BroadcastToOp) { return o::BroadcastTo{}; })
+      .Case([&](hrt::SliceOp c) {
+        return o::Slice{ints(c.getAxes()), ints(c.getStarts()),
+                        ints(c.getEnds()), ints(c.getSteps())};
+      })
+      .Case([](hrt::ConcatOp c) {
+        return o::Concat{static_cast<int64_t>(c.getAxis())};
+      })
+      .Case([](hrt::GatherOp c) {
+        return o::Gather{static_cast<int64_t>(c.getAxis())};
+      })
+      .Case([](hrt::GatherNdOp c) {
+        return o::GatherNd{static_cast<int64_t>(c.getBatchDims())};
+      })
+      .Case([&](hrt::IotaOp c) {
+        return o::Iota{f(c.getStart()), f(c.getStep())};
+      })
+      .Case([](hrt::CumSumOp c) {
+        return o::CumSum{static_cast<int64_t>(c.getAxis()), c.getExclusive(),
+                         c.getReverse()};
+      })
+      .Case([](hrt::TriluOp c) {
+        return o::Trilu{c.getUpper(), static_cast<int64_t>(c.getK())};
+      })
+      .Case([&](hrt::ReduceOp c) {
+        return o::Reduce{static_cast<hybrid::ReduceKind>(c.getKind()),
+                         ints(c.getAxes()), c.getKeepdims()};
+      })
+      .Case([](hrt::SoftmaxOp c) {
+        return o::Softmax{static_cast<int64_t>(c.getAxis()), c.getLog()};
+      })
+      .Case([&](hrt::LayerNormOp c) {
+        return o::LayerNorm{f(c.getEpsilon()),
+                            static_cast<int64_t>(c.getAxis())};
+      })
+      .Case([&](hrt::RmsNormOp c) {
+        return o::RmsNorm{f(c.getEpsilon()), static_cast<int64_t>(c.getAxis())};
+      })
+      .Case([](hrt::MatMulOp) { return o::MatMul{}; })
+      .Case([](hrt::LinearOp c) { return o::Linear{c.getTransposeWeight()}; })
+      .Case([](hrt::EmbeddingOp) { return o::Embedding{}; })
+      .Case([](hrt::RotaryOp c) { return o::Rotary{c.getInterleaved()}; })
+      .Case([&](hrt::AttentionOp c) {
+        return o::Attention{f(c.getScale()), c.getCausal(),
+                            static_cast<int64_t>(c.getSlidingWindow())};
+      })
+      .Case([](hrt::CollectiveOp c) {
+        return o::Collective{static_cast<hybrid::CollectiveKind>(c.getKind()),
+                             0};
+      })
+      .Case([](hrt::RecordEventOp c) {
+        return o::RecordEvent{static_cast<int32_t>(c.getEvent())};
+      })
+      .Case([](hrt::WaitEventOp c) {
+        return o::WaitEvent{static_cast<int32_t>(c.getEvent())};
+      });
+}
+
+/// Little-endian bytes of a dense constant of `dtype`.
+llvm::Expected<std::vector<uint8_t>> constantBytes(DenseElementsAttr dense,
+                                                   hybrid::DType dtype) {
+  int64_t n = dense.getNumElements();
+  int64_t size = static_cast<int64_t>(hybrid::dtypeSize(dtype));
+  if (n > kMaxConstantBytes / size)
+    return error("a constant of " + std::to_string(n) + " elements (" +
+                 std::to_string(n * size) + " bytes) exceeds the " +
+                 std::to_string(kMaxConstantBytes >> 20) + " MiB limit");
+  std::vector<uint8_t> bytes(static_cast<size_t>(n * size));
+  uint8_t *p = bytes.data();
+  switch (dtype) {
+  case hybrid::DType::F32: {
+    auto values = dense.getValues<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      float v = values[i];
+      std::memcpy(p + 4 * i, &v, 4);
+    }
+    break;
+  }
+  case hybrid::DType::BF16:
+  case hybrid::DType::F16: {
+    auto values = dense.getValues<APFloat>();
+    for (int64_t i = 0; i < n; ++i) {
+      auto bits =
+          static_cast<uint16_t>(values[i].bitcastToAPInt().getZExtValue());
+      std::memcpy(p + 2 * i, &bits, 2);
+    }
+    break;
+  }
+  case hybrid::DType::I64: {
+    auto values = dense.getValues<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v = values[i];
+      std::memcpy(p + 8 * i, &v, 8);
+    }
+    break;
+  }
+  case hybrid::DType::I32: {
+    auto values = dense.getValues<int32_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v = values[i];
+      std::memcpy(p + 4 * i, &v, 4);
+    }
+    break;
+  }
+  case hybrid::DType::Bool: {
+    auto values = dense.getValues<bool>();
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = values[i] ? 1 : 0;
+    break;
+  }
+  }
+  return bytes;
+}
+
+class BundleWriter {
+public:
+  explicit BundleWriter(hybrid::BundleDesc &bundle) : bundle_(bundle) {}
+
+  llvm::Error addExecutable(hrt::ExecutableOp exe) {
+    exe_ = hybrid::ExecutableDesc();
+    buffers_.clear();
+    communicators_.clear();
+    exe_.name = exe.getSymName().str();
+    symbols_ = exe.getSymbolNames();
+    exe_.symbols = symbols_;
+    exe_.symbolMax.assign(symbols_.size(), 0);
+    if (std::optional<ArrayRef<int64_t>> max = exe.getSymbolMax())
+      exe_.symbolMax.assign(max->begin(), max->end());
+    exe_.paramAccess = static_cast<hybrid::Access>(exe.getParamAccess());
+    if (!exe.getWorkspace() || !exe.getAlignment())
+      return error("@" + exe_.name +
+                   " has no memory plan (run hrt-plan-memory first)");
+    exe_.workspaceBytes = *parseSizeAttr(*exe.getWorkspace(), symbols_);
+    exe_.workspaceAlignment = static_cast<int64_t>(*exe.getAlignment());
+
+    for (Operation &op : exe.getBlock())
+      if (llvm::Error e = add(&op))
+        return e;
+    bundle_.executables.push_back(std::move(exe_));
+    return llvm::Error::success();
+  }
+
+private:
+  llvm::Error fail(Operation *op, const llvm::Twine &msg) {
+    std::string loc = locString(op->getLoc());
+    return error("@" + exe_.name + ": " + op->getName().getStringRef() +
+                 (loc.empty() ? "" : " at " + loc) + ": " + msg);
+  }
+
+  llvm::Expected<int32_t> addBuffer(Value v, hybrid::BufferKind kind,
+                                    int32_t index, std::string name,
+                                    Attribute offset = {}) {
+    auto type = cast<hrt::BufferType>(v.getType());
+    std::optional<hybrid::DType> dtype = dtypeOf(type.getElementType());
+    std::optional<hybrid::SymShape> shape = hrt::getSymShape(type, symbols_);
+    if (!dtype || !shape)
+      return fail(v.getDefiningOp(), "unsupported buffer type");
+    hybrid::BufferDesc b;
+    b.kind = kind;
+    b.dtype = *dtype;
+    b.shape = std::move(*shape);
+    b.index = index;
+    b.name = std::move(name);
+    if (offset)
+      b.offset = *parseSizeAttr(offset, symbols_);
+    exe_.buffers.push_back(std::move(b));
+    auto id = static_cast<int32_t>(exe_.buffers.size() - 1);
+    buffers_[v] = id;
+    return id;
+  }
+
+  llvm::Expected<int32_t> paramIndex(hrt::ParamOp p) {
+    auto type = p.getResult().getType();
+    hybrid::ParamDesc desc;
+    desc.name = p.getName().str();
+    desc.dtype = *dtypeOf(type.getElementType());
+    for (Attribute d : type.getShape())
+      desc.shape.push_back(cast<IntegerAttr>(d).getInt());
+    for (size_t i = 0; i < bundle_.params.size(); ++i)
+      if (bundle_.params[i].name == desc.name) {
+        if (bundle_.params[i].dtype != desc.dtype ||
+            bundle_.params[i].shape != desc.shape)
+          return fail(p, "parameter '" + desc.name +
+                             "' has another dtype or shape in an earlier "
+                             "executable");
+        return static_cast<int32_t>(i);
+      }
+    bundle_.params.push_back(std::move(desc));
+    return static_cast<int32_t>(bundle_.params.size() - 1);
+  }
+
+  llvm::Expected<int32_t> stateIndex(hrt::StateOp s) {
+    hybrid::DType dtype = *dtypeOf(s.getResult().getType().getElementType());
+    int32_t index = -1;
+    for (size_t i = 0; i < bundle_.states.size(); ++i)
+      if (bundle_.states[i].name == s.getName()) {
+        if (bundle_.states[i].dtype != dtype)
+          return fail(s, "state '" + s.getName() +
+                             "' has another dtype in an earlier executable");
+        index = static_cast<int32_t>(i);
+      }
+    if (index < 0) {
+      bundle_.states.push_back({s.getName().str(), dtype});
+      index = static_cast<int32_t>(bundle_.states.size() - 1);
+    }
+    exe_.states.push_back({index, static_cast<hybrid::Access>(s.getAccess())});
+    return index;
+  }
+
+  llvm::Error add(Operation *op) {
+    using hybrid::BufferKind;
+    auto done = [](llvm::Expected<int32_t> id) -> llvm::Error {
+      return id ? llvm::Error::success() : id.takeError();
+    };
+    if (auto p = dyn_cast<hrt::ParamOp>(op)) {
+      llvm::Expected<int32_t> index = paramIndex(p);
+      if (!index)
+        return index.takeError();
+      return done(addBuffer(p, BufferKind::Param, *index, p.getName().str()));
+    }
+    if (auto s = dyn_cast<hrt::StateOp>(op)) {
+      llvm::Expected<int32_t> index = stateIndex(s);
+      if (!index)
+        return index.takeError();
+      return done(addBuffer(s, BufferKind::State, *index, s.getName().str()));
+    }
+    if (auto c = dyn_cast<hrt::ConstantOp>(op)) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (!dense)
+        return fail(op, "the value is not a dense elements attribute");
+      hybrid::ConstantDesc desc;
+      desc.dtype = *dtypeOf(dense.getElementType());
+      desc.shape.assign(dense.getType().getShape().begin(),
+                        dense.getType().getShape().end());
+      llvm::Expected<std::vector<uint8_t>> bytes =
+          constantBytes(dense, desc.dtype);
+      if (!bytes)
+        return fail(op, llvm::toString(bytes.takeError()));
+      desc.data = std::move(*bytes);
+      bundle_.constants.push_back(std::move(desc));
+      return done(addBuffer(c, BufferKind::Constant,
+                            static_cast<int32_t>(bundle_.constants.size() - 1),
+                            locString(op->getLoc())));
+    }
+    if (auto in = dyn_cast<hrt::InputOp>(op)) {
+      auto port = static_cast<int32_t>(exe_.inputs.size());
+      llvm::Expected<int32_t> id = addBuffer(
+          in, BufferKind::Input, port, in.getName().str(), *in.getOffset());
+      if (!id)
+        return id.takeError();
+      exe_.inputs.push_back({in.getName().str(), *id});
+      return llvm::Error::success();
+    }
+    if (auto out = dyn_cast<hrt::OutputOp>(op)) {
+      auto port = static_cast<int32_t>(exe_.outputs.size());
+      llvm::Expected<int32_t> id = addBuffer(
+          out, BufferKind::Output, port, out.getName().str(), *out.getOffset());
+      if (!id)
+        return id.takeError();
+      exe_.outputs.push_back({out.getName().str(), *id});
+      return llvm::Error::success();
+    }
+    if (auto a = dyn_cast<hrt::AllocOp>(op))
+      return done(addBuffer(a, BufferKind::Workspace, -1,
+                            locString(op->getLoc()), *a.getOffset()));
+    if (auto v = dyn_cast<hrt::ViewOp>(op))
+      return done(addBuffer(v, BufferKind::Alias,
+                            buffers_.lookup(v.getSource()),
+                            locString(op->getLoc())));
+    if (auto c = dyn_cast<hrt::CommunicatorOp>(op)) {
+      communicators_[c.getResult()] =
+          static_cast<int32_t>(exe_.communicators.size());
+      exe_.communicators.push_back(c.getName().str());
+      return llvm::Error::success();
+    }
+    auto cmd = dyn_cast<hrt::CommandOp>(op);
+    if (!cmd)
+      return fail(op, "is not an hrt buffer source or command");
+    hybrid::CommandDesc desc;
+    desc.op = toBundleOp(op);
+    if (auto collective = dyn_cast<hrt::CollectiveOp>(op))
+      std::get<hybrid::ops::Collective>(desc.op).communicator =
+          communicators_.lookup(collective.getCommunicator());
+    for (Value in : cmd.getCommandInputs())
+      desc.operands.push_back(in ? buffers_.lookup(in) : -1);
+    if (Value out = cmd.getCommandResult())
+      desc.results.push_back(buffers_.lookup(out));
+    desc.stream = cmd.getStreamIndex();
+    desc.loc = locString(op->getLoc());
+    exe_.numStreams = std::max(exe_.numStreams, desc.stream + 1);
+    if (auto *record = std::get_if<hybrid::ops::RecordEvent>(&desc.op))
+      exe_.numEvents = std::max(exe_.numEvents, record->event + 1);
+    if (auto *wait = std::get_if<hybrid::ops::WaitEvent>(&desc.op))
+      exe_.numEvents = std::max(exe_.numEvents, wait->event + 1);
+    exe_.commands.push_back(std::move(desc));
+    return llvm::Error::success();
+  }
+
+  hybrid::BundleDesc &bundle_;
+  hybrid::ExecutableDesc exe_;
+  std::vector<std::string> symbols_;
+  llvm::DenseMap<Value, int32_t> buffers_;
+  llvm::DenseMap<Value, int32_t> communicators_;
+};
+
+} // namespace
+
+llvm::Expected<hybrid::BundleDesc> translateHrtToBundle(ModuleOp module) {
+  hybrid::BundleDesc bundle;
+  bundle.producer = "hybridc 0.2.0";
+  if (auto model = module->getAttrOfType<StringAttr>("hg.model"))
+    bundle.model = model.str();
+  if (auto source = module->getAttrOfType<StringAttr>("hg.source"))
+    bundle.source = source.str();
+  if (auto tied = module->getAttrOfType<ArrayAttr>("hg.tied"))
+    for (Attribute t : tied)
+      if (auto s = dyn_cast<StringAttr>(t))
+        bundle.tied.push_back(s.str());
+  BundleWriter writer(bundle);
+  bool any = false;
+  for (auto exe : module.getOps<hrt::ExecutableOp>()) {
+    if (llvm::Error e = writer.addExecutable(exe))
+      return std::move(e);
+    any = true;
+  }
+  for (Operation &op : module.getBody()->getOperations())
+    if (!isa<hrt::ExecutableOp>(op))
+      return error("the module still holds '" + op.getName().getStringRef() +
+                   "' (only hrt.executable can be serialised)");
+  if (!any)
+    return error("the module has no hrt.executable to serialise");
+  return bundle;
+}
+
+} // namespace hybridc

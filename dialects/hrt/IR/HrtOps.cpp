@@ -1,0 +1,495 @@
+// hrt ops: builders and verifiers. The executable's verifier holds the
+// rules that make a command list safe to run: symbols known, ports and
+// names unique, and no command writing memory the executable may only read.
+#include "dialects/hrt/IR/HrtOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using hybrid::SymExpr;
+
+#include "dialects/hrt/IR/HrtInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/hrt/IR/HrtOps.cpp.inc"
+
+namespace hybridc::hrt {
+
+namespace {
+
+Type elementTypeOf(Value v) {
+  return cast<BufferType>(v.getType()).getElementType();
+}
+
+bool isFloat(Type t) { return isa<FloatType>(t); }
+bool isInteger(Type t) {
+  return t.isSignlessInteger(64) || t.isSignlessInteger(32);
+}
+bool isBool(Type t) { return t.isSignlessInteger(1); }
+
+/// The symbols of the executable `op` is in (empty outside one).
+std::vector<std::string> symbolsAround(Operation *op) {
+  if (auto exe = op->getParentOfType<ExecutableOp>())
+    return exe.getSymbolNames();
+  return {};
+}
+
+LogicalResult checkSameElementType(Operation *op, Value a, StringRef aName,
+                                   Value b, StringRef bName) {
+  if (elementTypeOf(a) != elementTypeOf(b))
+    return op->emitOpError()
+           << aName << " and " << bName << " element types differ ("
+           << elementTypeOf(a) << " vs " << elementTypeOf(b) << ")";
+  return success();
+}
+
+LogicalResult checkStream(Operation *op, int32_t stream) {
+  if (stream < 0)
+    return op->emitOpError() << "stream must be >= 0, got " << stream;
+  return success();
+}
+
+LogicalResult checkOffset(Operation *op, std::optional<Attribute> offset) {
+  if (!offset)
+    return success();
+  std::string why;
+  std::optional<SymExpr> e = parseSizeAttr(*offset, symbolsAround(op), &why);
+  if (!e)
+    return op->emitOpError() << "offset: " << why;
+  if (std::optional<int64_t> c = e->constant(); c && *c < 0)
+    return op->emitOpError() << "offset " << *c << " is negative";
+  return success();
+}
+
+/// A float command whose listed operands and result share one float type.
+LogicalResult checkFloatOperands(Operation *op, Value out,
+                                 ArrayRef<std::pair<Value, StringRef>> ins) {
+  if (!isFloat(elementTypeOf(out)))
+    return op->emitOpError()
+           << "result must have float elements, got " << elementTypeOf(out);
+  for (auto [v, name] : ins)
+    if (v && failed(checkSameElementType(op, v, name, out, "result")))
+      return failure();
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// hrt.executable
+//===----------------------------------------------------------------------===//
+
+void ExecutableOp::build(OpBuilder &builder, OperationState &state,
+                         StringRef name, ArrayRef<StringRef> symbols,
+                         Access paramAccess) {
+  state.addAttribute(getSymNameAttrName(state.name),
+                     builder.getStringAttr(name));
+  state.addAttribute(getSymbolsAttrName(state.name),
+                     builder.getStrArrayAttr(symbols));
+  state.addAttribute(getParamAccessAttrName(state.name),
+                     AccessAttr::get(builder.getContext(), paramAccess));
+  state.addRegion()->emplaceBlock();
+}
+
+std::vector<std::string> ExecutableOp::getSymbolNames() {
+  std::vector<std::string> names;
+  for (Attribute a : getSymbols())
+    names.push_back(cast<StringAttr>(a).str());
+  return names;
+}
+
+namespace {
+
+/// What kind of memory a root buffer is, for the access rules.
+struct RootInfo {
+  const char *kind;
+  std::string name;
+  bool writable;
+};
+
+RootInfo describeRoot(Value root, Access paramAccess) {
+  Operation *def = root.getDefiningOp();
+  if (auto p = dyn_cast_or_null<ParamOp>(def))
+    return {"parameter", p.getName().str(), paramAccess == Access::ReadWrite};
+  if (auto s = dyn_cast_or_null<StateOp>(def))
+    return {"state", s.getName().str(), s.getAccess() == Access::ReadWrite};
+  if (auto i = dyn_cast_or_null<InputOp>(def))
+    return {"input", i.getName().str(), false};
+  if (isa_and_nonnull<ConstantOp>(def))
+    return {"constant", "", false};
+  if (auto o = dyn_cast_or_null<OutputOp>(def))
+    return {"output", o.getName().str(), true};
+  return {"workspace buffer", "", true};
+}
+
+} // namespace
+
+LogicalResult ExecutableOp::verifyRegions() {
+  std::vector<std::string> symbols = getSymbolNames();
+  llvm::StringSet<> seen;
+  for (const std::string &s : symbols) {
+    if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_') ||
+        !llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      return emitOpError() << "symbol '" << s << "' is not an identifier";
+    if (!seen.insert(s).second)
+      return emitOpError() << "symbol '" << s << "' is listed twice";
+  }
+  if (symbols.size() > SymExpr::kMaxSymbols)
+    return emitOpError() << "has more than " << SymExpr::kMaxSymbols
+                         << " symbols";
+  if (std::optional<ArrayRef<int64_t>> max = getSymbolMax()) {
+    if (max->size() != symbols.size())
+      return emitOpError() << "symbol_max has " << max->size()
+                           << " entries for " << symbols.size() << " symbols";
+    for (int64_t m : *max)
+      if (m < 0)
+        return emitOpError() << "symbol_max entries must be >= 0, got " << m;
+  }
+  bool planned = getWorkspace().has_value();
+  if (planned != getAlignment().has_value())
+    return emitOpError("a planned executable has both `workspace` and "
+                       "`alignment`");
+  if (std::optional<uint64_t> a = getAlignment();
+      a && (*a == 0 || (*a & (*a - 1)) || *a > (1u << 20)))
+    return emitOpError() << "alignment " << *a
+                         << " is not a power of two up to 2^20";
+  if (planned) {
+    std::string why;
+    if (!parseSizeAttr(*getWorkspace(), symbols, &why))
+      return emitOpError() << "workspace: " << why;
+  }
+
+  llvm::StringSet<> inputs, outputs, params, states;
+  for (Operation &op : getBlock()) {
+    for (Value r : op.getResults()) {
+      auto type = dyn_cast<BufferType>(r.getType());
+      if (!type)
+        continue;
+      std::string why;
+      if (!getSymShape(type, symbols, &why))
+        return op.emitOpError() << "result type " << type << ": " << why;
+    }
+    auto unique = [&](llvm::StringSet<> &set, StringRef name,
+                      const char *what) -> LogicalResult {
+      if (name.empty())
+        return op.emitOpError() << what << " name must not be empty";
+      if (!set.insert(name).second)
+        return op.emitOpError() << what << " '" << name
+                                << "' appears twice in @" << getSymName();
+      return success();
+    };
+    LogicalResult ok =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case([&](InputOp o) -> LogicalResult {
+              if (planned && !o.getOffset())
+                return o.emitOpError("has no offset in a planned executable");
+              return unique(inputs, o.getName(), "input");
+            })
+            .Case([&](OutputOp o) -> LogicalResult {
+              if (planned && !o.getOffset())
+                return o.emitOpError("has no offset in a planned executable");
+              return unique(outputs, o.getName(), "output");
+            })
+            .Case([&](AllocOp o) -> LogicalResult {
+              if (planned && !o.getOffset())
+                return o.emitOpError("has no offset in a planned executable");
+              return success();
+            })
+            .Case([&](ParamOp o) {
+              return unique(params, o.getName(), "parameter");
+            })
+            .Case(
+                [&](StateOp o) { return unique(states, o.getName(), "state"); })
+            .Case<ConstantOp, ViewOp, CommunicatorOp>(
+                [](Operation *) { return success(); })
+            .Case([&](CommandOp c) -> LogicalResult {
+              Value out = c.getCommandResult();
+              if (!out)
+                return success();
+              RootInfo root =
+                  describeRoot(getRootBuffer(out), getParamAccess());
+              if (!root.writable)
+                return op.emitOpError()
+                       << "writes the " << root.kind
+                       << (root.name.empty() ? "" : " '" + root.name + "'")
+                       << ", which @" << getSymName() << " may only read";
+              return success();
+            })
+            .Default([&](Operation *o) {
+              return o->emitOpError()
+                     << "is not an hrt buffer source or command";
+            });
+    if (failed(ok))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer sources
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  if (getName().empty())
+    return emitOpError("name must not be empty");
+  for (Attribute d : getResult().getType().getShape())
+    if (!isa<IntegerAttr>(d))
+      return emitOpError() << "parameter '" << getName()
+                           << "' must have a static shape";
+  return success();
+}
+
+LogicalResult StateOp::verify() {
+  if (getName().empty())
+    return emitOpError("name must not be empty");
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto type = cast<ShapedType>(getValue().getType());
+  BufferType buffer = getResult().getType();
+  if (type.getElementType() != buffer.getElementType())
+    return emitOpError() << "value element type " << type.getElementType()
+                         << " differs from the buffer's "
+                         << buffer.getElementType();
+  if (static_cast<int64_t>(buffer.getShape().size()) != type.getRank())
+    return emitOpError() << "value rank " << type.getRank()
+                         << " differs from the buffer's "
+                         << buffer.getShape().size();
+  for (auto [d, attr] : llvm::enumerate(buffer.getShape())) {
+    auto size = dyn_cast<IntegerAttr>(attr);
+    if (!size || size.getInt() != type.getDimSize(d))
+      return emitOpError() << "value shape " << type
+                           << " differs from the buffer's";
+  }
+  return success();
+}
+
+LogicalResult InputOp::verify() { return checkOffset(*this, getOffset()); }
+LogicalResult OutputOp::verify() { return checkOffset(*this, getOffset()); }
+LogicalResult AllocOp::verify() { return checkOffset(*this, getOffset()); }
+
+LogicalResult ViewOp::verify() {
+  BufferType from = getSource().getType(), to = getResult().getType();
+  if (from.getElementType() != to.getElementType())
+    return emitOpError() << "changes the element type (" << from << " to " << to
+                         << ")";
+  std::vector<std::string> symbols = symbolsAround(*this);
+  std::optional<hybrid::SymShape> a = getSymShape(from, symbols),
+                                  b = getSymShape(to, symbols);
+  if (!a || !b)
+    return success(); // the executable reports malformed shapes
+  SymExpr na(1), nb(1);
+  for (const SymExpr &d : *a)
+    na = na * d;
+  for (const SymExpr &d : *b)
+    nb = nb * d;
+  if (na != nb)
+    return emitOpError() << "views " << na.str(symbols) << " elements as "
+                         << nb.str(symbols);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Commands
+//===----------------------------------------------------------------------===//
+
+LogicalResult BinaryOp::verify() {
+  if (failed(checkStream(*this, getStream())) ||
+      failed(checkSameElementType(*this, getLhs(), "lhs", getRhs(), "rhs")))
+    return failure();
+  Type in = elementTypeOf(getLhs()), out = elementTypeOf(getOut());
+  switch (getKind()) {
+  case BinaryKind::Equal:
+  case BinaryKind::Less:
+  case BinaryKind::LessEqual:
+  case BinaryKind::Greater:
+  case BinaryKind::GreaterEqual:
+    if (!isBool(out))
+      return emitOpError() << "comparison result must be i1, got " << out;
+    return success();
+  case BinaryKind::And:
+  case BinaryKind::Or:
+  case BinaryKind::Xor:
+    if (!isBool(in) || !isBool(out))
+      return emitOpError("logical operands and result must be i1");
+    return success();
+  default:
+    if (in != out)
+      return emitOpError() << "result element type " << out
+                           << " differs from the operands' " << in;
+    return success();
+  }
+}
+
+LogicalResult UnaryOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  Type in = elementTypeOf(getInput()), out = elementTypeOf(getOut());
+  switch (getKind()) {
+  case UnaryKind::IsNan:
+  case UnaryKind::IsInf:
+    if (!isFloat(in) || !isBool(out))
+      return emitOpError("is_nan / is_inf take floats and give i1");
+    return success();
+  case UnaryKind::Not:
+    if (!isBool(in) || !isBool(out))
+      return emitOpError("not takes and gives i1");
+    return success();
+  default:
+    if (in != out)
+      return emitOpError() << "result element type " << out
+                           << " differs from the input's " << in;
+    return success();
+  }
+}
+
+#define HRT_SAME_TYPE_VERIFIER(OP)                                             \
+  LogicalResult OP::verify() {                                                 \
+    if (failed(checkStream(*this, getStream())))                               \
+      return failure();                                                        \
+    return checkSameElementType(*this, getInput(), "input", getOut(),          \
+                                "result");                                     \
+  }
+HRT_SAME_TYPE_VERIFIER(ClipOp)
+HRT_SAME_TYPE_VERIFIER(CopyOp)
+HRT_SAME_TYPE_VERIFIER(BroadcastToOp)
+HRT_SAME_TYPE_VERIFIER(SliceOp)
+HRT_SAME_TYPE_VERIFIER(CumSumOp)
+HRT_SAME_TYPE_VERIFIER(TriluOp)
+HRT_SAME_TYPE_VERIFIER(SoftmaxOp)
+HRT_SAME_TYPE_VERIFIER(ReduceOp)
+HRT_SAME_TYPE_VERIFIER(CollectiveOp)
+#undef HRT_SAME_TYPE_VERIFIER
+
+LogicalResult CastOp::verify() { return checkStream(*this, getStream()); }
+LogicalResult FillOp::verify() { return checkStream(*this, getStream()); }
+LogicalResult IotaOp::verify() {
+  if (getOut().getType().getRank() != 1)
+    return emitOpError("result must be 1-D");
+  return checkStream(*this, getStream());
+}
+
+LogicalResult TransposeOp::verify() {
+  if (failed(checkStream(*this, getStream())) ||
+      failed(
+          checkSameElementType(*this, getInput(), "input", getOut(), "result")))
+    return failure();
+  if (static_cast<int64_t>(getPerm().size()) != getInput().getType().getRank())
+    return emitOpError() << "perm has " << getPerm().size()
+                         << " entries for rank "
+                         << getInput().getType().getRank();
+  return success();
+}
+
+LogicalResult SelectOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  if (!isBool(elementTypeOf(getCond())))
+    return emitOpError("cond must be i1");
+  if (failed(
+          checkSameElementType(*this, getLhs(), "lhs", getOut(), "result")) ||
+      failed(checkSameElementType(*this, getRhs(), "rhs", getOut(), "result")))
+    return failure();
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  for (Value v : getInputs())
+    if (failed(checkSameElementType(*this, v, "input", getOut(), "result")))
+      return failure();
+  return success();
+}
+
+static LogicalResult verifyIndexed(Operation *op, Value data, Value indices,
+                                   Value out, int32_t stream) {
+  if (failed(checkStream(op, stream)))
+    return failure();
+  if (!isInteger(elementTypeOf(indices)))
+    return op->emitOpError()
+           << "indices must be i32 or i64, got " << elementTypeOf(indices);
+  return checkSameElementType(op, data, "data", out, "result");
+}
+
+LogicalResult GatherOp::verify() {
+  return verifyIndexed(*this, getData(), getIndices(), getOut(), getStream());
+}
+LogicalResult GatherNdOp::verify() {
+  return verifyIndexed(*this, getData(), getIndices(), getOut(), getStream());
+}
+LogicalResult EmbeddingOp::verify() {
+  if (failed(verifyIndexed(*this, getTable(), getIds(), getOut(), getStream())))
+    return failure();
+  return checkFloatOperands(*this, getOut(), {{getTable(), "table"}});
+}
+
+LogicalResult MatMulOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  return checkFloatOperands(*this, getOut(),
+                            {{getLhs(), "lhs"}, {getRhs(), "rhs"}});
+}
+
+LogicalResult LinearOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  return checkFloatOperands(
+      *this, getOut(),
+      {{getInput(), "input"}, {getWeight(), "weight"}, {getBias(), "bias"}});
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  return checkFloatOperands(
+      *this, getOut(),
+      {{getInput(), "input"}, {getWeight(), "weight"}, {getBias(), "bias"}});
+}
+
+LogicalResult RmsNormOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  return checkFloatOperands(*this, getOut(),
+                            {{getInput(), "input"}, {getWeight(), "weight"}});
+}
+
+LogicalResult RotaryOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  return checkFloatOperands(
+      *this, getOut(),
+      {{getInput(), "input"}, {getCos(), "cos"}, {getSin(), "sin"}});
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  return checkFloatOperands(*this, getOut(),
+                            {{getQuery(), "query"},
+                             {getKey(), "key"},
+                             {getValue(), "value"},
+                             {getMask(), "mask"},
+                             {getAlibiSlopes(), "alibi_slopes"}});
+}
+
+LogicalResult RecordEventOp::verify() {
+  if (getEvent() < 0)
+    return emitOpError() << "event must be >= 0, got " << getEvent();
+  return checkStream(*this, getStream());
+}
+
+LogicalResult WaitEventOp::verify() {
+  if (getEvent() < 0)
+    return emitOpError() << "event must be >= 0, got " << getEvent();
+  return checkStream(*this, getStream());
+}
+
+} // namespace hybridc::hrt

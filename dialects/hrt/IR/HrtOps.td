@@ -1,0 +1,409 @@
+// Operations of the hrt dialect: the executable, where its buffers come
+// from, and the commands that run on them (one per hybrid/Ops.h family).
+#ifndef HRT_OPS_TD
+#define HRT_OPS_TD
+
+include "HrtBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Hrt_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Hrt_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Executables
+//===----------------------------------------------------------------------===//
+
+def Hrt_ExecutableOp : Hrt_Op<"executable", [Symbol, IsolatedFromAbove,
+    SingleBlock, NoTerminator, NoRegionArguments]> {
+  let summary = "a command list that the runtime runs as one call";
+  let description = [{
+    `symbols` name the dynamic dimensions that a call binds from its inputs'
+    shapes; `symbol_max` (when given, one entry per symbol, 0 = no limit)
+    bounds them. `params` says whether the executable may write parameters
+    (only an optimizer step does). After memory planning, `workspace` holds
+    the workspace size in bytes (an integer or a polynomial string).
+    Buffer sources and commands follow in program order; inputs and outputs
+    are ports in the order of their ops. `alignment` is the byte alignment
+    the plan was made for: the runtime rounds every offset up to it.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$symbols,
+                       OptionalAttr<DenseI64ArrayAttr>:$symbol_max,
+                       Hrt_Access:$param_access,
+                       OptionalAttr<AnyAttr>:$workspace,
+                       OptionalAttr<I64Attr>:$alignment);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `symbols` $symbols `params` $param_access attr-dict-with-keyword
+    $body
+  }];
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+                                 "::llvm::ArrayRef<::llvm::StringRef>":$symbols,
+                                 "Access":$paramAccess)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBlock() { return getBody().front(); }
+    /// The executable's symbol names, in order.
+    std::vector<std::string> getSymbolNames();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer sources
+//===----------------------------------------------------------------------===//
+
+def Hrt_ParamOp : Hrt_Op<"param", [Pure, HasParent<"ExecutableOp">]> {
+  let summary = "a parameter of the weight store, by checkpoint name";
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Hrt_Buffer:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hrt_StateOp : Hrt_Op<"state", [Pure, HasParent<"ExecutableOp">]> {
+  let summary = "a state buffer the engine owns across calls, with access";
+  let arguments = (ins StrAttr:$name, Hrt_Access:$access);
+  let results = (outs Hrt_Buffer:$result);
+  let assemblyFormat = "$name $access attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hrt_ConstantOp : Hrt_Op<"constant", [Pure, HasParent<"ExecutableOp">]> {
+  let summary = "a constant stored in the bundle";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Hrt_Buffer:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+class Hrt_PortOp<string mnemonic, string what>
+    : Hrt_Op<mnemonic, [HasParent<"ExecutableOp">,
+                        MemoryEffects<[MemAlloc<DefaultResource>]>]> {
+  let summary = "the call's " # what # " port `name`, in a workspace slot";
+  let arguments = (ins StrAttr:$name, OptionalAttr<AnyAttr>:$offset);
+  let results = (outs Hrt_Buffer:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hrt_InputOp : Hrt_PortOp<"input", "input">;
+def Hrt_OutputOp : Hrt_PortOp<"output", "output">;
+
+def Hrt_AllocOp : Hrt_Op<"alloc", [HasParent<"ExecutableOp">,
+                                   MemoryEffects<[MemAlloc<DefaultResource>]>]> {
+  let summary = "a slot of the workspace (offset set by memory planning)";
+  let arguments = (ins OptionalAttr<AnyAttr>:$offset);
+  let results = (outs Hrt_Buffer:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hrt_ViewOp : Hrt_Op<"view", [Pure, HasParent<"ExecutableOp">]> {
+  let summary = "the source's bytes seen with another shape (a reshape)";
+  let arguments = (ins Hrt_Buffer:$source);
+  let results = (outs Hrt_Buffer:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hrt_CommunicatorOp : Hrt_Op<"communicator", [Pure,
+                                                 HasParent<"ExecutableOp">]> {
+  let summary = "a communicator by name (\"world\", \"data_parallel\", ...)";
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Hrt_CommunicatorType:$result);
+  let assemblyFormat = "$name attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Commands
+//===----------------------------------------------------------------------===//
+
+def Hrt_CommandOpInterface : OpInterface<"CommandOp"> {
+  let cppNamespace = "::hybridc::hrt";
+  let description = [{
+    A command of an executable: reads its input buffers, writes its result
+    buffer, on stream `stream`.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The input buffers in hybrid/Ops.h order; a null Value stands for an
+        absent optional operand.
+      }], "::llvm::SmallVector<::mlir::Value>", "getCommandInputs">,
+    InterfaceMethod<"The buffer the command writes (null for events).",
+                    "::mlir::Value", "getCommandResult">,
+    InterfaceMethod<"Which of the executable's streams runs it.",
+                    "int32_t", "getStreamIndex">,
+  ];
+}
+
+defvar Hrt_StreamArg = (ins DefaultValuedAttr<I32Attr, "0">:$stream);
+
+// `groups` counts the ODS operand groups; with a result, group 0 is `out`
+// and the inputs follow. An empty input group is an absent optional one.
+class Hrt_CommandOp<string mnemonic, int groups, bit hasOut = 1,
+                    list<Trait> traits = []>
+    : Hrt_Op<mnemonic, !listconcat(traits, [HasParent<"ExecutableOp">,
+                                            Hrt_CommandOpInterface])> {
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::llvm::SmallVector<::mlir::Value> getCommandInputs();
+    ::mlir::Value getCommandResult();
+    int32_t getStreamIndex() { return getStream(); }
+  }];
+  let extraClassDefinition = [{
+    ::llvm::SmallVector<::mlir::Value> $cppClass::getCommandInputs() {
+      ::llvm::SmallVector<::mlir::Value> inputs;
+      for (unsigned g = }] # hasOut # [{; g < }] # groups # [{; ++g) {
+        auto range = getODSOperands(g);
+        if (range.empty())
+          inputs.push_back(nullptr);
+        else
+          inputs.append(range.begin(), range.end());
+      }
+      return inputs;
+    }
+    ::mlir::Value $cppClass::getCommandResult() {
+      return }] # !if(hasOut, "getODSOperands(0).front()", "nullptr") # [{;
+    }
+  }];
+}
+
+def Hrt_BinaryOp : Hrt_CommandOp<"binary", 3> {
+  let summary = "lhs (kind) rhs with NumPy broadcasting";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$lhs,
+                            Hrt_Buffer:$rhs, Hrt_BinaryKind:$kind),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $kind $lhs `:` type($lhs) `,` $rhs `:` type($rhs) `into` $out `:`
+    type($out) attr-dict
+  }];
+}
+
+def Hrt_UnaryOp : Hrt_CommandOp<"unary", 2> {
+  let summary = "elementwise (kind) input";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
+                            Hrt_UnaryKind:$kind), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $kind $input `:` type($input) `into` $out `:` type($out) attr-dict
+  }];
+}
+
+class Hrt_OneInputCommand<string mnemonic, dag attrs>
+    : Hrt_CommandOp<mnemonic, 2> {
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input), attrs,
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $input `:` type($input) `into` $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_ClipOp : Hrt_OneInputCommand<"clip",
+    (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max)> {
+  let summary = "clamp to the bounds that are present";
+}
+def Hrt_CastOp : Hrt_OneInputCommand<"cast", (ins)> {
+  let summary = "convert elements to the result's element type";
+}
+def Hrt_CopyOp : Hrt_OneInputCommand<"copy", (ins)> {
+  let summary = "copy the bytes (same element type and count)";
+}
+def Hrt_TransposeOp : Hrt_OneInputCommand<"transpose",
+    (ins DenseI64ArrayAttr:$perm)> {
+  let summary = "result dim i = input dim perm[i]";
+}
+def Hrt_BroadcastToOp : Hrt_OneInputCommand<"broadcast_to", (ins)> {
+  let summary = "NumPy broadcast to the result's shape";
+}
+def Hrt_SliceOp : Hrt_OneInputCommand<"slice",
+    (ins DenseI64ArrayAttr:$axes, DenseI64ArrayAttr:$starts,
+         DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps)> {
+  let summary = "strided slice (ONNX Slice semantics)";
+}
+def Hrt_CumSumOp : Hrt_OneInputCommand<"cumsum",
+    (ins I64Attr:$axis, BoolAttr:$exclusive, BoolAttr:$reverse)> {
+  let summary = "running sum along axis";
+}
+def Hrt_TriluOp : Hrt_OneInputCommand<"trilu",
+    (ins BoolAttr:$upper, I64Attr:$k)> {
+  let summary = "keep a triangle of the last two dims";
+}
+def Hrt_SoftmaxOp : Hrt_OneInputCommand<"softmax",
+    (ins I64Attr:$axis, BoolAttr:$log)> {
+  let summary = "softmax (or log-softmax) along axis";
+}
+
+def Hrt_ReduceOp : Hrt_CommandOp<"reduce", 2> {
+  let summary = "reduce over axes (all when empty)";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
+                            Hrt_ReduceKind:$kind, DenseI64ArrayAttr:$axes,
+                            BoolAttr:$keepdims), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $kind $input `:` type($input) `into` $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_FillOp : Hrt_CommandOp<"fill", 1> {
+  let summary = "set every element to value";
+  let arguments = !con((ins Hrt_Buffer:$out, F64Attr:$value), Hrt_StreamArg);
+  let assemblyFormat = "$value `into` $out `:` type($out) attr-dict";
+}
+
+def Hrt_IotaOp : Hrt_CommandOp<"iota", 1> {
+  let summary = "start, start + step, ...";
+  let arguments = !con((ins Hrt_Buffer:$out, F64Attr:$start, F64Attr:$step),
+                       Hrt_StreamArg);
+  let assemblyFormat = "`into` $out `:` type($out) attr-dict";
+}
+
+def Hrt_SelectOp : Hrt_CommandOp<"select", 4> {
+  let summary = "cond ? lhs : rhs with broadcasting";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$cond,
+                            Hrt_Buffer:$lhs, Hrt_Buffer:$rhs), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $cond `:` type($cond) `,` $lhs `:` type($lhs) `,` $rhs `:` type($rhs)
+    `into` $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_ConcatOp : Hrt_CommandOp<"concat", 2> {
+  let summary = "join along axis";
+  let arguments = !con((ins Hrt_Buffer:$out, Variadic<Hrt_Buffer>:$inputs,
+                            I64Attr:$axis), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $inputs `:` type($inputs) `into` $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_GatherOp : Hrt_CommandOp<"gather", 3> {
+  let summary = "ONNX Gather";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$data,
+                            Hrt_Buffer:$indices, I64Attr:$axis),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $data `:` type($data) `,` $indices `:` type($indices) `into` $out `:`
+    type($out) attr-dict
+  }];
+}
+
+def Hrt_GatherNdOp : Hrt_CommandOp<"gather_nd", 3> {
+  let summary = "ONNX GatherND";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$data,
+                            Hrt_Buffer:$indices, I64Attr:$batch_dims),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $data `:` type($data) `,` $indices `:` type($indices) `into` $out `:`
+    type($out) attr-dict
+  }];
+}
+
+def Hrt_MatMulOp : Hrt_CommandOp<"matmul", 3> {
+  let summary = "NumPy matmul";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$lhs,
+                            Hrt_Buffer:$rhs), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $lhs `:` type($lhs) `,` $rhs `:` type($rhs) `into` $out `:` type($out)
+    attr-dict
+  }];
+}
+
+def Hrt_EmbeddingOp : Hrt_CommandOp<"embedding", 3> {
+  let summary = "rows of table at ids";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$table,
+                            Hrt_Buffer:$ids), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $table `:` type($table) `,` $ids `:` type($ids) `into` $out `:`
+    type($out) attr-dict
+  }];
+}
+
+def Hrt_LayerNormOp : Hrt_CommandOp<"layer_norm", 4, 1,
+                                    [AttrSizedOperandSegments]> {
+  let summary = "layer normalisation over dims [axis, rank)";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
+                            Optional<Hrt_Buffer>:$weight,
+                            Optional<Hrt_Buffer>:$bias, F64Attr:$epsilon,
+                            I64Attr:$axis), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $input `:` type($input) (`weight` $weight^ `:` type($weight))?
+    (`bias` $bias^ `:` type($bias))? `into` $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_RmsNormOp : Hrt_CommandOp<"rms_norm", 3> {
+  let summary = "RMS normalisation over dims [axis, rank)";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
+                            Optional<Hrt_Buffer>:$weight, F64Attr:$epsilon,
+                            I64Attr:$axis), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $input `:` type($input) (`weight` $weight^ `:` type($weight))? `into`
+    $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_LinearOp : Hrt_CommandOp<"linear", 4> {
+  let summary = "x . weight (+ bias)";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
+                            Hrt_Buffer:$weight, Optional<Hrt_Buffer>:$bias,
+                            BoolAttr:$transpose_weight), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $input `:` type($input) `,` $weight `:` type($weight)
+    (`bias` $bias^ `:` type($bias))? `into` $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_RotaryOp : Hrt_CommandOp<"rotary", 4> {
+  let summary = "rotary position embedding";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
+                            Hrt_Buffer:$cos, Hrt_Buffer:$sin,
+                            BoolAttr:$interleaved), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $input `:` type($input) `,` $cos `:` type($cos) `,` $sin `:` type($sin)
+    `into` $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_AttentionOp : Hrt_CommandOp<"attention", 6, 1,
+                                    [AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention with grouped KV heads";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$query,
+                            Hrt_Buffer:$key, Hrt_Buffer:$value,
+                            Optional<Hrt_Buffer>:$mask,
+                            Optional<Hrt_Buffer>:$alibi_slopes,
+                            F64Attr:$scale, BoolAttr:$causal,
+                            I64Attr:$sliding_window), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $query `:` type($query) `,` $key `:` type($key) `,` $value `:`
+    type($value) (`mask` $mask^ `:` type($mask))?
+    (`alibi` $alibi_slopes^ `:` type($alibi_slopes))? `into` $out `:`
+    type($out) attr-dict
+  }];
+}
+
+def Hrt_CollectiveOp : Hrt_CommandOp<"collective", 2> {
+  let summary = "all_gather / reduce_scatter / all_reduce over a communicator";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
+                            Hrt_CommunicatorType:$communicator,
+                            Hrt_CollectiveKind:$kind), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $kind $input `:` type($input) `into` $out `:` type($out) `over`
+    $communicator attr-dict
+  }];
+}
+
+def Hrt_RecordEventOp : Hrt_CommandOp<"record_event", 0, 0> {
+  let summary = "mark `event` as reached on the command's stream";
+  let arguments = !con((ins I32Attr:$event), Hrt_StreamArg);
+  let assemblyFormat = "$event attr-dict";
+}
+
+def Hrt_WaitEventOp : Hrt_CommandOp<"wait_event", 0, 0> {
+  let summary = "make the command's stream wait for `event`";
+  let arguments = !con((ins I32Attr:$event), Hrt_StreamArg);
+  let assemblyFormat = "$event attr-dict";
+}
+
+#endif // HRT_OPS_TD
