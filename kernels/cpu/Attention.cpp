@@ -173,14 +173,13 @@ void attendByGemm(const AttentionProblem &p) {
 } // namespace
 
 void attention(const KernelCall &call) {
-  std::vector<bool> present =
-      optionalOperands(call, "attention", 3, {"has_mask", "has_alibi"});
-  const Tensor &query = call.operands[0], &key = call.operands[1],
-               &value = call.operands[2];
+  expectOperands(call, "attention", 3, 2);
+  const ConstTensor &query = call.operands[0], &key = call.operands[1],
+                    &value = call.operands[2];
   const Tensor &result = call.results[0];
-  for (const Tensor *t : {&query, &key, &value, &result})
-    expectDType(*t, DType::F32, "attention",
-                t == &result ? "result" : "query, key and value");
+  for (const ConstTensor *t : {&query, &key, &value})
+    expectDType(*t, DType::F32, "attention", "query, key and value");
+  expectDType(result, DType::F32, "attention", "result");
   expectRank(query, 4, "attention", "query");
   expectRank(key, 4, "attention", "key");
   expectRank(value, 4, "attention", "value");
@@ -205,18 +204,16 @@ void attention(const KernelCall &call) {
                           std::to_string(p.Hkv) + " KV heads");
   expectShape(result, {p.B, p.Hq, p.T, p.Dv}, "attention", "result");
 
-  const Attrs &attrs = attrsOf(call);
-  p.scale = static_cast<float>(
-      attrs.getFloat("scale", 1.0 / std::sqrt(static_cast<double>(p.Dh))));
-  p.causal = attrs.getInt("causal", 0);
-  p.window = attrs.getInt("sliding_window", 0);
+  const ops::Attention &attrs = call.attrs<ops::Attention>();
+  p.scale = static_cast<float>(attrs.scale);
+  p.causal = attrs.causal;
+  p.window = attrs.slidingWindow;
   p.q = query.as<float>();
   p.k = key.as<float>();
   p.v = value.as<float>();
   p.out = result.as<float>();
-  size_t next = 3;
-  if (present[0]) {
-    const Tensor &mask = call.operands[next++];
+  if (const ConstTensor *maskOperand = optionalOperand(call, 3)) {
+    const ConstTensor &mask = *maskOperand;
     expectDType(mask, DType::F32, "attention", "mask");
     const Shape full = {p.B, p.Hq, p.T, p.S};
     if (mask.rank() > 4)
@@ -234,8 +231,8 @@ void attention(const KernelCall &call) {
     }
     p.mask = mask.as<float>();
   }
-  if (present[1]) {
-    const Tensor &slopes = call.operands[next++];
+  if (const ConstTensor *slopesOperand = optionalOperand(call, 4)) {
+    const ConstTensor &slopes = *slopesOperand;
     expectDType(slopes, DType::F32, "attention", "alibi_slopes");
     if (slopes.numel() != p.Hq)
       fail("attention", "alibi_slopes " + shapeToString(slopes.shape) +

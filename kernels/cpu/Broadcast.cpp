@@ -165,7 +165,7 @@ void copyStrided(const BroadcastWalk &walk, const void *src, int64_t srcOffset,
   assert(false && "element sizes are 1, 4 or 8");
 }
 
-const float *broadcastFloats(const Tensor &t, const Shape &shape,
+const float *broadcastFloats(const ConstTensor &t, const Shape &shape,
                              std::vector<float> &storage, const char *kernel,
                              const char *what) {
   if (t.dtype != DType::F32)

@@ -79,7 +79,7 @@ void copyStrided(const BroadcastWalk &walk, const void *src, int64_t srcOffset,
 /// The f32 tensor `t` broadcast to `shape`, as a contiguous array: t's own
 /// data when that already is the layout, else a copy kept in `storage`.
 /// Leading size-1 dimensions of t are ignored (a weight [1, D] for [D]).
-const float *broadcastFloats(const Tensor &t, const Shape &shape,
+const float *broadcastFloats(const ConstTensor &t, const Shape &shape,
                              std::vector<float> &storage, const char *kernel,
                              const char *what);
 

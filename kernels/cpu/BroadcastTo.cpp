@@ -9,7 +9,7 @@ namespace hybrid::cpu::kernels {
 
 void broadcastTo(const KernelCall &call) {
   expectArity(call, "broadcast_to", 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(result, input.dtype, "broadcast_to", "result");
   BroadcastWalk walk(result.shape, {input.shape}, "broadcast_to");

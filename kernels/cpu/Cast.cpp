@@ -25,7 +25,7 @@ inline int64_t floatToInt(float x) {
 }
 
 template <typename From, typename To, typename Op>
-void convert(const Tensor &input, const Tensor &result, Op op) {
+void convert(const ConstTensor &input, const Tensor &result, Op op) {
   const From *in = input.as<From>();
   To *out = result.as<To>();
   parallelChunks(input.numel(), 2, [&](int64_t begin, int64_t end) {
@@ -38,7 +38,7 @@ void convert(const Tensor &input, const Tensor &result, Op op) {
 
 void cast(const KernelCall &call) {
   expectArity(call, "cast", 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectShape(result, input.shape, "cast", "result");
   DType from = input.dtype, to = result.dtype;

@@ -12,7 +12,7 @@ namespace {
 /// Lower bound first, then upper, so min > max gives max everywhere (ONNX,
 /// numpy.clip); NaN elements stay NaN.
 template <typename T>
-void clamp(const Tensor &input, const Tensor &result, T lo, T hi) {
+void clamp(const ConstTensor &input, const Tensor &result, T lo, T hi) {
   const T *in = input.as<T>();
   T *out = result.as<T>();
   parallelChunks(input.numel(), 2, [&](int64_t begin, int64_t end) {
@@ -38,13 +38,13 @@ int64_t integerBound(double bound, bool lower) {
 
 void clip(const KernelCall &call) {
   expectArity(call, "clip", 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectShape(result, input.shape, "clip", "result");
   expectDType(result, input.dtype, "clip", "result");
-  const Attrs &attrs = attrsOf(call);
-  bool hasMin = attrs.has("min"), hasMax = attrs.has("max");
-  double lo = attrs.getFloat("min"), hi = attrs.getFloat("max");
+  const ops::Clip &attrs = call.attrs<ops::Clip>();
+  const bool hasMin = attrs.min.has_value(), hasMax = attrs.max.has_value();
+  const double lo = attrs.min.value_or(0), hi = attrs.max.value_or(0);
   if ((hasMin && std::isnan(lo)) || (hasMax && std::isnan(hi)))
     fail("clip", "NaN bound");
   switch (input.dtype) {
@@ -59,10 +59,11 @@ void clip(const KernelCall &call) {
         input, result,
         hasMin ? integerBound(lo, true) : std::numeric_limits<int64_t>::min(),
         hasMax ? integerBound(hi, false) : std::numeric_limits<int64_t>::max());
-  case DType::Bool:
+  default:
     break;
   }
-  fail("clip", "unsupported element type bool (expected f32 or i64)");
+  fail("clip", std::string("unsupported element type ") +
+                   dtypeName(input.dtype) + " (expected f32 or i64)");
 }
 
 } // namespace hybrid::cpu::kernels

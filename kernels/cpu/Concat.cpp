@@ -11,16 +11,16 @@ void concat(const KernelCall &call) {
   if (call.operands.empty())
     fail("concat", "needs at least one input");
   expectArity(call, "concat", call.operands.size(), 1);
-  const Tensor &first = call.operands[0];
+  const ConstTensor &first = call.operands[0];
   const Tensor &result = call.results[0];
   const int64_t rank = first.rank();
   if (rank == 0)
     fail("concat", "inputs must have rank >= 1");
   const int64_t axis =
-      normalizeAxis(attrsOf(call).getInt("axis", 0), rank, "concat");
+      normalizeAxis(call.attrs<ops::Concat>().axis, rank, "concat");
   Shape outShape = first.shape;
   outShape[axis] = 0;
-  for (const Tensor &t : call.operands) {
+  for (const ConstTensor &t : call.operands) {
     expectSameDType(t, first, "concat", "input", "the first input");
     bool compatible = t.rank() == rank;
     for (int64_t d = 0; compatible && d < rank; ++d)
@@ -43,7 +43,7 @@ void concat(const KernelCall &call) {
   char *out = static_cast<char *>(result.data);
   parallelFor(outer, outRow, [&](int64_t o) {
     char *dst = out + o * outRow;
-    for (const Tensor &t : call.operands) {
+    for (const ConstTensor &t : call.operands) {
       int64_t bytes = t.shape[axis] * inner;
       if (bytes)
         std::memcpy(dst, static_cast<const char *>(t.data) + o * bytes, bytes);

@@ -10,7 +10,7 @@ namespace {
 
 void copyBytes(const KernelCall &call, const char *kernel) {
   expectArity(call, kernel, 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(result, input.dtype, kernel, "result");
   if (input.numel() != result.numel())
@@ -25,6 +25,5 @@ void copyBytes(const KernelCall &call, const char *kernel) {
 } // namespace
 
 void copy(const KernelCall &call) { copyBytes(call, "copy"); }
-void reshape(const KernelCall &call) { copyBytes(call, "reshape"); }
 
 } // namespace hybrid::cpu::kernels

@@ -41,20 +41,19 @@ void scan(const T *in, T *out, int64_t outer, int64_t n, int64_t inner,
 
 void cumsum(const KernelCall &call) {
   expectArity(call, "cumsum", 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectShape(result, input.shape, "cumsum", "result");
   expectDType(result, input.dtype, "cumsum", "result");
-  const Attrs &attrs = attrsOf(call);
+  const ops::CumSum &attrs = call.attrs<ops::CumSum>();
   const int64_t rank = input.rank();
   // A scalar scans as a one-element vector.
   const int64_t axis =
-      rank == 0 ? 0 : normalizeAxis(attrs.getInt("axis", 0), rank, "cumsum");
+      rank == 0 ? 0 : normalizeAxis(attrs.axis, rank, "cumsum");
   const int64_t outer = rank == 0 ? 1 : product(input.shape, 0, axis);
   const int64_t n = rank == 0 ? 1 : input.shape[axis];
   const int64_t inner = rank == 0 ? 1 : product(input.shape, axis + 1, rank);
-  const bool exclusive = attrs.getInt("exclusive", 0);
-  const bool reverse = attrs.getInt("reverse", 0);
+  const bool exclusive = attrs.exclusive, reverse = attrs.reverse;
   if (input.numel() == 0)
     return;
   if (input.dtype == DType::F32)
@@ -63,7 +62,8 @@ void cumsum(const KernelCall &call) {
   if (input.dtype == DType::I64)
     return scan<int64_t, uint64_t>(input.as<int64_t>(), result.as<int64_t>(),
                                    outer, n, inner, exclusive, reverse);
-  fail("cumsum", "unsupported element type bool (expected f32 or i64)");
+  fail("cumsum", std::string("unsupported element type ") +
+                     dtypeName(input.dtype) + " (expected f32 or i64)");
 }
 
 } // namespace hybrid::cpu::kernels

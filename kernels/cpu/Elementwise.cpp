@@ -114,8 +114,8 @@ struct XorOp {
 
 /// out = op(lhs, rhs) over the broadcast of lhs and rhs.
 template <typename T, typename R, typename Op>
-void broadcastBinary(const char *kernel, const Tensor &lhs, const Tensor &rhs,
-                     const Tensor &result, Op op) {
+void broadcastBinary(const char *kernel, const ConstTensor &lhs,
+                     const ConstTensor &rhs, const Tensor &result, Op op) {
   BroadcastWalk walk(result.shape, {lhs.shape, rhs.shape}, kernel);
   const T *a = lhs.as<T>();
   const T *b = rhs.as<T>();
@@ -148,7 +148,7 @@ void broadcastBinary(const char *kernel, const Tensor &lhs, const Tensor &rhs,
 /// Checks operand/result counts and that the result has the broadcast shape.
 void checkBinary(const KernelCall &call, const char *kernel) {
   expectArity(call, kernel, 2, 1);
-  const Tensor &lhs = call.operands[0], &rhs = call.operands[1];
+  const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
   expectSameDType(lhs, rhs, kernel, "lhs", "rhs");
   expectShape(call.results[0], broadcastShapes({lhs.shape, rhs.shape}, kernel),
               kernel, "result");
@@ -157,7 +157,7 @@ void checkBinary(const KernelCall &call, const char *kernel) {
 template <typename Op>
 void arithmetic(const KernelCall &call, const char *kernel, Op op) {
   checkBinary(call, kernel);
-  const Tensor &lhs = call.operands[0], &rhs = call.operands[1];
+  const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(result, lhs.dtype, kernel, "result");
   switch (lhs.dtype) {
@@ -165,7 +165,7 @@ void arithmetic(const KernelCall &call, const char *kernel, Op op) {
     return broadcastBinary<float, float>(kernel, lhs, rhs, result, op);
   case DType::I64:
     return broadcastBinary<int64_t, int64_t>(kernel, lhs, rhs, result, op);
-  case DType::Bool:
+  default:
     break;
   }
   fail(kernel, std::string("unsupported element type ") + dtypeName(lhs.dtype) +
@@ -175,7 +175,7 @@ void arithmetic(const KernelCall &call, const char *kernel, Op op) {
 template <typename Op>
 void comparison(const KernelCall &call, const char *kernel, Op op) {
   checkBinary(call, kernel);
-  const Tensor &lhs = call.operands[0], &rhs = call.operands[1];
+  const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(result, DType::Bool, kernel, "result");
   switch (lhs.dtype) {
@@ -187,7 +187,11 @@ void comparison(const KernelCall &call, const char *kernel, Op op) {
     return broadcastBinary<uint8_t, uint8_t>(
         kernel, lhs, rhs, result,
         [op](uint8_t a, uint8_t b) { return op(a != 0, b != 0); });
+  default:
+    break;
   }
+  fail(kernel, std::string("unsupported element type ") + dtypeName(lhs.dtype) +
+                   " (expected f32, i64 or bool)");
 }
 
 template <typename Op>
@@ -200,7 +204,7 @@ void logical(const KernelCall &call, const char *kernel, Op op) {
 }
 
 /// Throws when an i64 divisor holds a zero (the division would trap).
-void checkNoZeroDivisor(const Tensor &rhs, const char *kernel) {
+void checkNoZeroDivisor(const ConstTensor &rhs, const char *kernel) {
   if (rhs.dtype != DType::I64)
     return;
   const int64_t *b = rhs.as<int64_t>();
@@ -227,15 +231,18 @@ void div(const KernelCall &call) {
 void mod(const KernelCall &call) {
   checkBinary(call, "mod");
   checkNoZeroDivisor(call.operands[1], "mod");
-  if (attrsOf(call).getInt("fmod", 0))
-    arithmetic(call, "mod", FmodOp{});
-  else
-    arithmetic(call, "mod", FloorModOp{});
+  arithmetic(call, "mod", FloorModOp{});
+}
+
+void fmod(const KernelCall &call) {
+  checkBinary(call, "fmod");
+  checkNoZeroDivisor(call.operands[1], "fmod");
+  arithmetic(call, "fmod", FmodOp{});
 }
 
 void pow(const KernelCall &call) {
   checkBinary(call, "pow");
-  const Tensor &rhs = call.operands[1];
+  const ConstTensor &rhs = call.operands[1];
   if (rhs.dtype == DType::I64) {
     const int64_t *b = rhs.as<int64_t>();
     for (int64_t i = 0, n = rhs.numel(); i < n; ++i)

@@ -9,7 +9,7 @@ namespace hybrid::cpu::kernels {
 
 void embedding(const KernelCall &call) {
   expectArity(call, "embedding", 2, 1);
-  const Tensor &table = call.operands[0], &ids = call.operands[1];
+  const ConstTensor &table = call.operands[0], &ids = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(table, DType::F32, "embedding", "table");
   expectDType(ids, DType::I64, "embedding", "ids");

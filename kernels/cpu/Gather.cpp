@@ -10,7 +10,7 @@ namespace hybrid::cpu::kernels {
 
 void gather(const KernelCall &call) {
   expectArity(call, "gather", 2, 1);
-  const Tensor &data = call.operands[0], &indices = call.operands[1];
+  const ConstTensor &data = call.operands[0], &indices = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(indices, DType::I64, "gather", "indices");
   expectDType(result, data.dtype, "gather", "result");
@@ -18,7 +18,7 @@ void gather(const KernelCall &call) {
   if (rank == 0)
     fail("gather", "data must have rank >= 1");
   const int64_t axis =
-      normalizeAxis(attrsOf(call).getInt("axis", 0), rank, "gather");
+      normalizeAxis(call.attrs<ops::Gather>().axis, rank, "gather");
   Shape outShape(data.shape.begin(), data.shape.begin() + axis);
   outShape.insert(outShape.end(), indices.shape.begin(), indices.shape.end());
   outShape.insert(outShape.end(), data.shape.begin() + axis + 1,

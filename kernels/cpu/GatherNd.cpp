@@ -9,12 +9,12 @@ namespace hybrid::cpu::kernels {
 
 void gatherNd(const KernelCall &call) {
   expectArity(call, "gather_nd", 2, 1);
-  const Tensor &data = call.operands[0], &indices = call.operands[1];
+  const ConstTensor &data = call.operands[0], &indices = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(indices, DType::I64, "gather_nd", "indices");
   expectDType(result, data.dtype, "gather_nd", "result");
   const int64_t r = data.rank(), q = indices.rank();
-  const int64_t b = attrsOf(call).getInt("batch_dims", 0);
+  const int64_t b = call.attrs<ops::GatherNd>().batchDims;
   if (r < 1 || q < 1)
     fail("gather_nd", "data and indices must have rank >= 1");
   if (b < 0 || b >= std::min(r, q))

@@ -11,9 +11,8 @@ void iota(const KernelCall &call) {
   expectArity(call, "iota", 0, 1);
   const Tensor &result = call.results[0];
   expectRank(result, 1, "iota", "result");
-  const Attrs &attrs = attrsOf(call);
-  const double start = attrs.getFloat("start", 0);
-  const double step = attrs.getFloat("step", 1);
+  const ops::Iota &attrs = call.attrs<ops::Iota>();
+  const double start = attrs.start, step = attrs.step;
   const int64_t n = result.numel();
   if (result.dtype == DType::F32) {
     // start + i * step in double (numpy.arange), rounded once to f32.

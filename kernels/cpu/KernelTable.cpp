@@ -1,100 +1,80 @@
-// The kernel name table: each hg op mnemonic to its CPU kernel.
+// The kernel table: each typed op (and each kind of a family with kinds) to
+// its CPU kernel.
 #include "Kernels.h"
-
-#include <algorithm>
 
 namespace hybrid::cpu {
 namespace {
 
-struct KernelEntry {
-  std::string_view name;
-  KernelFn fn;
-};
+using namespace kernels;
 
-// Sorted by name (kernelNames() and the lookup rely on it).
-constexpr KernelEntry kKernels[] = {
-    {"abs", kernels::abs},
-    {"add", kernels::add},
-    {"and", kernels::logicalAnd},
-    {"attention", kernels::attention},
-    {"broadcast_to", kernels::broadcastTo},
-    {"cast", kernels::cast},
-    {"ceil", kernels::ceil},
-    {"clip", kernels::clip},
-    {"concat", kernels::concat},
-    {"copy", kernels::copy},
-    {"cos", kernels::cos},
-    {"cumsum", kernels::cumsum},
-    {"div", kernels::div},
-    {"embedding", kernels::embedding},
-    {"equal", kernels::equal},
-    {"erf", kernels::erf},
-    {"exp", kernels::exp},
-    {"floor", kernels::floor},
-    {"gather", kernels::gather},
-    {"gather_nd", kernels::gatherNd},
-    {"gelu", kernels::gelu},
-    {"greater", kernels::greater},
-    {"greater_equal", kernels::greaterEqual},
-    {"iota", kernels::iota},
-    {"is_inf", kernels::isInf},
-    {"is_nan", kernels::isNan},
-    {"layer_norm", kernels::layerNorm},
-    {"less", kernels::less},
-    {"less_equal", kernels::lessEqual},
-    {"linear", kernels::linear},
-    {"log", kernels::log},
-    {"log_softmax", kernels::logSoftmax},
-    {"matmul", kernels::matmul},
-    {"max", kernels::max},
-    {"min", kernels::min},
-    {"mod", kernels::mod},
-    {"mul", kernels::mul},
-    {"neg", kernels::neg},
-    {"not", kernels::logicalNot},
-    {"or", kernels::logicalOr},
-    {"pow", kernels::pow},
-    {"reciprocal", kernels::reciprocal},
-    {"reduce_max", kernels::reduceMax},
-    {"reduce_mean", kernels::reduceMean},
-    {"reduce_min", kernels::reduceMin},
-    {"reduce_prod", kernels::reduceProd},
-    {"reduce_sum", kernels::reduceSum},
-    {"relu", kernels::relu},
-    {"reshape", kernels::reshape},
-    {"rms_norm", kernels::rmsNorm},
-    {"rotary", kernels::rotary},
-    {"rsqrt", kernels::rsqrt},
-    {"select", kernels::select},
-    {"sigmoid", kernels::sigmoid},
-    {"sign", kernels::sign},
-    {"silu", kernels::silu},
-    {"sin", kernels::sin},
-    {"slice", kernels::slice},
-    {"softmax", kernels::softmax},
-    {"sqrt", kernels::sqrt},
-    {"sub", kernels::sub},
-    {"tanh", kernels::tanh},
-    {"transpose", kernels::transpose},
-    {"trilu", kernels::trilu},
-    {"xor", kernels::logicalXor},
+// Indexed by kind; the static_asserts keep them in step with Ops.h.
+constexpr KernelEntry kBinary[] = {
+    {add},       {sub},       {mul},     {div},          {pow},
+    {max},       {min},       {mod},     {fmod},         {equal},
+    {less},      {lessEqual}, {greater}, {greaterEqual}, {logicalAnd},
+    {logicalOr}, {logicalXor}};
+static_assert(std::size(kBinary) == kBinaryKinds);
+
+constexpr KernelEntry kUnary[] = {
+    {neg},     {abs},        {sign},  {exp},     {log},  {sqrt},
+    {rsqrt},   {reciprocal}, {tanh},  {sigmoid}, {relu}, {silu},
+    {geluErf}, {geluTanh},   {sin},   {cos},     {erf},  {floor},
+    {ceil},    {logicalNot}, {isNan}, {isInf}};
+static_assert(std::size(kUnary) == kUnaryKinds);
+
+constexpr KernelEntry kReduce[] = {
+    {reduceSum}, {reduceMean}, {reduceMax}, {reduceMin}, {reduceProd}};
+static_assert(std::size(kReduce) == kReduceKinds);
+
+/// A kind read from a bundle may be out of range: no kernel then.
+template <size_t N, typename Kind>
+KernelEntry byKind(const KernelEntry (&table)[N], Kind kind) {
+  const auto i = static_cast<size_t>(kind);
+  return i < N ? table[i] : KernelEntry{};
+}
+
+struct EntryOf {
+  KernelEntry operator()(const ops::Binary &o) const {
+    return byKind(kBinary, o.kind);
+  }
+  KernelEntry operator()(const ops::Unary &o) const {
+    return byKind(kUnary, o.kind);
+  }
+  KernelEntry operator()(const ops::Reduce &o) const {
+    return byKind(kReduce, o.kind);
+  }
+  KernelEntry operator()(const ops::Clip &) const { return {clip}; }
+  KernelEntry operator()(const ops::Select &) const { return {select}; }
+  KernelEntry operator()(const ops::Cast &) const { return {cast}; }
+  KernelEntry operator()(const ops::Copy &) const { return {copy}; }
+  KernelEntry operator()(const ops::Fill &) const { return {fill}; }
+  KernelEntry operator()(const ops::Transpose &) const { return {transpose}; }
+  KernelEntry operator()(const ops::BroadcastTo &) const {
+    return {broadcastTo};
+  }
+  KernelEntry operator()(const ops::Slice &) const { return {slice}; }
+  KernelEntry operator()(const ops::Concat &) const { return {concat}; }
+  KernelEntry operator()(const ops::Gather &) const { return {gather}; }
+  KernelEntry operator()(const ops::GatherNd &) const { return {gatherNd}; }
+  KernelEntry operator()(const ops::Iota &) const { return {iota}; }
+  KernelEntry operator()(const ops::CumSum &) const { return {cumsum}; }
+  KernelEntry operator()(const ops::Trilu &) const { return {trilu}; }
+  KernelEntry operator()(const ops::Softmax &) const { return {softmax}; }
+  KernelEntry operator()(const ops::LayerNorm &) const { return {layerNorm}; }
+  KernelEntry operator()(const ops::RmsNorm &) const { return {rmsNorm}; }
+  KernelEntry operator()(const ops::MatMul &) const { return {matmul}; }
+  KernelEntry operator()(const ops::Linear &) const { return {linear}; }
+  KernelEntry operator()(const ops::Embedding &) const { return {embedding}; }
+  KernelEntry operator()(const ops::Rotary &) const { return {rotary}; }
+  KernelEntry operator()(const ops::Attention &) const { return {attention}; }
+  // Collectives and events are the backend's business.
+  KernelEntry operator()(const ops::Collective &) const { return {}; }
+  KernelEntry operator()(const ops::RecordEvent &) const { return {}; }
+  KernelEntry operator()(const ops::WaitEvent &) const { return {}; }
 };
 
 } // namespace
 
-KernelFn findKernel(std::string_view name) {
-  const KernelEntry *end = std::end(kKernels);
-  const KernelEntry *it = std::lower_bound(
-      std::begin(kKernels), end, name,
-      [](const KernelEntry &e, std::string_view n) { return e.name < n; });
-  return it != end && it->name == name ? it->fn : nullptr;
-}
-
-std::vector<std::string> kernelNames() {
-  std::vector<std::string> names;
-  for (const KernelEntry &e : kKernels)
-    names.emplace_back(e.name);
-  return names;
-}
+KernelEntry findKernel(const Op &op) { return std::visit(EntryOf{}, op); }
 
 } // namespace hybrid::cpu

@@ -1,5 +1,6 @@
-// Every CPU kernel entry point, one per hg op mnemonic; KernelTable.cpp maps
-// the names to these. Names that are C++ keywords get a `logical` prefix.
+// Every CPU kernel entry point, one per op family or per kind of a family
+// with kinds; KernelTable.cpp maps the typed ops to these. Names that are C++
+// keywords get a `logical` prefix.
 #pragma once
 
 #include "cpu/CpuKernels.h"
@@ -15,6 +16,7 @@ void pow(const KernelCall &call);
 void max(const KernelCall &call);
 void min(const KernelCall &call);
 void mod(const KernelCall &call);
+void fmod(const KernelCall &call);
 void equal(const KernelCall &call);
 void less(const KernelCall &call);
 void lessEqual(const KernelCall &call);
@@ -37,7 +39,8 @@ void tanh(const KernelCall &call);
 void sigmoid(const KernelCall &call);
 void relu(const KernelCall &call);
 void silu(const KernelCall &call);
-void gelu(const KernelCall &call);
+void geluErf(const KernelCall &call);
+void geluTanh(const KernelCall &call);
 void sin(const KernelCall &call);
 void cos(const KernelCall &call);
 void erf(const KernelCall &call);
@@ -47,14 +50,11 @@ void logicalNot(const KernelCall &call);
 void isNan(const KernelCall &call);
 void isInf(const KernelCall &call);
 
-void clip(const KernelCall &call);   // Clip.cpp
-void select(const KernelCall &call); // Select.cpp
-void cast(const KernelCall &call);   // Cast.cpp
-
-// Copy.cpp
-void copy(const KernelCall &call);
-void reshape(const KernelCall &call);
-
+void clip(const KernelCall &call);        // Clip.cpp
+void select(const KernelCall &call);      // Select.cpp
+void cast(const KernelCall &call);        // Cast.cpp
+void copy(const KernelCall &call);        // Copy.cpp
+void fill(const KernelCall &call);        // Fill.cpp
 void transpose(const KernelCall &call);   // Transpose.cpp
 void broadcastTo(const KernelCall &call); // BroadcastTo.cpp
 void slice(const KernelCall &call);       // Slice.cpp
@@ -72,10 +72,7 @@ void reduceMax(const KernelCall &call);
 void reduceMin(const KernelCall &call);
 void reduceProd(const KernelCall &call);
 
-// Softmax.cpp
-void softmax(const KernelCall &call);
-void logSoftmax(const KernelCall &call);
-
+void softmax(const KernelCall &call);   // Softmax.cpp (and log_softmax)
 void layerNorm(const KernelCall &call); // LayerNorm.cpp
 void rmsNorm(const KernelCall &call);   // RmsNorm.cpp
 void matmul(const KernelCall &call);    // MatMul.cpp

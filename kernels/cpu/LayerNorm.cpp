@@ -10,33 +10,29 @@
 namespace hybrid::cpu::kernels {
 
 void layerNorm(const KernelCall &call) {
-  std::vector<bool> present =
-      optionalOperands(call, "layer_norm", 1, {"has_weight", "has_bias"});
-  const Tensor &input = call.operands[0];
+  expectOperands(call, "layer_norm", 1, 2);
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(input, DType::F32, "layer_norm", "input");
   expectDType(result, DType::F32, "layer_norm", "result");
   expectShape(result, input.shape, "layer_norm", "result");
-  const Attrs &attrs = attrsOf(call);
+  const ops::LayerNorm &attrs = call.attrs<ops::LayerNorm>();
   const int64_t rank = input.rank();
   if (rank == 0)
     fail("layer_norm", "input must have rank >= 1");
-  const int64_t axis =
-      normalizeAxis(attrs.getInt("axis", -1), rank, "layer_norm");
-  const double eps = attrs.getFloat("epsilon", 1e-5);
+  const int64_t axis = normalizeAxis(attrs.axis, rank, "layer_norm");
+  const double eps = attrs.epsilon;
   const Shape normShape(input.shape.begin() + axis, input.shape.end());
   const int64_t n = numElements(normShape);
   const int64_t rows = product(input.shape, 0, axis);
 
   std::vector<float> weightStore, biasStore;
   const float *weight = nullptr, *bias = nullptr;
-  size_t next = 1;
-  if (present[0])
-    weight = broadcastFloats(call.operands[next++], normShape, weightStore,
-                             "layer_norm", "weight");
-  if (present[1])
-    bias = broadcastFloats(call.operands[next++], normShape, biasStore,
-                           "layer_norm", "bias");
+  if (const ConstTensor *w = optionalOperand(call, 1))
+    weight =
+        broadcastFloats(*w, normShape, weightStore, "layer_norm", "weight");
+  if (const ConstTensor *b = optionalOperand(call, 2))
+    bias = broadcastFloats(*b, normShape, biasStore, "layer_norm", "bias");
   if (input.numel() == 0)
     return;
 

@@ -10,8 +10,8 @@
 namespace hybrid::cpu::kernels {
 
 void linear(const KernelCall &call) {
-  std::vector<bool> present = optionalOperands(call, "linear", 2, {"has_bias"});
-  const Tensor &input = call.operands[0], &weight = call.operands[1];
+  expectOperands(call, "linear", 2, 1);
+  const ConstTensor &input = call.operands[0], &weight = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(input, DType::F32, "linear", "input");
   expectDType(weight, DType::F32, "linear", "weight");
@@ -19,7 +19,7 @@ void linear(const KernelCall &call) {
   expectRank(weight, 2, "linear", "weight");
   if (input.rank() == 0)
     fail("linear", "input must have rank >= 1");
-  const bool transW = attrsOf(call).getInt("transpose_weight", 1);
+  const bool transW = call.attrs<ops::Linear>().transposeWeight;
   const int64_t K = input.shape.back();
   const int64_t N = transW ? weight.shape[0] : weight.shape[1];
   const int64_t wK = transW ? weight.shape[1] : weight.shape[0];
@@ -33,8 +33,8 @@ void linear(const KernelCall &call) {
   outShape.back() = N;
   expectShape(result, outShape, "linear", "result");
   const float *bias = nullptr;
-  if (present[0]) {
-    const Tensor &b = call.operands[2];
+  if (const ConstTensor *biasOperand = optionalOperand(call, 2)) {
+    const ConstTensor &b = *biasOperand;
     expectDType(b, DType::F32, "linear", "bias");
     if (b.numel() != N || (b.rank() > 0 && b.shape.back() != N))
       fail("linear", "bias " + shapeToString(b.shape) + " must have " +

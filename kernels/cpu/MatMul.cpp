@@ -12,7 +12,7 @@ namespace hybrid::cpu::kernels {
 
 void matmul(const KernelCall &call) {
   expectArity(call, "matmul", 2, 1);
-  const Tensor &lhs = call.operands[0], &rhs = call.operands[1];
+  const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(lhs, DType::F32, "matmul", "lhs");
   expectDType(rhs, DType::F32, "matmul", "rhs");

@@ -179,18 +179,18 @@ template <> constexpr bool kRunsOnBool<MinReducer> = true;
 template <template <typename> class R>
 void reduce(const KernelCall &call, const char *kernel) {
   expectArity(call, kernel, 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(result, input.dtype, kernel, "result");
-  const Attrs &attrs = attrsOf(call);
+  const ops::Reduce &attrs = call.attrs<ops::Reduce>();
   const int64_t rank = input.rank();
   std::vector<bool> reduced(rank, false);
-  std::vector<int64_t> axes = attrs.getInts("axes");
+  const std::vector<int64_t> &axes = attrs.axes;
   for (int64_t a : axes)
     reduced[normalizeAxis(a, rank, kernel)] = true;
   if (axes.empty())
     reduced.assign(rank, true);
-  const bool keepdims = attrs.getInt("keepdims", 1);
+  const bool keepdims = attrs.keepdims;
   Shape outShape;
   int64_t reduceCount = 1;
   for (int64_t d = 0; d < rank; ++d) {
@@ -203,8 +203,11 @@ void reduce(const KernelCall &call, const char *kernel) {
     }
   }
   expectShape(result, outShape, kernel, "result");
-  if (input.dtype == DType::Bool && !kRunsOnBool<R>)
-    fail(kernel, "unsupported element type bool (expected f32 or i64)");
+  if ((input.dtype == DType::Bool && !kRunsOnBool<R>) ||
+      (input.dtype != DType::Bool && input.dtype != DType::F32 &&
+       input.dtype != DType::I64))
+    fail(kernel, std::string("unsupported element type ") +
+                     dtypeName(input.dtype) + " (expected f32 or i64)");
   const int64_t outCount = result.numel();
   if (outCount == 0)
     return;

@@ -10,29 +10,27 @@
 namespace hybrid::cpu::kernels {
 
 void rmsNorm(const KernelCall &call) {
-  std::vector<bool> present =
-      optionalOperands(call, "rms_norm", 1, {"has_weight"});
-  const Tensor &input = call.operands[0];
+  expectOperands(call, "rms_norm", 1, 1);
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(input, DType::F32, "rms_norm", "input");
   expectDType(result, DType::F32, "rms_norm", "result");
   expectShape(result, input.shape, "rms_norm", "result");
-  const Attrs &attrs = attrsOf(call);
+  const ops::RmsNorm &attrs = call.attrs<ops::RmsNorm>();
   const int64_t rank = input.rank();
   if (rank == 0)
     fail("rms_norm", "input must have rank >= 1");
-  const int64_t axis =
-      normalizeAxis(attrs.getInt("axis", -1), rank, "rms_norm");
-  const double eps = attrs.getFloat("epsilon", 1e-6);
+  const int64_t axis = normalizeAxis(attrs.axis, rank, "rms_norm");
+  const double eps = attrs.epsilon;
   const Shape normShape(input.shape.begin() + axis, input.shape.end());
   const int64_t n = numElements(normShape);
   const int64_t rows = product(input.shape, 0, axis);
 
   std::vector<float> weightStore;
-  const float *weight = present[0]
-                            ? broadcastFloats(call.operands[1], normShape,
-                                              weightStore, "rms_norm", "weight")
-                            : nullptr;
+  const ConstTensor *w = optionalOperand(call, 1);
+  const float *weight =
+      w ? broadcastFloats(*w, normShape, weightStore, "rms_norm", "weight")
+        : nullptr;
   if (input.numel() == 0)
     return;
 

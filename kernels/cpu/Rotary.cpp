@@ -11,8 +11,8 @@ namespace hybrid::cpu::kernels {
 
 void rotary(const KernelCall &call) {
   expectArity(call, "rotary", 3, 1);
-  const Tensor &input = call.operands[0], &cos = call.operands[1],
-               &sin = call.operands[2];
+  const ConstTensor &input = call.operands[0], &cos = call.operands[1],
+                    &sin = call.operands[2];
   const Tensor &result = call.results[0];
   expectDType(input, DType::F32, "rotary", "input");
   expectDType(cos, DType::F32, "rotary", "cos");
@@ -37,7 +37,7 @@ void rotary(const KernelCall &call) {
     fail("rotary", "rotary_dim " + std::to_string(R) +
                        " must be even and at most the head size " +
                        std::to_string(D));
-  const bool interleaved = attrsOf(call).getInt("interleaved", 0);
+  const bool interleaved = call.attrs<ops::Rotary>().interleaved;
   const float *x = input.as<float>();
   const float *c = cos.as<float>();
   const float *s = sin.as<float>();

@@ -34,8 +34,8 @@ void selectWords(const BroadcastWalk &walk, const uint8_t *cond, const W *lhs,
 
 void select(const KernelCall &call) {
   expectArity(call, "select", 3, 1);
-  const Tensor &cond = call.operands[0], &lhs = call.operands[1],
-               &rhs = call.operands[2];
+  const ConstTensor &cond = call.operands[0], &lhs = call.operands[1],
+                    &rhs = call.operands[2];
   const Tensor &result = call.results[0];
   expectDType(cond, DType::Bool, "select", "cond");
   expectSameDType(lhs, rhs, "select", "lhs", "rhs");

@@ -10,14 +10,12 @@ namespace hybrid::cpu::kernels {
 
 void slice(const KernelCall &call) {
   expectArity(call, "slice", 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(result, input.dtype, "slice", "result");
-  const Attrs &attrs = attrsOf(call);
-  std::vector<int64_t> axes = attrs.getInts("axes");
-  std::vector<int64_t> starts = attrs.getInts("starts");
-  std::vector<int64_t> ends = attrs.getInts("ends");
-  std::vector<int64_t> steps = attrs.getInts("steps");
+  const ops::Slice &attrs = call.attrs<ops::Slice>();
+  std::vector<int64_t> axes = attrs.axes, steps = attrs.steps;
+  const std::vector<int64_t> &starts = attrs.starts, &ends = attrs.ends;
   const int64_t rank = input.rank();
   // Missing axes mean the leading dimensions, missing steps mean 1 (ONNX).
   if (axes.empty())

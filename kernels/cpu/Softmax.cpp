@@ -66,9 +66,9 @@ void softmaxColumns(const float *x, float *y, int64_t n, int64_t inner,
 }
 
 void softmaxAlongAxis(const KernelCall &call, const char *kernel,
-                      bool logarithm) {
+                      bool logarithm, int64_t axisAttr) {
   expectArity(call, kernel, 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(input, DType::F32, kernel, "input");
   expectDType(result, DType::F32, kernel, "result");
@@ -80,8 +80,7 @@ void softmaxAlongAxis(const KernelCall &call, const char *kernel,
     *result.as<float>() = x != x ? x : logarithm ? 0.0f : 1.0f;
     return;
   }
-  const int64_t axis =
-      normalizeAxis(attrsOf(call).getInt("axis", -1), rank, kernel);
+  const int64_t axis = normalizeAxis(axisAttr, rank, kernel);
   const int64_t outer = product(input.shape, 0, axis);
   const int64_t n = input.shape[axis];
   const int64_t inner = product(input.shape, axis + 1, rank);
@@ -106,10 +105,9 @@ void softmaxAlongAxis(const KernelCall &call, const char *kernel,
 } // namespace
 
 void softmax(const KernelCall &call) {
-  softmaxAlongAxis(call, "softmax", false);
-}
-void logSoftmax(const KernelCall &call) {
-  softmaxAlongAxis(call, "log_softmax", true);
+  const ops::Softmax &attrs = call.attrs<ops::Softmax>();
+  softmaxAlongAxis(call, attrs.log ? "log_softmax" : "softmax", attrs.log,
+                   attrs.axis);
 }
 
 } // namespace hybrid::cpu::kernels

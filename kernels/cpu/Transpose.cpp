@@ -99,10 +99,10 @@ bool tryTiledCopy(const Shape &outShape, const std::vector<int64_t> &strides,
 
 void transpose(const KernelCall &call) {
   expectArity(call, "transpose", 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(result, input.dtype, "transpose", "result");
-  std::vector<int64_t> perm = attrsOf(call).getInts("perm");
+  std::vector<int64_t> perm = call.attrs<ops::Transpose>().perm;
   const int64_t rank = input.rank();
   if (static_cast<int64_t>(perm.size()) != rank)
     fail("transpose", "perm has " + std::to_string(perm.size()) +

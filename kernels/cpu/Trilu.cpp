@@ -11,7 +11,7 @@ namespace hybrid::cpu::kernels {
 
 void trilu(const KernelCall &call) {
   expectArity(call, "trilu", 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectShape(result, input.shape, "trilu", "result");
   expectDType(result, input.dtype, "trilu", "result");
@@ -19,9 +19,9 @@ void trilu(const KernelCall &call) {
   if (rank < 2)
     fail("trilu",
          "input must have rank >= 2, got " + shapeToString(input.shape));
-  const Attrs &attrs = attrsOf(call);
-  const bool upper = attrs.getInt("upper", 1);
-  const int64_t k = attrs.getInt("k", 0);
+  const ops::Trilu &attrs = call.attrs<ops::Trilu>();
+  const bool upper = attrs.upper;
+  const int64_t k = attrs.k;
   const int64_t rows = input.shape[rank - 2], cols = input.shape[rank - 1];
   const int64_t matrices = product(input.shape, 0, rank - 2);
   const int64_t es = dtypeSize(input.dtype);

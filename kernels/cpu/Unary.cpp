@@ -16,7 +16,7 @@ constexpr int64_t kCheapOp = 1, kTranscendentalOp = 16;
 
 /// out[i] = op(in[i]) over all elements.
 template <typename T, typename R, typename Op>
-void mapElements(const Tensor &input, const Tensor &result, Op op,
+void mapElements(const ConstTensor &input, const Tensor &result, Op op,
                  int64_t cost = kCheapOp) {
   const T *in = input.as<T>();
   R *out = result.as<R>();
@@ -46,7 +46,7 @@ void floatUnary(const KernelCall &call, const char *kernel, Op op,
 template <typename Op>
 void numericUnary(const KernelCall &call, const char *kernel, Op op) {
   expectArity(call, kernel, 1, 1);
-  const Tensor &input = call.operands[0];
+  const ConstTensor &input = call.operands[0];
   checkUnary(call, kernel, input.dtype);
   if (input.dtype == DType::F32)
     return mapElements<float, float>(input, call.results[0], op);
@@ -138,23 +138,18 @@ void ceil(const KernelCall &call) {
       call, "ceil", [](float x) { return std::ceil(x); }, kCheapOp);
 }
 
-void gelu(const KernelCall &call) {
-  std::string approximate = attrsOf(call).getString("approximate", "none");
-  if (approximate == "tanh") {
-    floatUnary(call, "gelu", [](float x) {
-      const float kAlpha = 0.7978845608028654f; // sqrt(2 / pi)
-      return 0.5f * x *
-             (1.0f + std::tanh(kAlpha * (x + 0.044715f * x * x * x)));
-    });
-  } else if (approximate == "none" || approximate.empty()) {
-    floatUnary(call, "gelu", [](float x) {
-      const float kInvSqrt2 = 0.7071067811865476f;
-      return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
-    });
-  } else {
-    fail("gelu", "unknown approximate mode '" + approximate +
-                     "' (expected \"none\" or \"tanh\")");
-  }
+void geluErf(const KernelCall &call) {
+  floatUnary(call, "gelu", [](float x) {
+    const float kInvSqrt2 = 0.7071067811865476f;
+    return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
+  });
+}
+
+void geluTanh(const KernelCall &call) {
+  floatUnary(call, "gelu_tanh", [](float x) {
+    const float kAlpha = 0.7978845608028654f; // sqrt(2 / pi)
+    return 0.5f * x * (1.0f + std::tanh(kAlpha * (x + 0.044715f * x * x * x)));
+  });
 }
 
 void logicalNot(const KernelCall &call) {

@@ -1,4 +1,5 @@
-// The engine: one weight store and the executables that read it.
+// The engine: one weight store, one state store and the executables that
+// use them.
 #include "hybrid/Engine.h"
 
 #include "hybrid/Bundle.h"
@@ -17,9 +18,11 @@ Engine Engine::create(std::shared_ptr<const BundleDesc> bundle,
   engine.device_ = std::move(device);
   engine.weights_ =
       std::make_unique<WeightStore>(engine.bundle_->params, engine.device_);
+  engine.states_ =
+      std::make_unique<StateStore>(engine.bundle_->states, engine.device_);
   for (size_t i = 0; i < engine.bundle_->executables.size(); ++i)
     engine.executables_.push_back(std::make_unique<Executable>(
-        engine.bundle_, i, engine.device_, *engine.weights_));
+        engine.bundle_, i, engine.device_, *engine.weights_, *engine.states_));
   return engine;
 }
 
@@ -68,8 +71,27 @@ Executable &Engine::executable(const std::string &name) {
               "' (it has: " + (names.empty() ? "none" : names) + ")");
 }
 
+std::vector<std::string> Engine::executableNames() const {
+  std::vector<std::string> names;
+  for (const auto &e : executables_)
+    names.push_back(e->name());
+  return names;
+}
+
 NamedTensors Engine::forward(const NamedTensors &inputs) {
   return executable("forward").run(inputs);
 }
+
+DeviceTensor Engine::state(const std::string &name) {
+  return states_->tensor(name);
+}
+
+void Engine::allocateState(const std::string &name, const Shape &shape) {
+  states_->allocate(name, shape);
+}
+
+void Engine::releaseState(const std::string &name) { states_->release(name); }
+
+void Engine::synchronize() { device_->synchronize(); }
 
 } // namespace hybrid

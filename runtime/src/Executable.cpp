@@ -1,12 +1,12 @@
-// Loading an executable (kernels, constants, flattened memory plan) and
-// running it: bind symbols from input shapes, evaluate the plan, run.
+// Loading an executable (prepared commands, constants, flattened memory
+// plan) and running it: bind a bucket, lay it out in one device allocation,
+// enqueue the commands; plus the host edge (run).
 #include "hybrid/Executable.h"
 
-#include "hybrid/SizeMath.h"
 #include "hybrid/Bundle.h"
+#include "hybrid/SizeMath.h"
 
 #include <algorithm>
-
 #include <cstring>
 
 namespace hybrid {
@@ -73,6 +73,8 @@ std::string symShapeString(const SymShape &shape,
   return s + "]";
 }
 
+constexpr size_t kNone = ~size_t(0);
+
 } // namespace
 
 struct Executable::Impl {
@@ -80,6 +82,9 @@ struct Executable::Impl {
   const ExecutableDesc *desc = nullptr;
   std::shared_ptr<Device> device;
   const WeightStore *weights = nullptr;
+  /// Set only when the executable's param access is read-write.
+  WeightStore *writableWeights = nullptr;
+  StateStore *states = nullptr;
   std::vector<std::string> inputNames, outputNames;
 
   /// A buffer of the plan: where its memory comes from and which
@@ -95,11 +100,21 @@ struct Executable::Impl {
   std::vector<PlanBuffer> buffers;
   ExprTable exprs;
   uint32_t workspaceExpr = 0;
-  size_t workspaceAlignment = 64;
-  std::vector<DeviceAllocation> constants; // by constant index; unused empty
+  int64_t alignment = kWorkspaceAlignment;
+  bool usesParams = false;
+  /// Per bundle state: the declared access, or none.
+  std::vector<std::optional<Access>> stateAccess;
 
-  std::vector<std::unique_ptr<PreparedCommand>> commands;
-  std::vector<std::string> commandContext; // "forward: command 3 'add' (loc)"
+  DeviceAllocation constantMemory;
+  std::vector<size_t> constantOffset; // by constant index; kNone if unused
+
+  std::vector<std::unique_ptr<PreparedCommand>> commands; // null for events
+  std::vector<std::string> commandContext; // "forward: command 3 'add' at loc"
+  std::vector<std::unique_ptr<Stream>> ownStreams; // command streams 1..n-1
+  std::unique_ptr<Stream> hostStream;              // what run() uses
+  std::vector<std::unique_ptr<Event>> events;      // the declared events
+  /// Fork (index 0) and one join per own stream, when there are several.
+  std::vector<std::unique_ptr<Event>> forkJoin;
 
   /// How each dimension of an input is checked or binds a symbol.
   struct DimRule {
@@ -108,42 +123,52 @@ struct Executable::Impl {
   };
   std::vector<std::vector<DimRule>> inputRules;
 
-  // State of the calls (see the class comment on thread safety).
-  std::vector<int64_t> symbols;     // values bound by the current call
-  std::vector<int64_t> lastSymbols; // values the plan was evaluated for
-  std::vector<std::pair<int32_t, int32_t>> boundBy; // (input, dim) per symbol
+  // The bound bucket (see the class comment on thread safety).
+  std::vector<int64_t> bound; // symbol values; empty when none
   bool planValid = false;
   uint64_t planEpoch = 0;
   std::vector<uint64_t> commandEpoch;
   std::vector<int64_t> exprValues;
   std::vector<BufferView> views;
   std::vector<int64_t> bufferBytes;
-  int64_t workspaceBytes = 0;
-  DeviceAllocation workspace;
-  std::vector<DeviceAllocation>
-      staging; // inputs then outputs, non-host devices
+  int64_t workspace = 0;
+  std::vector<size_t> streamScratch, scratchOffset;
+  size_t scratchTotal = 0;
+  DeviceAllocation memory;
+  bool paramsResolved = false;
+  uint64_t stateEpoch = ~uint64_t(0);
+  // For bindShapes.
+  std::vector<int64_t> shapeSymbols;
+  std::vector<std::pair<int32_t, int32_t>> boundBy;
 
   [[noreturn]] void fail(const std::string &msg) const {
     throw Error(desc->name + ": " + msg);
   }
 
-  std::string bindingString() const {
+  std::string bindingString(const std::vector<int64_t> &values) const {
     std::string s;
-    for (size_t i = 0; i < symbols.size(); ++i)
-      s +=
-          (i ? ", " : "") + desc->symbols[i] + "=" + std::to_string(symbols[i]);
+    for (size_t i = 0; i < values.size(); ++i)
+      s += (i ? ", " : "") + desc->symbols[i] + "=" + std::to_string(values[i]);
     return s.empty() ? "no symbols" : s;
   }
 
   void load();
-  void bindSymbols(const std::vector<HostTensor> &inputs);
-  void evaluatePlan();
+  void checkSymbols(const std::vector<int64_t> &values) const;
+  size_t layout(const std::vector<int64_t> &values);
+  void grow(size_t bytes);
+  void bind(const std::vector<int64_t> &values);
+  void bindShapes(const std::vector<Shape> &shapes);
+  void resolveParams();
+  void resolveStates();
+  void resolveAliases();
+  void enqueue(Stream &stream);
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
+  DeviceTensor port(const PortDesc &p) const;
 };
 
 Executable::Executable(std::shared_ptr<const BundleDesc> bundle, size_t index,
-                       std::shared_ptr<Device> device,
-                       const WeightStore &weights)
+                       std::shared_ptr<Device> device, WeightStore &weights,
+                       StateStore &states)
     : impl_(std::make_unique<Impl>()) {
   if (!bundle || index >= bundle->executables.size())
     throw Error("Executable: no executable #" + std::to_string(index));
@@ -153,10 +178,17 @@ Executable::Executable(std::shared_ptr<const BundleDesc> bundle, size_t index,
   impl_->desc = &impl_->bundle->executables[index];
   impl_->device = std::move(device);
   impl_->weights = &weights;
+  if (impl_->desc->paramAccess == Access::ReadWrite)
+    impl_->writableWeights = &weights;
+  impl_->states = &states;
   impl_->load();
 }
 
-Executable::~Executable() = default;
+Executable::~Executable() {
+  // Commands still enqueued may use the allocation this frees.
+  if (impl_ && impl_->memory.get())
+    impl_->device->synchronize();
+}
 
 void Executable::Impl::load() {
   const BundleDesc &b = *bundle;
@@ -172,13 +204,26 @@ void Executable::Impl::load() {
         weights->dtype(i) != b.params[i].dtype)
       fail("the weight store's parameter " + std::to_string(i) + " '" +
            weights->name(i) + "' differs from the bundle's");
+  if (states->size() != b.states.size())
+    fail("the state store holds " + std::to_string(states->size()) +
+         " states, the bundle " + std::to_string(b.states.size()));
+  for (size_t i = 0; i < b.states.size(); ++i)
+    if (states->desc(i).name != b.states[i].name ||
+        states->desc(i).dtype != b.states[i].dtype)
+      fail("the state store's state " + std::to_string(i) + " '" +
+           states->desc(i).name + "' differs from the bundle's");
+  stateAccess.assign(b.states.size(), std::nullopt);
+  for (const StateUse &u : e.states)
+    stateAccess[u.state] = u.access;
 
   for (const PortDesc &p : e.inputs)
     inputNames.push_back(p.name);
   for (const PortDesc &p : e.outputs)
     outputNames.push_back(p.name);
 
-  constants.resize(b.constants.size());
+  hostStream = device->createStream();
+  constantOffset.assign(b.constants.size(), kNone);
+  size_t constantBytes = 0;
   for (size_t i = 0; i < e.buffers.size(); ++i) {
     const BufferDesc &bd = e.buffers[i];
     PlanBuffer pb;
@@ -195,16 +240,25 @@ void Executable::Impl::load() {
       exprs.add(d);
     pb.offsetExpr = exprs.add(bd.offset);
     buffers.push_back(pb);
-    if (bd.kind == BufferKind::Constant && !constants[bd.index].get()) {
-      const ConstantDesc &c = b.constants[bd.index];
-      constants[bd.index] = DeviceAllocation(device, c.data.size(), 64);
-      device->copyHostToDevice(constants[bd.index].get(), c.data.data(),
-                               c.data.size());
+    usesParams |= bd.kind == BufferKind::Param;
+    if (bd.kind == BufferKind::Constant && constantOffset[bd.index] == kNone) {
+      constantOffset[bd.index] = constantBytes;
+      constantBytes += static_cast<size_t>(detail::alignUp(
+          static_cast<int64_t>(b.constants[bd.index].data.size()),
+          kWorkspaceAlignment));
     }
   }
+  // One allocation for the constants, uploaded once.
+  constantMemory = DeviceAllocation(device, constantBytes, kWorkspaceAlignment);
+  for (size_t c = 0; c < b.constants.size(); ++c)
+    if (constantOffset[c] != kNone && !b.constants[c].data.empty())
+      device->copyHostToDevice(
+          static_cast<uint8_t *>(constantMemory.get()) + constantOffset[c],
+          b.constants[c].data.data(), b.constants[c].data.size(), *hostStream);
+  device->synchronize(*hostStream);
+
   workspaceExpr = exprs.add(e.workspaceBytes);
-  workspaceAlignment =
-      std::max<size_t>(64, static_cast<size_t>(e.workspaceAlignment));
+  alignment = e.workspaceAlignment;
 
   for (const PortDesc &p : e.inputs) {
     std::vector<DimRule> rules;
@@ -219,11 +273,23 @@ void Executable::Impl::load() {
     inputRules.push_back(std::move(rules));
   }
 
+  for (int32_t s = 1; s < e.numStreams; ++s)
+    ownStreams.push_back(device->createStream());
+  for (int32_t v = 0; v < e.numEvents; ++v)
+    events.push_back(device->createEvent());
+  if (e.numStreams > 1)
+    for (int32_t s = 0; s < e.numStreams; ++s)
+      forkJoin.push_back(device->createEvent());
+
   for (size_t c = 0; c < e.commands.size(); ++c) {
     const CommandDesc &cmd = e.commands[c];
-    commands.push_back(device->prepare(cmd, e));
+    // Events are the executable's own objects; the device only records and
+    // waits on them (see enqueue).
+    bool event = std::holds_alternative<ops::RecordEvent>(cmd.op) ||
+                 std::holds_alternative<ops::WaitEvent>(cmd.op);
+    commands.push_back(event ? nullptr : device->prepare(cmd, e));
     commandContext.push_back(e.name + ": command " + std::to_string(c) + " '" +
-                             cmd.kernel + "'" +
+                             opName(cmd.op) + "'" +
                              (cmd.loc.empty() ? "" : " at " + cmd.loc));
   }
   commandEpoch.assign(commands.size(), ~uint64_t(0));
@@ -233,16 +299,330 @@ void Executable::Impl::load() {
     views[i].dtype = buffers[i].dtype;
     views[i].shape.resize(buffers[i].rank);
   }
-  symbols.assign(e.symbols.size(), -1);
+  streamScratch.assign(static_cast<size_t>(e.numStreams), 0);
+  scratchOffset.assign(static_cast<size_t>(e.numStreams), 0);
+  shapeSymbols.assign(e.symbols.size(), -1);
   boundBy.assign(e.symbols.size(), {-1, -1});
 }
 
-void Executable::Impl::bindSymbols(const std::vector<HostTensor> &inputs) {
+void Executable::Impl::checkSymbols(const std::vector<int64_t> &values) const {
+  const ExecutableDesc &e = *desc;
+  if (values.size() != e.symbols.size())
+    fail("expected " + std::to_string(e.symbols.size()) +
+         " symbol values, got " + std::to_string(values.size()));
+  for (size_t s = 0; s < values.size(); ++s) {
+    if (values[s] < 1)
+      fail(e.symbols[s] + " = " + std::to_string(values[s]) +
+           " but it must be at least 1");
+    if (e.symbolMax[s] > 0 && values[s] > e.symbolMax[s])
+      fail(e.symbols[s] + " = " + std::to_string(values[s]) +
+           " exceeds its limit " + std::to_string(e.symbolMax[s]));
+  }
+}
+
+/// Evaluates the plan for `values` into views/bufferBytes/workspace and the
+/// per-stream scratch; returns the bytes the allocation needs. Leaves the
+/// plan invalid (bind() validates it once addresses are assigned).
+size_t Executable::Impl::layout(const std::vector<int64_t> &values) {
+  const ExecutableDesc &e = *desc;
+  planValid = false;
+  checkSymbols(values);
+  std::string at = bindingString(values);
+  if (!exprs.evaluate(values, exprValues))
+    fail("a buffer size overflows 64 bits for " + at);
+  auto name = [&](size_t i) {
+    return "buffer " + std::to_string(i) + " '" + e.buffers[i].name + "'";
+  };
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const PlanBuffer &pb = buffers[i];
+    Shape &shape = views[i].shape;
+    for (uint32_t d = 0; d < pb.rank; ++d)
+      shape[d] = exprValues[pb.dim0 + d];
+    int64_t n = detail::checkedNumel(shape), bytes;
+    if (n < 0 || detail::mulOverflows(
+                     n, static_cast<int64_t>(dtypeSize(pb.dtype)), bytes))
+      fail(name(i) + " has invalid shape " + shapeToString(shape) + " for " +
+           at + " (bad bundle)");
+    bufferBytes[i] = bytes;
+  }
+  workspace = exprValues[workspaceExpr];
+  if (workspace < 0)
+    fail("workspace size is " + std::to_string(workspace) + " for " + at +
+         " (bad bundle)");
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const PlanBuffer &pb = buffers[i];
+    if (pb.kind == BufferKind::Workspace || pb.kind == BufferKind::Input ||
+        pb.kind == BufferKind::Output) {
+      int64_t off = exprValues[pb.offsetExpr], end;
+      if (off < 0 || detail::addOverflows(off, bufferBytes[i], end) ||
+          end > workspace)
+        fail(name(i) + " at workspace offset " + std::to_string(off) + " (" +
+             std::to_string(bufferBytes[i]) + " bytes) exceeds the " +
+             std::to_string(workspace) + "-byte workspace for " + at +
+             " (bad bundle)");
+      if (off % alignment)
+        fail(name(i) + " at workspace offset " + std::to_string(off) +
+             " is not a multiple of the alignment " +
+             std::to_string(alignment) + " for " + at + " (bad bundle)");
+    } else if (pb.kind == BufferKind::Alias &&
+               bufferBytes[i] > bufferBytes[pb.root]) {
+      fail(name(i) + " (" + std::to_string(bufferBytes[i]) +
+           " bytes) aliases buffer " + std::to_string(pb.root) + " '" +
+           e.buffers[pb.root].name + "' of only " +
+           std::to_string(bufferBytes[pb.root]) + " bytes for " + at +
+           " (bad bundle)");
+    }
+  }
+  // Scratch: commands of one stream run one after another and share a
+  // region; streams may run concurrently, so each has its own.
+  std::fill(streamScratch.begin(), streamScratch.end(), 0);
+  for (size_t c = 0; c < commands.size(); ++c) {
+    if (!commands[c])
+      continue;
+    size_t need;
+    try {
+      need = commands[c]->scratchBytes(views);
+    } catch (const std::exception &err) {
+      throw Error(commandContext[c] + ": " + err.what());
+    }
+    size_t &slot = streamScratch[e.commands[c].stream];
+    slot = std::max(slot, need);
+  }
+  int64_t total = detail::alignUp(workspace, kWorkspaceAlignment);
+  scratchTotal = 0;
+  for (size_t s = 0; s < streamScratch.size(); ++s) {
+    scratchOffset[s] = static_cast<size_t>(total);
+    int64_t bytes = detail::alignUp(static_cast<int64_t>(streamScratch[s]),
+                                    kWorkspaceAlignment);
+    if (bytes < 0 || detail::addOverflows(total, bytes, total))
+      fail("the workspace and scratch for " + at + " overflow 64 bits");
+    scratchTotal += static_cast<size_t>(bytes);
+  }
+  return static_cast<size_t>(total);
+}
+
+void Executable::Impl::grow(size_t bytes) {
+  if (memory.get() && bytes <= memory.size())
+    return;
+  if (memory.get()) {
+    // Work enqueued earlier may still use the old allocation.
+    device->synchronize();
+    memory.reset();
+  }
+  size_t align = std::max<size_t>(static_cast<size_t>(alignment),
+                                  static_cast<size_t>(kWorkspaceAlignment));
+  memory = DeviceAllocation(device, bytes, align);
+}
+
+void Executable::Impl::bind(const std::vector<int64_t> &values) {
+  if (planValid && values == bound) {
+    if (states->epoch() != stateEpoch) {
+      resolveStates();
+      resolveAliases();
+    }
+    return;
+  }
+  grow(layout(values));
+  uint8_t *base = static_cast<uint8_t *>(memory.get());
+  uint8_t *constants = static_cast<uint8_t *>(constantMemory.get());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const PlanBuffer &pb = buffers[i];
+    BufferView &v = views[i];
+    switch (pb.kind) {
+    case BufferKind::Workspace:
+    case BufferKind::Output:
+      v.writable = base + exprValues[pb.offsetExpr];
+      v.data = v.writable;
+      break;
+    case BufferKind::Input:
+      v.data = base + exprValues[pb.offsetExpr];
+      v.writable = nullptr;
+      break;
+    case BufferKind::Constant:
+      v.data = constants + constantOffset[pb.index];
+      v.writable = nullptr;
+      break;
+    case BufferKind::Param:
+    case BufferKind::State:
+    case BufferKind::Alias:
+      break; // below
+    }
+  }
+  paramsResolved = false;
+  if (weights->bound())
+    resolveParams();
+  resolveStates();
+  resolveAliases();
+  bound = values;
+  planValid = true;
+  ++planEpoch;
+}
+
+void Executable::Impl::resolveParams() {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].kind != BufferKind::Param)
+      continue;
+    size_t p = static_cast<size_t>(buffers[i].index);
+    views[i].data = weights->data(p);
+    views[i].writable =
+        writableWeights ? writableWeights->mutableData(p) : nullptr;
+  }
+  paramsResolved = true;
+}
+
+void Executable::Impl::resolveStates() {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].kind != BufferKind::State)
+      continue;
+    size_t s = static_cast<size_t>(buffers[i].index);
+    if (stateAccess[s] == Access::ReadWrite) {
+      void *p = states->bindForWrite(s, views[i].shape, desc->name);
+      views[i].data = p;
+      views[i].writable = p;
+    } else {
+      views[i].data = states->bindForRead(s, views[i].shape, desc->name);
+      views[i].writable = nullptr;
+    }
+  }
+  stateEpoch = states->epoch();
+}
+
+void Executable::Impl::resolveAliases() {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].kind == BufferKind::Alias) {
+      views[i].data = views[buffers[i].root].data;
+      views[i].writable = views[buffers[i].root].writable;
+    }
+}
+
+void Executable::Impl::bindShapes(const std::vector<Shape> &shapes) {
+  const ExecutableDesc &e = *desc;
+  if (shapes.size() != e.inputs.size())
+    fail("expected " + std::to_string(e.inputs.size()) + " inputs, got " +
+         std::to_string(shapes.size()));
+  std::fill(shapeSymbols.begin(), shapeSymbols.end(), -1);
+  for (size_t p = 0; p < shapes.size(); ++p) {
+    const Shape &shape = shapes[p];
+    const std::string &name = e.inputs[p].name;
+    const BufferDesc &bd = e.buffers[e.inputs[p].buffer];
+    const std::vector<DimRule> &rules = inputRules[p];
+    if (shape.size() != rules.size())
+      fail(name + ": expected rank " + std::to_string(rules.size()) + " " +
+           symShapeString(bd.shape, e.symbols) + ", got shape " +
+           shapeToString(shape));
+    for (size_t d = 0; d < rules.size(); ++d) {
+      int64_t actual = shape[d];
+      const DimRule &r = rules[d];
+      if (r.kind == DimRule::Constant && actual != r.value)
+        fail(name + ": dim " + std::to_string(d) + " is " +
+             std::to_string(actual) + ", expected " + std::to_string(r.value));
+      if (r.kind != DimRule::Symbol)
+        continue;
+      size_t s = static_cast<size_t>(r.value);
+      const std::string &sym = e.symbols[s];
+      if (shapeSymbols[s] < 0) {
+        if (actual < 1)
+          fail(name + ": dim " + std::to_string(d) + " is " +
+               std::to_string(actual) + " but " + sym + " must be at least 1");
+        // The limit is checked here, before any other work.
+        if (e.symbolMax[s] > 0 && actual > e.symbolMax[s])
+          fail(sym + " = " + std::to_string(actual) + " exceeds its limit " +
+               std::to_string(e.symbolMax[s]) + " (" + name + " dim " +
+               std::to_string(d) + ")");
+        shapeSymbols[s] = actual;
+        boundBy[s] = {static_cast<int32_t>(p), static_cast<int32_t>(d)};
+      } else if (shapeSymbols[s] != actual) {
+        auto [bp, bdim] = boundBy[s];
+        fail(name + ": dim " + std::to_string(d) + " is " +
+             std::to_string(actual) + " but " + sym + " was bound to " +
+             std::to_string(shapeSymbols[s]) + " (by " + e.inputs[bp].name +
+             " dim " + std::to_string(bdim) + ")");
+      }
+    }
+  }
+  for (size_t s = 0; s < shapeSymbols.size(); ++s)
+    if (shapeSymbols[s] < 0)
+      fail("symbol '" + e.symbols[s] +
+           "' is not bound: no input has it as a whole dimension");
+  bind(shapeSymbols);
+  // Dims computed from symbols are checked once the plan has their value.
+  for (size_t p = 0; p < shapes.size(); ++p) {
+    const Shape &want = views[e.inputs[p].buffer].shape;
+    for (size_t d = 0; d < want.size(); ++d)
+      if (shapes[p][d] != want[d])
+        fail(e.inputs[p].name + ": dim " + std::to_string(d) + " is " +
+             std::to_string(shapes[p][d]) + ", expected " +
+             e.buffers[e.inputs[p].buffer].shape[d].str(e.symbols) + " = " +
+             std::to_string(want[d]));
+  }
+}
+
+void Executable::Impl::enqueue(Stream &stream) {
+  const ExecutableDesc &e = *desc;
+  if (!planValid)
+    fail("no bucket is bound (bind one first, or call run)");
+  bool resolved = false;
+  if (usesParams && !paramsResolved) {
+    if (!weights->bound())
+      fail("weights are not loaded (bind a checkpoint or initialise them "
+           "first)");
+    resolveParams();
+    resolved = true;
+  }
+  // A state released (or allocated) since the last call moved.
+  if (states->epoch() != stateEpoch) {
+    resolveStates();
+    resolved = true;
+  }
+  if (resolved)
+    resolveAliases();
+  auto streamOf = [&](int32_t s) -> Stream & {
+    return s == 0 ? stream : *ownStreams[static_cast<size_t>(s) - 1];
+  };
+  if (!ownStreams.empty()) {
+    device->record(*forkJoin[0], stream);
+    for (auto &own : ownStreams)
+      device->wait(*own, *forkJoin[0]);
+  }
+  uint8_t *base = static_cast<uint8_t *>(memory.get());
+  for (size_t c = 0; c < commands.size(); ++c) {
+    const CommandDesc &cmd = e.commands[c];
+    Stream &s = streamOf(cmd.stream);
+    try {
+      if (auto *rec = std::get_if<ops::RecordEvent>(&cmd.op)) {
+        device->record(*events[rec->event], s);
+        continue;
+      }
+      if (auto *w = std::get_if<ops::WaitEvent>(&cmd.op)) {
+        device->wait(s, *events[w->event]);
+        continue;
+      }
+      bool changed = commandEpoch[c] != planEpoch;
+      commandEpoch[c] = planEpoch;
+      size_t region = static_cast<size_t>(cmd.stream);
+      void *scratch =
+          streamScratch[region] ? base + scratchOffset[region] : nullptr;
+      commands[c]->run(views, changed, s, scratch);
+    } catch (const std::exception &err) {
+      // The command's shapes must be re-announced after a failure.
+      commandEpoch[c] = ~uint64_t(0);
+      throw Error(commandContext[c] + ": " + err.what());
+    }
+  }
+  for (size_t k = 0; k < ownStreams.size(); ++k) {
+    device->record(*forkJoin[k + 1], *ownStreams[k]);
+    device->wait(stream, *forkJoin[k + 1]);
+  }
+}
+
+std::vector<HostTensor>
+Executable::Impl::run(const std::vector<HostTensor> &inputs) {
   const ExecutableDesc &e = *desc;
   if (inputs.size() != e.inputs.size())
     fail("expected " + std::to_string(e.inputs.size()) + " inputs, got " +
          std::to_string(inputs.size()));
-  std::fill(symbols.begin(), symbols.end(), -1);
+  std::vector<Shape> shapes;
+  shapes.reserve(inputs.size());
   for (size_t p = 0; p < inputs.size(); ++p) {
     const HostTensor &t = inputs[p];
     const std::string &name = e.inputs[p].name;
@@ -252,194 +632,35 @@ void Executable::Impl::bindSymbols(const std::vector<HostTensor> &inputs) {
     if (t.dtype() != bd.dtype)
       fail(name + ": expected " + dtypeName(bd.dtype) + ", got " +
            dtypeName(t.dtype()));
-    const std::vector<DimRule> &rules = inputRules[p];
-    if (t.shape().size() != rules.size())
-      fail(name + ": expected rank " + std::to_string(rules.size()) + " " +
-           symShapeString(bd.shape, e.symbols) + ", got shape " +
-           shapeToString(t.shape()));
-    for (size_t d = 0; d < rules.size(); ++d) {
-      int64_t actual = t.shape()[d];
-      const DimRule &r = rules[d];
-      if (r.kind == DimRule::Constant && actual != r.value)
-        fail(name + ": dim " + std::to_string(d) + " is " +
-             std::to_string(actual) + ", expected " + std::to_string(r.value));
-      if (r.kind != DimRule::Symbol)
-        continue;
-      size_t s = static_cast<size_t>(r.value);
-      const std::string &sym = e.symbols[s];
-      if (symbols[s] < 0) {
-        if (actual < 1)
-          fail(name + ": dim " + std::to_string(d) + " is " +
-               std::to_string(actual) + " but " + sym + " must be at least 1");
-        symbols[s] = actual;
-        boundBy[s] = {static_cast<int32_t>(p), static_cast<int32_t>(d)};
-      } else if (symbols[s] != actual) {
-        auto [bp, bdim] = boundBy[s];
-        fail(name + ": dim " + std::to_string(d) + " is " +
-             std::to_string(actual) + " but " + sym + " was bound to " +
-             std::to_string(symbols[s]) + " (by " + e.inputs[bp].name +
-             " dim " + std::to_string(bdim) + ")");
-      }
-    }
+    shapes.push_back(t.shape());
   }
-  for (size_t s = 0; s < symbols.size(); ++s)
-    if (symbols[s] < 0)
-      fail("symbol '" + e.symbols[s] +
-           "' is not bound: no input has it as a whole dimension");
-}
-
-void Executable::Impl::evaluatePlan() {
-  const ExecutableDesc &e = *desc;
-  planValid = false;
-  if (!exprs.evaluate(symbols, exprValues))
-    fail("a buffer size overflows 64 bits for " + bindingString());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const PlanBuffer &pb = buffers[i];
-    Shape &shape = views[i].shape;
-    for (uint32_t d = 0; d < pb.rank; ++d)
-      shape[d] = exprValues[pb.dim0 + d];
-    int64_t n = detail::checkedNumel(shape), bytes;
-    if (n < 0 || detail::mulOverflows(
-                     n, static_cast<int64_t>(dtypeSize(pb.dtype)), bytes))
-      fail("buffer " + std::to_string(i) + " '" + e.buffers[i].name +
-           "' has invalid shape " + shapeToString(shape) + " for " +
-           bindingString() + " (bad bundle)");
-    bufferBytes[i] = bytes;
-  }
-  workspaceBytes = exprValues[workspaceExpr];
-  if (workspaceBytes < 0)
-    fail("workspace size is " + std::to_string(workspaceBytes) + " for " +
-         bindingString() + " (bad bundle)");
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const PlanBuffer &pb = buffers[i];
-    if (pb.kind == BufferKind::Workspace) {
-      int64_t off = exprValues[pb.offsetExpr], end;
-      if (off < 0 || detail::addOverflows(off, bufferBytes[i], end) ||
-          end > workspaceBytes)
-        fail("buffer " + std::to_string(i) + " '" + e.buffers[i].name +
-             "' at workspace offset " + std::to_string(off) + " (" +
-             std::to_string(bufferBytes[i]) + " bytes) exceeds the " +
-             std::to_string(workspaceBytes) + "-byte workspace for " +
-             bindingString() + " (bad bundle)");
-    } else if (pb.kind == BufferKind::Alias &&
-               bufferBytes[i] > bufferBytes[pb.root]) {
-      fail("buffer " + std::to_string(i) + " '" + e.buffers[i].name + "' (" +
-           std::to_string(bufferBytes[i]) + " bytes) aliases buffer " +
-           std::to_string(pb.root) + " '" + e.buffers[pb.root].name +
-           "' of only " + std::to_string(bufferBytes[pb.root]) + " bytes for " +
-           bindingString() + " (bad bundle)");
-    }
-  }
-  lastSymbols = symbols;
-  planValid = true;
-  ++planEpoch;
-}
-
-std::vector<HostTensor>
-Executable::Impl::run(const std::vector<HostTensor> &inputs) {
-  const ExecutableDesc &e = *desc;
-  if (!weights->bound() && weights->size() > 0)
-    fail("weights are not loaded (bind a checkpoint or initialise them first)");
-  bindSymbols(inputs);
-  if (!planValid || symbols != lastSymbols)
-    evaluatePlan();
-  // Inputs whose dims are computed from symbols are checked once the plan
-  // has their expected shape.
-  for (size_t p = 0; p < inputs.size(); ++p) {
-    const Shape &want = views[e.inputs[p].buffer].shape;
-    const Shape &got = inputs[p].shape();
-    for (size_t d = 0; d < want.size(); ++d)
-      if (got[d] != want[d])
-        fail(e.inputs[p].name + ": dim " + std::to_string(d) + " is " +
-             std::to_string(got[d]) + ", expected " +
-             e.buffers[e.inputs[p].buffer].shape[d].str(e.symbols) + " = " +
-             std::to_string(want[d]));
-  }
-
-  if (static_cast<size_t>(workspaceBytes) > workspace.size() ||
-      !workspace.get()) {
-    workspace.reset();
-    workspace = DeviceAllocation(device, static_cast<size_t>(workspaceBytes),
-                                 workspaceAlignment);
-  }
-
+  if (usesParams && !weights->bound())
+    fail("weights are not loaded (bind a checkpoint or initialise them "
+         "first)");
+  bindShapes(shapes);
+  for (size_t p = 0; p < inputs.size(); ++p)
+    device->copyHostToDevice(port(e.inputs[p]).data, inputs[p].data(),
+                             inputs[p].bytes(), *hostStream);
+  enqueue(*hostStream);
   std::vector<HostTensor> outputs;
   outputs.reserve(e.outputs.size());
-  for (const PortDesc &p : e.outputs)
-    outputs.push_back(
-        HostTensor::allocate(buffers[p.buffer].dtype, views[p.buffer].shape));
-
-  bool host = device->hostAddressable();
-  staging.clear();
-  auto stage = [&](size_t bytes) {
-    staging.emplace_back(device, bytes, 64);
-    return staging.back().get();
-  };
-  std::vector<void *> inputPtrs(inputs.size()), outputPtrs(outputs.size());
-  for (size_t p = 0; p < inputs.size(); ++p) {
-    if (host) {
-      inputPtrs[p] = const_cast<void *>(inputs[p].data()); // never written
-    } else {
-      inputPtrs[p] = stage(inputs[p].bytes());
-      device->copyHostToDevice(inputPtrs[p], inputs[p].data(),
-                               inputs[p].bytes());
-    }
+  for (const PortDesc &p : e.outputs) {
+    DeviceTensor t = port(p);
+    outputs.push_back(HostTensor::allocate(t.dtype, t.shape));
+    device->copyDeviceToHost(outputs.back().data(), t.data, t.bytes(),
+                             *hostStream);
   }
-  for (size_t p = 0; p < outputs.size(); ++p) {
-    if (host) {
-      outputPtrs[p] = outputs[p].data();
-    } else {
-      outputPtrs[p] = stage(outputs[p].bytes());
-      device->fillZero(outputPtrs[p], outputs[p].bytes());
-    }
-  }
-
-  uint8_t *ws = static_cast<uint8_t *>(workspace.get());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const PlanBuffer &pb = buffers[i];
-    switch (pb.kind) {
-    case BufferKind::Workspace:
-      views[i].data = ws + exprValues[pb.offsetExpr];
-      break;
-    case BufferKind::Param:
-      views[i].data = const_cast<void *>(weights->data(pb.index));
-      break;
-    case BufferKind::Constant:
-      views[i].data = constants[pb.index].get();
-      break;
-    case BufferKind::Input:
-      views[i].data = inputPtrs[pb.index];
-      break;
-    case BufferKind::Output:
-      views[i].data = outputPtrs[pb.index];
-      break;
-    case BufferKind::Alias:
-      break;
-    }
-  }
-  for (size_t i = 0; i < buffers.size(); ++i)
-    if (buffers[i].kind == BufferKind::Alias)
-      views[i].data = views[buffers[i].root].data;
-
-  for (size_t c = 0; c < commands.size(); ++c) {
-    bool changed = commandEpoch[c] != planEpoch;
-    commandEpoch[c] = planEpoch;
-    try {
-      commands[c]->run(views, changed);
-    } catch (const Error &err) {
-      throw Error(commandContext[c] + ": " + err.what());
-    } catch (const std::exception &err) {
-      throw Error(commandContext[c] + ": " + err.what());
-    }
-  }
-
-  if (!host)
-    for (size_t p = 0; p < outputs.size(); ++p)
-      device->copyDeviceToHost(outputs[p].data(), outputPtrs[p],
-                               outputs[p].bytes());
-  device->synchronize();
-  staging.clear();
+  device->synchronize(*hostStream);
   return outputs;
+}
+
+DeviceTensor Executable::Impl::port(const PortDesc &p) const {
+  if (!planValid)
+    fail("no bucket is bound (bind one first, or call run)");
+  const PlanBuffer &pb = buffers[p.buffer];
+  return DeviceTensor{static_cast<uint8_t *>(memory.get()) +
+                          exprValues[pb.offsetExpr],
+                      pb.dtype, views[p.buffer].shape};
 }
 
 const std::string &Executable::name() const { return impl_->desc->name; }
@@ -464,6 +685,68 @@ std::string Executable::describeOutput(size_t i) const {
   return e.outputs[i].name + ": " + dtypeName(b.dtype) + " " +
          symShapeString(b.shape, e.symbols);
 }
+
+void Executable::bind(const std::vector<int64_t> &symbolValues) {
+  impl_->bind(symbolValues);
+}
+
+void Executable::bindShapes(const std::vector<Shape> &inputShapes) {
+  impl_->bindShapes(inputShapes);
+}
+
+void Executable::reserve(const std::vector<int64_t> &symbolValues) {
+  std::vector<int64_t> previous =
+      impl_->planValid ? impl_->bound : std::vector<int64_t>{};
+  // layout() replaces the bound bucket's shapes: lay that out again after
+  // (no allocation: the memory only grew).
+  auto restore = [&] {
+    impl_->bound.clear();
+    if (!previous.empty())
+      impl_->bind(previous);
+  };
+  try {
+    impl_->grow(impl_->layout(symbolValues));
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+}
+
+const std::vector<int64_t> &Executable::symbolValues() const {
+  return impl_->bound;
+}
+
+DeviceTensor Executable::input(size_t i) const {
+  return impl_->port(impl_->desc->inputs.at(i));
+}
+
+DeviceTensor Executable::output(size_t i) const {
+  return impl_->port(impl_->desc->outputs.at(i));
+}
+
+static size_t portIndex(const std::vector<std::string> &names,
+                        const std::string &name, const std::string &exe,
+                        const char *what) {
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it != names.end())
+    return static_cast<size_t>(it - names.begin());
+  std::string all;
+  for (const std::string &n : names)
+    all += (all.empty() ? "" : ", ") + n;
+  throw Error(exe + ": no " + what + " '" + name + "' (" + what +
+              "s: " + (all.empty() ? "none" : all) + ")");
+}
+
+size_t Executable::inputIndex(const std::string &name) const {
+  return portIndex(impl_->inputNames, name, impl_->desc->name, "input");
+}
+
+size_t Executable::outputIndex(const std::string &name) const {
+  return portIndex(impl_->outputNames, name, impl_->desc->name, "output");
+}
+
+void Executable::enqueue(Stream &stream) { impl_->enqueue(stream); }
 
 std::vector<HostTensor> Executable::run(const std::vector<HostTensor> &inputs) {
   return impl_->run(inputs);
@@ -496,10 +779,20 @@ NamedTensors Executable::run(const NamedTensors &inputs) {
   return result;
 }
 
-const std::vector<int64_t> &Executable::symbolValues() const {
-  return impl_->lastSymbols;
+size_t Executable::allocationBytes() const { return impl_->memory.size(); }
+
+size_t Executable::workspaceBytes() const {
+  return impl_->planValid ? static_cast<size_t>(impl_->workspace) : 0;
 }
 
-size_t Executable::workspaceCapacity() const { return impl_->workspace.size(); }
+size_t Executable::scratchBytes() const {
+  return impl_->planValid ? impl_->scratchTotal : 0;
+}
+
+const void *Executable::bufferAddress(size_t i) const {
+  if (!impl_->planValid)
+    impl_->fail("no bucket is bound (bind one first, or call run)");
+  return impl_->views.at(i).data;
+}
 
 } // namespace hybrid

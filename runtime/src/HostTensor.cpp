@@ -1,6 +1,7 @@
 // Host tensor storage.
 #include "hybrid/HostTensor.h"
 
+#include "hybrid/Float16.h"
 #include "hybrid/SizeMath.h"
 
 #include <cstdlib>
@@ -37,6 +38,49 @@ HostTensor HostTensor::borrow(DType dtype, Shape shape, void *data) {
   t.shape_ = std::move(shape);
   t.data_ = data;
   return t;
+}
+
+HostTensor HostTensor::fromFloats(DType dtype, Shape shape,
+                                  const std::vector<float> &values) {
+  if (!isFloatDType(dtype))
+    throw Error(std::string("HostTensor::fromFloats: ") + dtypeName(dtype) +
+                " is not a float dtype");
+  if (numElements(shape) != static_cast<int64_t>(values.size()))
+    throw Error("HostTensor::fromFloats: shape " + shapeToString(shape) +
+                " holds " + std::to_string(numElements(shape)) +
+                " elements, got " + std::to_string(values.size()));
+  HostTensor t = allocate(dtype, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::F32)
+      t.as<float>()[i] = values[i];
+    else if (dtype == DType::BF16)
+      t.as<uint16_t>()[i] = floatToBf16(values[i]);
+    else
+      t.as<uint16_t>()[i] = floatToF16(values[i]);
+  }
+  return t;
+}
+
+std::vector<float> HostTensor::toFloats() const {
+  size_t n = static_cast<size_t>(numel());
+  std::vector<float> out(n);
+  switch (dtype_) {
+  case DType::F32:
+    for (size_t i = 0; i < n; ++i)
+      out[i] = as<float>()[i];
+    return out;
+  case DType::BF16:
+    for (size_t i = 0; i < n; ++i)
+      out[i] = bf16ToFloat(as<uint16_t>()[i]);
+    return out;
+  case DType::F16:
+    for (size_t i = 0; i < n; ++i)
+      out[i] = f16ToFloat(as<uint16_t>()[i]);
+    return out;
+  default:
+    throw Error(std::string("HostTensor::toFloats: a ") + dtypeName(dtype_) +
+                " tensor is not a float tensor");
+  }
 }
 
 } // namespace hybrid

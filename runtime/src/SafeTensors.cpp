@@ -2,11 +2,13 @@
 #include "hybrid/SafeTensors.h"
 
 #include "hybrid/FileIO.h"
+#include "hybrid/Float16.h"
 #include "hybrid/SizeMath.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <set>
 #include <unordered_map>
@@ -81,58 +83,54 @@ std::optional<DType> toDType(SafeTensorsDType t) {
   switch (t) {
   case SafeTensorsDType::F32:
     return DType::F32;
+  case SafeTensorsDType::F16:
+    return DType::F16;
+  case SafeTensorsDType::BF16:
+    return DType::BF16;
   case SafeTensorsDType::I64:
     return DType::I64;
+  case SafeTensorsDType::I32:
+    return DType::I32;
   case SafeTensorsDType::BOOL:
     return DType::Bool;
-  default:
-    return std::nullopt;
+  case SafeTensorsDType::U8:
+    break;
   }
+  return std::nullopt;
 }
 
 SafeTensorsDType fromDType(DType t) {
   switch (t) {
   case DType::F32:
     return SafeTensorsDType::F32;
+  case DType::F16:
+    return SafeTensorsDType::F16;
+  case DType::BF16:
+    return SafeTensorsDType::BF16;
   case DType::I64:
     return SafeTensorsDType::I64;
+  case DType::I32:
+    return SafeTensorsDType::I32;
   case DType::Bool:
     return SafeTensorsDType::BOOL;
   }
   return SafeTensorsDType::U8;
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0x1f) { // inf / nan
-    bits = sign | 0x7f800000 | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else { // subnormal: normalise
-    int e = -1;
-    do {
-      ++e;
-      mant <<= 1;
-    } while (!(mant & 0x400));
-    bits =
-        sign | (static_cast<uint32_t>(112 - e) << 23) | ((mant & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+bool safeTensorsConvertible(SafeTensorsDType from, DType to) {
+  bool floatFrom = from == SafeTensorsDType::F32 ||
+                   from == SafeTensorsDType::F16 ||
+                   from == SafeTensorsDType::BF16;
+  bool intFrom = from == SafeTensorsDType::I64 || from == SafeTensorsDType::I32;
+  bool boolFrom =
+      from == SafeTensorsDType::BOOL || from == SafeTensorsDType::U8;
+  return (isFloatDType(to) && floatFrom) || (isIntegerDType(to) && intFrom) ||
+         (to == DType::Bool && boolFrom);
 }
 
-float bfloat16ToFloat(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+float halfToFloat(uint16_t h) { return f16ToFloat(h); }
+
+float bfloat16ToFloat(uint16_t b) { return bf16ToFloat(b); }
 
 //===----------------------------------------------------------------------===//
 // Reading
@@ -325,52 +323,50 @@ void SafeTensorsFile::convertInto(const SafeTensorsEntry &e, DType dtype,
                                   void *dst) const {
   size_t n = static_cast<size_t>(e.numel());
   const uint8_t *src = e.data;
-  auto bad = [&]() {
+  if (!safeTensorsConvertible(e.dtype, dtype))
     throw Error(path() + ": tensor '" + e.name + "' is " +
                 safeTensorsDTypeName(e.dtype) + ", cannot be read as " +
                 dtypeName(dtype));
-  };
-  switch (dtype) {
-  case DType::F32: {
-    float *out = static_cast<float *>(dst);
-    if (e.dtype == SafeTensorsDType::F32) {
-      if (n)
-        std::memcpy(out, src, n * 4);
-    } else if (e.dtype == SafeTensorsDType::F16) {
-      for (size_t i = 0; i < n; ++i)
-        out[i] = halfToFloat(load<uint16_t>(src, i));
-    } else if (e.dtype == SafeTensorsDType::BF16) {
-      for (size_t i = 0; i < n; ++i)
-        out[i] = bfloat16ToFloat(load<uint16_t>(src, i));
-    } else {
-      bad();
+  if (toDType(e.dtype) == dtype) {
+    if (n)
+      std::memcpy(dst, src, n * dtypeSize(dtype));
+    return;
+  }
+  if (isFloatDType(dtype)) {
+    for (size_t i = 0; i < n; ++i) {
+      float v = e.dtype == SafeTensorsDType::F32 ? load<float>(src, i)
+                : e.dtype == SafeTensorsDType::F16
+                    ? f16ToFloat(load<uint16_t>(src, i))
+                    : bf16ToFloat(load<uint16_t>(src, i));
+      if (dtype == DType::F32)
+        static_cast<float *>(dst)[i] = v;
+      else if (dtype == DType::BF16)
+        static_cast<uint16_t *>(dst)[i] = floatToBf16(v);
+      else
+        static_cast<uint16_t *>(dst)[i] = floatToF16(v);
     }
     return;
   }
-  case DType::I64: {
-    int64_t *out = static_cast<int64_t *>(dst);
-    if (e.dtype == SafeTensorsDType::I64) {
-      if (n)
-        std::memcpy(out, src, n * 8);
-    } else if (e.dtype == SafeTensorsDType::I32) {
-      for (size_t i = 0; i < n; ++i)
-        out[i] = load<int32_t>(src, i);
-    } else {
-      bad();
+  if (dtype == DType::I64) { // from I32
+    for (size_t i = 0; i < n; ++i)
+      static_cast<int64_t *>(dst)[i] = load<int32_t>(src, i);
+    return;
+  }
+  if (dtype == DType::I32) { // from I64: every value must fit
+    for (size_t i = 0; i < n; ++i) {
+      int64_t v = load<int64_t>(src, i);
+      if (v < INT32_MIN || v > INT32_MAX)
+        throw Error(path() + ": tensor '" + e.name + "' holds " +
+                    std::to_string(v) + " at element " + std::to_string(i) +
+                    ", which does not fit i32");
     }
+    for (size_t i = 0; i < n; ++i)
+      static_cast<int32_t *>(dst)[i] =
+          static_cast<int32_t>(load<int64_t>(src, i));
     return;
   }
-  case DType::Bool: {
-    bool *out = static_cast<bool *>(dst);
-    if (e.dtype == SafeTensorsDType::BOOL || e.dtype == SafeTensorsDType::U8)
-      for (size_t i = 0; i < n; ++i)
-        out[i] = src[i] != 0;
-    else
-      bad();
-    return;
-  }
-  }
-  bad();
+  for (size_t i = 0; i < n; ++i) // Bool from BOOL or U8
+    static_cast<bool *>(dst)[i] = src[i] != 0;
 }
 
 //===----------------------------------------------------------------------===//

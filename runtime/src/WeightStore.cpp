@@ -3,12 +3,15 @@
 #include "hybrid/WeightStore.h"
 
 #include "hybrid/FileIO.h"
-#include "hybrid/SizeMath.h"
+#include "hybrid/Float16.h"
 #include "hybrid/OnnxInitializers.h"
 #include "hybrid/SafeTensors.h"
+#include "hybrid/SizeMath.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -142,22 +145,47 @@ WeightStore::WeightStore(std::vector<ParamDesc> params,
       throw Error("WeightStore: duplicate parameter '" + p.name + "'");
     size_t bytes =
         detail::tensorBytes(p.dtype, p.shape, "parameter '" + p.name + "'");
-    offset =
-        static_cast<size_t>(detail::alignUp(static_cast<int64_t>(offset), 64));
+    int64_t aligned;
+    if (detail::addOverflows(
+            detail::alignUp(static_cast<int64_t>(offset), kWorkspaceAlignment),
+            static_cast<int64_t>(bytes), aligned))
+      throw Error("WeightStore: the parameters' total size overflows");
+    offset = static_cast<size_t>(
+        detail::alignUp(static_cast<int64_t>(offset), kWorkspaceAlignment));
     offsets_.push_back(offset);
     sizes_.push_back(bytes);
     offset += bytes;
     totalBytes_ += bytes;
   }
-  storage_ = DeviceAllocation(device_, offset, 64);
-  device_->fillZero(storage_.get(), offset);
+  storageBytes_ = offset;
+  stream_ = device_->createStream();
+}
+
+void WeightStore::ensureStorage() {
+  if (storage_.get())
+    return;
+  storage_ = DeviceAllocation(device_, storageBytes_, kWorkspaceAlignment);
+  device_->fillZero(storage_.get(), storageBytes_, *stream_);
+  device_->synchronize(*stream_);
+}
+
+void WeightStore::upload(const std::vector<const void *> &host) {
+  for (size_t i = 0; i < params_.size(); ++i)
+    device_->copyHostToDevice(mutableData(i), host[i], sizes_[i], *stream_);
+  device_->synchronize(*stream_);
 }
 
 const void *WeightStore::data(size_t i) const {
+  if (!storage_.get())
+    throw Error("weights are not loaded (bind a checkpoint or initialise "
+                "them first)");
   return static_cast<const uint8_t *>(storage_.get()) + offsets_.at(i);
 }
 
 void *WeightStore::mutableData(size_t i) {
+  if (!storage_.get())
+    throw Error("weights are not loaded (bind a checkpoint or initialise "
+                "them first)");
   return static_cast<uint8_t *>(storage_.get()) + offsets_.at(i);
 }
 
@@ -183,6 +211,7 @@ void WeightStore::bindFromSafeTensors(
   // Validate everything before copying anything.
   std::vector<const SafeTensorsEntry *> sources(params_.size());
   std::vector<const SafeTensorsFile *> files(params_.size());
+  std::vector<std::vector<uint8_t>> narrowed(params_.size());
   std::string firstMissing;
   size_t missing = 0;
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -201,26 +230,15 @@ void WeightStore::bindFromSafeTensors(
       throw Error(what + ": tensor '" + p.name + "' has shape " +
                   shapeToString(e.shape) + ", the bundle expects " +
                   shapeToString(p.shape));
-    bool convertible = false;
-    switch (p.dtype) {
-    case DType::F32:
-      convertible = e.dtype == SafeTensorsDType::F32 ||
-                    e.dtype == SafeTensorsDType::F16 ||
-                    e.dtype == SafeTensorsDType::BF16;
-      break;
-    case DType::I64:
-      convertible =
-          e.dtype == SafeTensorsDType::I64 || e.dtype == SafeTensorsDType::I32;
-      break;
-    case DType::Bool:
-      convertible =
-          e.dtype == SafeTensorsDType::BOOL || e.dtype == SafeTensorsDType::U8;
-      break;
-    }
-    if (!convertible)
+    if (!safeTensorsConvertible(e.dtype, p.dtype))
       throw Error(what + ": tensor '" + p.name + "' is " +
                   safeTensorsDTypeName(e.dtype) + ", the bundle expects " +
                   dtypeName(p.dtype));
+    // Narrowing checks every value: convert now, before anything is copied.
+    if (p.dtype == DType::I32 && e.dtype == SafeTensorsDType::I64) {
+      narrowed[i].resize(sizes_[i]);
+      ckpt.files[it->second.first].convertInto(e, p.dtype, narrowed[i].data());
+    }
     sources[i] = &e;
     files[i] = &ckpt.files[it->second.first];
   }
@@ -240,19 +258,21 @@ void WeightStore::bindFromSafeTensors(
                 "' (not a parameter of the bundle)" +
                 andMore(extra - 1, "unexpected"));
 
+  ensureStorage();
   std::vector<uint8_t> staging;
   for (size_t i = 0; i < params_.size(); ++i) {
     const SafeTensorsEntry &e = *sources[i];
-    void *dst = mutableData(i);
-    if (toDType(e.dtype) == params_[i].dtype) {
-      device_->copyHostToDevice(dst, e.data, sizes_[i]);
-    } else if (device_->hostAddressable()) {
-      files[i]->convertInto(e, params_[i].dtype, dst);
-    } else {
+    const void *src = e.data;
+    if (!narrowed[i].empty()) {
+      src = narrowed[i].data();
+    } else if (toDType(e.dtype) != params_[i].dtype) {
       staging.resize(sizes_[i]);
       files[i]->convertInto(e, params_[i].dtype, staging.data());
-      device_->copyHostToDevice(dst, staging.data(), sizes_[i]);
+      src = staging.data();
     }
+    device_->copyHostToDevice(mutableData(i), src, sizes_[i], *stream_);
+    // The staging buffer is reused for the next parameter.
+    device_->synchronize(*stream_);
   }
   bound_ = true;
   source_ = what;
@@ -285,62 +305,104 @@ void WeightStore::bindFromOnnx(const std::string &path) {
                 "' (bundle parameter " +
                 describe(params_[*find(firstMissing)]) + ")" +
                 andMore(missing - 1, "missing"));
-  // Check every conversion before writing any weight.
+  // Check every conversion before writing any weight. bf16/f16 go through
+  // f32 and i32 through i64: the ONNX reader converts to those.
   std::vector<std::vector<uint8_t>> converted(params_.size());
+  std::vector<const void *> host(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
+    const ParamDesc &p = params_[i];
+    const OnnxInitializer &e = *sources[i];
+    size_t n = static_cast<size_t>(numElements(p.shape));
     converted[i].resize(sizes_[i]);
-    onnx.convertInto(*sources[i], params_[i].dtype, converted[i].data());
+    if (p.dtype == DType::BF16 || p.dtype == DType::F16) {
+      std::vector<float> wide(n);
+      onnx.convertInto(e, DType::F32, wide.data());
+      uint16_t *out = reinterpret_cast<uint16_t *>(converted[i].data());
+      for (size_t k = 0; k < n; ++k)
+        out[k] =
+            p.dtype == DType::BF16 ? floatToBf16(wide[k]) : floatToF16(wide[k]);
+    } else if (p.dtype == DType::I32) {
+      std::vector<int64_t> wide(n);
+      onnx.convertInto(e, DType::I64, wide.data());
+      int32_t *out = reinterpret_cast<int32_t *>(converted[i].data());
+      for (size_t k = 0; k < n; ++k) {
+        if (wide[k] < INT32_MIN || wide[k] > INT32_MAX)
+          throw Error(path + ": initializer '" + e.name + "' holds " +
+                      std::to_string(wide[k]) + " at element " +
+                      std::to_string(k) + ", which does not fit i32");
+        out[k] = static_cast<int32_t>(wide[k]);
+      }
+    } else {
+      onnx.convertInto(e, p.dtype, converted[i].data());
+    }
+    host[i] = converted[i].data();
   }
-  for (size_t i = 0; i < params_.size(); ++i)
-    device_->copyHostToDevice(mutableData(i), converted[i].data(), sizes_[i]);
+  ensureStorage();
+  upload(host);
   bound_ = true;
   source_ = path;
 }
 
 void WeightStore::initRandom(uint64_t seed) {
-  std::vector<uint8_t> staging;
+  std::vector<std::vector<uint8_t>> staging(params_.size());
+  std::vector<const void *> host(params_.size());
+  std::vector<float> values;
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamDesc &p = params_[i];
-    staging.assign(sizes_[i], 0);
-    if (p.dtype == DType::F32) {
-      float *out = reinterpret_cast<float *>(staging.data());
-      size_t n = static_cast<size_t>(numElements(p.shape));
-      uint64_t state = seed * 0x9e3779b97f4a7c15ull + i;
-      if (p.shape.size() >= 2) {
-        for (size_t k = 0; k < n; k += 2) {
-          // Box-Muller on two 53-bit uniforms in (0, 1].
-          double u1 =
-              (static_cast<double>(splitmix64(state) >> 11) + 1) * 0x1p-53;
-          double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
-          double r = std::sqrt(-2 * std::log(u1));
-          out[k] = static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
-          if (k + 1 < n)
-            out[k + 1] = static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
-        }
-      } else if (!endsWith(p.name, "bias")) {
-        for (size_t k = 0; k < n; ++k)
-          out[k] = 1.0f;
+    staging[i].assign(sizes_[i], 0);
+    host[i] = staging[i].data();
+    if (!isFloatDType(p.dtype))
+      continue;
+    size_t n = static_cast<size_t>(numElements(p.shape));
+    values.assign(n, 0.0f);
+    uint64_t state = seed * 0x9e3779b97f4a7c15ull + i;
+    if (p.shape.size() >= 2) {
+      for (size_t k = 0; k < n; k += 2) {
+        // Box-Muller on two 53-bit uniforms in (0, 1].
+        double u1 =
+            (static_cast<double>(splitmix64(state) >> 11) + 1) * 0x1p-53;
+        double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
+        double r = std::sqrt(-2 * std::log(u1));
+        values[k] = static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
+        if (k + 1 < n)
+          values[k + 1] =
+              static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
       }
+    } else if (!endsWith(p.name, "bias")) {
+      std::fill(values.begin(), values.end(), 1.0f);
     }
-    device_->copyHostToDevice(mutableData(i), staging.data(), sizes_[i]);
+    for (size_t k = 0; k < n; ++k) {
+      if (p.dtype == DType::F32)
+        reinterpret_cast<float *>(staging[i].data())[k] = values[k];
+      else
+        reinterpret_cast<uint16_t *>(staging[i].data())[k] =
+            p.dtype == DType::BF16 ? floatToBf16(values[k])
+                                   : floatToF16(values[k]);
+    }
   }
+  ensureStorage();
+  upload(host);
   bound_ = true;
   source_ = "random(seed " + std::to_string(seed) + ")";
 }
 
 void WeightStore::saveSafeTensors(const std::string &path) const {
+  if (!storage_.get())
+    throw Error(path + ": no weights to save (bind a checkpoint or "
+                       "initialise them first)");
   std::vector<std::vector<uint8_t>> host(params_.size());
   std::vector<SafeTensorsWriteEntry> entries;
   for (size_t i = 0; i < params_.size(); ++i) {
     const void *src = data(i);
     if (!device_->hostAddressable()) {
       host[i].resize(sizes_[i]);
-      device_->copyDeviceToHost(host[i].data(), src, sizes_[i]);
+      device_->copyDeviceToHost(host[i].data(), src, sizes_[i], *stream_);
       src = host[i].data();
     }
     entries.push_back(
         {params_[i].name, fromDType(params_[i].dtype), params_[i].shape, src});
   }
+  device_->synchronize(*stream_);
   writeSafeTensors(path, entries, {{"format", "pt"}});
 }
 

@@ -76,21 +76,11 @@ void checkAttention(const AttentionCase &c, uint32_t seed) {
   std::vector<double> want =
       naiveAttention(c, q, k, v, hasMask ? &mask : nullptr,
                      c.alibi ? &slopes : nullptr, scale);
-  AttrList attrs = AttrList()
-                       .f("scale", scale)
-                       .i("causal", c.causal)
-                       .i("sliding_window", c.window)
-                       .i("has_mask", hasMask)
-                       .i("has_alibi", c.alibi);
+  const Op op = ops::Attention{scale, c.causal, c.window};
   HostTensor got(DType::F32, {c.B, c.Hq, c.T, c.Dh});
-  if (hasMask && c.alibi)
-    runKernel("attention", {&q, &k, &v, &mask, &slopes}, got, attrs);
-  else if (hasMask)
-    runKernel("attention", {&q, &k, &v, &mask}, got, attrs);
-  else if (c.alibi)
-    runKernel("attention", {&q, &k, &v, &slopes}, got, attrs);
-  else
-    runKernel("attention", {&q, &k, &v}, got, attrs);
+  runKernel(
+      op, {&q, &k, &v, hasMask ? &mask : nullptr, c.alibi ? &slopes : nullptr},
+      got);
   for (int64_t e = 0; e < got.numel(); ++e)
     ASSERT_FALSE(std::isnan(got.f()[e])) << "NaN at " << e;
   expectNear(
@@ -135,8 +125,7 @@ TEST(Attention, FullyMaskedRowsAreZero) {
              v = rng.f32({1, 1, 3, 4});
   HostTensor mask = f32({3}, {-INFINITY, -INFINITY, -INFINITY});
   HostTensor got(DType::F32, {1, 1, 2, 4});
-  runKernel("attention", {&q, &k, &v, &mask}, got,
-            AttrList().f("scale", 0.5).i("has_mask", 1).i("has_alibi", 0));
+  runKernel(ops::Attention{0.5}, {&q, &k, &v, &mask, nullptr}, got);
   for (int64_t e = 0; e < got.numel(); ++e)
     EXPECT_EQ(got.f()[e], 0.0f);
   // The same through the GEMM path.
@@ -146,8 +135,7 @@ TEST(Attention, FullyMaskedRowsAreZero) {
   for (int64_t e = 0; e < mask2.numel(); ++e)
     mask2.f()[e] = e < 64 ? -INFINITY : 0.0f; // row 0 fully masked
   HostTensor got2(DType::F32, {1, 1, 64, 64});
-  runKernel("attention", {&q2, &k2, &v2, &mask2}, got2,
-            AttrList().f("scale", 0.125).i("has_mask", 1).i("has_alibi", 0));
+  runKernel(ops::Attention{0.125}, {&q2, &k2, &v2, &mask2, nullptr}, got2);
   for (int64_t e = 0; e < 64; ++e)
     EXPECT_EQ(got2.f()[e], 0.0f);
   for (int64_t e = 64; e < got2.numel(); ++e)
@@ -169,24 +157,20 @@ TEST(Attention, RejectsBadShapes) {
   Random rng(72);
   HostTensor q = rng.f32({1, 3, 2, 4}), k = rng.f32({1, 2, 5, 4}),
              v = rng.f32({1, 2, 5, 4});
-  EXPECT_NE(errorOf("attention", {&q, &k, &v},
-                    HostTensor(DType::F32, {1, 3, 2, 4}),
-                    AttrList().f("scale", 1))
+  EXPECT_NE(errorOf(ops::Attention{}, {&q, &k, &v, nullptr, nullptr},
+                    HostTensor(DType::F32, {1, 3, 2, 4}))
                 .find("multiple"),
             std::string::npos);
   HostTensor q2 = rng.f32({1, 2, 2, 4});
   HostTensor badMask = rng.f32({3, 5});
-  EXPECT_NE(errorOf("attention", {&q2, &k, &v, &badMask},
-                    HostTensor(DType::F32, {1, 2, 2, 4}),
-                    AttrList().f("scale", 1).i("has_mask", 1).i("has_alibi", 0))
+  EXPECT_NE(errorOf(ops::Attention{}, {&q2, &k, &v, &badMask, nullptr},
+                    HostTensor(DType::F32, {1, 2, 2, 4}))
                 .find("broadcast"),
             std::string::npos);
   HostTensor slopes = rng.f32({3});
-  EXPECT_NE(
-      errorOf("attention", {&q2, &k, &v, &slopes},
-              HostTensor(DType::F32, {1, 2, 2, 4}),
-              AttrList().f("scale", 1).i("has_mask", 0).i("has_alibi", 1)),
-      "");
+  EXPECT_NE(errorOf(ops::Attention{}, {&q2, &k, &v, nullptr, &slopes},
+                    HostTensor(DType::F32, {1, 2, 2, 4})),
+            "");
 }
 
 TEST(Rotary, HalfSplitAndInterleaved) {
@@ -228,39 +212,39 @@ TEST(Rotary, HalfSplitAndInterleaved) {
                 yr[p1] = xr[p1] * c + xr[p0] * s;
               }
             }
-        HostTensor got = run("rotary", {&x, &cos, &sin}, DType::F32, x.shape,
-                             AttrList().i("interleaved", interleaved));
+        HostTensor got = run(ops::Rotary{static_cast<bool>(interleaved)},
+                             {&x, &cos, &sin}, DType::F32, x.shape);
         expectNear(got, want, 1e-5, 1e-5,
                    "rotary R" + std::to_string(R) + " interleaved" +
                        std::to_string(interleaved));
       }
   HostTensor x = rng.f32({1, 1, 2, 4}), c = rng.f32({1, 3, 4});
-  EXPECT_NE(
-      errorOf("rotary", {&x, &c, &c}, HostTensor(DType::F32, {1, 1, 2, 4})),
-      "");
+  EXPECT_NE(errorOf(ops::Rotary{}, {&x, &c, &c},
+                    HostTensor(DType::F32, {1, 1, 2, 4})),
+            "");
   HostTensor odd = rng.f32({1, 2, 3});
-  EXPECT_NE(
-      errorOf("rotary", {&x, &odd, &odd}, HostTensor(DType::F32, {1, 1, 2, 4})),
-      "");
+  EXPECT_NE(errorOf(ops::Rotary{}, {&x, &odd, &odd},
+                    HostTensor(DType::F32, {1, 1, 2, 4})),
+            "");
 }
 
 TEST(Embedding, LooksUpRowsAndNamesBadIds) {
   Random rng(74);
   HostTensor table = rng.f32({10, 6});
   HostTensor ids = i64({2, 3}, {0, 9, 3, 3, 1, 7});
-  HostTensor got = run("embedding", {&table, &ids}, DType::F32, {2, 3, 6});
+  HostTensor got = run(ops::Embedding{}, {&table, &ids}, DType::F32, {2, 3, 6});
   for (int64_t t = 0; t < 6; ++t)
     for (int64_t d = 0; d < 6; ++d)
       EXPECT_EQ(got.f()[t * 6 + d], table.f()[ids.i()[t] * 6 + d]);
   HostTensor bad = i64({3}, {1, 10, 2});
   std::string err =
-      errorOf("embedding", {&table, &bad}, HostTensor(DType::F32, {3, 6}));
+      errorOf(ops::Embedding{}, {&table, &bad}, HostTensor(DType::F32, {3, 6}));
   EXPECT_NE(err.find("id 10"), std::string::npos) << err;
   EXPECT_NE(err.find("10 rows"), std::string::npos) << err;
   HostTensor negative = i64({1}, {-1});
-  EXPECT_NE(
-      errorOf("embedding", {&table, &negative}, HostTensor(DType::F32, {1, 6})),
-      "");
+  EXPECT_NE(errorOf(ops::Embedding{}, {&table, &negative},
+                    HostTensor(DType::F32, {1, 6})),
+            "");
 }
 
 } // namespace

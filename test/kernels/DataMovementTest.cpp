@@ -50,8 +50,7 @@ TEST(Transpose, EveryPermutationUpToRank4) {
         for (int64_t &p : negPerm)
           p -= static_cast<int64_t>(in.size());
         for (const auto &p : {perm, negPerm}) {
-          HostTensor got =
-              run("transpose", {&x}, dt, out, AttrList().ints("perm", p));
+          HostTensor got = run(ops::Transpose{p}, {&x}, dt, out);
           expectEqual(got, want, "transpose " + shapeToString(in));
         }
       } while (std::next_permutation(perm.begin(), perm.end()));
@@ -60,15 +59,14 @@ TEST(Transpose, EveryPermutationUpToRank4) {
 
 TEST(Transpose, RejectsBadPerms) {
   HostTensor x(DType::F32, {2, 3});
-  EXPECT_NE(errorOf("transpose", {&x}, HostTensor(DType::F32, {3, 2}),
-                    AttrList().ints("perm", {0, 0})),
+  EXPECT_NE(
+      errorOf(ops::Transpose{{0, 0}}, {&x}, HostTensor(DType::F32, {3, 2})),
+      "");
+  EXPECT_NE(errorOf(ops::Transpose{{1}}, {&x}, HostTensor(DType::F32, {3, 2})),
             "");
-  EXPECT_NE(errorOf("transpose", {&x}, HostTensor(DType::F32, {3, 2}),
-                    AttrList().ints("perm", {1})),
-            "");
-  EXPECT_NE(errorOf("transpose", {&x}, HostTensor(DType::F32, {2, 3}),
-                    AttrList().ints("perm", {1, 0})),
-            "");
+  EXPECT_NE(
+      errorOf(ops::Transpose{{1, 0}}, {&x}, HostTensor(DType::F32, {2, 3})),
+      "");
 }
 
 TEST(BroadcastTo, MatchesReference) {
@@ -88,13 +86,13 @@ TEST(BroadcastTo, MatchesReference) {
       HostTensor want(dt, out);
       for (int64_t k = 0; k < want.numel(); ++k)
         copyElement(x, broadcastIndex(unravel(k, out), in), want, k);
-      HostTensor got = run("broadcast_to", {&x}, dt, out);
+      HostTensor got = run(ops::BroadcastTo{}, {&x}, dt, out);
       expectEqual(got, want,
                   "broadcast_to " + shapeToString(in) + " -> " +
                       shapeToString(out));
     }
   HostTensor x(DType::F32, {3});
-  EXPECT_NE(errorOf("broadcast_to", {&x}, HostTensor(DType::F32, {4})), "");
+  EXPECT_NE(errorOf(ops::BroadcastTo{}, {&x}, HostTensor(DType::F32, {4})), "");
 }
 
 /// The indices a slice visits, per the ONNX Slice text: negative bounds
@@ -170,45 +168,25 @@ TEST(Slice, RandomSlicesMatchOnnxSemantics) {
             idx[d] = pick[d][idx[d]];
           copyElement(x, ravel(idx, in), want, k);
         }
-        HostTensor got = run("slice", {&x}, dt, out,
-                             AttrList()
-                                 .ints("axes", axes)
-                                 .ints("starts", starts)
-                                 .ints("ends", ends)
-                                 .ints("steps", steps));
+        HostTensor got =
+            run(ops::Slice{axes, starts, ends, steps}, {&x}, dt, out);
         expectEqual(got, want, "slice " + shapeToString(in));
       }
 }
 
 TEST(Slice, ReversesWithExtremeBounds) {
   HostTensor x = i64({5}, {0, 1, 2, 3, 4});
-  HostTensor got = run("slice", {&x}, DType::I64, {5},
-                       AttrList()
-                           .ints("axes", {0})
-                           .ints("starts", {-1})
-                           .ints("ends", {kMin})
-                           .ints("steps", {-1}));
+  HostTensor got =
+      run(ops::Slice{{0}, {-1}, {kMin}, {-1}}, {&x}, DType::I64, {5});
   expectEqual(got, i64({5}, {4, 3, 2, 1, 0}));
-  HostTensor huge = run("slice", {&x}, DType::I64, {1},
-                        AttrList()
-                            .ints("axes", {0})
-                            .ints("starts", {1})
-                            .ints("ends", {kMax})
-                            .ints("steps", {kMax}));
+  HostTensor huge =
+      run(ops::Slice{{0}, {1}, {kMax}, {kMax}}, {&x}, DType::I64, {1});
   expectEqual(huge, i64({1}, {1}));
-  EXPECT_NE(errorOf("slice", {&x}, HostTensor(DType::I64, {5}),
-                    AttrList()
-                        .ints("axes", {0})
-                        .ints("starts", {0})
-                        .ints("ends", {5})
-                        .ints("steps", {0})),
+  EXPECT_NE(errorOf(ops::Slice{{0}, {0}, {5}, {0}}, {&x},
+                    HostTensor(DType::I64, {5})),
             "");
-  EXPECT_NE(errorOf("slice", {&x}, HostTensor(DType::I64, {4}),
-                    AttrList()
-                        .ints("axes", {0})
-                        .ints("starts", {0})
-                        .ints("ends", {5})
-                        .ints("steps", {1})),
+  EXPECT_NE(errorOf(ops::Slice{{0}, {0}, {5}, {1}}, {&x},
+                    HostTensor(DType::I64, {4})),
             "");
 }
 
@@ -240,13 +218,12 @@ TEST(Concat, AlongEveryAxis) {
         }
       }
       HostTensor got =
-          run("concat", {&inputs[0], &inputs[1], &inputs[2], &inputs[3]}, dt,
-              out, AttrList().i("axis", axis));
+          run(ops::Concat{axis},
+              {&inputs[0], &inputs[1], &inputs[2], &inputs[3]}, dt, out);
       expectEqual(got, want, "concat axis " + std::to_string(axis));
     }
   HostTensor p(DType::F32, {2, 3}), q(DType::F32, {3, 3});
-  EXPECT_NE(errorOf("concat", {&p, &q}, HostTensor(DType::F32, {2, 6}),
-                    AttrList().i("axis", 1)),
+  EXPECT_NE(errorOf(ops::Concat{1}, {&p, &q}, HostTensor(DType::F32, {2, 6})),
             "");
 }
 
@@ -273,43 +250,44 @@ TEST(Gather, AxesAndNegativeIndices) {
           src.insert(src.end(), o.begin() + a + is.size(), o.end());
           copyElement(x, ravel(src, data), want, k);
         }
-        HostTensor got =
-            run("gather", {&x, &idx}, dt, out, AttrList().i("axis", axis));
+        HostTensor got = run(ops::Gather{axis}, {&x, &idx}, dt, out);
         expectEqual(got, want, "gather axis " + std::to_string(axis));
       }
   HostTensor x(DType::F32, {4, 2});
   HostTensor bad = i64({2}, {1, 4});
   std::string err =
-      errorOf("gather", {&x, &bad}, HostTensor(DType::F32, {2, 2}),
-              AttrList().i("axis", 0));
+      errorOf(ops::Gather{}, {&x, &bad}, HostTensor(DType::F32, {2, 2}));
   EXPECT_NE(err.find("index 4"), std::string::npos) << err;
   HostTensor bad2 = i64({1}, {-5});
-  EXPECT_NE(errorOf("gather", {&x, &bad2}, HostTensor(DType::F32, {1, 2})), "");
+  EXPECT_NE(errorOf(ops::Gather{}, {&x, &bad2}, HostTensor(DType::F32, {1, 2})),
+            "");
 }
 
 TEST(GatherNd, OnnxExamples) {
   // The examples of the ONNX GatherND specification.
   HostTensor d1 = i64({2, 2}, {0, 1, 2, 3});
   HostTensor i1 = i64({2, 2}, {0, 0, 1, 1});
-  expectEqual(run("gather_nd", {&d1, &i1}, DType::I64, {2}), i64({2}, {0, 3}));
+  expectEqual(run(ops::GatherNd{}, {&d1, &i1}, DType::I64, {2}),
+              i64({2}, {0, 3}));
   HostTensor i2 = i64({2, 1}, {1, 0});
-  expectEqual(run("gather_nd", {&d1, &i2}, DType::I64, {2, 2}),
+  expectEqual(run(ops::GatherNd{}, {&d1, &i2}, DType::I64, {2, 2}),
               i64({2, 2}, {2, 3, 0, 1}));
   HostTensor d3 = i64({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
   HostTensor i3 = i64({2, 2}, {0, 1, 1, 0});
-  expectEqual(run("gather_nd", {&d3, &i3}, DType::I64, {2, 2}),
+  expectEqual(run(ops::GatherNd{}, {&d3, &i3}, DType::I64, {2, 2}),
               i64({2, 2}, {2, 3, 4, 5}));
   HostTensor i4 = i64({2, 1, 2}, {0, 1, 1, 0});
-  expectEqual(run("gather_nd", {&d3, &i4}, DType::I64, {2, 1, 2}),
+  expectEqual(run(ops::GatherNd{}, {&d3, &i4}, DType::I64, {2, 1, 2}),
               i64({2, 1, 2}, {2, 3, 4, 5}));
   HostTensor i5 = i64({2, 1}, {1, 0});
-  expectEqual(run("gather_nd", {&d3, &i5}, DType::I64, {2, 2},
-                  AttrList().i("batch_dims", 1)),
+  expectEqual(run(ops::GatherNd{1}, {&d3, &i5}, DType::I64, {2, 2}),
               i64({2, 2}, {2, 3, 4, 5}));
   HostTensor neg = i64({1, 2}, {-1, -2});
-  expectEqual(run("gather_nd", {&d1, &neg}, DType::I64, {1}), i64({1}, {2}));
+  expectEqual(run(ops::GatherNd{}, {&d1, &neg}, DType::I64, {1}),
+              i64({1}, {2}));
   HostTensor bad = i64({1, 2}, {2, 0});
-  EXPECT_NE(errorOf("gather_nd", {&d1, &bad}, HostTensor(DType::I64, {1})), "");
+  EXPECT_NE(errorOf(ops::GatherNd{}, {&d1, &bad}, HostTensor(DType::I64, {1})),
+            "");
 }
 
 TEST(GatherNd, RandomBatchDims) {
@@ -344,8 +322,7 @@ TEST(GatherNd, RandomBatchDims) {
           src.insert(src.end(), o.begin() + is.size() - 1, o.end());
           copyElement(x, ravel(src, data), want, e);
         }
-        HostTensor got = run("gather_nd", {&x, &idx}, dt, out,
-                             AttrList().i("batch_dims", b));
+        HostTensor got = run(ops::GatherNd{b}, {&x, &idx}, dt, out);
         expectEqual(got, want,
                     "gather_nd b=" + std::to_string(b) +
                         " k=" + std::to_string(k));
@@ -379,23 +356,24 @@ TEST(Select, BroadcastsAllThree) {
         const HostTensor &src = pickLeft ? l : r;
         copyElement(src, broadcastIndex(idx, src.shape), want, k);
       }
-      HostTensor got = run("select", {&cond, &l, &r}, dt, out);
+      HostTensor got = run(ops::Select{}, {&cond, &l, &r}, dt, out);
       expectEqual(got, want, std::string("select ") + dtypeName(dt));
     }
   HostTensor notBool = rng.f32({2}), a = rng.f32({2});
-  EXPECT_NE(errorOf("select", {&notBool, &a, &a}, HostTensor(DType::F32, {2})),
-            "");
+  EXPECT_NE(
+      errorOf(ops::Select{}, {&notBool, &a, &a}, HostTensor(DType::F32, {2})),
+      "");
 }
 
 TEST(Copy, CopyAndReshapeMoveBytes) {
   Random rng(27);
   for (DType dt : kAllTypes) {
     HostTensor x = rng.of(dt, {3, 4});
-    HostTensor c = run("copy", {&x}, dt, {3, 4});
+    HostTensor c = run(ops::Copy{}, {&x}, dt, {3, 4});
     expectEqual(c, x, "copy");
-    HostTensor r = run("reshape", {&x}, dt, {2, 6});
+    HostTensor r = run(ops::Copy{}, {&x}, dt, {2, 6});
     EXPECT_EQ(std::memcmp(r.b(), x.b(), 12 * dtypeSize(dt)), 0);
-    EXPECT_NE(errorOf("reshape", {&x}, HostTensor(dt, {5})), "");
+    EXPECT_NE(errorOf(ops::Copy{}, {&x}, HostTensor(dt, {5})), "");
   }
 }
 
@@ -418,13 +396,11 @@ TEST(Trilu, UpperAndLowerForManyDiagonals) {
               copyElement(x, e, want, e);
           }
           HostTensor got =
-              run("trilu", {&x}, dt, s, AttrList().i("upper", upper).i("k", k));
+              run(ops::Trilu{static_cast<bool>(upper), k}, {&x}, dt, s);
           expectEqual(got, want, "trilu k=" + std::to_string(k));
         }
   HostTensor v(DType::F32, {3});
-  EXPECT_NE(errorOf("trilu", {&v}, HostTensor(DType::F32, {3}),
-                    AttrList().i("upper", 1)),
-            "");
+  EXPECT_NE(errorOf(ops::Trilu{}, {&v}, HostTensor(DType::F32, {3})), "");
 }
 
 TEST(CumSum, AxesExclusiveReverse) {
@@ -451,28 +427,23 @@ TEST(CumSum, AxesExclusiveReverse) {
             }
             want[e] = sum;
           }
-          HostTensor got = run("cumsum", {&x}, dt, s,
-                               AttrList()
-                                   .i("axis", axis)
-                                   .i("exclusive", exclusive)
-                                   .i("reverse", reverse));
+          HostTensor got = run(ops::CumSum{axis, static_cast<bool>(exclusive),
+                                           static_cast<bool>(reverse)},
+                               {&x}, dt, s);
           expectNear(got, want, 1e-5, 1e-5, "cumsum");
         }
   HostTensor b = rng.boolean({3});
-  EXPECT_NE(errorOf("cumsum", {&b}, HostTensor(DType::Bool, {3})), "");
+  EXPECT_NE(errorOf(ops::CumSum{}, {&b}, HostTensor(DType::Bool, {3})), "");
 }
 
 TEST(Iota, FloatAndInteger) {
-  HostTensor i =
-      run("iota", {}, DType::I64, {5}, AttrList().f("start", 3).f("step", -2));
+  HostTensor i = run(ops::Iota{3, -2}, {}, DType::I64, {5});
   expectEqual(i, i64({5}, {3, 1, -1, -3, -5}));
-  HostTensor f = run("iota", {}, DType::F32, {4},
-                     AttrList().f("start", 0.5).f("step", 0.25));
+  HostTensor f = run(ops::Iota{0.5, 0.25}, {}, DType::F32, {4});
   expectNear(f, {0.5, 0.75, 1.0, 1.25}, 0, 0);
-  HostTensor empty =
-      run("iota", {}, DType::I64, {0}, AttrList().f("start", 0).f("step", 1));
+  HostTensor empty = run(ops::Iota{}, {}, DType::I64, {0});
   EXPECT_EQ(empty.numel(), 0);
-  EXPECT_NE(errorOf("iota", {}, HostTensor(DType::Bool, {3})), "");
+  EXPECT_NE(errorOf(ops::Iota{}, {}, HostTensor(DType::Bool, {3})), "");
 }
 
 } // namespace

@@ -50,33 +50,36 @@ Shape broadcastOf(const Shape &a, const Shape &b) {
 }
 
 struct FloatCase {
-  const char *name;
+  BinaryKind kind;
   std::function<double(double, double)> ref;
   float lo, hi; // operand range
 };
 
 TEST(Elementwise, FloatArithmeticMatchesReference) {
   const std::vector<FloatCase> cases = {
-      {"add", [](double a, double b) { return double(float(a) + float(b)); },
-       -3, 3},
-      {"sub", [](double a, double b) { return double(float(a) - float(b)); },
-       -3, 3},
-      {"mul", [](double a, double b) { return double(float(a) * float(b)); },
-       -3, 3},
-      {"div", [](double a, double b) { return a / b; }, 0.5, 3},
-      {"pow", [](double a, double b) { return std::pow(a, b); }, 0.1, 2},
-      {"max", [](double a, double b) { return a > b ? a : b; }, -3, 3},
-      {"min", [](double a, double b) { return a < b ? a : b; }, -3, 3},
+      {BinaryKind::Add,
+       [](double a, double b) { return double(float(a) + float(b)); }, -3, 3},
+      {BinaryKind::Sub,
+       [](double a, double b) { return double(float(a) - float(b)); }, -3, 3},
+      {BinaryKind::Mul,
+       [](double a, double b) { return double(float(a) * float(b)); }, -3, 3},
+      {BinaryKind::Div, [](double a, double b) { return a / b; }, 0.5, 3},
+      {BinaryKind::Pow, [](double a, double b) { return std::pow(a, b); }, 0.1,
+       2},
+      {BinaryKind::Max, [](double a, double b) { return a > b ? a : b; }, -3,
+       3},
+      {BinaryKind::Min, [](double a, double b) { return a < b ? a : b; }, -3,
+       3},
   };
   Random rng(1);
   for (const FloatCase &c : cases)
     for (auto &[sa, sb] : kShapePairs) {
       HostTensor a = rng.f32(sa, c.lo, c.hi), b = rng.f32(sb, c.lo, c.hi);
       Shape out = broadcastOf(sa, sb);
-      HostTensor got = run(c.name, {&a, &b}, DType::F32, out);
+      HostTensor got = run(ops::Binary{c.kind}, {&a, &b}, DType::F32, out);
       expectNear(got, reference(a, b, out, c.ref), 1e-6, 1e-5,
-                 std::string(c.name) + " " + shapeToString(sa) + " " +
-                     shapeToString(sb));
+                 std::string(binaryKindName(c.kind)) + " " + shapeToString(sa) +
+                     " " + shapeToString(sb));
     }
 }
 
@@ -89,14 +92,15 @@ TEST(Elementwise, FloatModFollowsDivisorOrDividendSign) {
         b.f()[k] = 1.5f;
     Shape out = broadcastOf(sa, sb);
     HostTensor fm =
-        run("mod", {&a, &b}, DType::F32, out, AttrList().i("fmod", 1));
+        run(ops::Binary{BinaryKind::FMod}, {&a, &b}, DType::F32, out);
     expectNear(fm,
                reference(a, b, out,
                          [](double x, double y) {
                            return double(std::fmod(float(x), float(y)));
                          }),
                1e-5, 1e-5, "fmod");
-    HostTensor pm = run("mod", {&a, &b}, DType::F32, out);
+    HostTensor pm =
+        run(ops::Binary{BinaryKind::Mod}, {&a, &b}, DType::F32, out);
     expectNear(pm,
                reference(a, b, out,
                          [](double x, double y) {
@@ -119,30 +123,30 @@ TEST(Elementwise, IntegerArithmeticMatchesReference) {
       if (b.i()[k] == 0)
         b.i()[k] = 3;
     std::string where = shapeToString(sa) + " " + shapeToString(sb);
-    expectNear(run("add", {&a, &b}, DType::I64, out),
+    expectNear(run(ops::Binary{BinaryKind::Add}, {&a, &b}, DType::I64, out),
                reference(a, b, out, std::plus<double>()), 0, 0, "add " + where);
-    expectNear(run("sub", {&a, &b}, DType::I64, out),
+    expectNear(run(ops::Binary{BinaryKind::Sub}, {&a, &b}, DType::I64, out),
                reference(a, b, out, std::minus<double>()), 0, 0,
                "sub " + where);
-    expectNear(run("mul", {&a, &b}, DType::I64, out),
+    expectNear(run(ops::Binary{BinaryKind::Mul}, {&a, &b}, DType::I64, out),
                reference(a, b, out, std::multiplies<double>()), 0, 0,
                "mul " + where);
-    expectNear(run("div", {&a, &b}, DType::I64, out),
+    expectNear(run(ops::Binary{BinaryKind::Div}, {&a, &b}, DType::I64, out),
                reference(a, b, out, truncDiv), 0, 0, "div " + where);
-    expectNear(run("mod", {&a, &b}, DType::I64, out),
+    expectNear(run(ops::Binary{BinaryKind::Mod}, {&a, &b}, DType::I64, out),
                reference(a, b, out, pyMod), 0, 0, "mod " + where);
-    expectNear(run("mod", {&a, &b}, DType::I64, out, AttrList().i("fmod", 1)),
+    expectNear(run(ops::Binary{BinaryKind::FMod}, {&a, &b}, DType::I64, out),
                reference(a, b, out, cMod), 0, 0, "fmod " + where);
     expectNear(
-        run("max", {&a, &b}, DType::I64, out),
+        run(ops::Binary{BinaryKind::Max}, {&a, &b}, DType::I64, out),
         reference(a, b, out, [](double x, double y) { return std::max(x, y); }),
         0, 0, "max " + where);
     expectNear(
-        run("min", {&a, &b}, DType::I64, out),
+        run(ops::Binary{BinaryKind::Min}, {&a, &b}, DType::I64, out),
         reference(a, b, out, [](double x, double y) { return std::min(x, y); }),
         0, 0, "min " + where);
     HostTensor e = rng.i64(sb, 0, 5);
-    expectNear(run("pow", {&a, &e}, DType::I64, out),
+    expectNear(run(ops::Binary{BinaryKind::Pow}, {&a, &e}, DType::I64, out),
                reference(a, e, out, ipow), 0, 0, "pow " + where);
   }
 }
@@ -151,34 +155,40 @@ TEST(Elementwise, IntegerEdgeCases) {
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   HostTensor a = i64({4}, {kMin, 7, -7, kMin});
   HostTensor b = i64({4}, {-1, -2, 2, 1});
-  HostTensor q = run("div", {&a, &b}, DType::I64, {4});
+  HostTensor q = run(ops::Binary{BinaryKind::Div}, {&a, &b}, DType::I64, {4});
   EXPECT_EQ(q.i()[0], kMin); // wraps instead of trapping
   EXPECT_EQ(q.i()[1], -3);
   EXPECT_EQ(q.i()[2], -3);
-  HostTensor r = run("mod", {&a, &b}, DType::I64, {4});
+  HostTensor r = run(ops::Binary{BinaryKind::Mod}, {&a, &b}, DType::I64, {4});
   EXPECT_EQ(r.i()[0], 0);
   EXPECT_EQ(r.i()[1], -1); // Python: 7 % -2 == -1
   EXPECT_EQ(r.i()[2], 1);  // Python: -7 % 2 == 1
   HostTensor zero = i64({4}, {1, 0, 1, 1});
-  EXPECT_NE(errorOf("div", {&a, &zero}, HostTensor(DType::I64, {4}))
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Div}, {&a, &zero},
+                    HostTensor(DType::I64, {4}))
                 .find("division by zero"),
             std::string::npos);
-  EXPECT_NE(errorOf("mod", {&a, &zero}, HostTensor(DType::I64, {4}))
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Mod}, {&a, &zero},
+                    HostTensor(DType::I64, {4}))
                 .find("division by zero"),
             std::string::npos);
   HostTensor negExp = i64({4}, {1, -1, 1, 1});
-  EXPECT_NE(errorOf("pow", {&a, &negExp}, HostTensor(DType::I64, {4})), "");
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Pow}, {&a, &negExp},
+                    HostTensor(DType::I64, {4})),
+            "");
   HostTensor big = i64({1}, {std::numeric_limits<int64_t>::max()});
   HostTensor one = i64({1}, {1});
-  EXPECT_EQ(run("add", {&big, &one}, DType::I64, {1}).i()[0], kMin);
+  EXPECT_EQ(
+      run(ops::Binary{BinaryKind::Add}, {&big, &one}, DType::I64, {1}).i()[0],
+      kMin);
 }
 
 TEST(Elementwise, FloatMaxMinPropagateNan) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   HostTensor a = f32({3}, {nan, 1, 2});
   HostTensor b = f32({3}, {1, nan, 3});
-  HostTensor mx = run("max", {&a, &b}, DType::F32, {3});
-  HostTensor mn = run("min", {&a, &b}, DType::F32, {3});
+  HostTensor mx = run(ops::Binary{BinaryKind::Max}, {&a, &b}, DType::F32, {3});
+  HostTensor mn = run(ops::Binary{BinaryKind::Min}, {&a, &b}, DType::F32, {3});
   EXPECT_TRUE(std::isnan(mx.f()[0]) && std::isnan(mx.f()[1]));
   EXPECT_TRUE(std::isnan(mn.f()[0]) && std::isnan(mn.f()[1]));
   EXPECT_EQ(mx.f()[2], 3);
@@ -187,15 +197,15 @@ TEST(Elementwise, FloatMaxMinPropagateNan) {
 
 TEST(Elementwise, ComparisonsOnEveryDtype) {
   struct Cmp {
-    const char *name;
+    BinaryKind kind;
     std::function<bool(double, double)> ref;
   };
   const std::vector<Cmp> cmps = {
-      {"equal", std::equal_to<double>()},
-      {"less", std::less<double>()},
-      {"less_equal", std::less_equal<double>()},
-      {"greater", std::greater<double>()},
-      {"greater_equal", std::greater_equal<double>()},
+      {BinaryKind::Equal, std::equal_to<double>()},
+      {BinaryKind::Less, std::less<double>()},
+      {BinaryKind::LessEqual, std::less_equal<double>()},
+      {BinaryKind::Greater, std::greater<double>()},
+      {BinaryKind::GreaterEqual, std::greater_equal<double>()},
   };
   Random rng(4);
   for (DType dt : {DType::F32, DType::I64, DType::Bool})
@@ -209,15 +219,15 @@ TEST(Elementwise, ComparisonsOnEveryDtype) {
         if (dt == DType::I64)
           b = rng.i64(sb, -3, 3), a = rng.i64(sa, -3, 3);
         Shape out = broadcastOf(sa, sb);
-        HostTensor got = run(c.name, {&a, &b}, DType::Bool, out);
+        HostTensor got = run(ops::Binary{c.kind}, {&a, &b}, DType::Bool, out);
         expectNear(got,
                    reference(a, b, out,
                              [&](double x, double y) {
                                return c.ref(x, y) ? 1.0 : 0.0;
                              }),
                    0, 0,
-                   std::string(c.name) + " " + dtypeName(dt) + " " +
-                       shapeToString(sa) + " " + shapeToString(sb));
+                   std::string(binaryKindName(c.kind)) + " " + dtypeName(dt) +
+                       " " + shapeToString(sa) + " " + shapeToString(sb));
       }
 }
 
@@ -227,14 +237,14 @@ TEST(Elementwise, LogicalOps) {
     HostTensor a = rng.boolean(sa), b = rng.boolean(sb);
     Shape out = broadcastOf(sa, sb);
     expectNear(
-        run("and", {&a, &b}, DType::Bool, out),
+        run(ops::Binary{BinaryKind::And}, {&a, &b}, DType::Bool, out),
         reference(a, b, out, [](double x, double y) { return double(x && y); }),
         0, 0, "and");
     expectNear(
-        run("or", {&a, &b}, DType::Bool, out),
+        run(ops::Binary{BinaryKind::Or}, {&a, &b}, DType::Bool, out),
         reference(a, b, out, [](double x, double y) { return double(x || y); }),
         0, 0, "or");
-    expectNear(run("xor", {&a, &b}, DType::Bool, out),
+    expectNear(run(ops::Binary{BinaryKind::Xor}, {&a, &b}, DType::Bool, out),
                reference(a, b, out,
                          [](double x, double y) {
                            return double((x != 0) != (y != 0));
@@ -246,24 +256,34 @@ TEST(Elementwise, LogicalOps) {
 TEST(Elementwise, RejectsBadCalls) {
   Random rng(6);
   HostTensor a = rng.f32({2, 3}), b = rng.f32({4});
-  EXPECT_NE(errorOf("add", {&a, &b}, HostTensor(DType::F32, {2, 3}))
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Add}, {&a, &b},
+                    HostTensor(DType::F32, {2, 3}))
                 .find("do not broadcast"),
             std::string::npos);
   HostTensor c = rng.f32({3});
-  EXPECT_NE(errorOf("add", {&a, &c}, HostTensor(DType::F32, {3, 3})), "");
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Add}, {&a, &c},
+                    HostTensor(DType::F32, {3, 3})),
+            "");
   HostTensor i = rng.i64({3});
-  EXPECT_NE(errorOf("add", {&a, &i}, HostTensor(DType::F32, {2, 3}))
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Add}, {&a, &i},
+                    HostTensor(DType::F32, {2, 3}))
                 .find("same element type"),
             std::string::npos);
   HostTensor p = rng.boolean({3}), q = rng.boolean({3});
-  EXPECT_NE(errorOf("add", {&p, &q}, HostTensor(DType::Bool, {3}))
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Add}, {&p, &q},
+                    HostTensor(DType::Bool, {3}))
                 .find("unsupported element type bool"),
             std::string::npos);
-  EXPECT_NE(errorOf("and", {&c, &c}, HostTensor(DType::Bool, {3})), "");
-  EXPECT_NE(errorOf("less", {&c, &c}, HostTensor(DType::F32, {3})), "");
-  EXPECT_NE(errorOf("add", {&c}, HostTensor(DType::F32, {3}))
-                .find("expected 2 operand"),
-            std::string::npos);
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::And}, {&c, &c},
+                    HostTensor(DType::Bool, {3})),
+            "");
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Less}, {&c, &c},
+                    HostTensor(DType::F32, {3})),
+            "");
+  EXPECT_NE(
+      errorOf(ops::Binary{BinaryKind::Add}, {&c}, HostTensor(DType::F32, {3}))
+          .find("expected 2 operand"),
+      std::string::npos);
 }
 
 } // namespace

@@ -1,49 +1,72 @@
-// The kernel name table: every hg op with a runtime kernel is registered.
+// The kernel table: every typed op (and every kind of a family with kinds)
+// has a CPU kernel, except collectives and events.
 #include "KernelTestSupport.h"
-
-#include <algorithm>
-#include <set>
 
 namespace hybrid::cpu::test {
 namespace {
 
-// Every op mnemonic of dialects/hg/IR/HgOps.td except `constant` (the
-// runtime materialises constants), plus the `copy` kernel.
-const char *const kHgOps[] = {
-    "add",        "sub",          "mul",           "div",        "pow",
-    "max",        "min",          "mod",           "equal",      "less",
-    "less_equal", "greater",      "greater_equal", "and",        "or",
-    "xor",        "neg",          "abs",           "sign",       "exp",
-    "log",        "sqrt",         "rsqrt",         "reciprocal", "tanh",
-    "sigmoid",    "relu",         "silu",          "gelu",       "sin",
-    "cos",        "erf",          "floor",         "ceil",       "not",
-    "is_nan",     "is_inf",       "clip",          "select",     "cast",
-    "reshape",    "broadcast_to", "transpose",     "slice",      "concat",
-    "gather",     "gather_nd",    "iota",          "cumsum",     "trilu",
-    "reduce_sum", "reduce_mean",  "reduce_max",    "reduce_min", "reduce_prod",
-    "softmax",    "log_softmax",  "layer_norm",    "rms_norm",   "matmul",
-    "linear",     "embedding",    "rotary",        "attention",  "copy"};
-
-TEST(KernelTable, EveryHgOpHasAKernel) {
-  for (const char *name : kHgOps)
-    EXPECT_NE(findKernel(name), nullptr) << name;
+/// One op of every alternative of hybrid::Op, in variant order.
+template <size_t... I>
+std::vector<Op> everyAlternative(std::index_sequence<I...>) {
+  return {Op(std::in_place_index<I>)...};
 }
 
-TEST(KernelTable, NamesAreSortedUniqueAndFindable) {
-  std::vector<std::string> names = kernelNames();
-  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(),
-            names.size());
-  EXPECT_EQ(names.size(), std::size(kHgOps));
-  for (const std::string &n : names)
-    EXPECT_NE(findKernel(n), nullptr) << n;
+bool isBackendOp(const Op &op) {
+  return std::holds_alternative<ops::Collective>(op) ||
+         std::holds_alternative<ops::RecordEvent>(op) ||
+         std::holds_alternative<ops::WaitEvent>(op);
 }
 
-TEST(KernelTable, UnknownNamesAreNull) {
-  EXPECT_EQ(findKernel("constant"), nullptr);
-  EXPECT_EQ(findKernel(""), nullptr);
-  EXPECT_EQ(findKernel("Add"), nullptr);
-  EXPECT_EQ(findKernel("zzz"), nullptr);
+TEST(KernelTable, EveryOpAlternativeHasAKernel) {
+  const std::vector<Op> all =
+      everyAlternative(std::make_index_sequence<std::variant_size_v<Op>>());
+  for (const Op &op : all) {
+    KernelEntry entry = findKernel(op);
+    if (isBackendOp(op))
+      EXPECT_EQ(entry.run, nullptr) << opName(op);
+    else
+      EXPECT_NE(entry.run, nullptr) << opName(op);
+  }
+}
+
+TEST(KernelTable, EveryKindHasAKernel) {
+  for (int k = 0; k < kBinaryKinds; ++k)
+    EXPECT_NE(findKernel(ops::Binary{static_cast<BinaryKind>(k)}).run, nullptr)
+        << binaryKindName(static_cast<BinaryKind>(k));
+  for (int k = 0; k < kUnaryKinds; ++k)
+    EXPECT_NE(findKernel(ops::Unary{static_cast<UnaryKind>(k)}).run, nullptr)
+        << unaryKindName(static_cast<UnaryKind>(k));
+  for (int k = 0; k < kReduceKinds; ++k)
+    EXPECT_NE(findKernel(ops::Reduce{static_cast<ReduceKind>(k)}).run, nullptr)
+        << reduceKindName(static_cast<ReduceKind>(k));
+  for (int k = 0; k < kCollectiveKinds; ++k)
+    EXPECT_EQ(findKernel(ops::Collective{static_cast<CollectiveKind>(k)}).run,
+              nullptr);
+}
+
+TEST(KernelTable, KindsRouteToTheirOwnKernels) {
+  // Distinct kinds of one family are distinct kernels.
+  for (int a = 0; a < kBinaryKinds; ++a)
+    for (int b = a + 1; b < kBinaryKinds; ++b)
+      EXPECT_NE(findKernel(ops::Binary{static_cast<BinaryKind>(a)}).run,
+                findKernel(ops::Binary{static_cast<BinaryKind>(b)}).run);
+  for (int a = 0; a < kUnaryKinds; ++a)
+    for (int b = a + 1; b < kUnaryKinds; ++b)
+      EXPECT_NE(findKernel(ops::Unary{static_cast<UnaryKind>(a)}).run,
+                findKernel(ops::Unary{static_cast<UnaryKind>(b)}).run);
+  HostTensor a = f32({2}, {7, 2}), b = f32({2}, {-3, 3});
+  EXPECT_EQ(run(ops::Binary{BinaryKind::Mod}, {&a, &b}, DType::F32, {2}).f()[0],
+            -2.0f);
+  EXPECT_EQ(
+      run(ops::Binary{BinaryKind::FMod}, {&a, &b}, DType::F32, {2}).f()[0],
+      1.0f);
+}
+
+TEST(KernelTable, KindsOutOfRangeHaveNoKernel) {
+  // Kinds come from bundles, which are untrusted.
+  EXPECT_EQ(findKernel(ops::Binary{static_cast<BinaryKind>(200)}).run, nullptr);
+  EXPECT_EQ(findKernel(ops::Unary{static_cast<UnaryKind>(200)}).run, nullptr);
+  EXPECT_EQ(findKernel(ops::Reduce{static_cast<ReduceKind>(200)}).run, nullptr);
 }
 
 TEST(KernelTable, ThreadCountIsSettable) {
@@ -56,15 +79,26 @@ TEST(KernelTable, ThreadCountIsSettable) {
   EXPECT_EQ(numThreads(), before);
 }
 
-TEST(KernelTable, NullAttrsMeanDefaults) {
-  HostTensor a = f32({2}, {1, 2}), b = f32({2}, {3, 4});
-  HostTensor out(DType::F32, {2});
-  KernelCall call;
-  call.operands = {a.view(), b.view()};
-  call.results = {out.view()};
-  findKernel("add")(call);
-  EXPECT_EQ(out.f()[0], 4);
-  EXPECT_EQ(out.f()[1], 6);
+TEST(Fill, EveryDtype) {
+  for (DType dt : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::I32,
+                   DType::Bool}) {
+    HostTensor got = run(ops::Fill{-2.75}, {}, dt, {3, 5});
+    HostTensor zero = run(ops::Fill{0}, {}, dt, {7});
+    const size_t es = dtypeSize(dt);
+    for (int64_t e = 1; e < got.numel(); ++e)
+      EXPECT_EQ(std::memcmp(got.b(), got.b() + e * es, es), 0) << dtypeName(dt);
+    for (int64_t e = 0; e < zero.numel() * int64_t(es); ++e)
+      EXPECT_EQ(zero.b()[e], 0) << dtypeName(dt);
+  }
+  EXPECT_EQ(run(ops::Fill{-2.75}, {}, DType::F32, {1}).f()[0], -2.75f);
+  EXPECT_EQ(run(ops::Fill{-2.75}, {}, DType::I64, {1}).i()[0], -2);
+  EXPECT_EQ(run(ops::Fill{-2.75}, {}, DType::Bool, {1}).b()[0], 1);
+  EXPECT_EQ(run(ops::Fill{1e30}, {}, DType::I64, {1}).i()[0],
+            std::numeric_limits<int64_t>::max());
+  HostTensor empty = run(ops::Fill{1}, {}, DType::F32, {0, 3});
+  EXPECT_EQ(empty.numel(), 0);
+  HostTensor x = f32({1}, {1});
+  EXPECT_NE(errorOf(ops::Fill{1}, {&x}, HostTensor(DType::F32, {1})), "");
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // Test support for the CPU kernels: owning host tensors, random inputs,
 // N-d index arithmetic for the slow reference implementations, and a
-// one-call way to run a kernel by name.
+// one-call way to run the kernel of a typed op (with exactly the scratch it
+// declares).
 #pragma once
 
 #include "cpu/CpuKernels.h"
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <random>
@@ -48,6 +50,8 @@ struct HostTensor {
       return static_cast<double>(i()[k]);
     case DType::Bool:
       return b()[k] ? 1 : 0;
+    default:
+      break;
     }
     return 0;
   }
@@ -59,6 +63,7 @@ struct HostTensor {
     t.shape = shape;
     return t;
   }
+  ConstTensor cview() const { return ConstTensor(bytes.data(), dtype, shape); }
 };
 
 inline HostTensor f32(Shape s, std::vector<float> v) {
@@ -119,6 +124,8 @@ public:
       return i64(std::move(s));
     case DType::Bool:
       return boolean(std::move(s));
+    default:
+      break;
     }
     return {};
   }
@@ -128,70 +135,50 @@ private:
   std::mt19937 gen_;
 };
 
-/// Attributes built fluently: AttrList().i("axis", 1).f("epsilon", 1e-5).
-class AttrList {
-public:
-  AttrList &i(const std::string &name, int64_t v) {
-    Attrs::Value value;
-    value.i = v;
-    attrs_.set(name, value);
-    return *this;
-  }
-  AttrList &f(const std::string &name, double v) {
-    Attrs::Value value;
-    value.f = v;
-    attrs_.set(name, value);
-    return *this;
-  }
-  AttrList &s(const std::string &name, std::string v) {
-    Attrs::Value value;
-    value.s = std::move(v);
-    attrs_.set(name, value);
-    return *this;
-  }
-  AttrList &ints(const std::string &name, std::vector<int64_t> v) {
-    Attrs::Value value;
-    value.ints = std::move(v);
-    attrs_.set(name, value);
-    return *this;
-  }
-  const Attrs &attrs() const { return attrs_; }
-
-private:
-  Attrs attrs_;
-};
-
-/// Runs the kernel registered as `name`; the result must be preallocated.
-inline void runKernel(const std::string &name,
+/// Runs the kernel of `op` on the operands (null: an absent optional
+/// operand) into the preallocated `result`. Scratch is exactly what the
+/// kernel declares, followed by a guard region that must stay untouched.
+inline void runKernel(const Op &op,
                       std::initializer_list<const HostTensor *> operands,
-                      HostTensor &result, const AttrList &attrs = AttrList()) {
-  KernelFn fn = findKernel(name);
-  ASSERT_NE(fn, nullptr) << "no kernel named " << name;
+                      HostTensor &result) {
+  KernelEntry entry = findKernel(op);
+  ASSERT_NE(entry.run, nullptr) << "no kernel for " << opName(op);
   KernelCall call;
+  call.op = &op;
   for (const HostTensor *t : operands)
-    call.operands.push_back(t->view());
+    call.operands.push_back(t ? t->cview() : ConstTensor::absent());
   call.results.push_back(result.view());
-  call.attrs = &attrs.attrs();
-  fn(call);
+  const size_t bytes = scratchBytes(entry, call, numThreads());
+  constexpr size_t kGuard = 256;
+  constexpr uint8_t kGuardByte = 0xa5;
+  // 64-byte aligned, as the contract promises.
+  std::vector<uint64_t> storage((bytes + kGuard + 64) / 8 + 1);
+  uint8_t *base = reinterpret_cast<uint8_t *>(storage.data());
+  base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
+  std::memset(base + bytes, kGuardByte, kGuard);
+  call.scratch = bytes ? base : nullptr;
+  call.scratchBytes = bytes;
+  entry.run(call);
+  for (size_t i = 0; i < kGuard; ++i)
+    ASSERT_EQ(base[bytes + i], kGuardByte)
+        << opName(op) << " wrote past its " << bytes << " bytes of scratch";
 }
 
 /// Runs the kernel and returns its result of the given type and shape.
-inline HostTensor run(const std::string &name,
+inline HostTensor run(const Op &op,
                       std::initializer_list<const HostTensor *> operands,
-                      DType dtype, Shape shape,
-                      const AttrList &attrs = AttrList()) {
+                      DType dtype, Shape shape) {
   HostTensor result(dtype, std::move(shape));
-  runKernel(name, operands, result, attrs);
+  runKernel(op, operands, result);
   return result;
 }
 
 /// The error message of running the kernel, or "" when it did not throw.
-inline std::string errorOf(const std::string &name,
+inline std::string errorOf(const Op &op,
                            std::initializer_list<const HostTensor *> operands,
-                           HostTensor result,
-                           const AttrList &attrs = AttrList()) {
+                           HostTensor result) {
   try {
-    runKernel(name, operands, result, attrs);
+    runKernel(op, operands, result);
   } catch (const Error &e) {
     return e.what();
   }

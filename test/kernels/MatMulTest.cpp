@@ -79,7 +79,7 @@ TEST(MatMul, ShapesAndBroadcasting) {
     HostTensor a = rng.f32(sa), b = rng.f32(sb);
     Shape out;
     HostTensor want = naiveMatmul(a, b, out);
-    HostTensor got = run("matmul", {&a, &b}, DType::F32, out);
+    HostTensor got = run(ops::MatMul{}, {&a, &b}, DType::F32, out);
     expectNear(got, values(want), 1e-4, 1e-4,
                "matmul " + shapeToString(sa) + " x " + shapeToString(sb));
   }
@@ -88,14 +88,16 @@ TEST(MatMul, ShapesAndBroadcasting) {
 TEST(MatMul, RejectsMismatches) {
   Random rng(51);
   HostTensor a = rng.f32({3, 4}), b = rng.f32({5, 2}), s = rng.f32({});
-  EXPECT_NE(errorOf("matmul", {&a, &b}, HostTensor(DType::F32, {3, 2}))
+  EXPECT_NE(errorOf(ops::MatMul{}, {&a, &b}, HostTensor(DType::F32, {3, 2}))
                 .find("inner dimensions"),
             std::string::npos);
-  EXPECT_NE(errorOf("matmul", {&a, &s}, HostTensor(DType::F32, {3})), "");
+  EXPECT_NE(errorOf(ops::MatMul{}, {&a, &s}, HostTensor(DType::F32, {3})), "");
   HostTensor c = rng.f32({2, 3, 4}), d = rng.f32({3, 4, 5});
-  EXPECT_NE(errorOf("matmul", {&c, &d}, HostTensor(DType::F32, {3, 3, 5})), "");
+  EXPECT_NE(errorOf(ops::MatMul{}, {&c, &d}, HostTensor(DType::F32, {3, 3, 5})),
+            "");
   HostTensor i = rng.i64({4, 5});
-  EXPECT_NE(errorOf("matmul", {&a, &i}, HostTensor(DType::F32, {3, 5})), "");
+  EXPECT_NE(errorOf(ops::MatMul{}, {&a, &i}, HostTensor(DType::F32, {3, 5})),
+            "");
 }
 
 TEST(Linear, TransposedAndPlainWeightsWithBias) {
@@ -119,13 +121,9 @@ TEST(Linear, TransposedAndPlainWeightsWithBias) {
                      (trans ? w.f()[n * K + k] : w.f()[k * N + n]);
             want[m * N + n] = sum;
           }
-        AttrList attrs =
-            AttrList().i("transpose_weight", trans).i("has_bias", hasBias);
         HostTensor got(DType::F32, out);
-        if (hasBias)
-          runKernel("linear", {&x, &w, &bias}, got, attrs);
-        else
-          runKernel("linear", {&x, &w}, got, attrs);
+        runKernel(ops::Linear{trans != 0}, {&x, &w, hasBias ? &bias : nullptr},
+                  got);
         expectNear(got, want, 1e-5, 1e-5,
                    "linear " + shapeToString(in) + " trans " +
                        std::to_string(trans));
@@ -136,7 +134,7 @@ TEST(Linear, DefaultsAndErrors) {
   Random rng(53);
   HostTensor x = rng.f32({2, 3}), w = rng.f32({4, 3}), b = rng.f32({4});
   // transpose_weight defaults to true; three operands imply a bias.
-  HostTensor got = run("linear", {&x, &w, &b}, DType::F32, {2, 4});
+  HostTensor got = run(ops::Linear{}, {&x, &w, &b}, DType::F32, {2, 4});
   for (int64_t m = 0; m < 2; ++m)
     for (int64_t n = 0; n < 4; ++n) {
       double sum = b.f()[n];
@@ -145,16 +143,17 @@ TEST(Linear, DefaultsAndErrors) {
       EXPECT_NEAR(got.f()[m * 4 + n], sum, 1e-5);
     }
   HostTensor wrong = rng.f32({4, 5});
-  EXPECT_NE(errorOf("linear", {&x, &wrong}, HostTensor(DType::F32, {2, 4}))
+  EXPECT_NE(errorOf(ops::Linear{}, {&x, &wrong, nullptr},
+                    HostTensor(DType::F32, {2, 4}))
                 .find("features"),
             std::string::npos);
   HostTensor badBias = rng.f32({5});
-  EXPECT_NE(
-      errorOf("linear", {&x, &w, &badBias}, HostTensor(DType::F32, {2, 4})),
-      "");
+  EXPECT_NE(errorOf(ops::Linear{}, {&x, &w, &badBias},
+                    HostTensor(DType::F32, {2, 4})),
+            "");
   // K = 0: the result is the bias.
   HostTensor x0 = rng.f32({2, 0}), w0 = rng.f32({4, 0});
-  HostTensor y0 = run("linear", {&x0, &w0, &b}, DType::F32, {2, 4});
+  HostTensor y0 = run(ops::Linear{}, {&x0, &w0, &b}, DType::F32, {2, 4});
   for (int64_t k = 0; k < 8; ++k)
     EXPECT_EQ(y0.f()[k], b.f()[k % 4]);
 }

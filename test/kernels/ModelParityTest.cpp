@@ -64,66 +64,52 @@ bool loadFixture(const std::string &model, Fixture &f) {
 
 // Building blocks: each is one kernel call with the result shape worked out.
 HostTensor reshape(const HostTensor &x, Shape shape) {
-  return run("reshape", {&x}, x.dtype, std::move(shape));
+  return run(ops::Copy{}, {&x}, x.dtype, std::move(shape));
 }
 HostTensor linear(const HostTensor &x, const HostTensor &w,
                   const HostTensor *bias, bool transposeWeight) {
   Shape out = x.shape;
   out.back() = transposeWeight ? w.shape[0] : w.shape[1];
-  AttrList attrs = AttrList()
-                       .i("transpose_weight", transposeWeight)
-                       .i("has_bias", bias != nullptr);
   HostTensor y(DType::F32, out);
-  if (bias)
-    runKernel("linear", {&x, &w, bias}, y, attrs);
-  else
-    runKernel("linear", {&x, &w}, y, attrs);
+  runKernel(ops::Linear{transposeWeight}, {&x, &w, bias}, y);
   return y;
 }
-HostTensor binary(const char *op, const HostTensor &a, const HostTensor &b) {
+HostTensor binary(BinaryKind kind, const HostTensor &a, const HostTensor &b) {
   Shape out = a.numel() >= b.numel() ? a.shape : b.shape;
-  return run(op, {&a, &b}, DType::F32, out);
+  return run(ops::Binary{kind}, {&a, &b}, DType::F32, out);
 }
 HostTensor layerNorm(const HostTensor &x, const HostTensor &w,
                      const HostTensor &b, double eps) {
-  return run("layer_norm", {&x, &w, &b}, DType::F32, x.shape,
-             AttrList().f("epsilon", eps).i("has_weight", 1).i("has_bias", 1));
+  return run(ops::LayerNorm{eps}, {&x, &w, &b}, DType::F32, x.shape);
 }
 HostTensor rmsNorm(const HostTensor &x, const HostTensor &w, double eps) {
-  return run("rms_norm", {&x, &w}, DType::F32, x.shape,
-             AttrList().f("epsilon", eps).i("has_weight", 1));
+  return run(ops::RmsNorm{eps}, {&x, &w}, DType::F32, x.shape);
 }
 /// [B, T, H * D] -> [B, H, T, D]
 HostTensor splitHeads(const HostTensor &x, int64_t heads) {
   const int64_t B = x.shape[0], T = x.shape[1], D = x.shape[2] / heads;
   HostTensor r = reshape(x, {B, T, heads, D});
-  return run("transpose", {&r}, DType::F32, {B, heads, T, D},
-             AttrList().ints("perm", {0, 2, 1, 3}));
+  return run(ops::Transpose{{0, 2, 1, 3}}, {&r}, DType::F32, {B, heads, T, D});
 }
 /// [B, H, T, D] -> [B, T, H * D]
 HostTensor mergeHeads(const HostTensor &x) {
   const int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2], D = x.shape[3];
-  HostTensor t = run("transpose", {&x}, DType::F32, {B, T, H, D},
-                     AttrList().ints("perm", {0, 2, 1, 3}));
+  HostTensor t =
+      run(ops::Transpose{{0, 2, 1, 3}}, {&x}, DType::F32, {B, T, H, D});
   return reshape(t, {B, T, H * D});
 }
 HostTensor causalAttention(const HostTensor &q, const HostTensor &k,
                            const HostTensor &v) {
-  return run("attention", {&q, &k, &v}, DType::F32, q.shape,
-             AttrList()
-                 .f("scale", 1 / std::sqrt(double(q.shape[3])))
-                 .i("causal", 1)
-                 .i("has_mask", 0)
-                 .i("has_alibi", 0));
+  return run(ops::Attention{1 / std::sqrt(double(q.shape[3])), true},
+             {&q, &k, &v, nullptr, nullptr}, DType::F32, q.shape);
 }
 HostTensor embed(const HostTensor &table, const HostTensor &ids) {
   Shape out = ids.shape;
   out.push_back(table.shape[1]);
-  return run("embedding", {&table, &ids}, DType::F32, out);
+  return run(ops::Embedding{}, {&table, &ids}, DType::F32, out);
 }
 HostTensor positions(int64_t T, int64_t start) {
-  return run("iota", {}, DType::I64, {T},
-             AttrList().f("start", double(start)).f("step", 1));
+  return run(ops::Iota{double(start)}, {}, DType::I64, {T});
 }
 
 void expectLogits(const HostTensor &logits, const Fixture &f) {
@@ -152,8 +138,7 @@ void extendCache(KvCache &cache, size_t layer, HostTensor &k, HostTensor &v) {
                              std::pair{&cache.values[layer], &v}}) {
       Shape s = past->shape;
       s[2] += now->shape[2];
-      *past =
-          run("concat", {past, now}, DType::F32, s, AttrList().i("axis", 2));
+      *past = run(ops::Concat{2}, {past, now}, DType::F32, s);
     }
   }
   k = cache.keys[layer];
@@ -165,8 +150,9 @@ HostTensor gpt2Logits(const Fixture &f, const HostTensor &ids, int64_t start,
                       KvCache &cache) {
   const int64_t T = ids.shape[1], H = 4;
   HostTensor pos = positions(T, start);
-  HostTensor x = binary("add", embed(f.w("transformer.wte.weight"), ids),
-                        embed(f.w("transformer.wpe.weight"), pos));
+  HostTensor x =
+      binary(BinaryKind::Add, embed(f.w("transformer.wte.weight"), ids),
+             embed(f.w("transformer.wpe.weight"), pos));
   for (int l = 0; l < 2; ++l) {
     auto w = [&](const std::string &n) -> const HostTensor & {
       return f.w("transformer.h." + std::to_string(l) + "." + n);
@@ -177,25 +163,21 @@ HostTensor gpt2Logits(const Fixture &f, const HostTensor &ids, int64_t start,
     auto part = [&](int i) {
       Shape s = qkv.shape;
       s.back() /= 3;
-      HostTensor p = run("slice", {&qkv}, DType::F32, s,
-                         AttrList()
-                             .ints("axes", {-1})
-                             .ints("starts", {i * s.back()})
-                             .ints("ends", {(i + 1) * s.back()})
-                             .ints("steps", {1}));
+      HostTensor p =
+          run(ops::Slice{{-1}, {i * s.back()}, {(i + 1) * s.back()}, {1}},
+              {&qkv}, DType::F32, s);
       return splitHeads(p, H);
     };
     HostTensor q = part(0), k = part(1), v = part(2);
     extendCache(cache, l, k, v);
     HostTensor a = mergeHeads(causalAttention(q, k, v));
     a = linear(a, w("attn.c_proj.weight"), &w("attn.c_proj.bias"), false);
-    x = binary("add", x, a);
+    x = binary(BinaryKind::Add, x, a);
     h = layerNorm(x, w("ln_2.weight"), w("ln_2.bias"), 1e-5);
     h = linear(h, w("mlp.c_fc.weight"), &w("mlp.c_fc.bias"), false);
-    h = run("gelu", {&h}, DType::F32, h.shape,
-            AttrList().s("approximate", "tanh"));
+    h = run(ops::Unary{UnaryKind::GeluTanh}, {&h}, DType::F32, h.shape);
     h = linear(h, w("mlp.c_proj.weight"), &w("mlp.c_proj.bias"), false);
-    x = binary("add", x, h);
+    x = binary(BinaryKind::Add, x, h);
   }
   x = layerNorm(x, f.w("transformer.ln_f.weight"), f.w("transformer.ln_f.bias"),
                 1e-5);
@@ -247,8 +229,9 @@ TEST(ModelParity, Opt) {
   const std::string p = "model.decoder.";
   // OPT's learned positions start at offset 2.
   HostTensor pos = positions(T, 2);
-  HostTensor x = binary("add", embed(f.w(p + "embed_tokens.weight"), ids),
-                        embed(f.w(p + "embed_positions.weight"), pos));
+  HostTensor x =
+      binary(BinaryKind::Add, embed(f.w(p + "embed_tokens.weight"), ids),
+             embed(f.w(p + "embed_positions.weight"), pos));
   for (int l = 0; l < 2; ++l) {
     auto w = [&](const std::string &n) -> const HostTensor & {
       return f.w(p + "layers." + std::to_string(l) + "." + n);
@@ -264,13 +247,13 @@ TEST(ModelParity, Opt) {
         causalAttention(proj("q_proj"), proj("k_proj"), proj("v_proj")));
     a = linear(a, w("self_attn.out_proj.weight"), &w("self_attn.out_proj.bias"),
                true);
-    x = binary("add", x, a);
+    x = binary(BinaryKind::Add, x, a);
     h = layerNorm(x, w("final_layer_norm.weight"), w("final_layer_norm.bias"),
                   1e-5);
     h = linear(h, w("fc1.weight"), &w("fc1.bias"), true);
-    h = run("relu", {&h}, DType::F32, h.shape);
+    h = run(ops::Unary{UnaryKind::Relu}, {&h}, DType::F32, h.shape);
     h = linear(h, w("fc2.weight"), &w("fc2.bias"), true);
-    x = binary("add", x, h);
+    x = binary(BinaryKind::Add, x, h);
   }
   x = layerNorm(x, f.w(p + "final_layer_norm.weight"),
                 f.w(p + "final_layer_norm.bias"), 1e-5);
@@ -293,7 +276,7 @@ HostTensor llamaLogits(const Fixture &f, const HostTensor &ids, int64_t start,
       }
     }
   auto rope = [&](const HostTensor &x) {
-    return run("rotary", {&x, &cos, &sin}, DType::F32, x.shape);
+    return run(ops::Rotary{}, {&x, &cos, &sin}, DType::F32, x.shape);
   };
   HostTensor x = embed(f.w("model.embed_tokens.weight"), ids);
   for (int l = 0; l < 2; ++l) {
@@ -310,14 +293,14 @@ HostTensor llamaLogits(const Fixture &f, const HostTensor &ids, int64_t start,
     extendCache(cache, l, k, v);
     HostTensor a = mergeHeads(causalAttention(q, k, v));
     a = linear(a, w("self_attn.o_proj.weight"), nullptr, true);
-    x = binary("add", x, a);
+    x = binary(BinaryKind::Add, x, a);
     h = rmsNorm(x, w("post_attention_layernorm.weight"), 1e-6);
     HostTensor gate = linear(h, w("mlp.gate_proj.weight"), nullptr, true);
-    gate = run("silu", {&gate}, DType::F32, gate.shape);
+    gate = run(ops::Unary{UnaryKind::Silu}, {&gate}, DType::F32, gate.shape);
     HostTensor up = linear(h, w("mlp.up_proj.weight"), nullptr, true);
-    h = linear(binary("mul", gate, up), w("mlp.down_proj.weight"), nullptr,
-               true);
-    x = binary("add", x, h);
+    h = linear(binary(BinaryKind::Mul, gate, up), w("mlp.down_proj.weight"),
+               nullptr, true);
+    x = binary(BinaryKind::Add, x, h);
   }
   x = rmsNorm(x, f.w("model.norm.weight"), 1e-6);
   return linear(x, f.w("lm_head.weight"), nullptr, true);

@@ -54,8 +54,7 @@ TEST(Softmax, EveryAxis) {
         int64_t a = axis < 0 ? axis + s.size() : axis;
         std::vector<double> want =
             alongAxis(x, a, [&](const auto &v) { return softmaxRef(v, log); });
-        HostTensor got = run(log ? "log_softmax" : "softmax", {&x}, DType::F32,
-                             s, AttrList().i("axis", axis));
+        HostTensor got = run(ops::Softmax{axis, log}, {&x}, DType::F32, s);
         expectNear(got, want, 1e-6, 1e-5,
                    std::string(log ? "log_softmax " : "softmax ") +
                        shapeToString(s) + " axis " + std::to_string(axis));
@@ -64,13 +63,11 @@ TEST(Softmax, EveryAxis) {
 
 TEST(Softmax, StableForLargeAndInfiniteInputs) {
   HostTensor x = f32({2, 3}, {1000, 1001, 999, -INFINITY, 0, -INFINITY});
-  HostTensor got =
-      run("softmax", {&x}, DType::F32, {2, 3}, AttrList().i("axis", -1));
+  HostTensor got = run(ops::Softmax{}, {&x}, DType::F32, {2, 3});
   std::vector<double> want = softmaxRef({1000, 1001, 999}, false);
   want.insert(want.end(), {0, 1, 0});
   expectNear(got, want, 1e-6, 1e-5);
-  HostTensor lg =
-      run("log_softmax", {&x}, DType::F32, {2, 3}, AttrList().i("axis", -1));
+  HostTensor lg = run(ops::Softmax{-1, true}, {&x}, DType::F32, {2, 3});
   EXPECT_NEAR(lg.f()[1], std::log(want[1]), 1e-5);
   EXPECT_EQ(lg.f()[3], -INFINITY);
   EXPECT_EQ(lg.f()[4], 0.0f);
@@ -107,52 +104,42 @@ TEST(LayerNorm, AxesWeightsAndBiases) {
             want[r * n + i] = v;
           }
         }
-        AttrList attrs = AttrList()
-                             .f("epsilon", eps)
-                             .i("axis", axis)
-                             .i("has_weight", hasWeight)
-                             .i("has_bias", hasBias);
         HostTensor got(DType::F32, s);
-        if (hasWeight && hasBias)
-          runKernel("layer_norm", {&x, &w, &b}, got, attrs);
-        else if (hasWeight)
-          runKernel("layer_norm", {&x, &w}, got, attrs);
-        else if (hasBias)
-          runKernel("layer_norm", {&x, &b}, got, attrs);
-        else
-          runKernel("layer_norm", {&x}, got, attrs);
+        runKernel(ops::LayerNorm{eps, axis},
+                  {&x, hasWeight ? &w : nullptr, hasBias ? &b : nullptr}, got);
         expectNear(got, want, 1e-5, 1e-5,
                    "layer_norm axis " + std::to_string(axis));
       }
 }
 
-TEST(LayerNorm, OptionalOperandsInferredOrAmbiguous) {
+TEST(LayerNorm, OptionalOperandsArePositional) {
   Random rng(42);
   HostTensor x = rng.f32({2, 8}), w = rng.f32({8}), b = rng.f32({8});
-  HostTensor both(DType::F32, {2, 8}), flagged(DType::F32, {2, 8});
-  // Three operands: both present even without flags.
-  runKernel("layer_norm", {&x, &w, &b}, both, AttrList().f("epsilon", 1e-5));
-  runKernel("layer_norm", {&x, &w, &b}, flagged,
-            AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 1));
-  expectEqual(both, flagged);
-  // Two operands and no flags cannot be told apart.
-  EXPECT_NE(errorOf("layer_norm", {&x, &w}, HostTensor(DType::F32, {2, 8}),
-                    AttrList().f("epsilon", 1e-5))
-                .find("ambiguous"),
+  // Absent operands keep their positions: (x, -, b) is a bias, not a weight.
+  HostTensor biasOnly =
+      run(ops::LayerNorm{}, {&x, nullptr, &b}, DType::F32, {2, 8});
+  HostTensor plain =
+      run(ops::LayerNorm{}, {&x, nullptr, nullptr}, DType::F32, {2, 8});
+  for (int64_t e = 0; e < 16; ++e)
+    EXPECT_FLOAT_EQ(biasOnly.f()[e], plain.f()[e] + b.f()[e % 8]);
+  // Dropping the absent operands is an error, as is a missing input.
+  EXPECT_NE(errorOf(ops::LayerNorm{}, {&x, &w}, HostTensor(DType::F32, {2, 8}))
+                .find("expected 3 operand"),
+            std::string::npos);
+  EXPECT_NE(errorOf(ops::LayerNorm{}, {nullptr, &w, &b},
+                    HostTensor(DType::F32, {2, 8}))
+                .find("required"),
             std::string::npos);
   // A weight that does not fit the normalised shape.
   HostTensor w3 = rng.f32({3});
-  EXPECT_NE(errorOf("layer_norm", {&x, &w3}, HostTensor(DType::F32, {2, 8}),
-                    AttrList().f("epsilon", 1e-5).i("has_weight", 1)),
+  EXPECT_NE(errorOf(ops::LayerNorm{}, {&x, &w3, nullptr},
+                    HostTensor(DType::F32, {2, 8})),
             "");
   // A weight of shape [1, 8] broadcasts.
   HostTensor w18 = w;
   w18.shape = {1, 8};
-  HostTensor a(DType::F32, {2, 8}), c(DType::F32, {2, 8});
-  runKernel("layer_norm", {&x, &w}, a,
-            AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 0));
-  runKernel("layer_norm", {&x, &w18}, c,
-            AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 0));
+  HostTensor a = run(ops::LayerNorm{}, {&x, &w, nullptr}, DType::F32, {2, 8});
+  HostTensor c = run(ops::LayerNorm{}, {&x, &w18, nullptr}, DType::F32, {2, 8});
   expectEqual(a, c);
 }
 
@@ -177,21 +164,14 @@ TEST(RmsNorm, WithAndWithoutWeight) {
           want[r * n + i] = x.f()[r * n + i] / std::sqrt(ms + eps) *
                             (hasWeight ? w.f()[i] : 1.0);
       }
-      AttrList attrs = AttrList()
-                           .f("epsilon", eps)
-                           .i("axis", axis)
-                           .i("has_weight", hasWeight);
       HostTensor got(DType::F32, s);
-      if (hasWeight)
-        runKernel("rms_norm", {&x, &w}, got, attrs);
-      else
-        runKernel("rms_norm", {&x}, got, attrs);
+      runKernel(ops::RmsNorm{eps, axis}, {&x, hasWeight ? &w : nullptr}, got);
       expectNear(got, want, 1e-5, 1e-5, "rms_norm");
     }
   HostTensor x = rng.f32({2, 4});
-  EXPECT_NE(errorOf("rms_norm", {&x}, HostTensor(DType::F32, {2, 5}),
-                    AttrList().f("epsilon", 1e-6)),
-            "");
+  EXPECT_NE(
+      errorOf(ops::RmsNorm{}, {&x, nullptr}, HostTensor(DType::F32, {2, 5})),
+      "");
 }
 
 } // namespace

@@ -8,22 +8,22 @@ namespace hybrid::cpu::test {
 namespace {
 
 struct Reduction {
-  const char *name;
+  ReduceKind kind;
   double init;
   double (*fold)(double, double);
   bool mean;
 };
 
 const Reduction kReductions[] = {
-    {"reduce_sum", 0, [](double a, double x) { return a + x; }, false},
-    {"reduce_mean", 0, [](double a, double x) { return a + x; }, true},
-    {"reduce_prod", 1, [](double a, double x) { return a * x; }, false},
-    {"reduce_max", -INFINITY,
+    {ReduceKind::Sum, 0, [](double a, double x) { return a + x; }, false},
+    {ReduceKind::Mean, 0, [](double a, double x) { return a + x; }, true},
+    {ReduceKind::Prod, 1, [](double a, double x) { return a * x; }, false},
+    {ReduceKind::Max, -INFINITY,
      [](double a, double x) {
        return std::isnan(a) ? a : std::isnan(x) ? x : std::max(a, x);
      },
      false},
-    {"reduce_min", INFINITY,
+    {ReduceKind::Min, INFINITY,
      [](double a, double x) {
        return std::isnan(a) ? a : std::isnan(x) ? x : std::min(a, x);
      },
@@ -66,7 +66,7 @@ TEST(Reduce, EveryAxisSubsetBothDtypes) {
       for (const Shape &s : shapes) {
         const int64_t rank = s.size();
         // Products stay in range: factors near 1, or in {-1, 0, 1}.
-        const bool prod = r.name == std::string("reduce_prod");
+        const bool prod = r.kind == ReduceKind::Prod;
         HostTensor x = dt == DType::F32
                            ? rng.f32(s, prod ? 0.9f : -3.0f, prod ? 1.1f : 3.0f)
                            : rng.i64(s, prod ? -1 : -100, prod ? 1 : 100);
@@ -90,12 +90,12 @@ TEST(Reduce, EveryAxisSubsetBothDtypes) {
               if (!mask[d] || keepdims)
                 out.push_back(kept[d]);
             HostTensor got =
-                run(r.name, {&x}, dt, out,
-                    AttrList().ints("axes", axes).i("keepdims", keepdims));
+                run(ops::Reduce{r.kind, axes, keepdims != 0}, {&x}, dt, out);
             expectNear(got, want, dt == DType::F32 ? 1e-4 : 0,
                        dt == DType::F32 ? 1e-5 : 0,
-                       std::string(r.name) + " " + dtypeName(dt) + " " +
-                           shapeToString(s) + " mask " + std::to_string(m));
+                       std::string(reduceKindName(r.kind)) + " " +
+                           dtypeName(dt) + " " + shapeToString(s) + " mask " +
+                           std::to_string(m));
           }
         }
       }
@@ -104,55 +104,58 @@ TEST(Reduce, EveryAxisSubsetBothDtypes) {
 TEST(Reduce, KeepdimsDefaultsToTrue) {
   HostTensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
   HostTensor got =
-      run("reduce_sum", {&x}, DType::F32, {2, 1}, AttrList().ints("axes", {1}));
+      run(ops::Reduce{ReduceKind::Sum, {1}}, {&x}, DType::F32, {2, 1});
   expectNear(got, {6, 15}, 0, 0);
-  EXPECT_NE(errorOf("reduce_sum", {&x}, HostTensor(DType::F32, {2}),
-                    AttrList().ints("axes", {1})),
+  EXPECT_NE(errorOf(ops::Reduce{ReduceKind::Sum, {1}}, {&x},
+                    HostTensor(DType::F32, {2})),
             "");
 }
 
 TEST(Reduce, EmptyReductionsGiveIdentities) {
   HostTensor x(DType::F32, {2, 0});
-  auto reduceEmpty = [&](const char *name) {
-    return run(name, {&x}, DType::F32, {2},
-               AttrList().ints("axes", {1}).i("keepdims", 0));
+  auto reduceEmpty = [&](ReduceKind kind) {
+    return run(ops::Reduce{kind, {1}, false}, {&x}, DType::F32, {2});
   };
-  expectNear(reduceEmpty("reduce_sum"), {0, 0}, 0, 0);
-  expectNear(reduceEmpty("reduce_prod"), {1, 1}, 0, 0);
-  expectNear(reduceEmpty("reduce_max"), {-INFINITY, -INFINITY}, 0, 0);
-  expectNear(reduceEmpty("reduce_min"), {INFINITY, INFINITY}, 0, 0);
-  expectNear(reduceEmpty("reduce_mean"), {NAN, NAN}, 0, 0);
+  expectNear(reduceEmpty(ReduceKind::Sum), {0, 0}, 0, 0);
+  expectNear(reduceEmpty(ReduceKind::Prod), {1, 1}, 0, 0);
+  expectNear(reduceEmpty(ReduceKind::Max), {-INFINITY, -INFINITY}, 0, 0);
+  expectNear(reduceEmpty(ReduceKind::Min), {INFINITY, INFINITY}, 0, 0);
+  expectNear(reduceEmpty(ReduceKind::Mean), {NAN, NAN}, 0, 0);
   HostTensor y(DType::F32, {0, 3});
-  HostTensor z = run("reduce_sum", {&y}, DType::F32, {3},
-                     AttrList().ints("axes", {0}).i("keepdims", 0));
+  HostTensor z =
+      run(ops::Reduce{ReduceKind::Sum, {0}, false}, {&y}, DType::F32, {3});
   expectNear(z, {0, 0, 0}, 0, 0);
 }
 
 TEST(Reduce, BoolMaxIsAnyAndMinIsAll) {
   HostTensor x = boolean({3, 2}, {0, 0, 1, 0, 1, 1});
-  expectEqual(run("reduce_max", {&x}, DType::Bool, {3},
-                  AttrList().ints("axes", {1}).i("keepdims", 0)),
-              boolean({3}, {0, 1, 1}));
-  expectEqual(run("reduce_min", {&x}, DType::Bool, {3},
-                  AttrList().ints("axes", {1}).i("keepdims", 0)),
-              boolean({3}, {0, 0, 1}));
+  expectEqual(
+      run(ops::Reduce{ReduceKind::Max, {1}, false}, {&x}, DType::Bool, {3}),
+      boolean({3}, {0, 1, 1}));
+  expectEqual(
+      run(ops::Reduce{ReduceKind::Min, {1}, false}, {&x}, DType::Bool, {3}),
+      boolean({3}, {0, 0, 1}));
   HostTensor empty(DType::Bool, {2, 0});
-  expectEqual(run("reduce_min", {&empty}, DType::Bool, {2},
-                  AttrList().ints("axes", {1}).i("keepdims", 0)),
-              boolean({2}, {1, 1}));
-  expectEqual(run("reduce_max", {&empty}, DType::Bool, {2},
-                  AttrList().ints("axes", {1}).i("keepdims", 0)),
-              boolean({2}, {0, 0}));
+  expectEqual(
+      run(ops::Reduce{ReduceKind::Min, {1}, false}, {&empty}, DType::Bool, {2}),
+      boolean({2}, {1, 1}));
+  expectEqual(
+      run(ops::Reduce{ReduceKind::Max, {1}, false}, {&empty}, DType::Bool, {2}),
+      boolean({2}, {0, 0}));
 }
 
 TEST(Reduce, MaxPropagatesNanAndRejectsBoolSums) {
   HostTensor x = f32({4}, {1, NAN, 3, 2});
-  expectNear(run("reduce_max", {&x}, DType::F32, {1}), {NAN}, 0, 0);
-  expectNear(run("reduce_min", {&x}, DType::F32, {1}), {NAN}, 0, 0);
+  expectNear(run(ops::Reduce{ReduceKind::Max}, {&x}, DType::F32, {1}), {NAN}, 0,
+             0);
+  expectNear(run(ops::Reduce{ReduceKind::Min}, {&x}, DType::F32, {1}), {NAN}, 0,
+             0);
   HostTensor b(DType::Bool, {3});
-  EXPECT_NE(errorOf("reduce_sum", {&b}, HostTensor(DType::Bool, {1})), "");
-  EXPECT_NE(errorOf("reduce_sum", {&x}, HostTensor(DType::F32, {1}),
-                    AttrList().ints("axes", {1})),
+  EXPECT_NE(
+      errorOf(ops::Reduce{ReduceKind::Sum}, {&b}, HostTensor(DType::Bool, {1})),
+      "");
+  EXPECT_NE(errorOf(ops::Reduce{ReduceKind::Sum, {1}}, {&x},
+                    HostTensor(DType::F32, {1})),
             "");
 }
 
@@ -161,7 +164,7 @@ TEST(Reduce, SumIsAccurateForLongRows) {
   HostTensor x(DType::F32, {1000000});
   for (int64_t k = 0; k < x.numel(); ++k)
     x.f()[k] = 0.1f;
-  HostTensor got = run("reduce_sum", {&x}, DType::F32, {1});
+  HostTensor got = run(ops::Reduce{ReduceKind::Sum}, {&x}, DType::F32, {1});
   EXPECT_NEAR(got.f()[0], 1e6 * double(0.1f), 1e-1);
 }
 

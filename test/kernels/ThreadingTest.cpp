@@ -29,47 +29,44 @@ TEST(Threading, ElementwiseReductionsAndNormsAreBitwiseStable) {
     expectEqual(r.first, r.second, what);
   };
   check(onOneAndThreeThreads([&] {
-          return run("add", {&a, &b}, DType::F32, {1536, 700});
+          return run(ops::Binary{BinaryKind::Add}, {&a, &b}, DType::F32,
+                     {1536, 700});
         }),
         "add");
   check(onOneAndThreeThreads([&] {
-          return run("gelu", {&a}, DType::F32, {1536, 700});
+          return run(ops::Unary{UnaryKind::GeluErf}, {&a}, DType::F32,
+                     {1536, 700});
         }),
         "gelu");
   check(onOneAndThreeThreads([&] {
-          return run("select", {&cond, &a, &b}, DType::F32, {1536, 700});
+          return run(ops::Select{}, {&cond, &a, &b}, DType::F32, {1536, 700});
         }),
         "select");
   check(onOneAndThreeThreads([&] {
-          return run("transpose", {&a}, DType::F32, {700, 1536},
-                     AttrList().ints("perm", {1, 0}));
+          return run(ops::Transpose{{1, 0}}, {&a}, DType::F32, {700, 1536});
         }),
         "transpose");
   check(onOneAndThreeThreads([&] {
-          return run("reduce_sum", {&a}, DType::F32, {1536, 1},
-                     AttrList().ints("axes", {1}));
+          return run(ops::Reduce{ReduceKind::Sum, {1}}, {&a}, DType::F32,
+                     {1536, 1});
         }),
         "reduce_sum rows");
   check(onOneAndThreeThreads([&] {
-          return run("reduce_max", {&a}, DType::F32, {1, 700},
-                     AttrList().ints("axes", {0}));
+          return run(ops::Reduce{ReduceKind::Max, {0}}, {&a}, DType::F32,
+                     {1, 700});
         }),
         "reduce_max columns");
   check(onOneAndThreeThreads([&] {
-          return run("softmax", {&a}, DType::F32, {1536, 700},
-                     AttrList().i("axis", 0));
+          return run(ops::Softmax{0}, {&a}, DType::F32, {1536, 700});
         }),
         "softmax");
-  check(
-      onOneAndThreeThreads([&] {
-        return run(
-            "layer_norm", {&a, &w, &bias}, DType::F32, {1536, 700},
-            AttrList().f("epsilon", 1e-5).i("has_weight", 1).i("has_bias", 1));
-      }),
-      "layer_norm");
   check(onOneAndThreeThreads([&] {
-          return run("cumsum", {&a}, DType::F32, {1536, 700},
-                     AttrList().i("axis", 1));
+          return run(ops::LayerNorm{1e-5}, {&a, &w, &bias}, DType::F32,
+                     {1536, 700});
+        }),
+        "layer_norm");
+  check(onOneAndThreeThreads([&] {
+          return run(ops::CumSum{1}, {&a}, DType::F32, {1536, 700});
         }),
         "cumsum");
 }
@@ -84,28 +81,20 @@ TEST(Threading, PerThreadScratchPathsAreBitwiseStable) {
     expectEqual(r.first, r.second, what);
   };
   check(onOneAndThreeThreads([&] {
-          return run("reduce_sum", {&x}, DType::F32, {128, 40},
-                     AttrList().ints("axes", {1}).i("keepdims", 0));
+          return run(ops::Reduce{ReduceKind::Sum, {1}, false}, {&x}, DType::F32,
+                     {128, 40});
         }),
         "reduce_sum middle axis");
-  check(onOneAndThreeThreads([&] {
-          return run("softmax", {&x}, DType::F32, x.shape,
-                     AttrList().i("axis", 1));
-        }),
+  check(onOneAndThreeThreads(
+            [&] { return run(ops::Softmax{1}, {&x}, DType::F32, x.shape); }),
         "softmax middle axis");
-  check(onOneAndThreeThreads([&] {
-          return run("cumsum", {&x}, DType::F32, x.shape,
-                     AttrList().i("axis", 1));
-        }),
+  check(onOneAndThreeThreads(
+            [&] { return run(ops::CumSum{1}, {&x}, DType::F32, x.shape); }),
         "cumsum middle axis");
   HostTensor q = rng.f32({8, 4, 1, 64}), kv = rng.f32({8, 4, 300, 64});
   check(onOneAndThreeThreads([&] {
-          return run("attention", {&q, &kv, &kv}, DType::F32, q.shape,
-                     AttrList()
-                         .f("scale", 0.125)
-                         .i("causal", 1)
-                         .i("has_mask", 0)
-                         .i("has_alibi", 0));
+          return run(ops::Attention{0.125, true},
+                     {&q, &kv, &kv, nullptr, nullptr}, DType::F32, q.shape);
         }),
         "decode attention");
 }
@@ -122,14 +111,15 @@ TEST(Threading, ThreadChunksSplittingRowsStayCorrect) {
   for (auto &[sa, sb] : cases) {
     HostTensor a = rng.f32(sa), b = rng.f32(sb);
     Shape out = sa.size() == 3 ? Shape{37, 3, 9001} : sa;
-    HostTensor got = run("sub", {&a, &b}, DType::F32, out);
+    HostTensor got =
+        run(ops::Binary{BinaryKind::Sub}, {&a, &b}, DType::F32, out);
     std::vector<double> want(numElements(out));
     for (int64_t k = 0; k < numElements(out); ++k) {
       auto idx = unravel(k, out);
       want[k] = a.f()[broadcastIndex(idx, sa)] - b.f()[broadcastIndex(idx, sb)];
     }
     expectNear(got, want, 1e-6, 1e-6, "sub " + shapeToString(out));
-    HostTensor expanded = run("broadcast_to", {&b}, DType::F32, out);
+    HostTensor expanded = run(ops::BroadcastTo{}, {&b}, DType::F32, out);
     for (int64_t k = 0; k < numElements(out); ++k)
       ASSERT_EQ(expanded.f()[k], b.f()[broadcastIndex(unravel(k, out), sb)]);
   }
@@ -147,18 +137,13 @@ TEST(Threading, GemmsAgreeAcrossThreadCounts) {
   Random rng(81);
   HostTensor x = rng.f32({96, 256}), w = rng.f32({768, 256});
   auto lin = onOneAndThreeThreads([&] {
-    return run("linear", {&x, &w}, DType::F32, {96, 768},
-               AttrList().i("has_bias", 0));
+    return run(ops::Linear{}, {&x, &w, nullptr}, DType::F32, {96, 768});
   });
   expectNear(lin.second, valuesOf(lin.first), 1e-4, 1e-5, "linear");
   HostTensor q = rng.f32({1, 4, 80, 64}), kv = rng.f32({1, 2, 80, 64});
   auto att = onOneAndThreeThreads([&] {
-    return run("attention", {&q, &kv, &kv}, DType::F32, {1, 4, 80, 64},
-               AttrList()
-                   .f("scale", 0.125)
-                   .i("causal", 1)
-                   .i("has_mask", 0)
-                   .i("has_alibi", 0));
+    return run(ops::Attention{0.125, true}, {&q, &kv, &kv, nullptr, nullptr},
+               DType::F32, {1, 4, 80, 64});
   });
   expectNear(att.second, valuesOf(att.first), 1e-4, 1e-5, "attention");
 }

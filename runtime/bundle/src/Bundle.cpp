@@ -1,18 +1,27 @@
-// .hyb bundles: framing, FlatBuffers encoding and semantic validation.
+// .hyb bundles: framing, FlatBuffers encoding of the typed command lists, and
+// the semantic validation every load applies (bundles are untrusted input).
 #include "hybrid/Bundle.h"
 
+#include "bundle_generated.h"
 #include "hybrid/FileIO.h"
 #include "hybrid/SizeMath.h"
-#include "bundle_generated.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
+#include <type_traits>
 
 namespace hybrid {
 
 namespace {
 
 constexpr uint64_t kMaxPayload = FLATBUFFERS_MAX_BUFFER_SIZE - 1;
+
+// The variant order is the union order (type value = index + 1); adding an
+// op to one without the other must not compile.
+static_assert(std::variant_size_v<Op> == fb::Op_MAX,
+              "bundle.fbs union Op and hybrid::Op differ in length");
 
 void putLE(std::vector<uint8_t> &out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i)
@@ -28,12 +37,6 @@ uint64_t getLE(const uint8_t *p, int bytes) {
 
 std::string str(const flatbuffers::String *s) { return s ? s->str() : ""; }
 
-template <typename T> size_t len(const flatbuffers::Vector<T> *v) {
-  return v ? v->size() : 0;
-}
-
-bool validDType(DType t) { return static_cast<uint8_t>(t) <= 2; }
-
 /// The elements of a scalar vector. The verifier checks a vector's length
 /// prefix, not that 8-byte elements are 8-byte aligned, so copy bytes rather
 /// than load elements from a damaged buffer.
@@ -46,9 +49,135 @@ template <typename T> std::vector<T> scalars(const flatbuffers::Vector<T> *v) {
   return out;
 }
 
+std::vector<std::string> strings(
+    const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *v) {
+  std::vector<std::string> out;
+  if (v)
+    for (const flatbuffers::String *s : *v)
+      out.push_back(str(s));
+  return out;
+}
+
 //===----------------------------------------------------------------------===//
 // BundleDesc -> FlatBuffer
 //===----------------------------------------------------------------------===//
+
+using Fbb = flatbuffers::FlatBufferBuilder;
+
+/// One op as its union type and table.
+struct EncodedOp {
+  fb::Op type;
+  flatbuffers::Offset<void> table;
+};
+
+/// Builds the union member of each op family.
+struct OpEncoder {
+  Fbb &fbb;
+
+  template <typename T> EncodedOp done(flatbuffers::Offset<T> t, fb::Op type) {
+    return {type, t.Union()};
+  }
+  EncodedOp operator()(const ops::Binary &o) {
+    return done(fb::CreateBinary(fbb, static_cast<fb::BinaryKind>(o.kind)),
+                fb::Op_Binary);
+  }
+  EncodedOp operator()(const ops::Unary &o) {
+    return done(fb::CreateUnary(fbb, static_cast<fb::UnaryKind>(o.kind)),
+                fb::Op_Unary);
+  }
+  EncodedOp operator()(const ops::Clip &o) {
+    flatbuffers::Optional<double> lo, hi;
+    if (o.min)
+      lo = *o.min;
+    if (o.max)
+      hi = *o.max;
+    return done(fb::CreateClip(fbb, lo, hi), fb::Op_Clip);
+  }
+  EncodedOp operator()(const ops::Select &) {
+    return done(fb::CreateSelect(fbb), fb::Op_Select);
+  }
+  EncodedOp operator()(const ops::Cast &) {
+    return done(fb::CreateCast(fbb), fb::Op_Cast);
+  }
+  EncodedOp operator()(const ops::Copy &) {
+    return done(fb::CreateCopy(fbb), fb::Op_Copy);
+  }
+  EncodedOp operator()(const ops::Fill &o) {
+    return done(fb::CreateFill(fbb, o.value), fb::Op_Fill);
+  }
+  EncodedOp operator()(const ops::Transpose &o) {
+    return done(fb::CreateTransposeDirect(fbb, &o.perm), fb::Op_Transpose);
+  }
+  EncodedOp operator()(const ops::BroadcastTo &) {
+    return done(fb::CreateBroadcastTo(fbb), fb::Op_BroadcastTo);
+  }
+  EncodedOp operator()(const ops::Slice &o) {
+    return done(
+        fb::CreateSliceDirect(fbb, &o.axes, &o.starts, &o.ends, &o.steps),
+        fb::Op_Slice);
+  }
+  EncodedOp operator()(const ops::Concat &o) {
+    return done(fb::CreateConcat(fbb, o.axis), fb::Op_Concat);
+  }
+  EncodedOp operator()(const ops::Gather &o) {
+    return done(fb::CreateGather(fbb, o.axis), fb::Op_Gather);
+  }
+  EncodedOp operator()(const ops::GatherNd &o) {
+    return done(fb::CreateGatherNd(fbb, o.batchDims), fb::Op_GatherNd);
+  }
+  EncodedOp operator()(const ops::Iota &o) {
+    return done(fb::CreateIota(fbb, o.start, o.step), fb::Op_Iota);
+  }
+  EncodedOp operator()(const ops::CumSum &o) {
+    return done(fb::CreateCumSum(fbb, o.axis, o.exclusive, o.reverse),
+                fb::Op_CumSum);
+  }
+  EncodedOp operator()(const ops::Trilu &o) {
+    return done(fb::CreateTrilu(fbb, o.upper, o.k), fb::Op_Trilu);
+  }
+  EncodedOp operator()(const ops::Reduce &o) {
+    return done(fb::CreateReduceDirect(fbb, static_cast<fb::ReduceKind>(o.kind),
+                                       &o.axes, o.keepdims),
+                fb::Op_Reduce);
+  }
+  EncodedOp operator()(const ops::Softmax &o) {
+    return done(fb::CreateSoftmax(fbb, o.axis, o.log), fb::Op_Softmax);
+  }
+  EncodedOp operator()(const ops::LayerNorm &o) {
+    return done(fb::CreateLayerNorm(fbb, o.epsilon, o.axis), fb::Op_LayerNorm);
+  }
+  EncodedOp operator()(const ops::RmsNorm &o) {
+    return done(fb::CreateRmsNorm(fbb, o.epsilon, o.axis), fb::Op_RmsNorm);
+  }
+  EncodedOp operator()(const ops::MatMul &) {
+    return done(fb::CreateMatMul(fbb), fb::Op_MatMul);
+  }
+  EncodedOp operator()(const ops::Linear &o) {
+    return done(fb::CreateLinear(fbb, o.transposeWeight), fb::Op_Linear);
+  }
+  EncodedOp operator()(const ops::Embedding &) {
+    return done(fb::CreateEmbedding(fbb), fb::Op_Embedding);
+  }
+  EncodedOp operator()(const ops::Rotary &o) {
+    return done(fb::CreateRotary(fbb, o.interleaved), fb::Op_Rotary);
+  }
+  EncodedOp operator()(const ops::Attention &o) {
+    return done(fb::CreateAttention(fbb, o.scale, o.causal, o.slidingWindow),
+                fb::Op_Attention);
+  }
+  EncodedOp operator()(const ops::Collective &o) {
+    return done(fb::CreateCollective(fbb,
+                                     static_cast<fb::CollectiveKind>(o.kind),
+                                     o.communicator),
+                fb::Op_Collective);
+  }
+  EncodedOp operator()(const ops::RecordEvent &o) {
+    return done(fb::CreateRecordEvent(fbb, o.event), fb::Op_RecordEvent);
+  }
+  EncodedOp operator()(const ops::WaitEvent &o) {
+    return done(fb::CreateWaitEvent(fbb, o.event), fb::Op_WaitEvent);
+  }
+};
 
 class Encoder {
 public:
@@ -60,6 +189,10 @@ public:
       params.push_back(fb::CreateParamDirect(fbb_, p.name.c_str(),
                                              static_cast<fb::DType>(p.dtype),
                                              &p.shape, p.layout.c_str()));
+    std::vector<flatbuffers::Offset<fb::State>> states;
+    for (const StateDesc &s : b.states)
+      states.push_back(fb::CreateStateDirect(fbb_, s.name.c_str(),
+                                             static_cast<fb::DType>(s.dtype)));
     std::vector<flatbuffers::Offset<fb::Constant>> constants;
     for (const ConstantDesc &c : b.constants) {
       // Constant data is bulk bytes; align it for the widest element type.
@@ -72,12 +205,10 @@ public:
     std::vector<flatbuffers::Offset<fb::Executable>> executables;
     for (const ExecutableDesc &e : b.executables)
       executables.push_back(executable(e));
-    std::vector<flatbuffers::Offset<flatbuffers::String>> tied;
-    for (const std::string &t : b.tied)
-      tied.push_back(fbb_.CreateString(t));
+    auto tied = stringOffsets(b.tied);
     auto root = fb::CreateBundleDirect(
         fbb_, b.producer.c_str(), b.model.c_str(), b.source.c_str(), &params,
-        &constants, &executables, &tied);
+        &states, &constants, &executables, &tied);
     fb::FinishBundleBuffer(fbb_, root);
 
     uint64_t size = fbb_.GetSize();
@@ -94,6 +225,14 @@ public:
   }
 
 private:
+  std::vector<flatbuffers::Offset<flatbuffers::String>>
+  stringOffsets(const std::vector<std::string> &v) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> out;
+    for (const std::string &s : v)
+      out.push_back(fbb_.CreateString(s));
+    return out;
+  }
+
   flatbuffers::Offset<fb::Expr> expr(const SymExpr &e) {
     std::vector<flatbuffers::Offset<fb::Term>> terms;
     for (const auto &[mono, coeff] : e.terms())
@@ -102,9 +241,7 @@ private:
   }
 
   flatbuffers::Offset<fb::Executable> executable(const ExecutableDesc &e) {
-    std::vector<flatbuffers::Offset<flatbuffers::String>> symbols;
-    for (const std::string &s : e.symbols)
-      symbols.push_back(fbb_.CreateString(s));
+    auto symbols = stringOffsets(e.symbols);
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (const BufferDesc &buf : e.buffers) {
       std::vector<flatbuffers::Offset<fb::Expr>> shape;
@@ -118,13 +255,10 @@ private:
     }
     std::vector<flatbuffers::Offset<fb::Command>> commands;
     for (const CommandDesc &c : e.commands) {
-      std::vector<flatbuffers::Offset<fb::Attr>> attrs;
-      for (const AttrDesc &a : c.attrs)
-        attrs.push_back(fb::CreateAttrDirect(fbb_, a.name.c_str(), a.i, a.f,
-                                             a.s.c_str(), &a.ints, &a.floats));
-      commands.push_back(fb::CreateCommandDirect(fbb_, c.kernel.c_str(),
+      EncodedOp op = std::visit(OpEncoder{fbb_}, c.op);
+      commands.push_back(fb::CreateCommandDirect(fbb_, op.type, op.table,
                                                  &c.operands, &c.results,
-                                                 &attrs, c.loc.c_str()));
+                                                 c.stream, c.loc.c_str()));
     }
     auto ports = [&](const std::vector<PortDesc> &ps) {
       std::vector<flatbuffers::Offset<fb::Port>> out;
@@ -134,18 +268,117 @@ private:
     };
     auto inputs = ports(e.inputs);
     auto outputs = ports(e.outputs);
+    std::vector<flatbuffers::Offset<fb::StateUse>> states;
+    for (const StateUse &u : e.states)
+      states.push_back(
+          fb::CreateStateUse(fbb_, u.state, static_cast<fb::Access>(u.access)));
+    auto communicators = stringOffsets(e.communicators);
     auto workspace = expr(e.workspaceBytes);
-    return fb::CreateExecutableDirect(fbb_, e.name.c_str(), &symbols, &buffers,
-                                      &commands, &inputs, &outputs, workspace,
-                                      e.workspaceAlignment);
+    return fb::CreateExecutableDirect(
+        fbb_, e.name.c_str(), &symbols, &e.symbolMax, &buffers, &commands,
+        &inputs, &outputs, static_cast<fb::Access>(e.paramAccess), &states,
+        &communicators, e.numStreams, e.numEvents, workspace,
+        e.workspaceAlignment);
   }
 
-  flatbuffers::FlatBufferBuilder fbb_;
+  Fbb fbb_;
 };
 
 //===----------------------------------------------------------------------===//
 // FlatBuffer -> BundleDesc (after the Verifier has checked every offset)
 //===----------------------------------------------------------------------===//
+
+/// The hybrid::Op of a command's union member. Enum values are copied as
+/// they are; the Validator rejects those out of range.
+class OpDecoder {
+public:
+  /// nullopt for NONE or a union type this runtime does not know.
+  static std::optional<Op> decode(const fb::Command &c) {
+    switch (c.op_type()) {
+    case fb::Op_Binary:
+      return ops::Binary{static_cast<BinaryKind>(c.op_as_Binary()->kind())};
+    case fb::Op_Unary:
+      return ops::Unary{static_cast<UnaryKind>(c.op_as_Unary()->kind())};
+    case fb::Op_Clip: {
+      const fb::Clip *t = c.op_as_Clip();
+      ops::Clip o;
+      if (t->min())
+        o.min = *t->min();
+      if (t->max())
+        o.max = *t->max();
+      return o;
+    }
+    case fb::Op_Select:
+      return ops::Select{};
+    case fb::Op_Cast:
+      return ops::Cast{};
+    case fb::Op_Copy:
+      return ops::Copy{};
+    case fb::Op_Fill:
+      return ops::Fill{c.op_as_Fill()->value()};
+    case fb::Op_Transpose:
+      return ops::Transpose{scalars(c.op_as_Transpose()->perm())};
+    case fb::Op_BroadcastTo:
+      return ops::BroadcastTo{};
+    case fb::Op_Slice: {
+      const fb::Slice *t = c.op_as_Slice();
+      return ops::Slice{scalars(t->axes()), scalars(t->starts()),
+                        scalars(t->ends()), scalars(t->steps())};
+    }
+    case fb::Op_Concat:
+      return ops::Concat{c.op_as_Concat()->axis()};
+    case fb::Op_Gather:
+      return ops::Gather{c.op_as_Gather()->axis()};
+    case fb::Op_GatherNd:
+      return ops::GatherNd{c.op_as_GatherNd()->batch_dims()};
+    case fb::Op_Iota:
+      return ops::Iota{c.op_as_Iota()->start(), c.op_as_Iota()->step()};
+    case fb::Op_CumSum: {
+      const fb::CumSum *t = c.op_as_CumSum();
+      return ops::CumSum{t->axis(), t->exclusive(), t->reverse()};
+    }
+    case fb::Op_Trilu:
+      return ops::Trilu{c.op_as_Trilu()->upper(), c.op_as_Trilu()->k()};
+    case fb::Op_Reduce: {
+      const fb::Reduce *t = c.op_as_Reduce();
+      return ops::Reduce{static_cast<ReduceKind>(t->kind()), scalars(t->axes()),
+                         t->keepdims()};
+    }
+    case fb::Op_Softmax:
+      return ops::Softmax{c.op_as_Softmax()->axis(), c.op_as_Softmax()->log()};
+    case fb::Op_LayerNorm:
+      return ops::LayerNorm{c.op_as_LayerNorm()->epsilon(),
+                            c.op_as_LayerNorm()->axis()};
+    case fb::Op_RmsNorm:
+      return ops::RmsNorm{c.op_as_RmsNorm()->epsilon(),
+                          c.op_as_RmsNorm()->axis()};
+    case fb::Op_MatMul:
+      return ops::MatMul{};
+    case fb::Op_Linear:
+      return ops::Linear{c.op_as_Linear()->transpose_weight()};
+    case fb::Op_Embedding:
+      return ops::Embedding{};
+    case fb::Op_Rotary:
+      return ops::Rotary{c.op_as_Rotary()->interleaved()};
+    case fb::Op_Attention: {
+      const fb::Attention *t = c.op_as_Attention();
+      return ops::Attention{t->scale(), t->causal(), t->sliding_window()};
+    }
+    case fb::Op_Collective: {
+      const fb::Collective *t = c.op_as_Collective();
+      return ops::Collective{static_cast<CollectiveKind>(t->kind()),
+                             t->communicator()};
+    }
+    case fb::Op_RecordEvent:
+      return ops::RecordEvent{c.op_as_RecordEvent()->event()};
+    case fb::Op_WaitEvent:
+      return ops::WaitEvent{c.op_as_WaitEvent()->event()};
+    case fb::Op_NONE:
+      break;
+    }
+    return std::nullopt;
+  }
+};
 
 class Decoder {
 public:
@@ -161,30 +394,31 @@ public:
         ParamDesc d;
         d.name = str(p->name());
         d.dtype = static_cast<DType>(p->dtype());
-        d.shape = shape(p->shape());
+        d.shape = scalars(p->shape());
         d.layout = str(p->layout());
         b.params.push_back(std::move(d));
       }
+    if (auto *ss = root.states())
+      for (const fb::State *s : *ss)
+        b.states.push_back({str(s->name()), static_cast<DType>(s->dtype())});
     if (auto *cs = root.constants())
       for (const fb::Constant *c : *cs) {
         ConstantDesc d;
         d.dtype = static_cast<DType>(c->dtype());
-        d.shape = shape(c->shape());
+        d.shape = scalars(c->shape());
         d.data = scalars(c->data());
         b.constants.push_back(std::move(d));
       }
     if (auto *es = root.executables())
       for (const fb::Executable *e : *es)
         b.executables.push_back(executable(*e));
-    if (auto *ts = root.tied())
-      for (const flatbuffers::String *t : *ts)
-        b.tied.push_back(str(t));
+    b.tied = strings(root.tied());
     return b;
   }
 
 private:
-  static Shape shape(const flatbuffers::Vector<int64_t> *v) {
-    return scalars(v);
+  [[noreturn]] void fail(const std::string &msg) {
+    throw Error(what_ + ": invalid bundle: " + msg);
   }
 
   SymExpr expr(const fb::Expr *e) {
@@ -216,9 +450,8 @@ private:
   ExecutableDesc executable(const fb::Executable &e) {
     ExecutableDesc d;
     d.name = str(e.name());
-    if (auto *syms = e.symbols())
-      for (const flatbuffers::String *s : *syms)
-        d.symbols.push_back(str(s));
+    d.symbols = strings(e.symbols());
+    d.symbolMax = scalars(e.symbol_max());
     if (auto *bufs = e.buffers())
       for (const fb::Buffer *b : *bufs) {
         BufferDesc bd;
@@ -235,25 +468,31 @@ private:
     if (auto *cmds = e.commands())
       for (const fb::Command *c : *cmds) {
         CommandDesc cd;
-        cd.kernel = str(c->kernel());
+        std::optional<Op> op = OpDecoder::decode(*c);
+        if (!op)
+          fail("executable '" + d.name + "' command " +
+               std::to_string(d.commands.size()) +
+               (c->op_type() == fb::Op_NONE
+                    ? " has no op"
+                    : " has unknown op type " +
+                          std::to_string(static_cast<unsigned>(c->op_type())) +
+                          " (a newer hybridc?)"));
+        cd.op = std::move(*op);
         cd.operands = scalars(c->operands());
         cd.results = scalars(c->results());
-        if (auto *attrs = c->attrs())
-          for (const fb::Attr *a : *attrs) {
-            AttrDesc ad;
-            ad.name = str(a->name());
-            ad.i = a->i();
-            ad.f = a->f();
-            ad.s = str(a->s());
-            ad.ints = scalars(a->ints());
-            ad.floats = scalars(a->floats());
-            cd.attrs.push_back(std::move(ad));
-          }
+        cd.stream = c->stream();
         cd.loc = str(c->loc());
         d.commands.push_back(std::move(cd));
       }
     d.inputs = ports(e.inputs());
     d.outputs = ports(e.outputs());
+    d.paramAccess = static_cast<Access>(e.param_access());
+    if (auto *uses = e.states())
+      for (const fb::StateUse *u : *uses)
+        d.states.push_back({u->state(), static_cast<Access>(u->access())});
+    d.communicators = strings(e.communicators());
+    d.numStreams = e.num_streams();
+    d.numEvents = e.num_events();
     d.workspaceBytes = expr(e.workspace_bytes());
     d.workspaceAlignment = e.workspace_alignment();
     return d;
@@ -265,6 +504,50 @@ private:
 //===----------------------------------------------------------------------===//
 // Semantic validation
 //===----------------------------------------------------------------------===//
+
+/// Positions of an op's optional operands (absent ones are -1).
+bool operandOptional(const Op &op, size_t position) {
+  if (std::holds_alternative<ops::LayerNorm>(op))
+    return position == 1 || position == 2; // weight, bias
+  if (std::holds_alternative<ops::RmsNorm>(op))
+    return position == 1; // weight
+  if (std::holds_alternative<ops::Linear>(op))
+    return position == 2; // bias
+  if (std::holds_alternative<ops::Attention>(op))
+    return position == 3 || position == 4; // mask, alibi slopes
+  return false;
+}
+
+/// a * b with every coefficient checked; nullopt on overflow, on a
+/// coefficient beyond 2^61 (so that differences of such products cannot
+/// overflow either) or when the product grows beyond any size a real plan
+/// has (a damaged bundle must not make validation slow).
+std::optional<SymExpr> checkedProduct(const SymExpr &a, const SymExpr &b) {
+  constexpr int64_t kMaxCoeff = int64_t(1) << 61;
+  constexpr size_t kMaxTerms = 1024, kMaxDegree = 64;
+  if (a.terms().size() * b.terms().size() > kMaxTerms * kMaxTerms)
+    return std::nullopt;
+  std::map<SymExpr::Monomial, int64_t> terms;
+  for (const auto &[ma, ca] : a.terms())
+    for (const auto &[mb, cb] : b.terms()) {
+      int64_t c;
+      if (detail::mulOverflows(ca, cb, c))
+        return std::nullopt;
+      if (ma.size() + mb.size() > kMaxDegree)
+        return std::nullopt;
+      SymExpr::Monomial m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      int64_t &slot = terms[m];
+      if (detail::addOverflows(slot, c, slot) || slot > kMaxCoeff ||
+          slot < -kMaxCoeff || terms.size() > kMaxTerms)
+        return std::nullopt;
+    }
+  SymExpr r;
+  for (const auto &[m, c] : terms)
+    r = r + SymExpr::term(c, m);
+  return r;
+}
 
 class Validator {
 public:
@@ -281,8 +564,19 @@ public:
       if (!names.insert(p.name).second)
         fail("duplicate param '" + p.name + "'");
       checkDType(p.dtype, ctx);
-      if (detail::checkedNumel(p.shape) < 0)
+      int64_t n = detail::checkedNumel(p.shape), bytes;
+      if (n < 0 || detail::mulOverflows(
+                       n, static_cast<int64_t>(dtypeSize(p.dtype)), bytes))
         fail(ctx + " has an invalid shape " + shapeToString(p.shape));
+    }
+    std::set<std::string> stateNames;
+    for (size_t i = 0; i < b_.states.size(); ++i) {
+      const StateDesc &s = b_.states[i];
+      if (s.name.empty())
+        fail("state " + std::to_string(i) + " has no name");
+      if (!stateNames.insert(s.name).second)
+        fail("duplicate state '" + s.name + "'");
+      checkDType(s.dtype, "state " + std::to_string(i) + " '" + s.name + "'");
     }
     for (size_t i = 0; i < b_.constants.size(); ++i) {
       const ConstantDesc &c = b_.constants[i];
@@ -314,9 +608,15 @@ private:
   }
 
   void checkDType(DType t, const std::string &ctx) {
-    if (!validDType(t))
+    if (!isValidDType(static_cast<uint8_t>(t)))
       fail(ctx + " has invalid dtype value " +
            std::to_string(static_cast<unsigned>(t)));
+  }
+
+  void checkAccess(Access a, const std::string &ctx) {
+    if (a != Access::Read && a != Access::ReadWrite)
+      fail(ctx + " has invalid access value " +
+           std::to_string(static_cast<unsigned>(a)));
   }
 
   void checkExpr(const SymExpr &e, size_t numSymbols, const std::string &ctx) {
@@ -335,11 +635,25 @@ private:
     return i;
   }
 
+  /// The byte size of buffer `b` as a polynomial, or nullopt on overflow.
+  std::optional<SymExpr> byteSize(const BufferDesc &b) {
+    std::optional<SymExpr> r =
+        SymExpr(static_cast<int64_t>(dtypeSize(b.dtype)));
+    for (const SymExpr &d : b.shape)
+      if (!(r = checkedProduct(*r, d)))
+        return std::nullopt;
+    return r;
+  }
+
+  std::string bufferName(const ExecutableDesc &e, size_t i) {
+    return "buffer " + std::to_string(i) + " '" + e.buffers[i].name + "'";
+  }
+
   void executable(const ExecutableDesc &e) {
     std::string x = "executable '" + e.name + "'";
-    if (e.symbols.size() > 256)
+    if (e.symbols.size() > SymExpr::kMaxSymbols)
       fail(x + " has " + std::to_string(e.symbols.size()) +
-           " symbols (at most 256)");
+           " symbols (at most " + std::to_string(SymExpr::kMaxSymbols) + ")");
     std::set<std::string> syms;
     for (const std::string &s : e.symbols) {
       if (s.empty())
@@ -347,12 +661,43 @@ private:
       if (!syms.insert(s).second)
         fail(x + " has symbol '" + s + "' twice");
     }
+    if (e.symbolMax.size() != e.symbols.size())
+      fail(x + " has " + std::to_string(e.symbolMax.size()) +
+           " symbol limits for " + std::to_string(e.symbols.size()) +
+           " symbols");
+    for (size_t s = 0; s < e.symbolMax.size(); ++s)
+      if (e.symbolMax[s] < 0)
+        fail(x + " symbol '" + e.symbols[s] + "' has limit " +
+             std::to_string(e.symbolMax[s]));
+    if (e.numStreams < 1 || e.numStreams > kMaxStreams)
+      fail(x + " has " + std::to_string(e.numStreams) + " streams (1 to " +
+           std::to_string(kMaxStreams) + ")");
+    if (e.numEvents < 0 || e.numEvents > kMaxEvents)
+      fail(x + " has " + std::to_string(e.numEvents) + " events (0 to " +
+           std::to_string(kMaxEvents) + ")");
+    checkAccess(e.paramAccess, x + " param access");
+    std::vector<int> stateAccess(b_.states.size(), -1); // -1: not declared
+    for (size_t u = 0; u < e.states.size(); ++u) {
+      const StateUse &use = e.states[u];
+      std::string ctx = x + " state use " + std::to_string(u);
+      if (use.state < 0 || static_cast<size_t>(use.state) >= b_.states.size())
+        fail(ctx + " refers to state " + std::to_string(use.state) + " of " +
+             std::to_string(b_.states.size()));
+      checkAccess(use.access, ctx);
+      if (stateAccess[use.state] >= 0)
+        fail(x + " declares state '" + b_.states[use.state].name + "' twice");
+      stateAccess[use.state] = static_cast<int>(use.access);
+    }
+    std::set<std::string> comms;
+    for (const std::string &c : e.communicators)
+      if (!comms.insert(c).second)
+        fail(x + " names communicator '" + c + "' twice");
+
     size_t ns = e.symbols.size();
     size_t nb = e.buffers.size();
     for (size_t i = 0; i < nb; ++i) {
       const BufferDesc &b = e.buffers[i];
-      std::string ctx =
-          x + " buffer " + std::to_string(i) + " '" + b.name + "'";
+      std::string ctx = x + " " + bufferName(e, i);
       checkDType(b.dtype, ctx);
       for (size_t d = 0; d < b.shape.size(); ++d)
         checkExpr(b.shape[d], ns, ctx + " dim " + std::to_string(d));
@@ -370,6 +715,13 @@ private:
           fail(ctx + " does not have the dtype and shape of " + what + " (" +
                dtypeName(dt) + " " + shapeToString(shape) + ")");
       };
+      auto port = [&](const std::vector<PortDesc> &ports, const char *what) {
+        inRange(ports.size(), what);
+        if (ports[b.index].buffer != static_cast<int32_t>(i))
+          fail(ctx + " is " + what + " " + std::to_string(b.index) +
+               " but that port names buffer " +
+               std::to_string(ports[b.index].buffer));
+      };
       switch (b.kind) {
       case BufferKind::Workspace:
         break;
@@ -384,38 +736,53 @@ private:
                "constant " + std::to_string(b.index));
         break;
       case BufferKind::Input:
-        inRange(e.inputs.size(), "input");
-        if (e.inputs[b.index].buffer != static_cast<int32_t>(i))
-          fail(ctx + " is input " + std::to_string(b.index) +
-               " but that port names buffer " +
-               std::to_string(e.inputs[b.index].buffer));
+        port(e.inputs, "input");
         break;
       case BufferKind::Output:
-        inRange(e.outputs.size(), "output");
-        if (e.outputs[b.index].buffer != static_cast<int32_t>(i))
-          fail(ctx + " is output " + std::to_string(b.index) +
-               " but that port names buffer " +
-               std::to_string(e.outputs[b.index].buffer));
+        port(e.outputs, "output");
         break;
       case BufferKind::Alias:
         inRange(nb, "buffer");
         if (static_cast<size_t>(b.index) == i)
           fail(ctx + " aliases itself");
         break;
+      case BufferKind::State: {
+        inRange(b_.states.size(), "state");
+        const StateDesc &s = b_.states[b.index];
+        if (s.dtype != b.dtype)
+          fail(ctx + " is " + dtypeName(b.dtype) + " but state '" + s.name +
+               "' is " + dtypeName(s.dtype));
+        if (stateAccess[b.index] < 0)
+          fail(ctx + " uses state '" + s.name +
+               "', which the executable does not declare");
+        break;
+      }
       default:
         fail(ctx + " has invalid kind value " +
              std::to_string(static_cast<unsigned>(b.kind)));
       }
     }
-    // Alias chains must end in a buffer with memory of its own.
+    // Alias chains must end in a buffer with memory of its own, and an
+    // alias must fit in that memory whatever the symbols are.
     for (size_t i = 0; i < nb; ++i) {
+      if (e.buffers[i].kind != BufferKind::Alias)
+        continue;
       size_t j = i, steps = 0;
       while (e.buffers[j].kind == BufferKind::Alias) {
         j = static_cast<size_t>(e.buffers[j].index);
         if (++steps > nb)
-          fail(x + " buffer " + std::to_string(i) + " '" + e.buffers[i].name +
-               "' is part of an alias cycle");
+          fail(x + " " + bufferName(e, i) + " is part of an alias cycle");
       }
+      std::optional<SymExpr> mine = byteSize(e.buffers[i]);
+      std::optional<SymExpr> theirs = byteSize(e.buffers[j]);
+      if (!mine || !theirs)
+        fail(x + " " + bufferName(e, i) +
+             " or the buffer it aliases has a "
+             "size that overflows");
+      if (!SymExpr::knownGE(*theirs, *mine))
+        fail(x + " " + bufferName(e, i) + " (" + mine->str(e.symbols) +
+             " bytes) may not fit in " + bufferName(e, j) + " (" +
+             theirs->str(e.symbols) + " bytes) that it aliases");
     }
     auto checkPorts = [&](const std::vector<PortDesc> &ports, BufferKind kind,
                           const char *what) {
@@ -439,33 +806,174 @@ private:
     };
     checkPorts(e.inputs, BufferKind::Input, "input");
     checkPorts(e.outputs, BufferKind::Output, "output");
-    for (size_t c = 0; c < e.commands.size(); ++c) {
-      const CommandDesc &cmd = e.commands[c];
-      std::string ctx = x + " command " + std::to_string(c) + " '" +
-                        cmd.kernel + "'" +
-                        (cmd.loc.empty() ? "" : " (" + cmd.loc + ")");
-      if (cmd.kernel.empty())
-        fail(x + " command " + std::to_string(c) + " names no kernel");
-      for (int32_t op : cmd.operands)
-        if (op != -1 && (op < 0 || static_cast<size_t>(op) >= nb))
-          fail(ctx + " reads buffer " + std::to_string(op) + " of " +
-               std::to_string(nb));
-      for (int32_t r : cmd.results) {
-        if (r < 0 || static_cast<size_t>(r) >= nb)
-          fail(ctx + " writes buffer " + std::to_string(r) + " of " +
-               std::to_string(nb));
-        BufferKind k = e.buffers[root(e, static_cast<size_t>(r))].kind;
-        if (k == BufferKind::Constant || k == BufferKind::Input)
-          fail(ctx + " writes buffer " + std::to_string(r) + " '" +
-               e.buffers[r].name + "', which is read-only (" +
-               (k == BufferKind::Constant ? "a constant" : "an input") + ")");
-      }
-    }
+    for (size_t c = 0; c < e.commands.size(); ++c)
+      command(e, c, stateAccess);
     checkExpr(e.workspaceBytes, ns, x + " workspace size");
     int64_t a = e.workspaceAlignment;
     if (a <= 0 || (a & (a - 1)) || a > (int64_t(1) << 30))
       fail(x + " has workspace alignment " + std::to_string(a) +
            " (must be a power of two)");
+  }
+
+  void command(const ExecutableDesc &e, size_t c,
+               const std::vector<int> &stateAccess) {
+    const CommandDesc &cmd = e.commands[c];
+    size_t nb = e.buffers.size();
+    std::string ctx = "executable '" + e.name + "' command " +
+                      std::to_string(c) + " '" + opName(cmd.op) + "'" +
+                      (cmd.loc.empty() ? "" : " (" + cmd.loc + ")");
+    // Enum values first: opName and everything below rely on them.
+    std::visit(
+        [&](const auto &o) {
+          using T = std::decay_t<decltype(o)>;
+          auto kindOk = [&](auto kind, int count) {
+            if (static_cast<int>(kind) >= count)
+              fail(ctx + " has invalid kind value " +
+                   std::to_string(static_cast<int>(kind)));
+          };
+          if constexpr (std::is_same_v<T, ops::Binary>)
+            kindOk(o.kind, kBinaryKinds);
+          else if constexpr (std::is_same_v<T, ops::Unary>)
+            kindOk(o.kind, kUnaryKinds);
+          else if constexpr (std::is_same_v<T, ops::Reduce>)
+            kindOk(o.kind, kReduceKinds);
+          else if constexpr (std::is_same_v<T, ops::Collective>)
+            kindOk(o.kind, kCollectiveKinds);
+        },
+        cmd.op);
+
+    int arity = opArity(cmd.op);
+    if (arity >= 0 && cmd.operands.size() != static_cast<size_t>(arity))
+      fail(ctx + " has " + std::to_string(cmd.operands.size()) +
+           " operands, the op takes " + std::to_string(arity));
+    if (arity < 0 && cmd.operands.empty())
+      fail(ctx + " has no operands");
+    int results = opResultCount(cmd.op);
+    if (cmd.results.size() != static_cast<size_t>(results))
+      fail(ctx + " has " + std::to_string(cmd.results.size()) +
+           " results, the op writes " + std::to_string(results));
+    if (cmd.stream < 0 || cmd.stream >= e.numStreams)
+      fail(ctx + " runs on stream " + std::to_string(cmd.stream) + " of " +
+           std::to_string(e.numStreams));
+    for (size_t i = 0; i < cmd.operands.size(); ++i) {
+      int32_t op = cmd.operands[i];
+      if (op == -1 && operandOptional(cmd.op, i))
+        continue;
+      if (op == -1)
+        fail(ctx + " leaves operand " + std::to_string(i) +
+             " out, which the op requires");
+      if (op < 0 || static_cast<size_t>(op) >= nb)
+        fail(ctx + " reads buffer " + std::to_string(op) + " of " +
+             std::to_string(nb));
+    }
+    for (int32_t r : cmd.results) {
+      if (r < 0 || static_cast<size_t>(r) >= nb)
+        fail(ctx + " writes buffer " + std::to_string(r) + " of " +
+             std::to_string(nb));
+      // Access: what a command writes must be writable memory.
+      const BufferDesc &target = e.buffers[root(e, static_cast<size_t>(r))];
+      std::string wrote = ctx + " writes " + bufferName(e, r);
+      switch (target.kind) {
+      case BufferKind::Input:
+        fail(wrote + ", which is read-only (an input)");
+      case BufferKind::Constant:
+        fail(wrote + ", which is read-only (a constant)");
+      case BufferKind::Param:
+        if (e.paramAccess != Access::ReadWrite)
+          fail(wrote + ", which is read-only (param '" +
+               b_.params[target.index].name +
+               "'; the executable's param access is read)");
+        break;
+      case BufferKind::State:
+        if (stateAccess[target.index] != static_cast<int>(Access::ReadWrite))
+          fail(wrote + ", which is read-only (state '" +
+               b_.states[target.index].name + "' is declared read)");
+        break;
+      default:
+        break;
+      }
+    }
+    opAttributes(e, cmd, ctx);
+  }
+
+  /// Attribute checks that need only ranks: an axis or permutation a kernel
+  /// would index with is in range.
+  void opAttributes(const ExecutableDesc &e, const CommandDesc &cmd,
+                    const std::string &ctx) {
+    auto rankOf = [&](int32_t buffer) -> int64_t {
+      return buffer < 0 ? 0
+                        : static_cast<int64_t>(e.buffers[buffer].shape.size());
+    };
+    int64_t in = cmd.operands.empty() ? 0 : rankOf(cmd.operands[0]);
+    int64_t out = cmd.results.empty() ? 0 : rankOf(cmd.results[0]);
+    auto axis = [&](int64_t a, int64_t rank, const char *what) {
+      if (a < -rank || a >= rank)
+        fail(ctx + " has " + what + " " + std::to_string(a) + " for rank " +
+             std::to_string(rank));
+    };
+    std::visit(
+        [&](const auto &o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, ops::Transpose>) {
+            std::vector<bool> seen(o.perm.size());
+            bool ok = static_cast<int64_t>(o.perm.size()) == in && in == out;
+            for (int64_t p : o.perm) {
+              ok = ok && p >= 0 && p < in && !seen[p];
+              if (ok)
+                seen[p] = true;
+            }
+            if (!ok)
+              fail(ctx + " has a permutation that does not permute the " +
+                   std::to_string(in) + " dims of its operand");
+          } else if constexpr (std::is_same_v<T, ops::Slice>) {
+            size_t n = o.axes.size();
+            if (o.starts.size() != n || o.ends.size() != n ||
+                (!o.steps.empty() && o.steps.size() != n))
+              fail(ctx + " has axes, starts, ends and steps of different "
+                         "lengths");
+            std::set<int64_t> axes;
+            for (int64_t a : o.axes) {
+              axis(a, in, "axis");
+              if (!axes.insert(a < 0 ? a + in : a).second)
+                fail(ctx + " slices axis " + std::to_string(a) + " twice");
+            }
+            for (int64_t s : o.steps)
+              if (s == 0)
+                fail(ctx + " has step 0");
+          } else if constexpr (std::is_same_v<T, ops::Concat>) {
+            axis(o.axis, out, "axis");
+          } else if constexpr (std::is_same_v<T, ops::Gather>) {
+            axis(o.axis, in, "axis");
+          } else if constexpr (std::is_same_v<T, ops::GatherNd>) {
+            if (o.batchDims < 0 || o.batchDims >= std::max<int64_t>(in, 1))
+              fail(ctx + " has batch_dims " + std::to_string(o.batchDims) +
+                   " for rank " + std::to_string(in));
+          } else if constexpr (std::is_same_v<T, ops::CumSum> ||
+                               std::is_same_v<T, ops::Softmax> ||
+                               std::is_same_v<T, ops::LayerNorm> ||
+                               std::is_same_v<T, ops::RmsNorm>) {
+            axis(o.axis, in, "axis");
+          } else if constexpr (std::is_same_v<T, ops::Reduce>) {
+            for (int64_t a : o.axes)
+              axis(a, in, "axis");
+          } else if constexpr (std::is_same_v<T, ops::Attention>) {
+            if (o.slidingWindow < 0)
+              fail(ctx + " has sliding window " +
+                   std::to_string(o.slidingWindow));
+          } else if constexpr (std::is_same_v<T, ops::Collective>) {
+            if (o.communicator < 0 ||
+                static_cast<size_t>(o.communicator) >= e.communicators.size())
+              fail(ctx + " uses communicator " +
+                   std::to_string(o.communicator) + " of " +
+                   std::to_string(e.communicators.size()));
+          } else if constexpr (std::is_same_v<T, ops::RecordEvent> ||
+                               std::is_same_v<T, ops::WaitEvent>) {
+            if (o.event < 0 || o.event >= e.numEvents)
+              fail(ctx + " uses event " + std::to_string(o.event) + " of " +
+                   std::to_string(e.numEvents));
+          }
+        },
+        cmd.op);
   }
 
   const BundleDesc &b_;
@@ -516,8 +1024,9 @@ BundleDesc parseBundle(const uint8_t *data, size_t size,
   uint64_t version = getLE(data + 8, 4);
   if (version != kBundleFormatVersion)
     throw Error(what + ": bundle format version " + std::to_string(version) +
-                ", this runtime reads " + std::to_string(kBundleFormatVersion) +
-                "; recompile with this hybridc");
+                "; this runtime reads version " +
+                std::to_string(kBundleFormatVersion) +
+                ": recompile it with hybridc");
   uint64_t payloadSize = getLE(data + 16, 8);
   uint64_t available = size - kBundleHeaderSize;
   if (payloadSize > available)

@@ -1,8 +1,11 @@
-// The CPU backend: aligned host memory and kernels from hybrid_kernels_cpu.
+// The CPU backend: aligned host memory with allocation statistics, streams
+// that run work at once, and commands bound to hybrid_kernels_cpu.
 #include "hybrid/CpuDevice.h"
 
 #include "cpu/CpuKernels.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 
@@ -10,55 +13,114 @@ namespace hybrid {
 
 namespace {
 
+/// CPU streams run everything when it is enqueued; the type only marks
+/// which objects came from this device.
+class CpuStream : public Stream {};
+class CpuEvent : public Event {};
+
 /// A command bound to a CPU kernel. The KernelCall is built once; each run
-/// only refreshes addresses (and shapes when they changed).
-class CpuCommand : public PreparedCommand {
+/// refreshes addresses (and shapes when they changed). Operands are read
+/// through BufferView::data and results written through
+/// BufferView::writable, so read-only memory is never written.
+class CpuKernelCommand : public PreparedCommand {
 public:
-  CpuCommand(cpu::KernelFn fn, cpu::Attrs attrs,
-             const std::vector<int32_t> &operands, std::vector<int32_t> results)
-      : fn_(fn), attrs_(std::move(attrs)), results_(std::move(results)) {
-    // The CPU kernels take only present operands (attributes such as
-    // has_bias say which optional ones those are), so absent ones (-1) go.
-    for (int32_t op : operands)
-      if (op >= 0)
-        operands_.push_back(op);
+  CpuKernelCommand(cpu::KernelEntry entry, const CommandDesc &command)
+      : entry_(entry), op_(command.op), operands_(command.operands),
+        results_(command.results) {
+    call_.op = &op_;
     call_.operands.resize(operands_.size());
     call_.results.resize(results_.size());
-    call_.attrs = &attrs_;
   }
 
-  void run(const std::vector<BufferView> &buffers,
-           bool shapesChanged) override {
-    bind(buffers, operands_, call_.operands, shapesChanged);
-    bind(buffers, results_, call_.results, shapesChanged);
-    fn_(call_);
+  size_t scratchBytes(const std::vector<BufferView> &buffers) override {
+    bindShapes(buffers);
+    scratch_ = cpu::scratchBytes(entry_, call_, cpu::numThreads());
+    return scratch_;
+  }
+
+  void run(const std::vector<BufferView> &buffers, bool shapesChanged, Stream &,
+           void *scratch) override {
+    if (shapesChanged)
+      bindShapes(buffers);
+    for (size_t i = 0; i < operands_.size(); ++i)
+      if (operands_[i] >= 0)
+        call_.operands[i].data = buffers[operands_[i]].data;
+    for (size_t i = 0; i < results_.size(); ++i) {
+      void *w = buffers[results_[i]].writable;
+      if (!w) // validation rules this out; never write through `data`
+        throw Error("result " + std::to_string(i) + " is read-only memory");
+      call_.results[i].data = w;
+    }
+    call_.scratch = scratch;
+    call_.scratchBytes = scratch ? scratch_ : 0;
+    entry_.run(call_);
   }
 
 private:
-  static void bind(const std::vector<BufferView> &buffers,
-                   const std::vector<int32_t> &indices,
-                   std::vector<cpu::Tensor> &tensors, bool shapesChanged) {
-    for (size_t i = 0; i < indices.size(); ++i) {
-      const BufferView &b = buffers[indices[i]];
-      cpu::Tensor &t = tensors[i];
-      t.data = b.data;
-      if (shapesChanged) {
-        t.dtype = b.dtype;
-        t.shape = b.shape;
+  void bindShapes(const std::vector<BufferView> &buffers) {
+    for (size_t i = 0; i < operands_.size(); ++i) {
+      if (operands_[i] < 0) {
+        call_.operands[i] = cpu::ConstTensor::absent();
+        continue;
       }
+      const BufferView &b = buffers[operands_[i]];
+      cpu::ConstTensor &t = call_.operands[i];
+      t.present = true;
+      t.dtype = b.dtype;
+      t.shape = b.shape;
+    }
+    for (size_t i = 0; i < results_.size(); ++i) {
+      const BufferView &b = buffers[results_[i]];
+      call_.results[i].dtype = b.dtype;
+      call_.results[i].shape = b.shape;
     }
   }
 
-  cpu::KernelFn fn_;
-  cpu::Attrs attrs_;
-  std::vector<int32_t> operands_;
-  std::vector<int32_t> results_;
+  cpu::KernelEntry entry_;
+  Op op_;
+  std::vector<int32_t> operands_, results_;
   cpu::KernelCall call_;
+  size_t scratch_ = 0;
+};
+
+/// A collective over one rank: the result is the operand.
+class CpuCollectiveCommand : public PreparedCommand {
+public:
+  CpuCollectiveCommand(int32_t operand, int32_t result)
+      : operand_(operand), result_(result) {}
+
+  void run(const std::vector<BufferView> &buffers, bool, Stream &,
+           void *) override {
+    const BufferView &in = buffers[operand_], &out = buffers[result_];
+    size_t inBytes =
+        static_cast<size_t>(numElements(in.shape)) * dtypeSize(in.dtype);
+    size_t outBytes =
+        static_cast<size_t>(numElements(out.shape)) * dtypeSize(out.dtype);
+    if (inBytes != outBytes || in.dtype != out.dtype)
+      throw Error(std::string("with one rank the result must be the operand: "
+                              "got ") +
+                  dtypeName(in.dtype) + " " + shapeToString(in.shape) + " -> " +
+                  dtypeName(out.dtype) + " " + shapeToString(out.shape));
+    if (!out.writable)
+      throw Error("the result is read-only memory");
+    if (inBytes)
+      std::memmove(out.writable, in.data, inBytes);
+  }
+
+private:
+  int32_t operand_, result_;
+};
+
+/// Events are recorded and waited for through Device::record/wait by the
+/// executable; on the CPU both are no-ops, and so is the command.
+class CpuNoOpCommand : public PreparedCommand {
+public:
+  void run(const std::vector<BufferView> &, bool, Stream &, void *) override {}
 };
 
 } // namespace
 
-CpuDevice::CpuDevice(int threads) {
+CpuDevice::CpuDevice(int threads) : default_(std::make_unique<CpuStream>()) {
   if (threads < 0)
     throw Error("cpu device: thread count must be >= 0, got " +
                 std::to_string(threads));
@@ -66,9 +128,11 @@ CpuDevice::CpuDevice(int threads) {
     cpu::setNumThreads(threads);
 }
 
+CpuDevice::~CpuDevice() = default;
+
 void *CpuDevice::allocate(size_t bytes, size_t alignment) {
-  if (alignment < 64)
-    alignment = 64;
+  if (alignment < 256)
+    alignment = 256;
   if (alignment & (alignment - 1))
     throw Error("cpu device: alignment " + std::to_string(alignment) +
                 " is not a power of two");
@@ -81,43 +145,95 @@ void *CpuDevice::allocate(size_t bytes, size_t alignment) {
   if (!p)
     throw Error("cpu device: out of memory allocating " +
                 std::to_string(bytes) + " bytes");
+  std::lock_guard<std::mutex> lock(mutex_);
+  sizes_[p] = bytes;
+  stats_.bytesInUse += bytes;
+  stats_.peakBytes = std::max(stats_.peakBytes, stats_.bytesInUse);
+  ++stats_.allocations;
   return p;
 }
 
-void CpuDevice::deallocate(void *ptr) { std::free(ptr); }
+void CpuDevice::deallocate(void *ptr) {
+  if (!ptr)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sizes_.find(ptr);
+    // Memory from elsewhere is a programming error, not a user's; leak it
+    // rather than free what this device does not own.
+    assert(it != sizes_.end() && "deallocate of memory not from this device");
+    if (it == sizes_.end())
+      return;
+    stats_.bytesInUse -= it->second;
+    ++stats_.frees;
+    sizes_.erase(it);
+  }
+  std::free(ptr);
+}
 
-void CpuDevice::copyHostToDevice(void *dst, const void *src, size_t bytes) {
+MemoryStats CpuDevice::memoryStats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+Stream &CpuDevice::defaultStream() { return *default_; }
+
+std::unique_ptr<Stream> CpuDevice::createStream() {
+  return std::make_unique<CpuStream>();
+}
+
+std::unique_ptr<Event> CpuDevice::createEvent() {
+  return std::make_unique<CpuEvent>();
+}
+
+// Work is complete when it is enqueued, so every event is always reached.
+void CpuDevice::record(Event &, Stream &) {}
+void CpuDevice::wait(Stream &, Event &) {}
+void CpuDevice::synchronize(Stream &) {}
+void CpuDevice::synchronize() {}
+
+void CpuDevice::copyHostToDevice(void *dst, const void *src, size_t bytes,
+                                 Stream &) {
   if (bytes)
     std::memcpy(dst, src, bytes);
 }
 
-void CpuDevice::copyDeviceToHost(void *dst, const void *src, size_t bytes) {
+void CpuDevice::copyDeviceToHost(void *dst, const void *src, size_t bytes,
+                                 Stream &) {
   if (bytes)
     std::memcpy(dst, src, bytes);
 }
 
-void CpuDevice::copyDeviceToDevice(void *dst, const void *src, size_t bytes) {
+void CpuDevice::copyDeviceToDevice(void *dst, const void *src, size_t bytes,
+                                   Stream &) {
   if (bytes)
     std::memmove(dst, src, bytes);
 }
 
-void CpuDevice::fillZero(void *dst, size_t bytes) {
+void CpuDevice::fillZero(void *dst, size_t bytes, Stream &) {
   if (bytes)
     std::memset(dst, 0, bytes);
 }
 
 std::unique_ptr<PreparedCommand> CpuDevice::prepare(const CommandDesc &command,
                                                     const ExecutableDesc &exe) {
-  cpu::KernelFn fn = cpu::findKernel(command.kernel);
-  if (!fn)
+  if (std::holds_alternative<ops::RecordEvent>(command.op) ||
+      std::holds_alternative<ops::WaitEvent>(command.op))
+    return std::make_unique<CpuNoOpCommand>();
+  if (std::holds_alternative<ops::Collective>(command.op)) {
+    if (command.operands.size() != 1 || command.results.size() != 1)
+      throw Error("executable '" + exe.name + "': " + opName(command.op) +
+                  " takes one operand and one result");
+    return std::make_unique<CpuCollectiveCommand>(command.operands[0],
+                                                  command.results[0]);
+  }
+  cpu::KernelEntry entry = cpu::findKernel(command.op);
+  if (!entry.run)
     throw Error("executable '" + exe.name +
-                "': the cpu backend has no kernel '" + command.kernel + "'" +
+                "': the cpu backend has no kernel for '" + opName(command.op) +
+                "'" +
                 (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
-  cpu::Attrs attrs;
-  for (const AttrDesc &a : command.attrs)
-    attrs.set(a.name, cpu::Attrs::Value{a.i, a.f, a.s, a.ints, a.floats});
-  return std::make_unique<CpuCommand>(fn, std::move(attrs), command.operands,
-                                      command.results);
+  return std::make_unique<CpuKernelCommand>(entry, command);
 }
 
 } // namespace hybrid

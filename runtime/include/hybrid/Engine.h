@@ -1,11 +1,13 @@
-// The engine: a bundle's executables on one device, sharing one weight store.
-// Minimal for now: load weights and run "forward".
+// The engine: a bundle's executables on one device, sharing one weight store
+// and one set of state buffers. Today: load weights, run "forward", reach
+// any executable and the states; generate/train join it later.
 #pragma once
 
 #include "hybrid/BundleDesc.h"
 #include "hybrid/Device.h"
 #include "hybrid/Executable.h"
 #include "hybrid/HostTensor.h"
+#include "hybrid/StateStore.h"
 #include "hybrid/WeightStore.h"
 
 #include <memory>
@@ -16,18 +18,20 @@
 namespace hybrid {
 
 /// Ownership: an Engine shares the bundle and the device (several engines
-/// may share both: actor, critic, reference...) and owns its weight store
-/// and loaded executables. Movable, not copyable; addresses of weights()
-/// and executable() stay valid across moves.
+/// may share both: actor, critic, reference..., and so the device's
+/// allocator) and owns its weight store, its state store and its loaded
+/// executables. Movable, not copyable; addresses of weights(), states() and
+/// executable() stay valid across moves.
 ///
 /// Thread safety: an Engine is used by one thread at a time. Different
-/// engines may run concurrently on the CPU device (kernel threads are
-/// process-wide).
+/// engines may run concurrently on one device (the CPU device's allocator
+/// and kernels are thread-safe; kernel threads are process-wide).
 class Engine {
 public:
   /// Validates the bundle and loads all of its executables on `device`
-  /// (resolving every kernel: an unknown one fails here, not mid-run). The
-  /// weights start unbound. Throws hybrid::Error.
+  /// (preparing every command: an op the device cannot run fails here, not
+  /// mid-run). The weights start unbound and the states unallocated.
+  /// Throws hybrid::Error.
   static Engine create(std::shared_ptr<const BundleDesc> bundle,
                        std::shared_ptr<Device> device);
   static Engine create(BundleDesc bundle, std::shared_ptr<Device> device);
@@ -47,23 +51,42 @@ public:
   void initRandom(uint64_t seed);
 
   /// Runs the "forward" executable: inputs by name (e.g. input_ids i64
-  /// [batch, seq]) to outputs by name (e.g. logits f32 [batch, seq, vocab]).
+  /// [batch, seq]) to outputs by name (e.g. logits f32 [batch, seq, vocab]),
+  /// in host memory; waits for the result.
   NamedTensors forward(const NamedTensors &inputs);
+
+  /// The executable named `name`; throws hybrid::Error listing the
+  /// available ones when absent.
+  Executable &executable(const std::string &name);
+  bool hasExecutable(const std::string &name) const;
+  std::vector<std::string> executableNames() const;
+
+  /// State `name` (memory and concrete shape). Throws hybrid::Error when
+  /// the bundle has no such state or it is not allocated.
+  DeviceTensor state(const std::string &name);
+  /// Allocates state `name` with `shape` (zero-filled) before any
+  /// executable uses it (see StateStore::allocate).
+  void allocateState(const std::string &name, const Shape &shape);
+  /// Returns state `name`'s memory to the device allocator (contents lost);
+  /// the next executable that uses it takes it again, zero-filled.
+  void releaseState(const std::string &name);
+
+  /// Waits until all work enqueued on the device has finished.
+  void synchronize();
 
   const BundleDesc &bundle() const { return *bundle_; }
   Device &device() const { return *device_; }
   WeightStore &weights() { return *weights_; }
   const WeightStore &weights() const { return *weights_; }
-  /// The executable named `name`; throws hybrid::Error listing the
-  /// available ones when absent.
-  Executable &executable(const std::string &name);
-  bool hasExecutable(const std::string &name) const;
+  StateStore &states() { return *states_; }
 
 private:
   Engine() = default;
   std::shared_ptr<const BundleDesc> bundle_;
   std::shared_ptr<Device> device_;
   std::unique_ptr<WeightStore> weights_;
+  std::unique_ptr<StateStore> states_;
+  // Declared last: executables use the stores and go first.
   std::vector<std::unique_ptr<Executable>> executables_;
 };
 

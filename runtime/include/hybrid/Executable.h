@@ -1,10 +1,12 @@
-// A loaded executable: a bundle's static command list bound to a device, its
-// kernels resolved and its memory plan ready to evaluate for each call.
+// A loaded executable: a bundle's typed command list bound to a device, its
+// kernels prepared once, and its memory plan evaluated per shape bucket into
+// one device allocation whose addresses do not move between calls.
 #pragma once
 
 #include "hybrid/BundleDesc.h"
 #include "hybrid/Device.h"
 #include "hybrid/HostTensor.h"
+#include "hybrid/StateStore.h"
 #include "hybrid/WeightStore.h"
 
 #include <memory>
@@ -13,26 +15,41 @@
 
 namespace hybrid {
 
-/// Loading resolves every command's kernel once (an unknown kernel is a
-/// hybrid::Error naming it and its loc), converts attributes once, uploads
-/// the constants the executable uses and flattens the symbolic memory plan.
+/// Loading prepares every command on the device (a backend without a kernel
+/// for an op fails here, naming the op and its loc), uploads the constants
+/// the executable uses and flattens the symbolic memory plan.
 ///
-/// A call binds the symbols from the inputs' shapes (a dimension that is
-/// exactly one symbol binds it; every other dimension must then match),
-/// evaluates every buffer's shape and workspace offset (only when the symbol
-/// values differ from the previous call's), grows the workspace if needed
-/// (it is kept between calls), allocates the outputs and runs the commands
-/// in order. No name is looked up per command.
+/// A **bucket** is one set of concrete symbol values. Binding a bucket
+/// checks the values against the bundle's limits (before anything else),
+/// evaluates every buffer's shape and offset, sizes the scratch each command
+/// needs for those shapes, and makes sure the executable's one device
+/// allocation (workspace, then 256-aligned scratch; grow-only) is big
+/// enough; it binds the state buffers the executable declares, allocating a
+/// state on its first use. Binding the bucket that is already bound does
+/// nothing. For a given bucket, calls allocate no device memory, and every
+/// buffer address is the same on every call as long as the allocation did
+/// not have to grow for another bucket (reserve() the largest bucket first
+/// to rule that out) and no state was released.
 ///
-/// Ownership: shares the bundle and the device; reads parameters from a
-/// WeightStore the caller keeps alive (and bound) while the executable runs;
-/// owns its workspace, constants and prepared commands. Thread safety: run()
-/// must not be called concurrently on one Executable (it reuses its
-/// workspace); const accessors may be.
+/// Device-resident use: bind (or bindShapes), write input(i), enqueue on a
+/// stream, read output(i) once the stream has passed it. Host use: run(),
+/// which does all of that with copies at the edge and waits.
+///
+/// Access: inputs, constants, parameters (unless the executable's param
+/// access is read-write) and states it declares read reach the kernels only
+/// as read-only views (BufferView::writable is null); validation has already
+/// rejected commands that would write them.
+///
+/// Ownership: shares the bundle and the device; uses the WeightStore and
+/// StateStore of its engine, which must outlive it; owns its allocation,
+/// constants, streams, events and prepared commands. Thread safety: one
+/// thread at a time per executable; different executables may be used from
+/// different threads when they share no state buffer.
 class Executable {
 public:
   Executable(std::shared_ptr<const BundleDesc> bundle, size_t index,
-             std::shared_ptr<Device> device, const WeightStore &weights);
+             std::shared_ptr<Device> device, WeightStore &weights,
+             StateStore &states);
   ~Executable();
   Executable(const Executable &) = delete;
   Executable &operator=(const Executable &) = delete;
@@ -41,23 +58,58 @@ public:
   const ExecutableDesc &desc() const;
   const std::vector<std::string> &inputNames() const;
   const std::vector<std::string> &outputNames() const;
-  /// "input_ids: i64 [batch,seq]" style description of input or output port i.
+  /// "input_ids: i64 [batch,seq]" style description of input or output i.
   std::string describeInput(size_t i) const;
   std::string describeOutput(size_t i) const;
 
-  /// Runs with inputs by name (exactly the executable's inputs) and returns
-  /// the outputs by name, in host memory. Throws hybrid::Error for a
-  /// missing, unexpected or mis-shaped input, a wrong dtype, an unbound
-  /// symbol, or a failing kernel (naming the command).
+  /// Binds the bucket with these symbol values (in desc().symbols order).
+  /// Throws hybrid::Error naming the executable and the symbol for a value
+  /// below 1 or above its limit, and for a plan the values make invalid.
+  void bind(const std::vector<int64_t> &symbolValues);
+  /// Binds the bucket the input shapes (in port order) imply: a dimension
+  /// that is exactly one symbol binds it, every other dimension must match.
+  /// Errors name the executable, the input, the dim and the symbol.
+  void bindShapes(const std::vector<Shape> &inputShapes);
+  /// Grows the allocation to what the bucket `symbolValues` needs without
+  /// binding it, so that binding any bucket up to that size allocates
+  /// nothing. Same errors as bind().
+  void reserve(const std::vector<int64_t> &symbolValues);
+  /// The symbol values of the bound bucket (empty before the first bind).
+  const std::vector<int64_t> &symbolValues() const;
+
+  /// Input / output port i of the bound bucket: its slot in the
+  /// executable's memory, with its concrete shape. Valid until the next
+  /// bind of another bucket. Throws hybrid::Error when no bucket is bound.
+  DeviceTensor input(size_t i) const;
+  DeviceTensor output(size_t i) const;
+  /// The port named `name` (hybrid::Error listing the ports when absent).
+  size_t inputIndex(const std::string &name) const;
+  size_t outputIndex(const std::string &name) const;
+
+  /// Enqueues the commands of the bound bucket: command stream 0 is
+  /// `stream`, the others are the executable's own, forked from and joined
+  /// back into `stream`. Returns without waiting. Throws hybrid::Error when
+  /// no bucket is bound, the weights are not loaded, or a command fails to
+  /// enqueue (naming the command and its loc).
+  void enqueue(Stream &stream);
+
+  /// Host edge: binds the bucket of the inputs' shapes (by name; exactly the
+  /// executable's inputs), copies them in, enqueues, copies the outputs out
+  /// and waits. Throws hybrid::Error for a missing, unexpected or mis-shaped
+  /// input, a wrong dtype, an unbound symbol, a symbol over its limit, or a
+  /// failing command.
   NamedTensors run(const NamedTensors &inputs);
   /// The same with inputs and outputs in port order.
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
 
-  /// The symbol values the plan was last evaluated for (empty before the
-  /// first call), in the order of desc().symbols.
-  const std::vector<int64_t> &symbolValues() const;
-  /// Bytes of workspace currently allocated.
-  size_t workspaceCapacity() const;
+  /// Bytes of the one device allocation (0 before the first bind/reserve).
+  size_t allocationBytes() const;
+  /// Workspace and scratch bytes of the bound bucket.
+  size_t workspaceBytes() const;
+  size_t scratchBytes() const;
+  /// Device address of buffer i in the bound bucket (for tests and
+  /// debugging; null for a state not bound yet).
+  const void *bufferAddress(size_t i) const;
 
 private:
   struct Impl;

@@ -1,4 +1,5 @@
-// Host-memory tensors: what callers pass to executables and get back.
+// Host-memory tensors: what callers pass to executables and get back at the
+// API edge (Executable::run), and what checkpoints are read into.
 #pragma once
 
 #include "hybrid/Types.h"
@@ -7,15 +8,27 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace hybrid {
 
-/// The DType of a C++ element type (float, int64_t, bool).
+/// The DType of a C++ element type (float, int64_t, int32_t, bool). bf16
+/// and f16 have no C++ type of their own: they are stored as uint16_t bits
+/// (see storesAs, fromFloats, toFloats).
 template <typename T> constexpr DType dtypeOf();
 template <> constexpr DType dtypeOf<float>() { return DType::F32; }
 template <> constexpr DType dtypeOf<int64_t>() { return DType::I64; }
+template <> constexpr DType dtypeOf<int32_t>() { return DType::I32; }
 template <> constexpr DType dtypeOf<bool>() { return DType::Bool; }
+
+/// True when elements of `dtype` are stored as T (uint16_t for bf16/f16).
+template <typename T> constexpr bool storesAs(DType dtype) {
+  if constexpr (std::is_same_v<T, uint16_t>)
+    return dtype == DType::BF16 || dtype == DType::F16;
+  else
+    return dtypeOf<T>() == dtype;
+}
 
 /// A dense, row-major tensor in host memory.
 ///
@@ -36,6 +49,9 @@ public:
   /// A copy of `values` with `shape` (numel must equal values.size()).
   template <typename T>
   static HostTensor fromVector(Shape shape, const std::vector<T> &values);
+  /// `values` rounded to `dtype` (f32, bf16 or f16; round to nearest even).
+  static HostTensor fromFloats(DType dtype, Shape shape,
+                               const std::vector<float> &values);
 
   DType dtype() const { return dtype_; }
   const Shape &shape() const { return shape_; }
@@ -49,11 +65,11 @@ public:
   void *data() { return data_; }
   const void *data() const { return data_; }
   template <typename T> T *as() {
-    assert(dtypeOf<T>() == dtype_ && "HostTensor::as with the wrong type");
+    assert(storesAs<T>(dtype_) && "HostTensor::as with the wrong type");
     return static_cast<T *>(data_);
   }
   template <typename T> const T *as() const {
-    assert(dtypeOf<T>() == dtype_ && "HostTensor::as with the wrong type");
+    assert(storesAs<T>(dtype_) && "HostTensor::as with the wrong type");
     return static_cast<const T *>(data_);
   }
   /// The elements as a vector (T must match dtype()).
@@ -61,6 +77,9 @@ public:
     const T *p = as<T>();
     return std::vector<T>(p, p + numel());
   }
+  /// The elements of a float tensor (f32, bf16, f16) widened to float;
+  /// throws hybrid::Error for other dtypes.
+  std::vector<float> toFloats() const;
 
 private:
   DType dtype_ = DType::F32;

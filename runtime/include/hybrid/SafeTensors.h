@@ -20,10 +20,14 @@ enum class SafeTensorsDType : uint8_t { F32, F16, BF16, I64, I32, BOOL, U8 };
 /// "F32", "BF16", ... as written in the header.
 const char *safeTensorsDTypeName(SafeTensorsDType t);
 size_t safeTensorsDTypeSize(SafeTensorsDType t);
-/// The runtime DType stored as-is by `t` (F32, I64, BOOL), else nullopt.
+/// The runtime DType whose bytes `t` holds as they are (every type but U8).
 std::optional<DType> toDType(SafeTensorsDType t);
-/// The safetensors name of a runtime DType.
+/// The safetensors type of a runtime DType (each has one).
 SafeTensorsDType fromDType(DType t);
+/// True when a tensor of `from` can be read as `to`: F32/F16/BF16 as any
+/// float dtype, I32/I64 as either integer dtype (narrowing checks every
+/// value), BOOL/U8 as bool.
+bool safeTensorsConvertible(SafeTensorsDType from, DType to);
 
 /// One tensor of an open file: a view into the mapped bytes. The bytes may
 /// be unaligned; read them with memcpy or the converters below.
@@ -64,11 +68,13 @@ public:
 
   /// The tensor as float32 (from F32, F16 or BF16; else hybrid::Error).
   std::vector<float> toF32(const SafeTensorsEntry &e) const;
-  /// A host tensor with the tensor's elements converted to `dtype`:
-  /// F32 from F32/F16/BF16, I64 from I64/I32, Bool from BOOL/U8 (nonzero).
-  /// Any other pairing is a hybrid::Error naming the tensor.
+  /// A host tensor with the tensor's elements converted to `dtype` by the
+  /// rules of safeTensorsConvertible (floats round to nearest even, bool is
+  /// "nonzero"). Any other pairing, or an I64 value that does not fit an
+  /// I32 tensor, is a hybrid::Error naming the tensor and both dtypes.
   HostTensor toHost(const SafeTensorsEntry &e, DType dtype) const;
-  /// Converts into `dst` (numel elements of `dtype`), same rules as toHost.
+  /// Converts into `dst` (numel elements of `dtype`), same rules as toHost;
+  /// writes nothing when it throws.
   void convertInto(const SafeTensorsEntry &e, DType dtype, void *dst) const;
 
 private:
@@ -92,11 +98,12 @@ void writeSafeTensors(const std::string &path,
                       const std::vector<SafeTensorsWriteEntry> &tensors,
                       const std::map<std::string, std::string> &metadata = {});
 
-/// Writes host tensors by name (their dtypes map to F32 / I64 / BOOL).
+/// Writes host tensors by name, each in its own dtype.
 void writeSafeTensors(const std::string &path, const NamedTensors &tensors,
                       const std::map<std::string, std::string> &metadata = {});
 
-/// IEEE half and bfloat16 to float.
+/// IEEE half and bfloat16 to float (hybrid/Float16.h; kept for the ONNX
+/// initializer reader).
 float halfToFloat(uint16_t h);
 float bfloat16ToFloat(uint16_t b);
 

@@ -15,14 +15,23 @@
 
 namespace hybrid {
 
-/// Ownership: owns one device allocation holding every parameter (each at a
-/// 64-byte aligned offset), made at construction, so data(i) is stable for
-/// the store's lifetime; the device is shared. Thread safety: const methods
-/// may be called concurrently; binding or initialising must not overlap any
-/// other use (an executable reading the weights included).
+/// Parameters may be f32, bf16, f16, i32, i64 or bool; the store holds each
+/// in its bundle dtype, and checkpoints of another dtype convert on load.
 ///
-/// Binding is all-or-nothing: a checkpoint is fully validated before any
-/// byte is copied, so a failed bind leaves the previous weights intact.
+/// Ownership: owns one device allocation holding every parameter (each at a
+/// 256-byte aligned offset), made by the first successful bind or
+/// initRandom (a checkpoint that does not fit the table allocates nothing),
+/// so data(i) is stable from then on for the store's lifetime; the device
+/// is shared. Thread safety: const methods may be called concurrently;
+/// binding or initialising must not overlap any other use (an executable
+/// reading the weights included).
+///
+/// Access: data(i) is read-only; only an executable whose parameter access
+/// is read-write (the optimizer step) asks for mutableData(i).
+///
+/// Binding is all-or-nothing: a checkpoint is fully validated (dtypes,
+/// shapes, and the values of narrowing conversions) before any byte is
+/// copied, so a failed bind leaves the previous weights intact.
 class WeightStore {
 public:
   WeightStore(std::vector<ParamDesc> params, std::shared_ptr<Device> device);
@@ -30,25 +39,29 @@ public:
   /// Binds every parameter from a safetensors checkpoint. `path` is a
   /// .safetensors file, a folder holding model.safetensors, or a sharded
   /// HF checkpoint (a model.safetensors.index.json, or a folder holding
-  /// one). Every parameter must be present with its exact shape; F16/BF16
-  /// convert to F32 parameters, I32 to I64, U8 to Bool. A tensor no
-  /// parameter uses is an error ("unexpected tensor X") unless listed in
-  /// `allowedExtra` (tied weights, registered buffers). Throws hybrid::Error.
+  /// one). Every parameter must be present with its exact shape; F32, F16
+  /// and BF16 tensors convert to any float parameter dtype, I32 and I64 to
+  /// either integer dtype, BOOL and U8 to bool; other pairings are an error
+  /// naming the tensor and both dtypes. A tensor no parameter uses is an
+  /// error ("unexpected tensor X") unless listed in `allowedExtra` (tied
+  /// weights, registered buffers). Throws hybrid::Error.
   void bindFromSafeTensors(const std::string &path,
                            const std::set<std::string> &allowedExtra = {});
 
-  /// Binds every parameter from the initializers of an ONNX model, by name.
-  /// Initializers no parameter uses are allowed (the compiler folds small
-  /// ones into the bundle as constants). Throws hybrid::Error.
+  /// Binds every parameter from the initializers of an ONNX model, by name,
+  /// converting as OnnxInitializers::convertInto does (through f32 for bf16
+  /// and f16 parameters, through i64 for i32 ones). Initializers no
+  /// parameter uses are allowed (the compiler folds small ones into the
+  /// bundle as constants). Throws hybrid::Error.
   void bindFromOnnx(const std::string &path);
 
   /// Deterministic demo weights: rank >= 2 float params ~ N(0, 0.02), float
   /// vectors named "*bias" 0 and other float vectors 1 (norm scales), integer
-  /// and bool params 0.
+  /// and bool params 0. bf16/f16 params get the f32 values rounded.
   void initRandom(uint64_t seed);
 
-  /// Writes every parameter to a safetensors file under its name
-  /// (atomically).
+  /// Writes every parameter to a safetensors file under its name, in its
+  /// own dtype (atomically). Throws hybrid::Error when nothing is bound.
   void saveSafeTensors(const std::string &path) const;
 
   size_t size() const { return params_.size(); }
@@ -58,7 +71,8 @@ public:
   DType dtype(size_t i) const { return params_.at(i).dtype; }
   const Shape &shape(size_t i) const { return params_.at(i).shape; }
   size_t bytes(size_t i) const { return sizes_.at(i); }
-  /// Device address of parameter i (stable for the store's lifetime).
+  /// Device address of parameter i (stable once bound). Throws
+  /// hybrid::Error before the first successful bind or initRandom.
   const void *data(size_t i) const;
   void *mutableData(size_t i);
   /// Sum of the parameters' sizes (without alignment padding).
@@ -73,12 +87,19 @@ public:
   Device &device() const { return *device_; }
 
 private:
+  /// Allocates the storage on first use.
+  void ensureStorage();
+  /// Copies host bytes of every parameter into the storage.
+  void upload(const std::vector<const void *> &host);
+
   std::vector<ParamDesc> params_;
   std::shared_ptr<Device> device_;
   std::vector<size_t> offsets_;
   std::vector<size_t> sizes_;
   size_t totalBytes_ = 0;
+  size_t storageBytes_ = 0;
   DeviceAllocation storage_;
+  std::unique_ptr<Stream> stream_;
   std::unordered_map<std::string, size_t> byName_;
   bool bound_ = false;
   std::string source_;

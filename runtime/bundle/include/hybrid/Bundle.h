@@ -1,5 +1,6 @@
 // Reading and writing .hyb bundles: framing, FlatBuffers encoding
-// (runtime/schema/bundle.fbs) and validation of what a bundle may contain.
+// (runtime/bundle/schema/bundle.fbs) and validation of what a bundle may
+// contain.
 //
 // File layout (all integers little-endian):
 //
@@ -11,15 +12,9 @@
 //       24     8  FNV-1a-64 checksum of the payload
 //       32     -  payload: a FlatBuffer with root hybrid.fb.Bundle ("HYB1")
 //
-// Conventions beyond the schema that validation enforces:
-//  * A command operand index of -1 is an absent optional operand (e.g.
-//    layer_norm without weight). Backends leave it out of the kernel's
-//    operand list; the kernels tell optional operands apart by attributes
-//    (has_weight, has_bias). Results are never absent.
-//  * Param and Constant buffers have the dtype and (constant) shape of the
-//    parameter / constant they name.
-//  * The buffer of input port i has kind Input and index i; likewise outputs.
-//  * Commands never write Constant or Input buffers (or aliases of them).
+// Bundles are untrusted: every load validates what the schema cannot say
+// (see validateBundle), so that a damaged or hostile bundle is one error
+// line, never a crash, a hang or an absurd allocation.
 #pragma once
 
 #include "hybrid/BundleDesc.h"
@@ -33,6 +28,11 @@ namespace hybrid {
 
 constexpr char kBundleMagic[8] = {'H', 'Y', 'B', 'R', 'I', 'D', 'C', '\0'};
 constexpr size_t kBundleHeaderSize = 32;
+
+/// Limits validation puts on an executable's streams and events (each one a
+/// device object created at load time).
+constexpr int32_t kMaxStreams = 64;
+constexpr int32_t kMaxEvents = 1024;
 
 /// The bytes of a .hyb file for `bundle` (header + FlatBuffer). Validates
 /// first: throws hybrid::Error rather than produce a bundle the runtime would
@@ -52,9 +52,21 @@ void writeBundle(const BundleDesc &bundle, const std::string &path);
 /// Reads and validates the bundle at `path`.
 BundleDesc readBundle(const std::string &path);
 
-/// The semantic checks parseBundle applies (indices in range, constant sizes,
-/// alias targets, symbols, ports, kernels named). Throws hybrid::Error whose
-/// message starts with `what`.
+/// The semantic checks parseBundle (and serializeBundle, and every engine)
+/// applies. Throws hybrid::Error whose message starts with `what`:
+///  * dtype, kind, access and op-kind values in range; names present and
+///    unique; shapes of params and constants sane, constant sizes right;
+///  * every command has its op's operand and result count, -1 only where
+///    the op's operand is optional, indices in range, its stream, events
+///    and communicator in range, axes and permutations in range;
+///  * alias chains end in a buffer with memory and fit in it for every
+///    symbol value; Param / Constant / State buffers have their table
+///    entry's dtype (and shape); port i's buffer is Input / Output i;
+///  * symbolMax has one entry per symbol; every State buffer's state is
+///    declared by the executable;
+///  * access: no command writes (through aliases) an Input, a Constant, a
+///    Param unless the executable's paramAccess is ReadWrite, or a State it
+///    declares Read.
 void validateBundle(const BundleDesc &bundle, const std::string &what);
 
 /// FNV-1a, 64 bit: the bundle payload checksum.
