@@ -81,9 +81,19 @@ llvm::Error runHgPipeline(mlir::ModuleOp module,
 llvm::Error runHrtPipeline(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(createConvertHgToHrt());
-  pm.addNestedPass<hrt::ExecutableOp>(hrt::createPlanMemory());
   if (mlir::failed(pm.run(module)))
     return error("lowering to hrt failed (see the diagnostics above)");
+  // Executables that already have a plan (a planned hrt module given as
+  // input) keep it.
+  for (auto exe : module.getOps<hrt::ExecutableOp>()) {
+    if (exe.getWorkspace())
+      continue;
+    mlir::PassManager plan(module.getContext(),
+                           hrt::ExecutableOp::getOperationName());
+    plan.addPass(hrt::createPlanMemory());
+    if (mlir::failed(plan.run(exe)))
+      return error("memory planning failed (see the diagnostics above)");
+  }
   return llvm::Error::success();
 }
 

@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -18,18 +19,26 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: hybridc compile MODEL -o OUT.hyb [options]\n"
-    "       hybridc compile MODEL --emit=hg\n"
+    "       hybridc compile MODEL --compile-to=PHASE\n"
     "       hybridc supported      (ONNX ops and HF model types it takes)\n"
     "       hybridc --help | --version\n"
     "\n"
     "MODEL is an .onnx file, a folder holding a HuggingFace config.json, or\n"
-    "an hg module in MLIR text (.mlir, e.g. edited --emit=hg output).\n"
+    "a module in MLIR text (.mlir): hg (e.g. edited --compile-to=hg output)\n"
+    "is compiled from its start, hrt is serialised (planned first if it has\n"
+    "no memory plan yet).\n"
+    "\n"
+    "phases: import (the frontend's hg), hg (after fusion), hrt (lowered,\n"
+    "memory planned), bundle (the command lists).\n"
     "\n"
     "options:\n"
     "  -o FILE                write the bundle to FILE\n"
-    "  --emit=hg              print the hg module after import and fusion\n"
-    "  --compile-to=PHASE     stop after PHASE (import | hg | bundle) and\n"
-    "                         print its result (bundle: a summary)\n"
+    "  --compile-to=PHASE     stop after PHASE and print its result\n"
+    "                         (bundle: a summary of every command)\n"
+    "  --emit=PHASE           the same (hg, hrt or bundle)\n"
+    "  --dtype=TYPE           float type of an HF config model's weights and\n"
+    "                         activations: float32, bfloat16 or float16\n"
+    "                         (default: the config's torch_dtype)\n"
     "  --no-fuse              skip the fusion passes (canonicalise only)\n"
     "  -q, --quiet            no summary line\n";
 
@@ -90,15 +99,10 @@ int main(int argc, char **argv) {
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto phaseOf = [&](const std::string &v, hybridc::Phase &p) {
-      if (v == "import")
-        p = hybridc::Phase::Import;
-      else if (v == "hg")
-        p = hybridc::Phase::Hg;
-      else if (v == "bundle")
-        p = hybridc::Phase::Bundle;
-      else
-        return false;
-      return true;
+      std::optional<hybridc::Phase> phase = hybridc::parsePhase(v);
+      if (phase)
+        p = *phase;
+      return phase.has_value();
     };
     if (a == "-o") {
       if (i + 1 >= args.size())
@@ -108,13 +112,17 @@ int main(int argc, char **argv) {
       if (!phaseOf(a.substr(7), stopAfter) ||
           stopAfter == hybridc::Phase::Import)
         return usageError("unknown --emit value '" + a.substr(7) +
-                          "' (expected hg or bundle)");
+                          "' (expected hg, hrt or bundle)");
       printResult = true;
     } else if (a.rfind("--compile-to=", 0) == 0) {
       if (!phaseOf(a.substr(13), stopAfter))
         return usageError("unknown phase '" + a.substr(13) +
-                          "' (expected import, hg or bundle)");
+                          "' (expected import, hg, hrt or bundle)");
       printResult = true;
+    } else if (a.rfind("--dtype=", 0) == 0) {
+      options.dtype = a.substr(8);
+      if (options.dtype.empty())
+        return usageError("--dtype needs a type (float32, bfloat16, float16)");
     } else if (a == "--no-fuse") {
       options.fuse = false;
     } else if (a == "-q" || a == "--quiet") {
@@ -151,16 +159,28 @@ int main(int argc, char **argv) {
   });
 
   auto start = std::chrono::steady_clock::now();
-  auto module = hybridc::importModel(context, model);
+  auto module = hybridc::importModel(context, model, options);
   if (!module)
     return fail(llvm::toString(module.takeError()));
-  if (stopAfter == hybridc::Phase::Import) {
-    module->get().print(llvm::outs());
-    return 0;
+  bool hrtInput = hybridc::isHrtModule(module->get());
+  if (hrtInput && stopAfter < hybridc::Phase::Hrt)
+    return usageError(model + " is an hrt module: it can only go on to the "
+                              "hrt or bundle phase");
+  if (!hrtInput) {
+    if (stopAfter == hybridc::Phase::Import) {
+      module->get().print(llvm::outs());
+      return 0;
+    }
+    if (llvm::Error e = hybridc::runHgPipeline(module->get(), options))
+      return fail(llvm::toString(std::move(e)));
+    if (stopAfter == hybridc::Phase::Hg) {
+      module->get().print(llvm::outs());
+      return 0;
+    }
   }
-  if (llvm::Error e = hybridc::runHgPipeline(module->get(), options))
+  if (llvm::Error e = hybridc::runHrtPipeline(module->get()))
     return fail(llvm::toString(std::move(e)));
-  if (stopAfter == hybridc::Phase::Hg) {
+  if (stopAfter == hybridc::Phase::Hrt) {
     module->get().print(llvm::outs());
     return 0;
   }
@@ -182,7 +202,8 @@ int main(int argc, char **argv) {
     std::printf("%s\n", summary.c_str());
     for (const auto &exe : bundle->executables)
       for (const auto &cmd : exe.commands)
-        std::printf("  %s %s\n", cmd.kernel.c_str(), cmd.loc.c_str());
+        std::printf("  %s %s\n", hybrid::opName(cmd.op).c_str(),
+                    cmd.loc.c_str());
     if (out.empty())
       return 0;
   }

@@ -233,7 +233,7 @@ public:
     if (!exe.getWorkspace() || !exe.getAlignment())
       return error("@" + exe_.name +
                    " has no memory plan (run hrt-plan-memory first)");
-    exe_.workspaceBytes = *parseSizeAttr(*exe.getWorkspace(), symbols_);
+    exe_.workspaceBytes = *hrt::parseSizeAttr(*exe.getWorkspace(), symbols_);
     exe_.workspaceAlignment = static_cast<int64_t>(*exe.getAlignment());
 
     for (Operation &op : exe.getBlock())
@@ -265,7 +265,7 @@ private:
     b.index = index;
     b.name = std::move(name);
     if (offset)
-      b.offset = *parseSizeAttr(offset, symbols_);
+      b.offset = *hrt::parseSizeAttr(offset, symbols_);
     exe_.buffers.push_back(std::move(b));
     auto id = static_cast<int32_t>(exe_.buffers.size() - 1);
     buffers_[v] = id;

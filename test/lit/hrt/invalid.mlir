@@ -1,0 +1,170 @@
+// hrt verifier errors, one case each.
+// RUN: hybridc-opt %s --split-input-file --verify-diagnostics
+
+hrt.executable @writes_input symbols ["n"] params read {
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  // expected-error @+1 {{writes the input 'x', which @writes_input may only read}}
+  hrt.unary neg %x : !hrt.buffer<f32, [n]> into %x : !hrt.buffer<f32, [n]>
+}
+
+// -----
+
+hrt.executable @writes_param symbols [] params read {
+  %w = hrt.param "w" : !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{writes the parameter 'w', which @writes_param may only read}}
+  hrt.fill 0.0 into %w : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+// A parameter written through a view is still a parameter.
+hrt.executable @writes_param_view symbols [] params read {
+  %w = hrt.param "w" : !hrt.buffer<f32, [2, 2]>
+  %v = hrt.view %w : !hrt.buffer<f32, [2, 2]> to !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{writes the parameter 'w'}}
+  hrt.fill 0.0 into %v : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+// The optimizer step may write parameters.
+hrt.executable @step symbols [] params read_write {
+  %w = hrt.param "w" : !hrt.buffer<f32, [4]>
+  hrt.fill 0.0 into %w : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @writes_read_state symbols [] params read {
+  %s = hrt.state "kv" read : !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{writes the state 'kv', which @writes_read_state may only read}}
+  hrt.fill 1.0 into %s : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @writes_constant symbols [] params read {
+  %c = hrt.constant dense<1.0> : tensor<4xf32> : !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{writes the constant, which}}
+  hrt.fill 1.0 into %c : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @unknown_symbol symbols ["seq"] params read {
+  // expected-error @+1 {{result type '!hrt.buffer<f32, [batch]>': bad symbolic size 'batch': unknown symbol 'batch'}}
+  %x = hrt.input "x" : !hrt.buffer<f32, [batch]>
+}
+
+// -----
+
+hrt.executable @duplicate_input symbols [] params read {
+  %a = hrt.input "x" : !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{input 'x' appears twice in @duplicate_input}}
+  %b = hrt.input "x" : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @duplicate_param symbols [] params read {
+  %a = hrt.param "w" : !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{parameter 'w' appears twice in @duplicate_param}}
+  %b = hrt.param "w" : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+// expected-error @+1 {{symbol 'n' is listed twice}}
+hrt.executable @twice symbols ["n", "n"] params read {
+}
+
+// -----
+
+// expected-error @+1 {{symbol_max has 1 entries for 2 symbols}}
+hrt.executable @limits symbols ["a", "b"] params read attributes {symbol_max = array<i64: 4>} {
+}
+
+// -----
+
+hrt.executable @bad_view symbols ["n"] params read {
+  %x = hrt.input "x" : !hrt.buffer<f32, [n, 4]>
+  // expected-error @+1 {{views 4*n elements as 8*n}}
+  %v = hrt.view %x : !hrt.buffer<f32, [n, 4]> to !hrt.buffer<f32, [n, 8]>
+}
+
+// -----
+
+hrt.executable @view_dtype symbols [] params read {
+  %x = hrt.input "x" : !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{changes the element type}}
+  %v = hrt.view %x : !hrt.buffer<f32, [4]> to !hrt.buffer<i32, [4]>
+}
+
+// -----
+
+hrt.executable @param_shape symbols ["n"] params read {
+  // expected-error @+1 {{parameter 'w' must have a static shape}}
+  %w = hrt.param "w" : !hrt.buffer<f32, [n]>
+}
+
+// -----
+
+hrt.executable @comparison symbols [] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4]>
+  %o = hrt.output "o" : !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{comparison result must be i1}}
+  hrt.binary less %a : !hrt.buffer<f32, [4]>, %a : !hrt.buffer<f32, [4]> into %o : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @mixed_float symbols [] params read {
+  %a = hrt.input "a" : !hrt.buffer<bf16, [4, 4]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [4, 4]>
+  %o = hrt.output "o" : !hrt.buffer<bf16, [4, 4]>
+  // expected-error @+1 {{weight and result element types differ ('f32' vs 'bf16')}}
+  hrt.linear %a : !hrt.buffer<bf16, [4, 4]>, %w : !hrt.buffer<f32, [4, 4]> into %o : !hrt.buffer<bf16, [4, 4]> {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @indices symbols [] params read {
+  %t = hrt.param "t" : !hrt.buffer<f32, [10, 4]>
+  %i = hrt.input "i" : !hrt.buffer<f32, [3]>
+  %o = hrt.output "o" : !hrt.buffer<f32, [3, 4]>
+  // expected-error @+1 {{indices must be i32 or i64, got 'f32'}}
+  hrt.embedding %t : !hrt.buffer<f32, [10, 4]>, %i : !hrt.buffer<f32, [3]> into %o : !hrt.buffer<f32, [3, 4]>
+}
+
+// -----
+
+hrt.executable @stream symbols [] params read {
+  %o = hrt.output "o" : !hrt.buffer<f32, [4]>
+  // expected-error @+1 {{stream must be >= 0, got -1}}
+  hrt.fill 0.0 into %o : !hrt.buffer<f32, [4]> {stream = -1 : i32}
+}
+
+// -----
+
+hrt.executable @unplanned_port symbols [] params read attributes {workspace = 1024 : i64, alignment = 256 : i64} {
+  // expected-error @+1 {{has no offset in a planned executable}}
+  %o = hrt.output "o" : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+// expected-error @+1 {{alignment 100 is not a power of two}}
+hrt.executable @alignment symbols [] params read attributes {workspace = 1024 : i64, alignment = 100 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{buffer element type must be f32, bf16, f16, i64, i32 or i1, got 'f64'}}
+func.func private @f64(!hrt.buffer<f64, [4]>)
+
+// -----
+
+hrt.executable @stray symbols [] params read {
+  // expected-error @+1 {{'hg.constant' op is not an hrt buffer source or command}}
+  %c = hg.constant dense<1.0> : tensor<4xf32>
+}

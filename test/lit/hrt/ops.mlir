@@ -1,0 +1,54 @@
+// Every hrt op parses, verifies and prints back (and again, identically).
+// RUN: hybridc-opt %s | hybridc-opt | FileCheck %s
+
+// CHECK-LABEL: hrt.executable @all_ops symbols ["batch", "seq"] params read
+hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_max = array<i64: 0, 1024>} {
+  // CHECK: %[[IDS:.+]] = hrt.input "ids" : <i64, [batch, seq]>
+  %ids = hrt.input "ids" : !hrt.buffer<i64, [batch, seq]>
+  // CHECK: %[[W:.+]] = hrt.param "w" : <f32, [64, 64]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [64, 64]>
+  %table = hrt.param "table" : !hrt.buffer<f32, [100, 64]>
+  // CHECK: %[[KV:.+]] = hrt.state "kv" read_write : <bf16, [batch, "2*seq", 64]>
+  %kv = hrt.state "kv" read_write : !hrt.buffer<bf16, [batch, "2*seq", 64]>
+  // CHECK: hrt.constant dense<1.000000e+00> : tensor<64xf32> : <f32, [64]>
+  %one = hrt.constant dense<1.0> : tensor<64xf32> : !hrt.buffer<f32, [64]>
+  %out = hrt.output "y" : !hrt.buffer<f32, [batch, seq, 64]>
+  %x = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
+  // CHECK: hrt.embedding %{{.+}} : <f32, [100, 64]>, %[[IDS]] : <i64, [batch, seq]> into
+  hrt.embedding %table : !hrt.buffer<f32, [100, 64]>, %ids : !hrt.buffer<i64, [batch, seq]> into %x : !hrt.buffer<f32, [batch, seq, 64]>
+  %flat = hrt.view %x : !hrt.buffer<f32, [batch, seq, 64]> to !hrt.buffer<f32, ["batch*seq", 64]>
+  %y = hrt.alloc : !hrt.buffer<f32, ["batch*seq", 64]>
+  // CHECK: hrt.linear %{{.+}} : <f32, ["batch*seq", 64]>, %[[W]] : <f32, [64, 64]> bias %{{.+}} : <f32, [64]> into %{{.+}} {transpose_weight = true}
+  hrt.linear %flat : !hrt.buffer<f32, ["batch*seq", 64]>, %w : !hrt.buffer<f32, [64, 64]> bias %one : !hrt.buffer<f32, [64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]> {transpose_weight = true}
+  // CHECK: hrt.binary add
+  hrt.binary add %y : !hrt.buffer<f32, ["batch*seq", 64]>, %one : !hrt.buffer<f32, [64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]>
+  // CHECK: hrt.unary gelu_tanh {{.+}} {stream = 1 : i32}
+  hrt.unary gelu_tanh %y : !hrt.buffer<f32, ["batch*seq", 64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]> {stream = 1 : i32}
+  // CHECK: hrt.record_event 0 {stream = 1 : i32}
+  hrt.record_event 0 {stream = 1 : i32}
+  // CHECK: hrt.wait_event 0
+  hrt.wait_event 0
+  %y3 = hrt.view %y : !hrt.buffer<f32, ["batch*seq", 64]> to !hrt.buffer<f32, [batch, seq, 64]>
+  // CHECK: hrt.layer_norm {{.+}} weight {{.+}} bias {{.+}} into {{.+}} {axis = -1 : i64, epsilon = 1.000000e-05 : f64}
+  hrt.layer_norm %y3 : !hrt.buffer<f32, [batch, seq, 64]> weight %one : !hrt.buffer<f32, [64]> bias %one : !hrt.buffer<f32, [64]> into %out : !hrt.buffer<f32, [batch, seq, 64]> {axis = -1 : i64, epsilon = 1.0e-5 : f64}
+  // CHECK: hrt.rms_norm {{.+}} into
+  hrt.rms_norm %y3 : !hrt.buffer<f32, [batch, seq, 64]> into %out : !hrt.buffer<f32, [batch, seq, 64]> {axis = -1 : i64, epsilon = 1.0e-6 : f64}
+  %c = hrt.communicator "world"
+  // CHECK: hrt.collective all_reduce {{.+}} over %{{.+}}
+  hrt.collective all_reduce %out : !hrt.buffer<f32, [batch, seq, 64]> into %out : !hrt.buffer<f32, [batch, seq, 64]> over %c
+  %kvf = hrt.alloc : !hrt.buffer<f32, [batch, "2*seq", 64]>
+  // CHECK: hrt.cast
+  hrt.cast %kv : !hrt.buffer<bf16, [batch, "2*seq", 64]> into %kvf : !hrt.buffer<f32, [batch, "2*seq", 64]>
+  // CHECK: hrt.fill 0.000000e+00 into %[[KV]]
+  hrt.fill 0.0 into %kv : !hrt.buffer<bf16, [batch, "2*seq", 64]>
+  %q = hrt.alloc : !hrt.buffer<f32, [batch, 4, seq, 16]>
+  %att = hrt.alloc : !hrt.buffer<f32, [batch, 4, seq, 16]>
+  // CHECK: hrt.attention {{.+}} into {{.+}} {causal = true, scale = 2.500000e-01 : f64, sliding_window = 0 : i64}
+  hrt.attention %q : !hrt.buffer<f32, [batch, 4, seq, 16]>, %q : !hrt.buffer<f32, [batch, 4, seq, 16]>, %q : !hrt.buffer<f32, [batch, 4, seq, 16]> into %att : !hrt.buffer<f32, [batch, 4, seq, 16]> {causal = true, scale = 0.25 : f64, sliding_window = 0 : i64}
+  %m = hrt.alloc : !hrt.buffer<i1, [batch, seq]>
+  // CHECK: hrt.binary less
+  hrt.binary less %ids : !hrt.buffer<i64, [batch, seq]>, %ids : !hrt.buffer<i64, [batch, seq]> into %m : !hrt.buffer<i1, [batch, seq]>
+  %r = hrt.alloc : !hrt.buffer<i64, [batch, 1]>
+  // CHECK: hrt.reduce max {{.+}} {axes = array<i64: 1>, keepdims = true}
+  hrt.reduce max %ids : !hrt.buffer<i64, [batch, seq]> into %r : !hrt.buffer<i64, [batch, 1]> {axes = array<i64: 1>, keepdims = true}
+}
