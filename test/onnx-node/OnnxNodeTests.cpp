@@ -186,6 +186,8 @@ Result runTest(const fs::path &dir, mlir::MLIRContext &context,
       return {Outcome::Fail, llvm::toString(module.takeError())};
     if (llvm::Error e = hybridc::runHgPipeline(module->get(), {}))
       return {Outcome::Fail, llvm::toString(std::move(e))};
+    if (llvm::Error e = hybridc::runHrtPipeline(module->get()))
+      return {Outcome::Fail, llvm::toString(std::move(e))};
     auto bundle = hybridc::lowerToBundle(module->get());
     if (!bundle)
       return {Outcome::Fail, llvm::toString(bundle.takeError())};
@@ -227,9 +229,10 @@ int main(int argc, char **argv) {
       filter = argv[i + 1];
   }
   if (!fs::is_directory(root)) {
+    // ctest shows exit code 77 as a skipped test (SKIP_RETURN_CODE).
     std::cout << "SKIPPED: no ONNX node tests at " << root
               << " (install libonnx-testdata)\n";
-    return 0;
+    return 77;
   }
   std::set<std::string> claimed;
   for (const std::string &op : hybridc::onnx::supportedOnnxOps())
@@ -259,13 +262,16 @@ int main(int argc, char **argv) {
   };
   std::map<std::string, OpStats> perOp;
   int pass = 0, fail = 0, skip = 0;
+  std::vector<std::string> skipped, unreadable;
   for (const fs::path &dir : dirs) {
     if (!filter.empty() &&
         dir.filename().string().find(filter) == std::string::npos)
       continue;
     onnx::ModelProto model;
-    if (!readProto(dir / "model.onnx", model))
+    if (!readProto(dir / "model.onnx", model)) {
+      unreadable.push_back(dir.filename().string());
       continue;
+    }
     std::set<std::string> ops;
     for (const auto &n : model.graph().node())
       ops.insert(n.op_type());
@@ -285,6 +291,7 @@ int main(int argc, char **argv) {
     case Outcome::SkipDtype:
       ++skip;
       ++perOp[op].skip;
+      skipped.push_back(name + " (" + r.detail + ")");
       break;
     case Outcome::Fail:
       ++fail;
@@ -301,9 +308,18 @@ int main(int argc, char **argv) {
     for (auto &[op, s] : perOp)
       rep << "| " << op << " | " << s.pass << " | " << s.fail << " | " << s.skip
           << " |\n";
+    rep << "\nSkipped (a tensor of a dtype the ONNX frontend does not take):\n";
+    for (const std::string &name : skipped)
+      rep << "* " << name << "\n";
+    rep << "\nUnreadable model.onnx:\n";
+    for (const std::string &name : unreadable)
+      rep << "* " << name << "\n";
   }
+  for (const std::string &name : unreadable)
+    std::cout << "UNREADABLE " << name << "/model.onnx\n";
   std::cout << "ONNX node tests of " << claimed.size()
             << " claimed ops: " << pass << " passed, " << fail << " failed, "
-            << skip << " skipped (unsupported dtype)\n";
+            << skip << " skipped (unsupported dtype), " << unreadable.size()
+            << " unreadable\n";
   return fail == 0 ? 0 : 1;
 }

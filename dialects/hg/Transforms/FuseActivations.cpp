@@ -23,15 +23,28 @@ constexpr double kSqrt2OverPi = 0.7978845608028654; // sqrt(2 / pi)
 constexpr double kGeluCubic = 0.044715;
 constexpr double kInvSqrt2 = 0.7071067811865476;
 
-bool near(double a, double b) {
-  return std::fabs(a - b) <= 1e-5 * std::fabs(b);
+/// Relative tolerance of constants as exporters round them to f32.
+constexpr double kConstantTolerance = 1e-5;
+
+/// Whether `a` is `b` to the relative tolerance `tol`.
+bool near(double a, double b, double tol) {
+  return std::fabs(a - b) <= tol * std::fabs(b);
+}
+
+/// The rounding a scalar constant brings into a product or sum (more for
+/// bf16 and f16 constants than for f32 ones).
+double roundingOf(Value constant) {
+  return roundingTolerance(
+      cast<ShapedType>(constant.getType()).getElementType(), 0);
 }
 
 /// v as scale * prod(factors): through multiplications (the root, and inner
 /// ones used only there) and divisions by scalar constants. Scalars must not
-/// broadcast the result; otherwise the product is not flattened.
+/// broadcast the result; otherwise the product is not flattened. `tol` is
+/// the relative tolerance `scale` carries from its constants' rounding.
 struct Product {
   double scale = 1.0;
+  double tol = kConstantTolerance;
   SmallVector<Value> factors;
 };
 
@@ -47,12 +60,14 @@ void collectFactors(Value v, bool root, Value resultLike, Product &p) {
     if (std::optional<double> c = getScalarConstant(div.getRhs());
         c && *c != 0 && isShapePreservingScalar(div.getRhs(), resultLike)) {
       p.scale /= *c;
+      p.tol += roundingOf(div.getRhs());
       collectFactors(div.getLhs(), false, resultLike, p);
       return;
     }
   if (std::optional<double> c = getScalarConstant(v);
       c && isShapePreservingScalar(v, resultLike)) {
     p.scale *= *c;
+    p.tol += roundingOf(v);
     return;
   }
   p.factors.push_back(v);
@@ -64,9 +79,10 @@ Product productOf(Value v) {
   return p;
 }
 
-/// v as offset + sum(terms), through additions.
+/// v as offset + sum(terms), through additions; `tol` as for Product.
 struct Sum {
   double offset = 0.0;
+  double tol = kConstantTolerance;
   SmallVector<Value> terms;
 };
 
@@ -80,6 +96,7 @@ void collectTerms(Value v, bool root, Value resultLike, Sum &s) {
   if (std::optional<double> c = getScalarConstant(v);
       c && isShapePreservingScalar(v, resultLike)) {
     s.offset += *c;
+    s.tol += roundingOf(v);
     return;
   }
   s.terms.push_back(v);
@@ -106,14 +123,15 @@ bool isGeluTanhArgument(Value u, Value x) {
   Product outer = productOf(u);
   auto isCubicTerm = [&](Value t, double coeff) {
     Product p = productOf(t);
-    return near(p.scale, coeff) && isCube(p, x);
+    return near(p.scale, coeff, p.tol) && isCube(p, x);
   };
   auto isLinearTerm = [&](Value t, double coeff) {
     Product p = productOf(t);
-    return near(p.scale, coeff) && p.factors.size() == 1 &&
+    return near(p.scale, coeff, p.tol) && p.factors.size() == 1 &&
            isSameValue(p.factors[0], x);
   };
-  if (outer.factors.size() == 1 && near(outer.scale, kSqrt2OverPi)) {
+  if (outer.factors.size() == 1 &&
+      near(outer.scale, kSqrt2OverPi, outer.tol)) {
     Sum inner = sumOf(outer.factors[0]);
     if (inner.offset == 0 && inner.terms.size() == 2)
       for (int i = 0; i < 2; ++i)
@@ -137,14 +155,14 @@ struct FuseGelu : OpRewritePattern<MulOp> {
   LogicalResult matchAndRewrite(MulOp op,
                                 PatternRewriter &rewriter) const override {
     Product p = productOf(op.getResult());
-    if (p.factors.size() != 2 || !near(p.scale, 0.5))
+    if (p.factors.size() != 2 || !near(p.scale, 0.5, p.tol))
       return failure();
     for (int i = 0; i < 2; ++i) {
       Value x = p.factors[i];
       if (x.getType() != op.getType())
         continue;
       Sum gate = sumOf(p.factors[1 - i]);
-      if (gate.terms.size() != 1 || !near(gate.offset, 1.0))
+      if (gate.terms.size() != 1 || !near(gate.offset, 1.0, gate.tol))
         continue;
       Value t = gate.terms[0];
       if (auto tanh = t.getDefiningOp<TanhOp>();
@@ -156,7 +174,7 @@ struct FuseGelu : OpRewritePattern<MulOp> {
       if (auto erf = t.getDefiningOp<ErfOp>()) {
         Product arg = productOf(erf.getInput());
         if (arg.factors.size() == 1 && isSameValue(arg.factors[0], x) &&
-            near(arg.scale, kInvSqrt2)) {
+            near(arg.scale, kInvSqrt2, arg.tol)) {
           rewriter.replaceOpWithNewOp<GeluOp>(op, x,
                                               rewriter.getStringAttr("none"));
           return success();
@@ -198,7 +216,7 @@ struct FuseActivationsPass : impl::FuseActivationsBase<FuseActivationsPass> {
         if (!isa<AddOp>(user))
           continue;
         Sum s = sumOf(user->getResult(0));
-        if (near(s.offset, 1.0)) {
+        if (near(s.offset, 1.0, s.tol)) {
           op->emitWarning()
               << (isa<TanhOp>(op) ? "tanh" : "erf") << " '" << describeOp(op)
               << "' looks like part of a GELU but was not "

@@ -35,11 +35,21 @@ std::optional<double> getScalarConstant(Value value) {
   return std::nullopt;
 }
 
+double roundingTolerance(Type elementType, double relTol) {
+  // A constant stored in a narrow float type carries that type's rounding:
+  // half an ulp relative (2^-8 for bf16, 2^-11 for f16) on top of relTol.
+  if (auto f = dyn_cast<FloatType>(elementType))
+    return relTol + std::ldexp(1.0, -static_cast<int>(f.getFPMantissaWidth()));
+  return relTol;
+}
+
 bool isScalarNear(Value value, double expected, double relTol) {
   std::optional<double> c = getScalarConstant(value);
   if (!c)
     return false;
-  double tol = relTol * std::max(std::fabs(expected), 1e-30);
+  Type et = cast<ShapedType>(value.getType()).getElementType();
+  double tol = roundingTolerance(et, relTol) *
+               std::max(std::fabs(expected), 1e-30);
   return std::fabs(*c - expected) <= tol;
 }
 

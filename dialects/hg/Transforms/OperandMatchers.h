@@ -18,6 +18,11 @@ std::optional<double> getScalarConstant(mlir::Value value);
 /// tolerance (exporters round constants like sqrt(2/pi) to f32).
 bool isScalarNear(mlir::Value value, double expected, double relTol = 1e-5);
 
+/// `relTol` widened by the rounding of a constant of `elementType` (half an
+/// ulp of bf16 or f16), so that patterns match narrow-float graphs as they
+/// match f32 ones.
+double roundingTolerance(mlir::Type elementType, double relTol);
+
 /// Whether `value` is an argument of the function tagged `hg.param`.
 bool isParameter(mlir::Value value);
 

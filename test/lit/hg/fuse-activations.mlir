@@ -1,5 +1,8 @@
 // hg-fuse-activations: decomposed GELU and SiLU -> hg.gelu / hg.silu.
 // RUN: hybridc-opt --hg-fuse-activations --split-input-file --verify-diagnostics %s | FileCheck %s
+// The same cases in bf16 (constants as bf16 rounds them) fuse alike:
+// RUN: sed -e 's/f32/bf16/g' %s > %t.bf16.mlir
+// RUN: hybridc-opt --hg-fuse-activations --split-input-file --verify-diagnostics %t.bf16.mlir | FileCheck %t.bf16.mlir
 
 // GPT-2's gelu_new as exported: x * 0.5 * (tanh(0.79788 * (x + 0.044715 * x^3)) + 1).
 // CHECK-LABEL: func.func @gelu_tanh

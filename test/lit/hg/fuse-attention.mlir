@@ -1,5 +1,8 @@
 // hg-fuse-attention: softmax(q k^T * scale + mask) v -> hg.attention.
 // RUN: hybridc-opt --hg-fuse-attention --split-input-file --verify-diagnostics %s | FileCheck %s
+// The same cases in bf16 (constants as bf16 rounds them) fuse alike:
+// RUN: sed -e 's/f32/bf16/g' -e 's/0xFF800000/0xFF80/g' -e 's/0x7F800000/0x7F80/g' %s > %t.bf16.mlir
+// RUN: hybridc-opt --hg-fuse-attention --split-input-file --verify-diagnostics %t.bf16.mlir | FileCheck %t.bf16.mlir
 
 // The plain form: scale on both operands, k^T as an hg.transpose, no mask.
 // CHECK-LABEL: func.func @plain

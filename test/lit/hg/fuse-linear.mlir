@@ -1,5 +1,8 @@
 // hg-fuse-linear: matmul by a parameter matrix (and a bias) -> hg.linear.
 // RUN: hybridc-opt --hg-fuse-linear --split-input-file %s | FileCheck %s
+// The same cases in bf16 (constants as bf16 rounds them) fuse alike:
+// RUN: sed -e 's/f32/bf16/g' %s > %t.bf16.mlir
+// RUN: hybridc-opt --hg-fuse-linear --split-input-file %t.bf16.mlir | FileCheck %t.bf16.mlir
 
 // A [K, N] parameter (GPT-2 Conv1D, folded ONNX weights).
 // CHECK-LABEL: func.func @kn_weight

@@ -1,5 +1,8 @@
 // hg-fuse-norms: decomposed RMSNorm / LayerNorm -> hg.rms_norm / hg.layer_norm.
 // RUN: hybridc-opt --hg-fuse-norms --split-input-file --verify-diagnostics %s | FileCheck %s
+// The same cases in bf16 (constants as bf16 rounds them) fuse alike:
+// RUN: sed -e 's/f32/bf16/g' -e 's/9.9999999747524271E-7/9.9837779998779296E-7/' -e 's/9.9999997473787516E-6/1.0013580322265625E-5/g' %s > %t.bf16.mlir
+// RUN: hybridc-opt --hg-fuse-norms --split-input-file --verify-diagnostics %t.bf16.mlir | FileCheck %t.bf16.mlir
 
 // Llama as exported: w * (x * reciprocal(sqrt(mean(x^2) + eps))).
 // CHECK-LABEL: func.func @rms_norm_llama

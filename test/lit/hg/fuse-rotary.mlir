@@ -1,5 +1,8 @@
 // hg-fuse-rotary: x * cos + rotate_half(x) * sin -> hg.rotary.
 // RUN: hybridc-opt --hg-fuse-rotary --split-input-file %s | FileCheck %s
+// The same cases in bf16 (constants as bf16 rounds them) fuse alike:
+// RUN: sed -e 's/f32/bf16/g' %s > %t.bf16.mlir
+// RUN: hybridc-opt --hg-fuse-rotary --split-input-file %t.bf16.mlir | FileCheck %t.bf16.mlir
 
 // Llama as exported: cos/sin [1, T, 16] unsqueezed to [1, 1, T, 16]; the
 // rotary reads the [1, T, 16] tables.

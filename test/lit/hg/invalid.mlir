@@ -34,7 +34,7 @@ func.func @binary_element_mismatch(%a: tensor<3xf32>, %b: tensor<3xi64>) {
 // -----
 
 func.func @arith_on_bool(%a: tensor<3xi1>) {
-  // expected-error @+1 {{'hg.add' op expects operands of f32 or i64 elements, got 'i1'}}
+  // expected-error @+1 {{'hg.add' op expects operands of numeric (float or i32/i64) elements, got 'i1'}}
   %0 = hg.add %a, %a : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
   return
 }
@@ -58,7 +58,7 @@ func.func @logical_on_float(%a: tensor<3xf32>) {
 // -----
 
 func.func @float_unary_on_int(%a: tensor<3xi64>) {
-  // expected-error @+1 {{'hg.exp' op expects input of f32 elements, got 'i64'}}
+  // expected-error @+1 {{'hg.exp' op expects input of floating-point (f32, bf16, f16) elements, got 'i64'}}
   %0 = hg.exp %a : tensor<3xi64> -> tensor<3xi64>
   return
 }
@@ -74,7 +74,7 @@ func.func @not_on_float(%a: tensor<3xf32>) {
 // -----
 
 func.func @neg_on_bool(%a: tensor<3xi1>) {
-  // expected-error @+1 {{'hg.neg' op expects input of f32 or i64 elements, got 'i1'}}
+  // expected-error @+1 {{'hg.neg' op expects input of numeric (float or i32/i64) elements, got 'i1'}}
   %0 = hg.neg %a : tensor<3xi1> -> tensor<3xi1>
   return
 }
@@ -370,7 +370,7 @@ func.func @reduce_axis_twice(%a: tensor<4x5xf32>) {
 // -----
 
 func.func @reduce_on_bool(%a: tensor<4xi1>) {
-  // expected-error @+1 {{'hg.reduce_sum' op expects input of f32 or i64 elements, got 'i1'}}
+  // expected-error @+1 {{'hg.reduce_sum' op expects input of numeric (float or i32/i64) elements, got 'i1'}}
   %0 = hg.reduce_sum %a [0] : tensor<4xi1> -> tensor<1xi1>
   return
 }
@@ -378,7 +378,7 @@ func.func @reduce_on_bool(%a: tensor<4xi1>) {
 // -----
 
 func.func @reduce_mean_int(%a: tensor<4xi64>) {
-  // expected-error @+1 {{'hg.reduce_mean' op expects input of f32 elements, got 'i64'}}
+  // expected-error @+1 {{'hg.reduce_mean' op expects input of floating-point (f32, bf16, f16) elements, got 'i64'}}
   %0 = hg.reduce_mean %a [0] : tensor<4xi64> -> tensor<1xi64>
   return
 }
@@ -474,7 +474,7 @@ func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<3xf32>) {
 // -----
 
 func.func @matmul_int(%a: tensor<3xi64>) {
-  // expected-error @+1 {{'hg.matmul' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<3xi64>'}}
+  // expected-error @+1 {{'hg.matmul' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<3xi64>'}}
   %0 = hg.matmul %a, %a : tensor<3xi64>, tensor<3xi64> -> tensor<i64>
   return
 }

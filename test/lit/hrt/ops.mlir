@@ -18,7 +18,7 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   hrt.embedding %table : !hrt.buffer<f32, [100, 64]>, %ids : !hrt.buffer<i64, [batch, seq]> into %x : !hrt.buffer<f32, [batch, seq, 64]>
   %flat = hrt.view %x : !hrt.buffer<f32, [batch, seq, 64]> to !hrt.buffer<f32, ["batch*seq", 64]>
   %y = hrt.alloc : !hrt.buffer<f32, ["batch*seq", 64]>
-  // CHECK: hrt.linear %{{.+}} : <f32, ["batch*seq", 64]>, %[[W]] : <f32, [64, 64]> bias %{{.+}} : <f32, [64]> into %{{.+}} {transpose_weight = true}
+  // CHECK: hrt.linear %{{.+}} : <f32, ["batch*seq", 64]>, %[[W]] : <f32, [64, 64]> bias %{{.+}} : !hrt.buffer<f32, [64]> into %{{.+}} {transpose_weight = true}
   hrt.linear %flat : !hrt.buffer<f32, ["batch*seq", 64]>, %w : !hrt.buffer<f32, [64, 64]> bias %one : !hrt.buffer<f32, [64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]> {transpose_weight = true}
   // CHECK: hrt.binary add
   hrt.binary add %y : !hrt.buffer<f32, ["batch*seq", 64]>, %one : !hrt.buffer<f32, [64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]>
