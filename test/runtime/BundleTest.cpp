@@ -1,5 +1,6 @@
-// Bundle files: round trips, and rejection of truncated, corrupt,
-// wrong-version, garbage and semantically invalid bundles.
+// Bundle files: round trips of every field and op, and rejection of
+// truncated, corrupt, wrong-version, garbage and semantically invalid
+// bundles (access rules included).
 #include "TestBundles.h"
 #include "TestSupport.h"
 
@@ -55,19 +56,12 @@ void expectSameBundle(const BundleDesc &a, const BundleDesc &b) {
     ASSERT_EQ(ea.commands.size(), eb.commands.size());
     for (size_t i = 0; i < ea.commands.size(); ++i) {
       const CommandDesc &ca = ea.commands[i], &cb = eb.commands[i];
-      EXPECT_EQ(ca.kernel, cb.kernel);
+      EXPECT_EQ(ca.op.index(), cb.op.index());
+      EXPECT_EQ(opName(ca.op), opName(cb.op));
       EXPECT_EQ(ca.operands, cb.operands);
       EXPECT_EQ(ca.results, cb.results);
+      EXPECT_EQ(ca.stream, cb.stream);
       EXPECT_EQ(ca.loc, cb.loc);
-      ASSERT_EQ(ca.attrs.size(), cb.attrs.size());
-      for (size_t k = 0; k < ca.attrs.size(); ++k) {
-        EXPECT_EQ(ca.attrs[k].name, cb.attrs[k].name);
-        EXPECT_EQ(ca.attrs[k].i, cb.attrs[k].i);
-        EXPECT_EQ(ca.attrs[k].f, cb.attrs[k].f);
-        EXPECT_EQ(ca.attrs[k].s, cb.attrs[k].s);
-        EXPECT_EQ(ca.attrs[k].ints, cb.attrs[k].ints);
-        EXPECT_EQ(ca.attrs[k].floats, cb.attrs[k].floats);
-      }
     }
     ASSERT_EQ(ea.inputs.size(), eb.inputs.size());
     for (size_t i = 0; i < ea.inputs.size(); ++i) {
@@ -81,14 +75,36 @@ void expectSameBundle(const BundleDesc &a, const BundleDesc &b) {
     }
     expectSameExpr(ea.workspaceBytes, eb.workspaceBytes);
     EXPECT_EQ(ea.workspaceAlignment, eb.workspaceAlignment);
+    EXPECT_EQ(ea.symbolMax, eb.symbolMax);
+    EXPECT_EQ(ea.paramAccess, eb.paramAccess);
+    ASSERT_EQ(ea.states.size(), eb.states.size());
+    for (size_t i = 0; i < ea.states.size(); ++i) {
+      EXPECT_EQ(ea.states[i].state, eb.states[i].state);
+      EXPECT_EQ(ea.states[i].access, eb.states[i].access);
+    }
+    EXPECT_EQ(ea.communicators, eb.communicators);
+    EXPECT_EQ(ea.numStreams, eb.numStreams);
+    EXPECT_EQ(ea.numEvents, eb.numEvents);
   }
+  ASSERT_EQ(a.states.size(), b.states.size());
+  for (size_t i = 0; i < a.states.size(); ++i) {
+    EXPECT_EQ(a.states[i].name, b.states[i].name);
+    EXPECT_EQ(a.states[i].dtype, b.states[i].dtype);
+  }
+  // Everything else (every op attribute) through the encoding, which is
+  // deterministic: equal bundles give equal bytes.
+  EXPECT_EQ(serializeBundle(a), serializeBundle(b));
 }
 
-/// normBundle() plus a second executable using every field: polynomial
-/// sizes with powers and negative terms, all attribute kinds, I64/Bool.
+/// normBundle() plus a second executable using every field and every op
+/// family: polynomial sizes with powers and negative terms, states with both
+/// accesses, streams and events, a communicator, optional operands left out,
+/// I64/Bool/BF16 buffers.
 BundleDesc richBundle() {
   BundleDesc b = normBundle();
   b.params.push_back({"pos.ids", DType::I64, {2, 3}, "transposed"});
+  b.params.push_back({"scale", DType::BF16, {3}, ""});
+  b.states = {{"kv", DType::F32}, {"step", DType::I32}};
   ConstantDesc mask;
   mask.dtype = DType::Bool;
   mask.shape = {3};
@@ -97,29 +113,64 @@ BundleDesc richBundle() {
   ExecutableDesc e;
   e.name = "decode";
   std::vector<std::string> names;
-  SymExpr size = SymExpr::parse("2*b*s*s - s + 7", names);
+  SymExpr size = *SymExpr::parse("2*b*s*s - s + 7", names, true);
   e.symbols = names;
+  e.symbolMax = {8, 0};
+  SymExpr bs = SymExpr::symbol(0), ss = SymExpr::symbol(1);
   e.buffers = {
-      buffer(BufferKind::Input, DType::I64, {SymExpr::symbol(0)}, 0, "ids"),
-      buffer(BufferKind::Constant, DType::Bool, {3}, 1, "mask"),
-      buffer(BufferKind::Param, DType::I64, {2, 3}, 2, "pos.ids"),
-      buffer(BufferKind::Workspace, DType::F32, {size}, -1, "tmp",
-             SymExpr::parse("b*64", names, false)),
-      buffer(BufferKind::Output, DType::F32, {size}, 0, "out"),
+      buffer(BufferKind::Input, DType::I64, {ss}, 0, "ids", 0),    // 0
+      buffer(BufferKind::Constant, DType::Bool, {3}, 1, "mask"),   // 1
+      buffer(BufferKind::Param, DType::I64, {2, 3}, 2, "pos.ids"), // 2
+      buffer(BufferKind::Workspace, DType::F32, {size}, -1, "tmp", // 3
+             *SymExpr::parse("b*256", names)),
+      buffer(BufferKind::Output, DType::F32, {size}, 0, "out", 0),   // 4
+      buffer(BufferKind::State, DType::F32, {size}, 0, "kv"),        // 5
+      buffer(BufferKind::Workspace, DType::F32, {2, 3}, -1, "t", 0), // 6
+      buffer(BufferKind::State, DType::I32, {}, 1, "step"),          // 7
+      buffer(BufferKind::Param, DType::BF16, {3}, 3, "scale"),       // 8
+      buffer(BufferKind::Alias, DType::F32, {3, 2}, 6, "t.view"),    // 9
   };
-  AttrDesc all;
-  all.name = "everything";
-  all.i = -42;
-  all.f = 3.25;
-  all.s = "tanh";
-  all.ints = {1, -2, 1ll << 40};
-  all.floats = {0.5, -1e-9};
-  e.commands = {command("gelu", {0, 1, 2, -1}, {3}, {all}, "x.mlir:9:3"),
-                command("copy", {3}, {4})};
+  e.states = {{0, Access::ReadWrite}, {1, Access::Read}};
+  e.paramAccess = Access::ReadWrite;
+  e.communicators = {"world"};
+  e.numStreams = 2;
+  e.numEvents = 1;
+  ops::Clip clip;
+  clip.min = -1.5;
+  e.commands = {
+      command(ops::Unary{UnaryKind::GeluTanh}, {0}, {3}, "x.mlir:9:3"),
+      command(clip, {3}, {3}),
+      command(ops::Transpose{{1, 0}}, {6}, {9}),
+      command(ops::Slice{{0}, {0}, {1}, {1}}, {6}, {6}),
+      command(ops::Reduce{ReduceKind::Mean, {1}, false}, {6}, {3}),
+      command(ops::Collective{CollectiveKind::AllReduce, 0}, {3}, {5}, "", 1),
+      command(ops::RecordEvent{0}, {}, {}, "", 1),
+      command(ops::WaitEvent{0}, {}, {}),
+      command(ops::LayerNorm{1e-6, -1}, {3, -1, -1}, {4}),
+      command(ops::Attention{0.125, true, 4}, {3, 3, 3, -1, -1}, {4}),
+      command(ops::Concat{0}, {3, 3}, {4}),
+      command(ops::Fill{2.5}, {}, {6}),
+      command(ops::Iota{1, 2}, {}, {3}),
+      command(ops::Binary{BinaryKind::Xor}, {1, 1}, {4}),
+      command(ops::Cast{}, {8}, {2}),
+      command(ops::Softmax{-1, true}, {3}, {4}),
+      command(ops::CumSum{0, true, true}, {3}, {4}),
+      command(ops::Trilu{false, -1}, {6}, {6}),
+      command(ops::Gather{1}, {6, 0}, {4}),
+      command(ops::GatherNd{0}, {6, 0}, {4}),
+      command(ops::Rotary{true}, {3, 3, 3}, {4}),
+      command(ops::RmsNorm{1e-6, 0}, {3, -1}, {4}),
+      command(ops::Linear{false}, {3, 6, -1}, {4}),
+      command(ops::MatMul{}, {6, 6}, {4}),
+      command(ops::Embedding{}, {6, 0}, {4}),
+      command(ops::Select{}, {1, 3, 3}, {4}),
+      command(ops::BroadcastTo{}, {3}, {4}),
+      command(ops::Copy{}, {3}, {4}),
+  };
   e.inputs = {{"ids", 0}};
   e.outputs = {{"out", 4}};
-  e.workspaceBytes = SymExpr::parse("b*64 + 8*b*s*s", names, false);
-  e.workspaceAlignment = 256;
+  e.workspaceBytes = *SymExpr::parse("b*256 + 8*b*s*s", names);
+  e.workspaceAlignment = 512;
   b.executables.push_back(e);
   b.tied = {"lm_head.weight"};
   return b;
@@ -210,8 +261,8 @@ TEST(Bundle, RejectsWrongVersion) {
       [&] { parse(bytes); },
       {"test.hyb",
        "bundle format version " + std::to_string(kBundleFormatVersion + 1),
-       "this runtime reads " + std::to_string(kBundleFormatVersion),
-       "recompile with this hybridc"});
+       "this runtime reads version " + std::to_string(kBundleFormatVersion),
+       "recompile it with hybridc"});
 }
 
 TEST(Bundle, RejectsEveryTruncation) {
@@ -381,30 +432,171 @@ TEST(Bundle, ValidationRejectsBadPortsAndWrites) {
   }
   {
     BundleDesc b = normBundle();
-    b.executables[0].commands[0].kernel = "";
-    expectError([&] { validateBundle(b, "b"); }, {"names no kernel"});
-  }
-  {
-    BundleDesc b = normBundle();
     b.params.push_back(b.params[0]);
     expectError([&] { validateBundle(b, "b"); },
                 {"duplicate param 'ln.weight'"});
   }
 }
 
+TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
+  auto reject = [](auto change, std::vector<std::string> parts) {
+    BundleDesc b = normBundle();
+    change(b.executables[0]);
+    expectError([&] { validateBundle(b, "b"); }, parts);
+  };
+  reject([](ExecutableDesc &e) { e.commands[0].operands = {0}; },
+         {"command 0 'add' (test.mlir:1) has 1 operands, the op takes 2"});
+  reject([](ExecutableDesc &e) { e.commands[0].results = {}; },
+         {"has 0 results, the op writes 1"});
+  // Only an optional operand may be left out (-1).
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands[1].operands = {-1, 2, 3};
+      },
+      {"command 1 'layer_norm'", "leaves operand 0 out"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands[0].operands = {0, -1};
+      },
+      {"leaves operand 1 out, which the op requires"});
+  reject(
+      [](ExecutableDesc &e) { e.commands[0].op = ops::Binary{BinaryKind(77)}; },
+      {"invalid kind value 77"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::Transpose{{0, 0}}, {4}, {5}));
+      },
+      {"'transpose'", "does not permute the 2 dims"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::Softmax{2, false}, {4}, {5}));
+      },
+      {"'softmax' has axis 2 for rank 2"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::Slice{{0}, {0}, {}, {}}, {4}, {5}));
+      },
+      {"axes, starts, ends and steps of different lengths"});
+  reject([](ExecutableDesc &e) { e.commands[0].stream = 1; },
+         {"runs on stream 1 of 1"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::RecordEvent{0}, {}, {}));
+      },
+      {"'record_event' uses event 0 of 0"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::Collective{CollectiveKind::AllGather, 0}, {4}, {5}));
+      },
+      {"'all_gather' uses communicator 0 of 0"});
+  reject([](ExecutableDesc &e) { e.numStreams = 0; }, {"has 0 streams"});
+  reject([](ExecutableDesc &e) { e.numEvents = 1 << 20; },
+         {"has 1048576 events"});
+  reject([](ExecutableDesc &e) { e.symbolMax = {}; },
+         {"has 0 symbol limits for 1 symbols"});
+  reject([](ExecutableDesc &e) { e.paramAccess = Access(5); },
+         {"invalid access value 5"});
+  // An alias may not be larger than what it aliases, for any batch.
+  reject(
+      [](ExecutableDesc &e) {
+        e.buffers[7].shape = {SymExpr::symbol(0), 4, 2};
+        e.buffers[8].shape = {SymExpr::symbol(0), 4, 2};
+      },
+      {"buffer 7 'v' (32*batch bytes) may not fit in buffer 6 't2' "
+       "(16*batch bytes)"});
+}
+
+// Access: what a command writes, followed through aliases to the buffer
+// with memory, must be writable for this executable.
+TEST(Bundle, ValidationEnforcesAccess) {
+  {
+    BundleDesc b = normBundle();
+    b.executables[0].commands[0].results = {0};
+    expectError([&] { validateBundle(b, "b"); },
+                {"b: invalid bundle: executable 'forward' command 0 'add' "
+                 "(test.mlir:1) writes buffer 0 'x', which is read-only (an "
+                 "input)"});
+  }
+  {
+    // Through an alias of the input.
+    BundleDesc b = normBundle();
+    ExecutableDesc &e = b.executables[0];
+    e.buffers.push_back(buffer(BufferKind::Alias, DType::F32,
+                               {SymExpr::symbol(0), 2, 2}, 0, "x.view"));
+    e.commands[3].results = {10};
+    expectError([&] { validateBundle(b, "b"); },
+                {"writes buffer 10 'x.view', which is read-only (an input)"});
+  }
+  {
+    BundleDesc b = normBundle();
+    b.executables[0].commands[0].results = {1};
+    expectError([&] { validateBundle(b, "b"); },
+                {"writes buffer 1 'c', which is read-only (a constant)"});
+  }
+  {
+    BundleDesc b = normBundle();
+    b.executables[0].commands[4].results = {2};
+    expectError([&] { validateBundle(b, "b"); },
+                {"command 4 'copy' (test.mlir:5) writes buffer 2 'ln.weight', "
+                 "which is read-only (param 'ln.weight'; the executable's "
+                 "param access is read)"});
+    b.executables[0].paramAccess = Access::ReadWrite;
+    EXPECT_NO_THROW(validateBundle(b, "b"));
+  }
+  {
+    BundleDesc b = stateBundle();
+    ExecutableDesc &read = b.executables[1];
+    read.commands[0].results = {1}; // acc, declared read
+    expectError([&] { validateBundle(b, "b"); },
+                {"executable 'read' command 0 'mul' (state.mlir:9) writes "
+                 "buffer 1 'acc', which is read-only (state 'acc' is declared "
+                 "read)"});
+  }
+  {
+    BundleDesc b = stateBundle();
+    b.executables[1].states.clear(); // uses acc without declaring it
+    expectError([&] { validateBundle(b, "b"); },
+                {"executable 'read' buffer 1 'acc' uses state 'acc', which "
+                 "the executable does not declare"});
+  }
+  {
+    BundleDesc b = stateBundle();
+    b.executables[0].states.push_back({0, Access::Read});
+    expectError([&] { validateBundle(b, "b"); },
+                {"declares state 'acc' twice"});
+  }
+  {
+    BundleDesc b = stateBundle();
+    b.executables[0].buffers[1].dtype = DType::BF16;
+    expectError([&] { validateBundle(b, "b"); },
+                {"buffer 1 'acc' is bf16 but state 'acc' is f32"});
+  }
+  {
+    BundleDesc b = stateBundle();
+    b.executables[0].states[0].state = 3;
+    expectError([&] { validateBundle(b, "b"); },
+                {"state use 0 refers to state 3 of 1"});
+  }
+  EXPECT_NO_THROW(validateBundle(stateBundle(), "b"));
+}
+
+TEST(Bundle, RejectsVersionOneClearly) {
+  std::vector<uint8_t> bytes = serializeBundle(normBundle());
+  bytes[8] = 1;
+  std::string msg = expectError(
+      [&] { parse(bytes); },
+      {"test.hyb: bundle format version 1; this runtime reads version 2: "
+       "recompile it with hybridc"});
+  EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
+                 "version 2: recompile it with hybridc");
+}
+
 // FlatBuffers that pass the verifier but not semantic validation, framed
 // by hand (serializeBundle refuses to write them).
 TEST(Bundle, ParseRejectsSemanticErrorsWithFileName) {
   auto frame = [](flatbuffers::FlatBufferBuilder &fbb) {
-    std::vector<uint8_t> out(kBundleHeaderSize);
-    std::memcpy(out.data(), kBundleMagic, 8);
-    out[8] = kBundleFormatVersion;
-    uint64_t size = fbb.GetSize();
-    for (int i = 0; i < 8; ++i)
-      out[16 + i] = static_cast<uint8_t>(size >> (8 * i));
-    out.insert(out.end(), fbb.GetBufferPointer(),
-               fbb.GetBufferPointer() + size);
-    return withChecksum(out);
+    return framePayload(fbb.GetBufferPointer(), fbb.GetSize());
   };
   {
     flatbuffers::FlatBufferBuilder fbb;
@@ -412,8 +604,9 @@ TEST(Bundle, ParseRejectsSemanticErrorsWithFileName) {
     std::vector<uint8_t> data = {1, 2, 3};
     std::vector<flatbuffers::Offset<fb::Constant>> constants = {
         fb::CreateConstantDirect(fbb, fb::DType_F32, &shape, &data)};
-    fb::FinishBundleBuffer(
-        fbb, fb::CreateBundleDirect(fbb, "p", "m", "s", nullptr, &constants));
+    fb::FinishBundleBuffer(fbb,
+                           fb::CreateBundleDirect(fbb, "p", "m", "s", nullptr,
+                                                  nullptr, &constants));
     expectError([&] { parse(frame(fbb)); },
                 {"test.hyb: invalid bundle: constant 0 holds 3 bytes"});
   }
@@ -437,13 +630,31 @@ TEST(Bundle, ParseRejectsSemanticErrorsWithFileName) {
     auto expr = fb::CreateExprDirect(fbb, &terms);
     std::vector<flatbuffers::Offset<flatbuffers::String>> symbols = {
         fbb.CreateString("batch")};
+    std::vector<int64_t> limits = {0};
     std::vector<flatbuffers::Offset<fb::Executable>> exes = {
-        fb::CreateExecutableDirect(fbb, "forward", &symbols, nullptr, nullptr,
-                                   nullptr, nullptr, expr)};
-    fb::FinishBundleBuffer(
-        fbb,
-        fb::CreateBundleDirect(fbb, "p", "m", "s", nullptr, nullptr, &exes));
+        fb::CreateExecutableDirect(fbb, "forward", &symbols, &limits, nullptr,
+                                   nullptr, nullptr, nullptr, fb::Access_Read,
+                                   nullptr, nullptr, 1, 0, expr)};
+    fb::FinishBundleBuffer(fbb,
+                           fb::CreateBundleDirect(fbb, "p", "m", "s", nullptr,
+                                                  nullptr, nullptr, &exes));
     expectError([&] { parse(frame(fbb)); },
                 {"test.hyb: invalid bundle:", "uses symbol #200"});
+  }
+  // A command with no op, and one with an op from a newer hybridc.
+  for (uint8_t type : {uint8_t(0), uint8_t(99)}) {
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<flatbuffers::Offset<fb::Command>> commands = {
+        fb::CreateCommandDirect(fbb, static_cast<fb::Op>(type),
+                                type ? fb::CreateCopy(fbb).Union() : 0)};
+    std::vector<flatbuffers::Offset<fb::Executable>> exes = {
+        fb::CreateExecutableDirect(fbb, "forward", nullptr, nullptr, nullptr,
+                                   &commands)};
+    fb::FinishBundleBuffer(fbb,
+                           fb::CreateBundleDirect(fbb, "p", "m", "s", nullptr,
+                                                  nullptr, nullptr, &exes));
+    expectError([&] { parse(frame(fbb)); },
+                {"test.hyb: invalid bundle: executable 'forward' command 0 ",
+                 type ? "has unknown op type 99" : "has no op"});
   }
 }

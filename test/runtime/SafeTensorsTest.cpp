@@ -239,3 +239,38 @@ TEST(SafeTensors, MissingFileNamesThePath) {
   expectError([] { SafeTensorsFile::open("/nonexistent/w.safetensors"); },
               {"/nonexistent/w.safetensors: cannot open"});
 }
+
+TEST(SafeTensors, EveryRuntimeDTypeRoundTripsNatively) {
+  TempDir dir;
+  NamedTensors ts;
+  ts["f32"] = HostTensor::fromVector<float>({2}, {1.5f, -2.f});
+  ts["bf16"] = HostTensor::fromFloats(DType::BF16, {3}, {1.0f, -0.5f, 3.0f});
+  ts["f16"] = HostTensor::fromFloats(DType::F16, {2}, {0.25f, 65504.f});
+  ts["i32"] = HostTensor::fromVector<int32_t>({2}, {-7, 1 << 30});
+  ts["i64"] = HostTensor::fromVector<int64_t>({1}, {1ll << 40});
+  ts["bool"] = HostTensor::fromVector<bool>({2}, {true, false});
+  writeSafeTensors(dir.file("all.safetensors"), ts);
+  SafeTensorsFile f = SafeTensorsFile::open(dir.file("all.safetensors"));
+  for (auto &[name, t] : ts) {
+    const SafeTensorsEntry &e = f.get(name);
+    ASSERT_EQ(toDType(e.dtype), t.dtype()) << name;
+    HostTensor back = f.toHost(e, t.dtype());
+    EXPECT_EQ(back.shape(), t.shape());
+    EXPECT_EQ(std::memcmp(back.data(), t.data(), t.bytes()), 0) << name;
+  }
+  EXPECT_EQ(f.toHost(f.get("bf16"), DType::BF16).toFloats(),
+            (std::vector<float>{1.0f, -0.5f, 3.0f}));
+  // Floats convert among float dtypes, rounding to nearest even.
+  EXPECT_EQ(f.toHost(f.get("f32"), DType::BF16).toFloats(),
+            (std::vector<float>{1.5f, -2.f}));
+  EXPECT_EQ(f.toHost(f.get("f16"), DType::F32).toVector<float>(),
+            (std::vector<float>{0.25f, 65504.f}));
+  EXPECT_EQ(f.toHost(f.get("i32"), DType::I64).toVector<int64_t>(),
+            (std::vector<int64_t>{-7, 1 << 30}));
+  expectError([&] { f.toHost(f.get("i64"), DType::I32); },
+              {"tensor 'i64' holds 1099511627776 at element 0, which does "
+               "not fit i32"});
+  expectError([&] { f.toHost(f.get("bool"), DType::F16); },
+              {"tensor 'bool' is BOOL, cannot be read as f16"});
+  EXPECT_EQ(toDType(SafeTensorsDType::U8), std::nullopt);
+}

@@ -4,6 +4,7 @@
 #include "ProtoWriter.h"
 #include "TestBundles.h"
 
+#include "bundle_generated.h"
 #include "hybrid/Bundle.h"
 #include "hybrid/CpuDevice.h"
 #include "hybrid/SafeTensors.h"
@@ -86,6 +87,14 @@ int main(int argc, char **argv) {
     writeSafeTensors(
         at("inputs_rank1.safetensors"),
         {{"input_ids", SafeTensorsDType::I64, {B * T}, ids.data()}});
+    std::vector<uint8_t> idsU8(ids.begin(), ids.end());
+    writeSafeTensors(
+        at("inputs_u8.safetensors"),
+        {{"input_ids", SafeTensorsDType::U8, {B, T}, idsU8.data()}});
+    std::vector<int64_t> longIds(33, 1);
+    writeSafeTensors(
+        at("inputs_long.safetensors"),
+        {{"input_ids", SafeTensorsDType::I64, {1, 33}, longIds.data()}});
     writeSafeTensors(at("inputs_missing.safetensors"),
                      {{"unrelated", SafeTensorsDType::F32, {2}, other.data()}});
 
@@ -126,14 +135,31 @@ int main(int argc, char **argv) {
     std::vector<uint8_t> version = good;
     version[8] = 99;
     writeFile(at("version.hyb"), version);
+    std::vector<uint8_t> v1 = good;
+    v1[8] = 1;
+    writeFile(at("v1.hyb"), v1);
     std::vector<uint8_t> garbage(777);
     std::mt19937 rng(1);
     for (uint8_t &c : garbage)
       c = static_cast<uint8_t>(rng());
     writeFile(at("garbage.hyb"), garbage);
-    BundleDesc unknown = bundle;
-    unknown.executables[0].commands[1].kernel = "fancy_norm";
-    writeBundle(unknown, at("unknown_kernel.hyb"));
+    {
+      // A command whose op a newer hybridc might write: union type 99.
+      flatbuffers::FlatBufferBuilder fbb;
+      std::vector<int32_t> operands = {0}, results = {0};
+      std::vector<flatbuffers::Offset<fb::Command>> commands = {
+          fb::CreateCommandDirect(fbb, static_cast<fb::Op>(99),
+                                  fb::CreateCopy(fbb).Union(), &operands,
+                                  &results, 0, "tiny.mlir:2")};
+      std::vector<flatbuffers::Offset<fb::Executable>> exes = {
+          fb::CreateExecutableDirect(fbb, "forward", nullptr, nullptr, nullptr,
+                                     &commands)};
+      fb::FinishBundleBuffer(fbb,
+                             fb::CreateBundleDirect(fbb, "p", "m", "s", nullptr,
+                                                    nullptr, nullptr, &exes));
+      writeFile(at("unknown_op.hyb"),
+                framePayload(fbb.GetBufferPointer(), fbb.GetSize()));
+    }
     BundleDesc noForward = bundle;
     noForward.executables[0].name = "decode";
     writeBundle(noForward, at("no_forward.hyb"));

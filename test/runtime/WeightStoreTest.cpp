@@ -4,6 +4,7 @@
 #include "TestSupport.h"
 
 #include "hybrid/CpuDevice.h"
+#include "hybrid/Float16.h"
 #include "hybrid/SafeTensors.h"
 #include "hybrid/WeightStore.h"
 
@@ -49,11 +50,14 @@ TEST(WeightStore, LaysOutParamsAligned) {
   EXPECT_EQ(w.size(), 2u);
   EXPECT_EQ(w.totalBytes(), 36u);
   EXPECT_EQ(w.totalElements(), 9);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data(0)) % 64, 0u);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data(1)) % 64, 0u);
   EXPECT_EQ(*w.find("layer.bias"), 1u);
   EXPECT_FALSE(w.find("nope"));
   EXPECT_FALSE(w.bound());
+  // No memory until something is bound.
+  expectError([&] { w.data(0); }, {"weights are not loaded"});
+  w.initRandom(1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data(0)) % 256, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data(1)) % 256, 0u);
 }
 
 TEST(WeightStore, BindsAFileAndAFolder) {
@@ -231,4 +235,131 @@ TEST(WeightStore, BindsTheGpt2Fixture) {
   params.pop_back();
   WeightStore fewer(params, cpu());
   expectError([&] { fewer.bindFromSafeTensors(path); }, {"unexpected tensor"});
+}
+
+// Parameters of every dtype: checkpoints of another dtype convert on load
+// (floats among floats, integers among integers, U8 to bool), and saving
+// writes each parameter in its own dtype.
+TEST(WeightStore, ConvertsCheckpointsToEveryParamDType) {
+  TempDir dir;
+  std::vector<ParamDesc> params = {
+      {"w.bf16", DType::BF16, {3}, ""}, {"w.f16", DType::F16, {3}, ""},
+      {"ids", DType::I32, {3}, ""},     {"ids64", DType::I64, {2}, ""},
+      {"flag", DType::Bool, {2}, ""},   {"w.f32", DType::F32, {2}, ""}};
+  std::vector<float> f32 = {1.0f, 3.14159f, -2.5f};
+  std::vector<uint16_t> bf16 = {floatToBf16(0.5f), floatToBf16(-3.0f),
+                                floatToBf16(1e-3f)};
+  std::vector<int64_t> i64 = {1, -2, 70000};
+  std::vector<int32_t> i32 = {-5, 1 << 30};
+  std::vector<uint8_t> u8 = {0, 7};
+  std::vector<uint16_t> f16 = {floatToF16(0.25f), floatToF16(-65504.0f)};
+  writeSafeTensors(dir.file("mixed.safetensors"),
+                   {{"w.bf16", SafeTensorsDType::F32, {3}, f32.data()},
+                    {"w.f16", SafeTensorsDType::BF16, {3}, bf16.data()},
+                    {"ids", SafeTensorsDType::I64, {3}, i64.data()},
+                    {"ids64", SafeTensorsDType::I32, {2}, i32.data()},
+                    {"flag", SafeTensorsDType::U8, {2}, u8.data()},
+                    {"w.f32", SafeTensorsDType::F16, {2}, f16.data()}});
+  WeightStore w(params, cpu());
+  w.bindFromSafeTensors(dir.file("mixed.safetensors"));
+  auto bits = [&](size_t i) {
+    const uint16_t *p = static_cast<const uint16_t *>(w.data(i));
+    return std::vector<uint16_t>(p, p + numElements(w.shape(i)));
+  };
+  EXPECT_EQ(bits(0),
+            (std::vector<uint16_t>{floatToBf16(1.0f), floatToBf16(3.14159f),
+                                   floatToBf16(-2.5f)}));
+  EXPECT_EQ(bits(1), (std::vector<uint16_t>{floatToF16(0.5f), floatToF16(-3.0f),
+                                            floatToF16(bf16ToFloat(bf16[2]))}));
+  const int32_t *ids = static_cast<const int32_t *>(w.data(2));
+  EXPECT_EQ(std::vector<int32_t>(ids, ids + 3),
+            (std::vector<int32_t>{1, -2, 70000}));
+  const int64_t *ids64 = static_cast<const int64_t *>(w.data(3));
+  EXPECT_EQ(std::vector<int64_t>(ids64, ids64 + 2),
+            (std::vector<int64_t>{-5, 1 << 30}));
+  const bool *flag = static_cast<const bool *>(w.data(4));
+  EXPECT_FALSE(flag[0]);
+  EXPECT_TRUE(flag[1]);
+  EXPECT_EQ(values(w, 5), (std::vector<float>{0.25f, -65504.0f}));
+
+  // Saved in their own dtypes, and bound back bit for bit.
+  w.saveSafeTensors(dir.file("saved.safetensors"));
+  SafeTensorsFile saved = SafeTensorsFile::open(dir.file("saved.safetensors"));
+  EXPECT_EQ(saved.get("w.bf16").dtype, SafeTensorsDType::BF16);
+  EXPECT_EQ(saved.get("w.f16").dtype, SafeTensorsDType::F16);
+  EXPECT_EQ(saved.get("ids").dtype, SafeTensorsDType::I32);
+  EXPECT_EQ(saved.get("ids64").dtype, SafeTensorsDType::I64);
+  EXPECT_EQ(saved.get("flag").dtype, SafeTensorsDType::BOOL);
+  EXPECT_EQ(saved.get("w.f32").dtype, SafeTensorsDType::F32);
+  WeightStore back(params, cpu());
+  back.bindFromSafeTensors(dir.file("saved.safetensors"));
+  for (size_t i = 0; i < params.size(); ++i)
+    EXPECT_EQ(std::memcmp(back.data(i), w.data(i), w.bytes(i)), 0) << i;
+}
+
+TEST(WeightStore, DTypeErrorsNameTheTensorAndBothDTypes) {
+  TempDir dir;
+  std::vector<ParamDesc> params = {{"w", DType::BF16, {2}, ""},
+                                   {"ids", DType::I32, {2}, ""}};
+  std::vector<int32_t> small = {1, 2};
+  std::vector<int64_t> big = {1, int64_t(1) << 40};
+  std::vector<float> f = {1, 2};
+  writeSafeTensors(dir.file("ints.safetensors"),
+                   {{"w", SafeTensorsDType::I32, {2}, small.data()},
+                    {"ids", SafeTensorsDType::I32, {2}, small.data()}});
+  writeSafeTensors(dir.file("floats.safetensors"),
+                   {{"w", SafeTensorsDType::F32, {2}, f.data()},
+                    {"ids", SafeTensorsDType::F32, {2}, f.data()}});
+  writeSafeTensors(dir.file("big.safetensors"),
+                   {{"w", SafeTensorsDType::F32, {2}, f.data()},
+                    {"ids", SafeTensorsDType::I64, {2}, big.data()}});
+  writeSafeTensors(dir.file("good.safetensors"),
+                   {{"w", SafeTensorsDType::F32, {2}, f.data()},
+                    {"ids", SafeTensorsDType::I32, {2}, small.data()}});
+  WeightStore w(params, cpu());
+  expectError([&] { w.bindFromSafeTensors(dir.file("ints.safetensors")); },
+              {"tensor 'w' is I32, the bundle expects bf16"});
+  expectError([&] { w.bindFromSafeTensors(dir.file("floats.safetensors")); },
+              {"tensor 'ids' is F32, the bundle expects i32"});
+  // Nothing was allocated for checkpoints that did not fit.
+  EXPECT_FALSE(w.bound());
+  expectError([&] { w.data(0); }, {"weights are not loaded"});
+  w.bindFromSafeTensors(dir.file("good.safetensors"));
+  // A value that does not fit i32 is found before anything is copied.
+  expectError([&] { w.bindFromSafeTensors(dir.file("big.safetensors")); },
+              {"tensor 'ids' holds 1099511627776 at element 1, which does "
+               "not fit i32"});
+  const int32_t *ids = static_cast<const int32_t *>(w.data(1));
+  EXPECT_EQ(ids[1], 2);
+}
+
+TEST(WeightStore, InitRandomFillsHalfPrecisionParams) {
+  std::vector<ParamDesc> params = {{"proj.weight", DType::BF16, {8, 8}, ""},
+                                   {"norm.weight", DType::F16, {8}, ""},
+                                   {"proj.bias", DType::BF16, {8}, ""},
+                                   {"pos", DType::I32, {4}, ""}};
+  WeightStore w(params, cpu());
+  w.initRandom(9);
+  const uint16_t *proj = static_cast<const uint16_t *>(w.data(0));
+  int nonzero = 0;
+  for (int i = 0; i < 64; ++i) {
+    float v = bf16ToFloat(proj[i]);
+    EXPECT_LT(std::fabs(v), 0.2f);
+    nonzero += v != 0;
+  }
+  EXPECT_GT(nonzero, 60);
+  const uint16_t *norm = static_cast<const uint16_t *>(w.data(1));
+  const uint16_t *bias = static_cast<const uint16_t *>(w.data(2));
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(norm[i], floatToF16(1.0f));
+    EXPECT_EQ(bias[i], 0);
+  }
+  // The same values as an f32 store, rounded.
+  std::vector<ParamDesc> f32 = params;
+  f32[0].dtype = DType::F32;
+  WeightStore ref(f32, cpu());
+  ref.initRandom(9);
+  const float *r = static_cast<const float *>(ref.data(0));
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(proj[i], floatToBf16(r[i]));
 }

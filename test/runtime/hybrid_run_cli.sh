@@ -51,7 +51,10 @@ check 0 "" "${FWD[@]}" --weights "$D/weights_extra.safetensors" \
   --allow-extra lm_head.weight --out "$D/d.safetensors"
 check 0 "" info "$D/tiny.hyb"
 grep -q "model: tiny-lm" "$D/out.txt" && grep -q "input input_ids: i64 \[batch,seq\]" "$D/out.txt" &&
-  grep -q "workspace: 64\*batch\*seq bytes" "$D/out.txt" ||
+  grep -q "workspace: 1024\*batch\*seq bytes (alignment 256)" "$D/out.txt" &&
+  grep -q "param wte.weight: f32 \[16,8\]" "$D/out.txt" && grep -q "param ln_f.bias: f32 \[8\]" "$D/out.txt" &&
+  grep -q "symbols: batch, seq <= 32" "$D/out.txt" && grep -q "  params: read" "$D/out.txt" &&
+  grep -q "  states: (none)" "$D/out.txt" && grep -q "commands: 3" "$D/out.txt" ||
   { echo "FAIL: info output:"; cat "$D/out.txt"; failures=$((failures + 1)); }
 check 0 "" --help
 
@@ -79,10 +82,11 @@ check 2 "--weights given more than once" "${FWD[@]}" --weights "$D" --weights "$
 check 1 "missing.hyb: cannot open" info "$D/missing.hyb"
 check 1 "truncated.hyb: truncated bundle" info "$D/truncated.hyb"
 check 1 "corrupt.hyb: corrupt bundle: checksum mismatch" info "$D/corrupt.hyb"
-check 1 "version.hyb: bundle format version 99, this runtime reads" info "$D/version.hyb"
+check 1 "version.hyb: bundle format version 99; this runtime reads version 2" info "$D/version.hyb"
+check 1 "v1.hyb: bundle format version 1; this runtime reads version 2: recompile it with hybridc" info "$D/v1.hyb"
 check 1 "garbage.hyb: not a hybridc bundle" info "$D/garbage.hyb"
 check 1 "not a hybridc bundle" info "$D/model.safetensors"
-check 1 "no kernel 'fancy_norm' (used at tiny.mlir:2)" forward "$D/unknown_kernel.hyb" \
+check 1 "unknown_op.hyb: invalid bundle: executable 'forward' command 0 has unknown op type 99" forward "$D/unknown_op.hyb" \
   --weights "$D" --inputs "$D/inputs.safetensors" --out "$D/x.safetensors"
 check 1 "has no executable 'forward'" forward "$D/no_forward.hyb" \
   --weights "$D" --inputs "$D/inputs.safetensors" --out "$D/x.safetensors"
@@ -95,8 +99,12 @@ cp "$D/garbage.hyb" "$D/garbage.onnx"
 check 1 "garbage.onnx: " "${FWD[@]}" --weights "$D/garbage.onnx" --out "$D/x.safetensors"
 check 1 "input_ids: expected i64, got f32" forward "$D/tiny.hyb" --weights "$D" \
   --inputs "$D/inputs_f32.safetensors" --out "$D/x.safetensors"
-check 1 "tensor 'input_ids' is F16; forward takes input_ids: i64 [batch,seq]" forward "$D/tiny.hyb" \
+check 1 "input_ids: expected i64, got f16" forward "$D/tiny.hyb" \
   --weights "$D" --inputs "$D/inputs_f16.safetensors" --out "$D/x.safetensors"
+check 1 "tensor 'input_ids' is U8; forward takes input_ids: i64 [batch,seq]" forward "$D/tiny.hyb" \
+  --weights "$D" --inputs "$D/inputs_u8.safetensors" --out "$D/x.safetensors"
+check 1 "forward: seq = 33 exceeds its limit 32 (input_ids dim 1)" forward "$D/tiny.hyb" \
+  --weights "$D" --inputs "$D/inputs_long.safetensors" --out "$D/x.safetensors"
 check 1 "input_ids: expected rank 2 [batch,seq], got shape [6]" forward "$D/tiny.hyb" \
   --weights "$D" --inputs "$D/inputs_rank1.safetensors" --out "$D/x.safetensors"
 check 1 "no tensor 'input_ids'" forward "$D/tiny.hyb" --weights "$D" \

@@ -45,7 +45,10 @@ const char *kUsage =
     "      both files); exits 1 if any exceeds X (default 1e-3) or if shapes\n"
     "      differ.\n"
     "  hybrid-run info BUNDLE\n"
-    "      Prints the bundle's model, parameters and executables.\n"
+    "      Prints the bundle's model, every parameter (name, dtype, shape),\n"
+    "      its states, and per executable: symbols with their limits,\n"
+    "      inputs and outputs, parameter and state access, workspace size\n"
+    "      and command count.\n"
     "Errors: one line on stderr; exit 1, or 2 for usage errors.\n";
 
 /// A command-line mistake: exit 2.
@@ -425,6 +428,10 @@ int runInfo(int argc, char **argv) {
   std::printf("params: %zu (%s elements, %s)\n", b.params.size(),
               humanCount(static_cast<double>(elements)).c_str(),
               humanBytes(static_cast<double>(bytes)).c_str());
+  for (const ParamDesc &p : b.params)
+    std::printf("  param %s: %s %s%s\n", p.name.c_str(), dtypeName(p.dtype),
+                shapeToString(p.shape).c_str(),
+                p.layout.empty() ? "" : (" layout " + p.layout).c_str());
   std::printf("constants: %zu (%s)\n", b.constants.size(),
               humanBytes(static_cast<double>(constBytes)).c_str());
   if (!b.tied.empty()) {
@@ -433,10 +440,16 @@ int runInfo(int argc, char **argv) {
       tied += (tied.empty() ? "" : ", ") + t;
     std::printf("tied: %s\n", tied.c_str());
   }
+  std::printf("states: %zu\n", b.states.size());
+  for (const StateDesc &st : b.states)
+    std::printf("  state %s: %s\n", st.name.c_str(), dtypeName(st.dtype));
   for (const ExecutableDesc &e : b.executables) {
     std::string syms;
-    for (const std::string &s : e.symbols)
-      syms += (syms.empty() ? "" : ", ") + s;
+    for (size_t i = 0; i < e.symbols.size(); ++i) {
+      syms += (syms.empty() ? "" : ", ") + e.symbols[i];
+      if (e.symbolMax[i] > 0)
+        syms += " <= " + std::to_string(e.symbolMax[i]);
+    }
     std::printf("executable %s:\n", e.name.c_str());
     std::printf("  symbols: %s\n", syms.empty() ? "(none)" : syms.c_str());
     for (const PortDesc &p : e.inputs) {
@@ -449,8 +462,20 @@ int runInfo(int argc, char **argv) {
       std::printf("  output %s: %s %s\n", p.name.c_str(), dtypeName(buf.dtype),
                   symShape(buf.shape, e.symbols).c_str());
     }
-    std::printf("  buffers: %zu, commands: %zu\n", e.buffers.size(),
-                e.commands.size());
+    std::printf("  params: %s\n", accessName(e.paramAccess));
+    std::string states;
+    for (const StateUse &u : e.states)
+      states += (states.empty() ? "" : ", ") + b.states[u.state].name + " (" +
+                accessName(u.access) + ")";
+    std::printf("  states: %s\n", states.empty() ? "(none)" : states.c_str());
+    if (!e.communicators.empty()) {
+      std::string comms;
+      for (const std::string &c : e.communicators)
+        comms += (comms.empty() ? "" : ", ") + c;
+      std::printf("  communicators: %s\n", comms.c_str());
+    }
+    std::printf("  buffers: %zu, commands: %zu, streams: %d, events: %d\n",
+                e.buffers.size(), e.commands.size(), e.numStreams, e.numEvents);
     std::printf("  workspace: %s bytes (alignment %lld)\n",
                 e.workspaceBytes.str(e.symbols).c_str(),
                 static_cast<long long>(e.workspaceAlignment));
