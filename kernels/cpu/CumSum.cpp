@@ -4,18 +4,45 @@
 #include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
+#include "Scratch.h"
 
 #include <algorithm>
 #include <type_traits>
-#include <vector>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
+struct ScanShape {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+/// The input as [outer, n, inner] around the scanned axis; a scalar scans
+/// as a one-element vector.
+ScanShape scanShape(const KernelCall &call) {
+  const ConstTensor &input = call.operands.at(0);
+  const int64_t rank = input.rank();
+  ScanShape s;
+  if (rank == 0)
+    return s;
+  const int64_t axis =
+      normalizeAxis(call.attrs<ops::CumSum>().axis, rank, "cumsum");
+  s.outer = product(input.shape, 0, axis);
+  s.n = input.shape[axis];
+  s.inner = product(input.shape, axis + 1, rank);
+  return s;
+}
+
+/// One running sum per inner column and thread (double for floats, 64 bits
+/// at most for integers).
+ScratchLayout cumsumScratch(const KernelCall &call) {
+  return {0, scanShape(call).inner * sizeof(double)};
+}
+
 /// Scans the [outer, n, inner] view along n, all inner columns at once.
 template <typename S, typename Acc>
-void scan(const S *in, S *out, int64_t outer, int64_t n, int64_t inner,
+void scan(const KernelCall &call, const S *in, S *out, const ScanShape &s,
           bool exclusive, bool reverse) {
+  const int64_t n = s.n, inner = s.inner;
   auto load = [](S x) -> Acc {
     if constexpr (kIsFloatStorage<S>)
       return toFloat(x);
@@ -28,27 +55,32 @@ void scan(const S *in, S *out, int64_t outer, int64_t n, int64_t inner,
     else
       return static_cast<S>(a);
   };
-  PerThreadScratch<Acc> scratch(inner);
-  parallelFor(outer, n * inner, [&](int64_t o) {
-    Acc *acc = scratch.get();
-    std::fill(acc, acc + inner, Acc(0));
-    const S *src = in + o * n * inner;
-    S *dst = out + o * n * inner;
-    for (int64_t step = 0; step < n; ++step) {
-      int64_t i = reverse ? n - 1 - step : step;
-      const S *x = src + i * inner;
-      S *y = dst + i * inner;
-      for (int64_t j = 0; j < inner; ++j) {
-        if (exclusive) {
-          y[j] = store(acc[j]);
-          acc[j] += load(x[j]);
-        } else {
-          acc[j] += load(x[j]);
-          y[j] = store(acc[j]);
+  const ScratchLayout layout = cumsumScratch(call);
+  const int threads = scratchThreads(call, layout, "cumsum");
+  parallelFor(
+      s.outer, n * inner,
+      [&](int64_t o) {
+        Acc *acc = static_cast<Acc *>(
+            threadScratch(call, layout, omp_get_thread_num()));
+        std::fill(acc, acc + inner, Acc(0));
+        const S *src = in + o * n * inner;
+        S *dst = out + o * n * inner;
+        for (int64_t step = 0; step < n; ++step) {
+          int64_t i = reverse ? n - 1 - step : step;
+          const S *x = src + i * inner;
+          S *y = dst + i * inner;
+          for (int64_t j = 0; j < inner; ++j) {
+            if (exclusive) {
+              y[j] = store(acc[j]);
+              acc[j] += load(x[j]);
+            } else {
+              acc[j] += load(x[j]);
+              y[j] = store(acc[j]);
+            }
+          }
         }
-      }
-    }
-  });
+      },
+      threads);
 }
 
 } // namespace
@@ -60,13 +92,7 @@ void cumsum(const KernelCall &call) {
   expectShape(result, input.shape, "cumsum", "result");
   expectDType(result, input.dtype, "cumsum", "result");
   const ops::CumSum &attrs = call.attrs<ops::CumSum>();
-  const int64_t rank = input.rank();
-  // A scalar scans as a one-element vector.
-  const int64_t axis =
-      rank == 0 ? 0 : normalizeAxis(attrs.axis, rank, "cumsum");
-  const int64_t outer = rank == 0 ? 1 : product(input.shape, 0, axis);
-  const int64_t n = rank == 0 ? 1 : input.shape[axis];
-  const int64_t inner = rank == 0 ? 1 : product(input.shape, axis + 1, rank);
+  const ScanShape shape = scanShape(call);
   visitNumeric(input.dtype, "cumsum", "input", [&](auto zero) {
     using S = decltype(zero);
     if (input.numel() == 0)
@@ -75,9 +101,13 @@ void cumsum(const KernelCall &call) {
     using Acc = std::conditional_t<
         kIsFloatStorage<S>, double,
         std::make_unsigned_t<std::conditional_t<kIsFloatStorage<S>, int, S>>>;
-    scan<S, Acc>(input.as<S>(), result.as<S>(), outer, n, inner,
-                 attrs.exclusive, attrs.reverse);
+    scan<S, Acc>(call, input.as<S>(), result.as<S>(), shape, attrs.exclusive,
+                 attrs.reverse);
   });
+}
+
+size_t cumsumScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<cumsumScratch>(call, threads);
 }
 
 } // namespace hybrid::cpu::kernels

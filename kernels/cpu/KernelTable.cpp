@@ -60,7 +60,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::Gather &) const { return {gather}; }
   KernelEntry operator()(const ops::GatherNd &) const { return {gatherNd}; }
   KernelEntry operator()(const ops::Iota &) const { return {iota}; }
-  KernelEntry operator()(const ops::CumSum &) const { return {cumsum}; }
+  KernelEntry operator()(const ops::CumSum &) const {
+    return {cumsum, cumsumScratchBytes};
+  }
   KernelEntry operator()(const ops::Trilu &) const { return {trilu}; }
   KernelEntry operator()(const ops::Softmax &) const {
     return {softmax, softmaxScratchBytes};

@@ -66,6 +66,9 @@ void iota(const KernelCall &call);        // Iota.cpp
 void cumsum(const KernelCall &call);      // CumSum.cpp
 void trilu(const KernelCall &call);       // Trilu.cpp
 
+// CumSum.cpp
+size_t cumsumScratchBytes(const KernelCall &call, int threads);
+
 // Reduce.cpp
 void reduceSum(const KernelCall &call);
 void reduceMean(const KernelCall &call);

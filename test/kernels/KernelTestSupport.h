@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -221,12 +222,38 @@ private:
   std::mt19937 gen_;
 };
 
+/// Heap allocations (operator new) of the test binary while `counting`:
+/// ScratchTest.cpp replaces operator new to count them, and runKernel counts
+/// exactly the kernel's run.
+struct HeapCounter {
+  static inline std::atomic<bool> counting{false};
+  static inline std::atomic<size_t> bytes{0}, calls{0};
+};
+
+/// What runKernel saw of the last run.
+struct LastRun {
+  size_t scratchBytes = 0;
+  size_t heapBytes = 0, heapCalls = 0;
+};
+inline LastRun &lastRun() {
+  static LastRun last;
+  return last;
+}
+
+/// How runKernel sizes scratch: exactly what the kernel declares for
+/// numThreads() threads, unless a test overrides it.
+struct ScratchPolicy {
+  /// Declared bytes -> bytes to give (default: the same).
+  static inline size_t (*resize)(size_t declared) = nullptr;
+};
+
 /// Runs the kernel of `op` on the operands (null: an absent optional
 /// operand) into the preallocated `result`. Scratch is exactly what the
-/// kernel declares, followed by a guard region that must stay untouched.
-inline void runKernel(const Op &op,
-                      std::initializer_list<const HostTensor *> operands,
-                      HostTensor &result) {
+/// kernel declares, filled with NaN bytes (a kernel must not rely on its
+/// contents) and followed by a guard region that must stay untouched.
+inline void runKernelOn(const Op &op,
+                        const std::vector<const HostTensor *> &operands,
+                        HostTensor &result) {
   KernelEntry entry = findKernel(op);
   ASSERT_NE(entry.run, nullptr) << "no kernel for " << opName(op);
   KernelCall call;
@@ -234,20 +261,45 @@ inline void runKernel(const Op &op,
   for (const HostTensor *t : operands)
     call.operands.push_back(t ? t->cview() : ConstTensor::absent());
   call.results.push_back(result.view());
-  const size_t bytes = scratchBytes(entry, call, numThreads());
+  size_t bytes = scratchBytes(entry, call, numThreads());
+  if (ScratchPolicy::resize)
+    bytes = ScratchPolicy::resize(bytes);
   constexpr size_t kGuard = 256;
   constexpr uint8_t kGuardByte = 0xa5;
   // 64-byte aligned, as the contract promises.
   std::vector<uint64_t> storage((bytes + kGuard + 64) / 8 + 1);
   uint8_t *base = reinterpret_cast<uint8_t *>(storage.data());
   base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
+  std::memset(base, 0xff, bytes);
   std::memset(base + bytes, kGuardByte, kGuard);
   call.scratch = bytes ? base : nullptr;
   call.scratchBytes = bytes;
-  entry.run(call);
+  lastRun() = {bytes, 0, 0};
+  {
+    // Count the kernel's own heap use, and stop counting if it throws.
+    struct Counting {
+      Counting() {
+        HeapCounter::bytes = 0;
+        HeapCounter::calls = 0;
+        HeapCounter::counting = true;
+      }
+      ~Counting() {
+        HeapCounter::counting = false;
+        lastRun().heapBytes = HeapCounter::bytes;
+        lastRun().heapCalls = HeapCounter::calls;
+      }
+    } counting;
+    entry.run(call);
+  }
   for (size_t i = 0; i < kGuard; ++i)
     ASSERT_EQ(base[bytes + i], kGuardByte)
         << opName(op) << " wrote past its " << bytes << " bytes of scratch";
+}
+
+inline void runKernel(const Op &op,
+                      std::initializer_list<const HostTensor *> operands,
+                      HostTensor &result) {
+  runKernelOn(op, std::vector<const HostTensor *>(operands), result);
 }
 
 /// Runs the kernel and returns its result of the given type and shape.
