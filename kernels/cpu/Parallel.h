@@ -24,12 +24,21 @@ inline bool worthThreads(int64_t n, int64_t workPerItem) {
          omp_get_max_threads() > 1 && !omp_in_parallel();
 }
 
-/// Calls fn(i) for i in [0, n); parallel when n * workPerItem is large. fn
-/// must not throw: validate before the loop.
+/// The threads a parallel loop may use: `limit` when positive (a kernel
+/// whose scratch holds that many), else all of them.
+inline int loopThreads(int limit) {
+  return limit > 0 ? limit : omp_get_max_threads();
+}
+
+/// Calls fn(i) for i in [0, n); parallel when n * workPerItem is large, on
+/// at most `threads` threads (0: all). fn may use omp_get_thread_num() to
+/// pick its scratch. fn must not throw: validate before the loop.
 template <typename Fn>
-void parallelFor(int64_t n, int64_t workPerItem, Fn &&fn) {
-  const bool parallel = worthThreads(n, workPerItem);
-#pragma omp parallel for schedule(static) if (parallel)
+void parallelFor(int64_t n, int64_t workPerItem, Fn &&fn, int threads = 0) {
+  const bool parallel =
+      worthThreads(n, workPerItem) && loopThreads(threads) > 1;
+#pragma omp parallel for schedule(static) if (parallel)                        \
+    num_threads(loopThreads(threads))
   for (int64_t i = 0; i < n; ++i)
     fn(i);
 }
@@ -37,14 +46,14 @@ void parallelFor(int64_t n, int64_t workPerItem, Fn &&fn) {
 /// Calls fn(begin, end) on contiguous chunks covering [0, n), one per thread
 /// when n * workPerItem is large, else once with [0, n).
 template <typename Fn>
-void parallelChunks(int64_t n, int64_t workPerItem, Fn &&fn) {
+void parallelChunks(int64_t n, int64_t workPerItem, Fn &&fn, int threads = 0) {
   if (n <= 0)
     return;
-  if (!worthThreads(n, workPerItem)) {
+  if (!worthThreads(n, workPerItem) || loopThreads(threads) < 2) {
     fn(int64_t(0), n);
     return;
   }
-#pragma omp parallel
+#pragma omp parallel num_threads(loopThreads(threads))
   {
     int64_t threads = omp_get_num_threads();
     int64_t t = omp_get_thread_num();

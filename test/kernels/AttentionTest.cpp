@@ -175,49 +175,53 @@ TEST(Attention, RejectsBadShapes) {
 
 TEST(Rotary, HalfSplitAndInterleaved) {
   Random rng(73);
-  const int64_t B = 2, H = 3, T = 5, D = 16;
-  for (int64_t R : {int64_t(16), int64_t(8)})
-    for (int interleaved = 0; interleaved <= 1; ++interleaved)
-      for (int64_t lead : {int64_t(1), B}) {
-        HostTensor x = rng.f32({B, H, T, D});
-        HostTensor cos(DType::F32, {lead, T, R}), sin(DType::F32, {lead, T, R});
-        // HF layout: per-position angles, each frequency filling a pair.
-        for (int64_t b = 0; b < lead; ++b)
-          for (int64_t t = 0; t < T; ++t)
-            for (int64_t i = 0; i < R / 2; ++i) {
-              double angle = (t + 3 * b) * std::pow(10000.0, -2.0 * i / R);
-              int64_t p0 = interleaved ? 2 * i : i;
-              int64_t p1 = interleaved ? 2 * i + 1 : i + R / 2;
-              for (int64_t p : {p0, p1}) {
-                cos.f()[(b * T + t) * R + p] = float(std::cos(angle));
-                sin.f()[(b * T + t) * R + p] = float(std::sin(angle));
-              }
-            }
-        std::vector<double> want(x.numel());
-        for (int64_t b = 0; b < B; ++b)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t t = 0; t < T; ++t) {
-              const float *xr = x.f() + ((b * H + h) * T + t) * D;
-              double *yr = want.data() + ((b * H + h) * T + t) * D;
-              int64_t cb = lead == 1 ? 0 : b;
-              for (int64_t d = 0; d < D; ++d)
-                yr[d] = xr[d];
-              // Rotate each pair (x0, x1) by its angle.
+  const int64_t B = 2, H = 3, T = 5, D = 18;
+  for (DType dt : kFloatTypes)
+    for (int64_t R : {int64_t(18), int64_t(8)})
+      for (int interleaved = 0; interleaved <= 1; ++interleaved)
+        for (int64_t lead : {int64_t(1), B}) {
+          HostTensor x = rng.floats(dt, {B, H, T, D});
+          HostTensor cos(dt, {lead, T, R}), sin(dt, {lead, T, R});
+          // HF layout: per-position angles, each frequency filling a pair.
+          for (int64_t b = 0; b < lead; ++b)
+            for (int64_t t = 0; t < T; ++t)
               for (int64_t i = 0; i < R / 2; ++i) {
+                double angle = (t + 3 * b) * std::pow(10000.0, -2.0 * i / R);
                 int64_t p0 = interleaved ? 2 * i : i;
                 int64_t p1 = interleaved ? 2 * i + 1 : i + R / 2;
-                double c = cos.f()[(cb * T + t) * R + p0];
-                double s = sin.f()[(cb * T + t) * R + p0];
-                yr[p0] = xr[p0] * c - xr[p1] * s;
-                yr[p1] = xr[p1] * c + xr[p0] * s;
+                for (int64_t p : {p0, p1}) {
+                  cos.set((b * T + t) * R + p, std::cos(angle));
+                  sin.set((b * T + t) * R + p, std::sin(angle));
+                }
               }
-            }
-        HostTensor got = run(ops::Rotary{static_cast<bool>(interleaved)},
-                             {&x, &cos, &sin}, DType::F32, x.shape);
-        expectNear(got, want, 1e-5, 1e-5,
-                   "rotary R" + std::to_string(R) + " interleaved" +
-                       std::to_string(interleaved));
-      }
+          std::vector<double> want(x.numel());
+          for (int64_t b = 0; b < B; ++b)
+            for (int64_t h = 0; h < H; ++h)
+              for (int64_t t = 0; t < T; ++t) {
+                const int64_t row = ((b * H + h) * T + t) * D;
+                auto xr = [&](int64_t d) { return x.at(row + d); };
+                double *yr = want.data() + row;
+                int64_t cb = lead == 1 ? 0 : b;
+                for (int64_t d = 0; d < D; ++d)
+                  yr[d] = xr(d);
+                // Rotate each pair (x0, x1) by its angle.
+                for (int64_t i = 0; i < R / 2; ++i) {
+                  int64_t p0 = interleaved ? 2 * i : i;
+                  int64_t p1 = interleaved ? 2 * i + 1 : i + R / 2;
+                  double c = cos.at((cb * T + t) * R + p0);
+                  double s = sin.at((cb * T + t) * R + p0);
+                  yr[p0] = xr(p0) * c - xr(p1) * s;
+                  yr[p1] = xr(p1) * c + xr(p0) * s;
+                }
+              }
+          HostTensor got = run(ops::Rotary{static_cast<bool>(interleaved)},
+                               {&x, &cos, &sin}, dt, x.shape);
+          const Tolerance tol = toleranceFor(dt, 1e-5, 1e-5);
+          expectNear(got, want, tol.atol, tol.rtol,
+                     std::string("rotary ") + dtypeName(dt) + " R" +
+                         std::to_string(R) + " interleaved" +
+                         std::to_string(interleaved));
+        }
   HostTensor x = rng.f32({1, 1, 2, 4}), c = rng.f32({1, 3, 4});
   EXPECT_NE(errorOf(ops::Rotary{}, {&x, &c, &c},
                     HostTensor(DType::F32, {1, 1, 2, 4})),
@@ -226,25 +230,44 @@ TEST(Rotary, HalfSplitAndInterleaved) {
   EXPECT_NE(errorOf(ops::Rotary{}, {&x, &odd, &odd},
                     HostTensor(DType::F32, {1, 1, 2, 4})),
             "");
+  HostTensor c2 = rng.f32({1, 2, 4}), h2 = c2.to(DType::F16);
+  EXPECT_NE(errorOf(ops::Rotary{}, {&x, &h2, &h2},
+                    HostTensor(DType::F32, {1, 1, 2, 4}))
+                .find("same element type"),
+            std::string::npos);
 }
 
 TEST(Embedding, LooksUpRowsAndNamesBadIds) {
   Random rng(74);
+  for (DType dt : kAllTypes)
+    for (DType it : {DType::I64, DType::I32}) {
+      HostTensor table = rng.of(dt, {11, 7});
+      HostTensor ids = tensorOf(it, {2, 3}, {0, 10, 3, 3, 1, 7});
+      HostTensor got = run(ops::Embedding{}, {&table, &ids}, dt, {2, 3, 7});
+      HostTensor want(dt, {2, 3, 7});
+      const size_t row = 7 * dtypeSize(dt);
+      for (int64_t t = 0; t < 6; ++t)
+        std::memcpy(want.b() + t * row,
+                    table.b() + static_cast<int64_t>(ids.at(t)) * row, row);
+      expectEqual(got, want,
+                  std::string("embedding ") + dtypeName(dt) + " ids " +
+                      dtypeName(it));
+    }
   HostTensor table = rng.f32({10, 6});
-  HostTensor ids = i64({2, 3}, {0, 9, 3, 3, 1, 7});
-  HostTensor got = run(ops::Embedding{}, {&table, &ids}, DType::F32, {2, 3, 6});
-  for (int64_t t = 0; t < 6; ++t)
-    for (int64_t d = 0; d < 6; ++d)
-      EXPECT_EQ(got.f()[t * 6 + d], table.f()[ids.i()[t] * 6 + d]);
   HostTensor bad = i64({3}, {1, 10, 2});
   std::string err =
       errorOf(ops::Embedding{}, {&table, &bad}, HostTensor(DType::F32, {3, 6}));
   EXPECT_NE(err.find("id 10"), std::string::npos) << err;
   EXPECT_NE(err.find("10 rows"), std::string::npos) << err;
-  HostTensor negative = i64({1}, {-1});
+  HostTensor negative = i64({1}, {-1}).to(DType::I32);
   EXPECT_NE(errorOf(ops::Embedding{}, {&table, &negative},
                     HostTensor(DType::F32, {1, 6})),
             "");
+  HostTensor floatIds = f32({1}, {1});
+  EXPECT_NE(errorOf(ops::Embedding{}, {&table, &floatIds},
+                    HostTensor(DType::F32, {1, 6}))
+                .find("unsupported element type f32 for ids"),
+            std::string::npos);
 }
 
 } // namespace
