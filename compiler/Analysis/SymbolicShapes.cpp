@@ -25,14 +25,14 @@ std::string SymbolicShapes::str(const SymShape &shape) const {
   return r + "]";
 }
 
-llvm::Expected<SymbolicShapes> SymbolicShapes::compute(func::FuncOp func) {
+FailureOr<SymbolicShapes> SymbolicShapes::compute(func::FuncOp func) {
   SymbolicShapes result;
   std::string why;
   for (BlockArgument arg : func.getArguments()) {
     FailureOr<SymShape> shape = hg::inferArgumentSymbolicShape(
         func, arg.getArgNumber(), result.symbols_, &why);
     if (failed(shape))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+      return func.emitError() << why, failure();
     result.shapes_[arg] = std::move(*shape);
   }
   for (Operation &op : func.getBody().front()) {
@@ -43,14 +43,8 @@ llvm::Expected<SymbolicShapes> SymbolicShapes::compute(func::FuncOp func) {
       operands.push_back(result.shapeOf(v));
     FailureOr<SymShape> shape =
         hg::inferSymbolicShape(&op, operands, result.symbols_, &why);
-    if (failed(shape)) {
-      std::string loc;
-      llvm::raw_string_ostream os(loc);
-      op.getLoc().print(os);
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     op.getName().getStringRef() + " at " +
-                                         loc + ": " + why);
-    }
+    if (failed(shape))
+      return op.emitOpError() << why, failure();
     result.shapes_[op.getResult(0)] = std::move(*shape);
   }
   return result;

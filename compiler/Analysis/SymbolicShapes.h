@@ -20,10 +20,10 @@ namespace hybridc {
 /// `hg.dims` attributes.
 class SymbolicShapes {
 public:
-  /// Fails with a message naming the op when a shape cannot be expressed as
-  /// a polynomial in the symbols (e.g. a slice whose bound may exceed a
-  /// symbolic dimension).
-  static llvm::Expected<SymbolicShapes> compute(mlir::func::FuncOp func);
+  /// Fails, with an error diagnostic at the op, when a shape cannot be
+  /// expressed as a polynomial in the symbols (e.g. a slice whose bound may
+  /// exceed a symbolic dimension).
+  static mlir::FailureOr<SymbolicShapes> compute(mlir::func::FuncOp func);
 
   const hybrid::SymShape &shapeOf(mlir::Value v) const;
   const std::vector<std::string> &symbols() const { return symbols_; }

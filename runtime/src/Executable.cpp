@@ -353,17 +353,21 @@ size_t Executable::Impl::layout(const std::vector<int64_t> &values) {
     const PlanBuffer &pb = buffers[i];
     if (pb.kind == BufferKind::Workspace || pb.kind == BufferKind::Input ||
         pb.kind == BufferKind::Output) {
-      int64_t off = exprValues[pb.offsetExpr], end;
-      if (off < 0 || detail::addOverflows(off, bufferBytes[i], end) ||
-          end > workspace)
+      // The plan's offsets are polynomials; a buffer starts at its offset
+      // rounded up to the alignment, inside room the plan reserved for that
+      // (Bundle.h). The rounded offset replaces the raw one.
+      int64_t &off = exprValues[pb.offsetExpr];
+      int64_t end;
+      if (off < 0 || off > workspace)
+        fail(name(i) + " at workspace offset " + std::to_string(off) +
+             " lies outside the " + std::to_string(workspace) +
+             "-byte workspace for " + at + " (bad bundle)");
+      off = detail::alignUp(off, alignment);
+      if (detail::addOverflows(off, bufferBytes[i], end) || end > workspace)
         fail(name(i) + " at workspace offset " + std::to_string(off) + " (" +
              std::to_string(bufferBytes[i]) + " bytes) exceeds the " +
              std::to_string(workspace) + "-byte workspace for " + at +
              " (bad bundle)");
-      if (off % alignment)
-        fail(name(i) + " at workspace offset " + std::to_string(off) +
-             " is not a multiple of the alignment " +
-             std::to_string(alignment) + " for " + at + " (bad bundle)");
     } else if (pb.kind == BufferKind::Alias &&
                bufferBytes[i] > bufferBytes[pb.root]) {
       fail(name(i) + " (" + std::to_string(bufferBytes[i]) +

@@ -113,7 +113,7 @@ BundleDesc richBundle() {
   ExecutableDesc e;
   e.name = "decode";
   std::vector<std::string> names;
-  SymExpr size = *SymExpr::parse("2*b*s*s - s + 7", names, true);
+  SymExpr size = *SymExpr::parseAddingNames("2*b*s*s - s + 7", names);
   e.symbols = names;
   e.symbolMax = {8, 0};
   SymExpr bs = SymExpr::symbol(0), ss = SymExpr::symbol(1);

@@ -10,8 +10,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,9 +48,19 @@ int usageError(const std::string &msg) {
   return 2;
 }
 
+/// Error diagnostics printed so far: a phase that fails after reporting
+/// its errors needs no line of its own (every error is one line).
+int diagnosticErrors = 0;
+
 int fail(const std::string &msg) {
   std::fprintf(stderr, "hybridc: error: %s\n", msg.c_str());
   return 1;
+}
+
+/// A failed phase: its own line only when no diagnostic said why.
+int failPhase(llvm::Error e) {
+  std::string msg = llvm::toString(std::move(e));
+  return diagnosticErrors ? 1 : fail(msg);
 }
 
 std::string formatBytes(double b) {
@@ -146,6 +156,8 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   // One line per diagnostic: "hybridc: warning: <location>: <message>".
   mlir::ScopedDiagnosticHandler diagnostics(&context, [](mlir::Diagnostic &d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error)
+      ++diagnosticErrors;
     const char *sev =
         d.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
         : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
@@ -161,7 +173,7 @@ int main(int argc, char **argv) {
   auto start = std::chrono::steady_clock::now();
   auto module = hybridc::importModel(context, model, options);
   if (!module)
-    return fail(llvm::toString(module.takeError()));
+    return failPhase(module.takeError());
   bool hrtInput = hybridc::isHrtModule(module->get());
   if (hrtInput && stopAfter < hybridc::Phase::Hrt)
     return usageError(model + " is an hrt module: it can only go on to the "
@@ -172,14 +184,14 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (llvm::Error e = hybridc::runHgPipeline(module->get(), options))
-      return fail(llvm::toString(std::move(e)));
+      return failPhase(std::move(e));
     if (stopAfter == hybridc::Phase::Hg) {
       module->get().print(llvm::outs());
       return 0;
     }
   }
   if (llvm::Error e = hybridc::runHrtPipeline(module->get()))
-    return fail(llvm::toString(std::move(e)));
+    return failPhase(std::move(e));
   if (stopAfter == hybridc::Phase::Hrt) {
     module->get().print(llvm::outs());
     return 0;

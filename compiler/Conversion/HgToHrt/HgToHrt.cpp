@@ -402,12 +402,9 @@ class ConvertHgToHrtPass : public impl::ConvertHgToHrtBase<ConvertHgToHrtPass> {
         func.emitError("an hg function must have exactly one block");
         return signalPassFailure();
       }
-      llvm::Expected<SymbolicShapes> shapes = SymbolicShapes::compute(func);
-      if (!shapes) {
-        func.emitError() << "@" << func.getSymName() << ": "
-                         << llvm::toString(shapes.takeError());
+      FailureOr<SymbolicShapes> shapes = SymbolicShapes::compute(func);
+      if (failed(shapes))
         return signalPassFailure();
-      }
       ExecutableLowering lowering(func, *shapes);
       if (failed(lowering.run())) {
         if (lowering.executable())

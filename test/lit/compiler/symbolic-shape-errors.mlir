@@ -2,6 +2,7 @@
 // compile errors naming the op and where it is.
 // RUN: split-file %s %t
 // RUN: not hybridc compile %t/slice-start.mlir --emit=bundle 2>&1 | FileCheck %s --check-prefix=SLICE
+// RUN: not hybridc compile %t/slice-start.mlir --emit=bundle 2>&1 | count 1
 // RUN: not hybridc compile %t/slice-empty.mlir --emit=bundle 2>&1 | FileCheck %s --check-prefix=EMPTY
 // RUN: not hybridc compile %t/reshape-symbol.mlir --emit=bundle 2>&1 | FileCheck %s --check-prefix=SYMBOL
 // RUN: not hybridc compile %t/reshape-count.mlir --emit=bundle 2>&1 | FileCheck %s --check-prefix=COUNT
@@ -10,7 +11,7 @@
 // RUN: not hybridc compile %t/bad-name.mlir --emit=bundle 2>&1 | FileCheck %s --check-prefix=BAD-NAME
 
 // seq - 2 is negative for seq = 1, where ONNX would clamp the start to 0.
-// SLICE: hybridc: error: hg.slice at loc("{{.*}}slice-start.mlir":4:10): slice bound on symbolic dimension seq is not provably in range
+// SLICE: hybridc: error: loc("{{.*}}slice-start.mlir":4:10): 'hg.slice' op slice bound on symbolic dimension seq is not provably in range
 //--- slice-start.mlir
 module attributes {hg.model = "t"} {
   func.func @forward(%x: tensor<?xf32> {hg.name = "x", hg.dims = ["seq"]})
@@ -21,7 +22,7 @@ module attributes {hg.model = "t"} {
 }
 
 // [1, seq - 1) is empty for seq <= 2 only.
-// EMPTY: hybridc: error: hg.slice at loc("{{.*}}slice-empty.mlir":4:10): slice [1, seq - 1) may be empty or not, depending on the sizes
+// EMPTY: hybridc: error: loc("{{.*}}slice-empty.mlir":4:10): 'hg.slice' op slice [1, seq - 1) may be empty or not, depending on the sizes
 //--- slice-empty.mlir
 module attributes {hg.model = "t"} {
   func.func @forward(%x: tensor<?xf32> {hg.name = "x", hg.dims = ["seq"]})
@@ -31,7 +32,7 @@ module attributes {hg.model = "t"} {
   }
 }
 
-// SYMBOL: hybridc: error: hg.reshape at loc("{{.*}}reshape-symbol.mlir":4:10): bad symbolic size 'n': unknown symbol 'n'
+// SYMBOL: hybridc: error: loc("{{.*}}reshape-symbol.mlir":4:10): 'hg.reshape' op bad symbolic size 'n': unknown symbol 'n'
 //--- reshape-symbol.mlir
 module attributes {hg.model = "t"} {
   func.func @forward(%x: tensor<?x?xf32> {hg.name = "x", hg.dims = ["batch", "seq"]})
@@ -41,7 +42,7 @@ module attributes {hg.model = "t"} {
   }
 }
 
-// COUNT: hybridc: error: hg.reshape at loc("{{.*}}reshape-count.mlir":4:10): element count batch*seq != 2*batch*seq
+// COUNT: hybridc: error: loc("{{.*}}reshape-count.mlir":4:10): 'hg.reshape' op element count batch*seq != 2*batch*seq
 //--- reshape-count.mlir
 module attributes {hg.model = "t"} {
   func.func @forward(%x: tensor<?x?xf32> {hg.name = "x", hg.dims = ["batch", "seq"]})
@@ -51,7 +52,7 @@ module attributes {hg.model = "t"} {
   }
 }
 
-// BROADCAST: hybridc: error: hg.add at loc("{{.*}}broadcast.mlir":5:10): cannot prove dimensions batch and seq broadcast-compatible
+// BROADCAST: hybridc: error: loc("{{.*}}broadcast.mlir":5:10): 'hg.add' op cannot prove dimensions batch and seq broadcast-compatible
 //--- broadcast.mlir
 module attributes {hg.model = "t"} {
   func.func @forward(%x: tensor<?x?xf32> {hg.name = "x", hg.dims = ["batch", "seq"]},
@@ -62,7 +63,7 @@ module attributes {hg.model = "t"} {
   }
 }
 
-// NO-NAME: hybridc: error: argument 1: dynamic dimension 1 has no name in hg.dims
+// NO-NAME: hybridc: error: loc("{{.*}}no-name.mlir":{{[0-9]+}}:{{[0-9]+}}): argument 1: dynamic dimension 1 has no name in hg.dims
 //--- no-name.mlir
 module attributes {hg.model = "t"} {
   func.func @forward(%x: tensor<?x?xf32> {hg.name = "x", hg.dims = ["batch", "seq"]},
@@ -73,7 +74,7 @@ module attributes {hg.model = "t"} {
   }
 }
 
-// BAD-NAME: hybridc: error: argument 0: bad symbolic size 'seq+': expected a number or a name at offset 4
+// BAD-NAME: hybridc: error: loc("{{.*}}bad-name.mlir":{{[0-9]+}}:{{[0-9]+}}): argument 0: bad symbolic size 'seq+': expected a number or a name at offset 4
 //--- bad-name.mlir
 module attributes {hg.model = "t"} {
   func.func @forward(%x: tensor<?xf32> {hg.name = "x", hg.dims = ["seq+"]})

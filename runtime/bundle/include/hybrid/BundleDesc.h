@@ -66,8 +66,11 @@ struct BufferDesc {
   DType dtype = DType::F32;
   SymShape shape;
   int32_t index = -1; ///< param / port / constant / aliased buffer / state
-  SymExpr offset;     ///< byte offset into the workspace (Workspace, Input,
-                      ///< Output)
+  /// Byte offset into the workspace (Workspace, Input, Output). Offsets are
+  /// polynomials and aligned ones are not, so the buffer starts at this
+  /// value rounded up to the executable's workspaceAlignment; the plan
+  /// leaves room for the rounding.
+  SymExpr offset;
   std::string name;   ///< for diagnostics
 };
 
