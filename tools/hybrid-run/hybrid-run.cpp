@@ -4,6 +4,7 @@
 #include "hybrid/Bundle.h"
 #include "hybrid/CpuDevice.h"
 #include "hybrid/Engine.h"
+#include "hybrid/Escape.h"
 #include "hybrid/SafeTensors.h"
 
 #include <chrono>
@@ -290,7 +291,9 @@ int runForward(int argc, char **argv) {
   } else if (!first.shape().empty()) {
     tokens = std::to_string(first.shape()[0]) + " rows";
   }
-  std::string model = bundle->model.empty() ? "(unnamed model)" : bundle->model;
+  std::string model = bundle->model.empty()
+                          ? "(unnamed model)"
+                          : escapeControlCharacters(bundle->model);
   std::string params =
       humanCount(static_cast<double>(engine.weights().totalElements()));
   std::string bytes =
@@ -458,14 +461,6 @@ int runInfo(int argc, char **argv) {
   return 0;
 }
 
-/// Errors print as one line whatever their text holds.
-std::string oneLine(std::string s) {
-  for (char &c : s)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return s;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -492,13 +487,15 @@ int main(int argc, char **argv) {
     throw UsageError{"unknown subcommand '" + cmd +
                      "' (forward, compare or info; see 'hybrid-run --help')"};
   } catch (const UsageError &e) {
-    std::fprintf(stderr, "hybrid-run: error: %s\n", oneLine(e.message).c_str());
+    std::fprintf(stderr, "hybrid-run: error: %s\n",
+                 escapeControlCharacters(e.message).c_str());
     return 2;
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "hybrid-run: error: out of memory\n");
     return 1;
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "hybrid-run: error: %s\n", oneLine(e.what()).c_str());
+    std::fprintf(stderr, "hybrid-run: error: %s\n",
+                 escapeControlCharacters(e.what()).c_str());
     return 1;
   } catch (...) {
     std::fprintf(stderr, "hybrid-run: error: unexpected failure\n");

@@ -4,6 +4,7 @@
 #include "frontends/hf/HfImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "hybrid/Bundle.h"
+#include "hybrid/Escape.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -35,12 +36,13 @@ constexpr const char *kUsage =
 
 int usageError(const std::string &msg) {
   std::fprintf(stderr, "hybridc: error: %s (try 'hybridc --help')\n",
-               msg.c_str());
+               hybrid::escapeControlCharacters(msg).c_str());
   return 2;
 }
 
 int fail(const std::string &msg) {
-  std::fprintf(stderr, "hybridc: error: %s\n", msg.c_str());
+  std::fprintf(stderr, "hybridc: error: %s\n",
+               hybrid::escapeControlCharacters(msg).c_str());
   return 1;
 }
 
@@ -145,8 +147,9 @@ int main(int argc, char **argv) {
     std::string loc;
     llvm::raw_string_ostream os(loc);
     d.getLocation().print(os);
-    std::fprintf(stderr, "hybridc: %s: %s: %s\n", sev, os.str().c_str(),
-                 d.str().c_str());
+    std::fprintf(stderr, "hybridc: %s: %s: %s\n", sev,
+                 hybrid::escapeControlCharacters(os.str()).c_str(),
+                 hybrid::escapeControlCharacters(d.str()).c_str());
     return mlir::success();
   });
 
@@ -178,11 +181,13 @@ int main(int argc, char **argv) {
     summary += ", " + exe.name + ": " + std::to_string(exe.commands.size()) +
                " commands, workspace " + exe.workspaceBytes.str(exe.symbols) +
                " bytes";
+  summary = hybrid::escapeControlCharacters(summary);
   if (printResult) {
     std::printf("%s\n", summary.c_str());
     for (const auto &exe : bundle->executables)
       for (const auto &cmd : exe.commands)
-        std::printf("  %s %s\n", cmd.kernel.c_str(), cmd.loc.c_str());
+        std::printf("  %s %s\n", cmd.kernel.c_str(),
+                    hybrid::escapeControlCharacters(cmd.loc).c_str());
     if (out.empty())
       return 0;
   }
@@ -196,6 +201,7 @@ int main(int argc, char **argv) {
                   .count();
   if (!quiet)
     std::fprintf(stderr, "hybridc: compiled %s in %.0f ms -> %s\n",
-                 summary.c_str(), ms, out.c_str());
+                 summary.c_str(), ms,
+                 hybrid::escapeControlCharacters(out).c_str());
   return 0;
 }
