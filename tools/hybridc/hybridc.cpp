@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -58,9 +60,7 @@ std::string formatBytes(double b) {
   return buf;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int runHybridc(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty())
     return usageError("no command given");
@@ -204,4 +204,20 @@ int main(int argc, char **argv) {
                  summary.c_str(), ms,
                  hybrid::escapeControlCharacters(out).c_str());
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // Whatever the input, the user sees one error line, never an abort: running
+  // out of memory on a huge model is a std::bad_alloc from deep inside.
+  try {
+    return runHybridc(argc, argv);
+  } catch (const std::bad_alloc &) {
+    return fail("out of memory");
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  } catch (...) {
+    return fail("unexpected failure");
+  }
 }
