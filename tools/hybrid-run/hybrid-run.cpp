@@ -5,6 +5,7 @@
 #include "hybrid/CpuDevice.h"
 #include "hybrid/Engine.h"
 #include "hybrid/Escape.h"
+#include "hybrid/FileIdentity.h"
 #include "hybrid/SafeTensors.h"
 
 #include <chrono>
@@ -194,6 +195,44 @@ NamedTensors syntheticInputs(const BundleDesc &bundle, int64_t batch,
   return {{"input_ids", ids}};
 }
 
+/// Refuses an --out that names a file the command reads (writing it would
+/// replace that input). A weights folder counts its model.safetensors and
+/// index; a sharded checkpoint every .safetensors file beside its index.
+void checkOutputIsNoInput(const std::string &out, const std::string &bundle,
+                          const std::string &weights,
+                          const std::string &inputs) {
+  auto refuse = [&](const char *what, const std::string &input) {
+    throw UsageError{"forward: --out " + out + " is the " + what + " (" +
+                     input + "); choose another output file"};
+  };
+  if (isSameFile(out, bundle))
+    refuse("bundle", bundle);
+  if (!inputs.empty() && isSameFile(out, inputs))
+    refuse("inputs", inputs);
+  if (weights.empty())
+    return;
+  std::string folderIndex = weights + "/model.safetensors.index.json";
+  for (const std::string &w :
+       {weights, weights + "/model.safetensors", folderIndex})
+    if (isSameFile(out, w))
+      refuse("weights", w);
+  auto endsWith = [](const std::string &s, const std::string &suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  auto folderOf = [](const std::string &path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? std::string(".")
+                                      : path.substr(0, slash + 1);
+  };
+  std::string index = endsWith(weights, ".json") ? weights : folderIndex;
+  struct stat st;
+  if (endsWith(out, ".safetensors") && ::stat(out.c_str(), &st) == 0 &&
+      ::stat(index.c_str(), &st) == 0 &&
+      isSameFile(folderOf(out), folderOf(index)))
+    refuse("weights", "a shard beside " + index);
+}
+
 int runForward(int argc, char **argv) {
   Args args =
       parseArgs("forward", argc, argv, 2,
@@ -213,6 +252,9 @@ int runForward(int argc, char **argv) {
       synthetic ? "" : args.required("--inputs", "forward");
   std::string outPath = synthetic ? args.single("--out").value_or("")
                                   : args.required("--out", "forward");
+  if (!outPath.empty())
+    checkOutputIsNoInput(outPath, args.positional[0],
+                         randomSeed ? "" : weightsPath, inputsPath);
   int repeat = 1;
   if (auto r = args.single("--repeat"))
     repeat = static_cast<int>(parsePositiveInt(*r, "--repeat"));

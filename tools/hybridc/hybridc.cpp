@@ -5,6 +5,7 @@
 #include "frontends/onnx/OnnxImporter.h"
 #include "hybrid/Bundle.h"
 #include "hybrid/Escape.h"
+#include "hybrid/FileIdentity.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,16 @@ std::string formatBytes(double b) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %s", b, units[u]);
   return buf;
+}
+
+/// The file of MODEL that writing `out` would replace (the .onnx or .mlir
+/// file, or a model folder's config.json), if any.
+std::optional<std::string> modelFileAt(const std::string &model,
+                                       const std::string &out) {
+  for (const std::string &input : {model, model + "/config.json"})
+    if (hybrid::isSameFile(input, out))
+      return input;
+  return std::nullopt;
 }
 
 int runHybridc(int argc, char **argv) {
@@ -133,6 +145,10 @@ int runHybridc(int argc, char **argv) {
     return usageError("no MODEL given");
   if (!printResult && out.empty())
     return usageError("no output file given (-o OUT.hyb)");
+  if (!out.empty())
+    if (std::optional<std::string> input = modelFileAt(model, out))
+      return usageError("-o " + out + " is the model being compiled (" +
+                        *input + "); choose another output file");
 
   mlir::DialectRegistry registry;
   hybridc::registerAllDialects(registry);
