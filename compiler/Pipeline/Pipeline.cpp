@@ -3,6 +3,7 @@
 
 #include "compiler/Conversion/HgToCommands/HgToCommands.h"
 #include "dialects/hg/Transforms/Passes.h"
+#include "frontends/NestingDepth.h"
 #include "frontends/hf/HfImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 
@@ -12,7 +13,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 
 namespace hybridc {
 
@@ -31,7 +34,20 @@ importModel(mlir::MLIRContext &context, const std::string &path) {
     return onnx::importOnnxModel(context, path);
   if (llvm::sys::path::extension(path) == ".mlir") {
     // An hg module as text: what --emit=hg printed, edited or hand-written.
-    auto module = mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!buffer)
+      return error(path + ": cannot read: " + buffer.getError().message());
+    NestingSyntax mlirSyntax;
+    mlirSyntax.lineComments = mlirSyntax.angleBrackets = true;
+    if (std::optional<std::string> where =
+            findExcessiveNesting((*buffer)->getBuffer(), mlirSyntax))
+      return error(path + ": nested deeper than " +
+                   llvm::Twine(kMaxNestingDepth) + " levels (at " + *where +
+                   ")");
+    llvm::SourceMgr sources;
+    sources.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    auto module = mlir::parseSourceFile<mlir::ModuleOp>(
+        sources, mlir::ParserConfig(&context));
     if (!module)
       return error(path +
                    ": not a valid hg module (see the diagnostics above)");

@@ -2,6 +2,8 @@
 // collect the first problem as a one-line error.
 #include "frontends/hf/HfConfig.h"
 
+#include "frontends/NestingDepth.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -70,6 +72,11 @@ llvm::Expected<HfConfig> HfConfig::load(llvm::StringRef path) {
   if (!buffer)
     return plainError(
         file + ": cannot read config.json: " + buffer.getError().message());
+  if (std::optional<std::string> where =
+          findExcessiveNesting((*buffer)->getBuffer(), NestingSyntax()))
+    return plainError(file + ": nested deeper than " +
+                      llvm::Twine(kMaxNestingDepth) + " levels (at " + *where +
+                      ")");
   llvm::Expected<llvm::json::Value> document =
       llvm::json::parse((*buffer)->getBuffer());
   if (!document)
