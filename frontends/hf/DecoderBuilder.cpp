@@ -8,6 +8,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 namespace hybridc::hf {
 
@@ -114,6 +117,12 @@ mlir::Location DecoderBuilder::loc(const llvm::Twine &name) {
 
 Value DecoderBuilder::param(llvm::StringRef name,
                             llvm::ArrayRef<int64_t> shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (llvm::MulOverflow(elements, d, elements))
+      elements = std::numeric_limits<int64_t>::max();
+  if (llvm::AddOverflow(parameterCount_, elements, parameterCount_))
+    parameterCount_ = std::numeric_limits<int64_t>::max();
   auto type = mlir::RankedTensorType::get(shape, builder_.getF32Type());
   Value arg = forward_.getBody().front().addArgument(type, loc(name));
   argAttrs_.push_back(builder_.getDictionaryAttr(
@@ -127,6 +136,16 @@ void DecoderBuilder::addTiedName(llvm::StringRef name) {
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 DecoderBuilder::finish(Value logits) {
+  if (parameterCount_ > kMaxParameters)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "config.json: the model has " +
+            (parameterCount_ == std::numeric_limits<int64_t>::max()
+                 ? std::string("more than 2^63")
+                 : std::to_string(parameterCount_)) +
+            " parameters, above the limit of " +
+            std::to_string(kMaxParameters) + " (2^40) (model_type " +
+            modelType_ + ")");
   builder_.create<mlir::func::ReturnOp>(loc("logits"), logits);
   mlir::Block &entry = forward_.getBody().front();
   forward_.setFunctionType(builder_.getFunctionType(
