@@ -9,8 +9,10 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using hybrid::BufferDesc;
@@ -138,6 +140,32 @@ std::vector<hybrid::AttrDesc> convertAttrs(Operation *op, StringRef kernel) {
   return out;
 }
 
+/// The most bytes one constant may take in the bundle. A splat (what
+/// ConstantOfShape and Expand of a scalar fold to) is small in hg but is
+/// written out element by element, so its size counts.
+constexpr int64_t kMaxConstantBytes = int64_t(256) << 20;
+
+llvm::Error checkConstantSize(hg::ConstantOp op, DenseElementsAttr dense,
+                              hybrid::DType dtype) {
+  int64_t bytes = static_cast<int64_t>(hybrid::dtypeSize(dtype));
+  for (int64_t d : dense.getType().getShape())
+    if (llvm::MulOverflow(bytes, d, bytes))
+      bytes = std::numeric_limits<int64_t>::max();
+  if (bytes <= kMaxConstantBytes)
+    return llvm::Error::success();
+  std::string shape;
+  for (int64_t d : dense.getType().getShape())
+    shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  return error("the constant at " + locString(op.getLoc()) + " (" +
+               hybrid::dtypeName(dtype) + " [" + shape + "]" +
+               (dense.isSplat() ? ", a splat" : "") + ") takes " +
+               (bytes == std::numeric_limits<int64_t>::max()
+                    ? std::string("over 2^63")
+                    : std::to_string(bytes)) +
+               " bytes, more than the " + std::to_string(kMaxConstantBytes) +
+               " (256 MiB) a bundle constant may hold");
+}
+
 llvm::Expected<hybrid::ConstantDesc> convertConstant(hg::ConstantOp op) {
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
   if (!dense)
@@ -146,6 +174,8 @@ llvm::Expected<hybrid::ConstantDesc> convertConstant(hg::ConstantOp op) {
   auto dt = dtypeOf(dense.getType());
   if (!dt)
     return dt.takeError();
+  if (llvm::Error e = checkConstantSize(op, dense, *dt))
+    return std::move(e);
   hybrid::ConstantDesc c;
   c.dtype = *dt;
   c.shape.assign(dense.getType().getShape().begin(),
