@@ -5,6 +5,7 @@
 #include "dialects/hg/IR/HgOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -268,6 +269,22 @@ mlir::ArrayAttr GraphImporter::shapeAttr(const SymShape &shape) {
   for (const SymExpr &d : shape)
     dims.push_back(dimAttr(d));
   return builder_.getArrayAttr(dims);
+}
+
+llvm::Error GraphImporter::checkShape(const GenericNode &node,
+                                      const SymShape &shape) {
+  int64_t elements = 1;
+  bool overflow = false;
+  for (const SymExpr &d : shape) {
+    std::optional<int64_t> c = d.constant();
+    if (c && *c < 0)
+      return node.error("shape " + str(shape) + " has a negative size");
+    if (c)
+      overflow |= llvm::MulOverflow(elements, *c, elements);
+  }
+  if (overflow)
+    return node.error("shape " + str(shape) + " has more than 2^63 elements");
+  return llvm::Error::success();
 }
 
 llvm::Expected<SymShape> GraphImporter::broadcast(const GenericNode &node,
