@@ -200,10 +200,8 @@ ModelImporter::declareParams(llvm::SmallVectorImpl<mlir::Type> &types) {
       n *= d;
     if (n <= options_.maxConstantElements)
       continue;
-    if (t.data_type() != ::onnx::TensorProto::FLOAT)
-      return makeError("initializer '" + t.name() + "' is " +
-                       onnxTypeName(t.data_type()) +
-                       "; parameters must be float32");
+    // FLOAT16, BFLOAT16 and DOUBLE weights are f32 parameters too: the
+    // runtime converts them when it binds the .onnx file.
     llvm::SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
     types.push_back(mlir::RankedTensorType::get(dims, b.getF32Type()));
     params_.push_back(&t);

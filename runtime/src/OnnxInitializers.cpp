@@ -5,10 +5,12 @@
 
 #include "FileIO.h"
 #include "SizeMath.h"
+#include "hybrid/OnnxElementTypes.h"
 #include "hybrid/SafeTensors.h"
 
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 
@@ -16,7 +18,8 @@ namespace hybrid {
 
 namespace {
 
-// onnx.TensorProto.DataType values.
+// onnx.TensorProto.DataType values this reader decodes (names, sizes and
+// what each converts to come from hybrid/OnnxElementTypes.h).
 enum OnnxType : int32_t {
   kFloat = 1,
   kUint8 = 2,
@@ -25,7 +28,6 @@ enum OnnxType : int32_t {
   kInt16 = 5,
   kInt32 = 6,
   kInt64 = 7,
-  kString = 8,
   kBool = 9,
   kFloat16 = 10,
   kDouble = 11,
@@ -33,31 +35,6 @@ enum OnnxType : int32_t {
   kUint64 = 13,
   kBfloat16 = 16,
 };
-
-/// Bytes per element, 0 for types this reader does not decode.
-size_t elementSize(int32_t t) {
-  switch (t) {
-  case kFloat:
-  case kInt32:
-  case kUint32:
-    return 4;
-  case kUint8:
-  case kInt8:
-  case kBool:
-    return 1;
-  case kUint16:
-  case kInt16:
-  case kFloat16:
-  case kBfloat16:
-    return 2;
-  case kInt64:
-  case kDouble:
-  case kUint64:
-    return 8;
-  default:
-    return 0;
-  }
-}
 
 enum WireType { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
@@ -289,15 +266,7 @@ template <typename T> T load(const uint8_t *p, size_t i) {
 
 } // namespace
 
-std::string onnxDataTypeName(int32_t t) {
-  static const char *names[] = {
-      "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",  "INT16",
-      "INT32",     "INT64",  "STRING",    "BOOL",       "FLOAT16", "DOUBLE",
-      "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
-  if (t >= 0 && t < static_cast<int32_t>(sizeof(names) / sizeof(names[0])))
-    return names[t];
-  return "type " + std::to_string(t);
-}
+std::string onnxDataTypeName(int32_t t) { return onnxElementTypeName(t); }
 
 struct OnnxInitializers::Impl {
   std::string path;
@@ -377,7 +346,7 @@ OnnxInitializers OnnxInitializers::parse(const uint8_t *data, size_t size,
         int64_t numel = detail::checkedNumel(e.shape);
         if (numel < 0)
           fail(current + " has invalid dims " + shapeToString(e.shape));
-        size_t esize = elementSize(t.dataType);
+        size_t esize = onnxElementSize(t.dataType);
         if (esize) {
           int64_t want;
           if (detail::mulOverflows(numel, static_cast<int64_t>(esize), want))
@@ -467,7 +436,10 @@ void OnnxInitializers::convertInto(const OnnxInitializer &e, DType dtype,
                 onnxDataTypeName(e.dataType) + ", cannot be read as " +
                 dtypeName(dtype));
   };
-  if (!elementSize(e.dataType))
+  OnnxValueClass want = dtype == DType::F32   ? OnnxValueClass::Float
+                        : dtype == DType::I64 ? OnnxValueClass::Integer
+                                              : OnnxValueClass::Bool;
+  if (!onnxElementSize(e.dataType) || onnxValueClass(e.dataType) != want)
     bad();
   switch (dtype) {
   case DType::F32: {
@@ -523,12 +495,22 @@ void OnnxInitializers::convertInto(const OnnxInitializer &e, DType dtype,
       for (size_t i = 0; i < n; ++i)
         out[i] = load<uint32_t>(src, i);
       return;
+    case kUint64:
+      for (size_t i = 0; i < n; ++i) {
+        uint64_t v = load<uint64_t>(src, i);
+        if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+          throw Error(path() + ": initializer '" + e.name +
+                      "' holds the UINT64 value " + std::to_string(v) +
+                      ", which does not fit in i64");
+        out[i] = static_cast<int64_t>(v);
+      }
+      return;
     }
     break;
   }
   case DType::Bool: {
     bool *out = static_cast<bool *>(dst);
-    if (e.dataType == kBool || e.dataType == kUint8) {
+    if (e.dataType == kBool) {
       for (size_t i = 0; i < n; ++i)
         out[i] = src[i] != 0;
       return;

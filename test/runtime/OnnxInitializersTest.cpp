@@ -85,6 +85,40 @@ TEST(OnnxInitializers, ReadsEveryEncoding) {
               {"initializer 'ids' is INT64, cannot be read as f32"});
 }
 
+TEST(OnnxInitializers, ReadsWhatTheElementTypeTableSays) {
+  // UINT64 reads as i64 when its values fit, as the ONNX frontend folds it.
+  Proto u64;
+  u64.varint(1, 2).varint(2, 13).bytes(8, "u64").varint(11, 7).varint(
+      11, uint64_t(1) << 62);
+  Proto u64big;
+  u64big.varint(1, 1)
+      .varint(2, 13)
+      .bytes(8, "u64big")
+      .varint(11, uint64_t(1) << 63);
+  Proto d; // DOUBLE reads as f32
+  uint64_t bits;
+  double half = 0.5;
+  std::memcpy(&bits, &half, 8);
+  d.varint(1, 1).varint(2, 11).bytes(8, "d").bytes(
+      9, std::string(reinterpret_cast<const char *>(&bits), 8));
+  Proto u8; // UINT8 is an integer type, not a bool
+  u8.varint(1, 1).varint(2, 2).bytes(8, "u8").varint(5, 1);
+  OnnxInitializers init = parse(onnxModel({u64, u64big, d, u8}));
+  std::vector<int64_t> ints(2);
+  init.convertInto(*init.find("u64"), DType::I64, ints.data());
+  EXPECT_EQ(ints, (std::vector<int64_t>{7, int64_t(1) << 62}));
+  expectError(
+      [&] { init.convertInto(*init.find("u64big"), DType::I64, ints.data()); },
+      {"initializer 'u64big' holds the UINT64 value 9223372036854775808, "
+       "which does not fit in i64"});
+  EXPECT_EQ(init.toF32(*init.find("d")), (std::vector<float>{0.5f}));
+  bool b;
+  expectError([&] { init.convertInto(*init.find("u8"), DType::Bool, &b); },
+              {"initializer 'u8' is UINT8, cannot be read as bool"});
+  EXPECT_EQ(onnxDataTypeName(13), "UINT64");
+  EXPECT_EQ(onnxDataTypeName(99), "type 99");
+}
+
 TEST(OnnxInitializers, RejectsBadTensors) {
   Proto shortRaw;
   shortRaw.varint(1, 4).varint(2, 1).bytes(8, "w").bytes(9, "12345678");

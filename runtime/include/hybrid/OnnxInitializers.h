@@ -52,9 +52,10 @@ public:
   /// nullptr when absent.
   const OnnxInitializer *find(const std::string &name) const;
 
-  /// Converts `e` into `dst` (numel elements of `dtype`): F32 from FLOAT,
-  /// FLOAT16, BFLOAT16, DOUBLE; I64 from the integer types; Bool from BOOL or
-  /// UINT8. Any other pairing is a hybrid::Error naming the tensor.
+  /// Converts `e` into `dst` (numel elements of `dtype`) as the table in
+  /// hybrid/OnnxElementTypes.h says: F32 from FLOAT, FLOAT16, BFLOAT16,
+  /// DOUBLE; I64 from the integer types (UINT64 values must fit); Bool from
+  /// BOOL. Any other pairing is a hybrid::Error naming the tensor.
   void convertInto(const OnnxInitializer &e, DType dtype, void *dst) const;
   std::vector<float> toF32(const OnnxInitializer &e) const;
 
