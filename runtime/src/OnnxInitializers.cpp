@@ -1,16 +1,19 @@
 // ONNX initializers through a minimal protobuf wire-format decoder. Only the
 // path ModelProto.graph (7) -> GraphProto.initializer (5) -> TensorProto is
-// decoded; everything else is skipped by wire type.
+// decoded; everything else is skipped by wire type. External data is mapped
+// from its files beside the model.
 #include "hybrid/OnnxInitializers.h"
 
 #include "FileIO.h"
 #include "SizeMath.h"
 #include "hybrid/OnnxElementTypes.h"
+#include "hybrid/OnnxExternalData.h"
 #include "hybrid/SafeTensors.h"
 
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -157,6 +160,7 @@ struct TensorFields {
   std::vector<uint64_t> uint64s;
   size_t strings = 0;
   bool external = false;
+  std::vector<std::pair<std::string, std::string>> externalData;
 };
 
 TensorFields readTensor(const uint8_t *b, size_t n) {
@@ -240,10 +244,27 @@ TensorFields readTensor(const uint8_t *b, size_t n) {
           r, wire, kVarint, t.uint64s, [](WireReader &w) { return w.varint(); },
           "uint64_data");
       break;
-    case 13:
-      r.skip(wire);
+    case 13: { // external_data: StringStringEntryProto {key = 1, value = 2}
+      if (wire != kLengthDelimited)
+        throw WireError{"TensorProto.external_data has wire type " +
+                        std::to_string(wire)};
+      auto [eb, en] = r.bytes();
+      WireReader entry(eb, eb + en);
+      std::pair<std::string, std::string> kv;
+      while (!entry.done()) {
+        auto [efield, ewire] = entry.tag();
+        if ((efield == 1 || efield == 2) && ewire == kLengthDelimited) {
+          auto [s, len] = entry.bytes();
+          (efield == 1 ? kv.first : kv.second)
+              .assign(reinterpret_cast<const char *>(s), len);
+        } else {
+          entry.skip(ewire);
+        }
+      }
+      t.externalData.push_back(std::move(kv));
       t.external = true;
       break;
+    }
     case 14:
       if (wire != kVarint)
         throw WireError{"TensorProto.data_location has wire type " +
@@ -271,6 +292,9 @@ std::string onnxDataTypeName(int32_t t) { return onnxElementTypeName(t); }
 struct OnnxInitializers::Impl {
   std::string path;
   detail::MappedFile file;
+  /// External data files by location, mapped once; entries point into them.
+  std::map<std::string, detail::MappedFile> dataFiles;
+  std::vector<std::string> dataFilePaths;
   std::vector<OnnxInitializer> entries;
   std::unordered_map<std::string, size_t> byName;
   std::deque<std::vector<uint8_t>> decoded; // stable storage for entries' data
@@ -287,6 +311,9 @@ const std::string &OnnxInitializers::path() const { return impl_->path; }
 const std::vector<OnnxInitializer> &OnnxInitializers::entries() const {
   return impl_->entries;
 }
+const std::vector<std::string> &OnnxInitializers::dataFiles() const {
+  return impl_->dataFilePaths;
+}
 const OnnxInitializer *OnnxInitializers::find(const std::string &name) const {
   auto it = impl_->byName.find(name);
   return it == impl_->byName.end() ? nullptr : &impl_->entries[it->second];
@@ -296,20 +323,57 @@ OnnxInitializers OnnxInitializers::read(const std::string &path) {
   detail::MappedFile file(path);
   const uint8_t *data = file.data();
   size_t size = file.size();
-  OnnxInitializers result = parse(data, size, path);
+  size_t slash = path.rfind('/');
+  std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
+  OnnxInitializers result = parseModel(data, size, path, &folder);
   result.impl_->file = std::move(file); // the entries point into the mapping
   return result;
 }
 
 OnnxInitializers OnnxInitializers::parse(const uint8_t *data, size_t size,
                                          const std::string &what) {
+  return parseModel(data, size, what, nullptr);
+}
+
+OnnxInitializers OnnxInitializers::parseModel(const uint8_t *data, size_t size,
+                                              const std::string &what,
+                                              const std::string *folder) {
   auto impl = std::make_unique<Impl>();
   impl->path = what;
   auto fail = [&](const std::string &msg) { throw Error(what + ": " + msg); };
+  std::string current; // the tensor being decoded, for error messages
+  // Points `e` at its bytes in an external data file beside the model
+  // (mapped once per file), after checking the reference.
+  auto readExternal =
+      [&](const std::vector<std::pair<std::string, std::string>> &entries,
+          uint64_t want, OnnxInitializer &e) {
+        OnnxExternalRef ref;
+        std::string problem = parseOnnxExternalRef(entries, ref);
+        if (!problem.empty())
+          fail(current + ": " + problem);
+        auto it = impl->dataFiles.find(ref.location);
+        if (it == impl->dataFiles.end()) {
+          std::string dataPath = *folder + "/" + ref.location;
+          try {
+            it = impl->dataFiles
+                     .emplace(ref.location, detail::MappedFile(dataPath))
+                     .first;
+          } catch (const Error &err) {
+            fail(current + ": external data: " + err.what());
+          }
+          impl->dataFilePaths.push_back(dataPath);
+        }
+        const detail::MappedFile &file = it->second;
+        uint64_t length;
+        problem = checkOnnxExternalRange(ref, file.size(), want, length);
+        if (!problem.empty())
+          fail(current + ": " + problem);
+        e.data = file.data() ? file.data() + ref.offset : nullptr;
+        e.bytes = static_cast<size_t>(length);
+      };
   if (size == 0)
     fail("not an ONNX model: the file is empty");
   bool sawGraph = false;
-  std::string current; // the tensor being decoded, for error messages
   try {
     WireReader model(data, data + size);
     while (!model.done()) {
@@ -334,11 +398,10 @@ OnnxInitializers OnnxInitializers::parse(const uint8_t *data, size_t size,
           current = "initializer '" + t.name + "'";
         if (t.name.empty())
           fail(current + " has no name");
-        if (t.external)
-          fail(current +
-               " keeps its data outside the model file (ONNX external data), "
-               "which this reader does not support; export with the weights "
-               "inside the .onnx file or use safetensors");
+        if (t.external && !folder)
+          fail(current + " keeps its data outside the model file (ONNX "
+                         "external data); read the model from its file, "
+                         "beside its data file");
         OnnxInitializer e;
         e.name = t.name;
         e.dataType = t.dataType;
@@ -351,7 +414,9 @@ OnnxInitializers OnnxInitializers::parse(const uint8_t *data, size_t size,
           int64_t want;
           if (detail::mulOverflows(numel, static_cast<int64_t>(esize), want))
             fail(current + " is too large");
-          if (t.hasRaw) {
+          if (t.external) {
+            readExternal(t.externalData, static_cast<uint64_t>(want), e);
+          } else if (t.hasRaw) {
             if (t.rawBytes != static_cast<uint64_t>(want))
               fail(current + ": raw_data holds " + std::to_string(t.rawBytes) +
                    " bytes but " + onnxDataTypeName(t.dataType) + " " +
