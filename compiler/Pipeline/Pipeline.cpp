@@ -24,14 +24,20 @@ static llvm::Error error(const llvm::Twine &msg) {
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importModel(mlir::MLIRContext &context, const std::string &path) {
+importModel(mlir::MLIRContext &context, const std::string &path,
+            std::vector<std::string> *inputFiles) {
   if (!llvm::sys::fs::exists(path))
     return error(path + ": no such file or directory");
-  if (llvm::sys::fs::is_directory(path) ||
-      llvm::sys::path::filename(path) == "config.json")
+  bool isFolder = llvm::sys::fs::is_directory(path);
+  if (inputFiles)
+    inputFiles->push_back(isFolder ? path + "/config.json" : path);
+  if (isFolder || llvm::sys::path::filename(path) == "config.json")
     return hf::importHfConfig(context, path);
-  if (llvm::sys::path::extension(path) == ".onnx")
-    return onnx::importOnnxModel(context, path);
+  if (llvm::sys::path::extension(path) == ".onnx") {
+    onnx::OnnxImportOptions options;
+    options.externalDataFiles = inputFiles;
+    return onnx::importOnnxModel(context, path, options);
+  }
   if (llvm::sys::path::extension(path) == ".mlir") {
     // An hg module as text: what --emit=hg printed, edited or hand-written.
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);

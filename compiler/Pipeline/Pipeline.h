@@ -12,6 +12,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace hybridc {
 
@@ -22,9 +23,12 @@ struct CompileOptions {
 };
 
 /// Imports `path`: an .onnx file, a folder (or config.json) of a HuggingFace
-/// model, or an hg module in MLIR text (.mlir).
+/// model, or an hg module in MLIR text (.mlir). `inputFiles`, when given,
+/// receives the files the import read (the model file or config.json, and
+/// ONNX external data files), which an output must not replace.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importModel(mlir::MLIRContext &context, const std::string &path);
+importModel(mlir::MLIRContext &context, const std::string &path,
+            std::vector<std::string> *inputFiles = nullptr);
 
 /// Canonicalises and fuses the hg module in place.
 llvm::Error runHgPipeline(mlir::ModuleOp module, const CompileOptions &options);

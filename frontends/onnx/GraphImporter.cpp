@@ -136,14 +136,15 @@ bool readTensorData(const TensorProto &t, int64_t n, DecodedTensor &d) {
 
 llvm::Expected<DecodedTensor> decodeTensor(const TensorProto &t,
                                            const llvm::Twine &what) {
-  if (t.data_location() == TensorProto::EXTERNAL)
-    return makeError(what + " keeps its data in an external file; external "
-                            "tensor data is not supported (save the model with "
-                            "its weights inside the .onnx file)");
   std::optional<ElemKind> kind = elemKindOfOnnxType(t.data_type());
   if (!kind)
     return makeError(what + " has element type " + onnxTypeName(t.data_type()) +
                      ", which hg cannot represent");
+  // The importer reads the external data of constants before converting
+  // (ExternalDataReader); what is left external is a parameter.
+  if (t.data_location() == TensorProto::EXTERNAL)
+    return makeError(what + " keeps its data in an external file that was "
+                            "not read; this is an importer bug");
   DecodedTensor d;
   d.kind = *kind;
   int64_t n = 1;

@@ -6,6 +6,7 @@
 #include "hybrid/Engine.h"
 #include "hybrid/Escape.h"
 #include "hybrid/FileIdentity.h"
+#include "hybrid/OnnxInitializers.h"
 #include "hybrid/SafeTensors.h"
 
 #include <chrono>
@@ -33,11 +34,12 @@ const char *kUsage =
     "      Runs the bundle's \"forward\" executable on the CPU. W is a\n"
     "      .safetensors file, a folder holding model.safetensors (or a\n"
     "      sharded model.safetensors.index.json), or an .onnx model whose\n"
-    "      initializers are the weights. Every input the executable declares\n"
-    "      (e.g. int64 input_ids [B,T]) is read from IN by name; other\n"
-    "      tensors in IN are ignored. All outputs (e.g. float32 logits\n"
-    "      [B,T,V]) are written to OUT. --allow-extra names a checkpoint\n"
-    "      tensor that is not a parameter (tied weights, buffers).\n"
+    "      initializers are the weights (inline or external data beside it).\n"
+    "      Every input the executable declares (e.g. int64 input_ids\n"
+    "      [B,T]) is read from IN by name; other tensors in IN are\n"
+    "      ignored. All outputs (e.g. float32 logits [B,T,V]) are\n"
+    "      written to OUT. --allow-extra names a checkpoint tensor that is\n"
+    "      not a parameter (tied weights, buffers).\n"
     "      The second form measures speed without files: deterministic\n"
     "      random weights, random input_ids [B,T]; --repeat runs N timed\n"
     "      calls after one warm-up and reports the best and the mean.\n"
@@ -211,6 +213,16 @@ void checkOutputIsNoInput(const std::string &out, const std::string &bundle,
     refuse("inputs", inputs);
   if (weights.empty())
     return;
+  // An ONNX model's external data files (only an existing file can be
+  // replaced, so the model is read only then).
+  if (weights.size() > 5 &&
+      weights.compare(weights.size() - 5, 5, ".onnx") == 0 &&
+      isSameFile(out, out)) {
+    OnnxInitializers onnx = OnnxInitializers::read(weights);
+    for (const std::string &data : onnx.dataFiles())
+      if (isSameFile(out, data))
+        refuse("weights", data);
+  }
   std::string folderIndex = weights + "/model.safetensors.index.json";
   for (const std::string &w :
        {weights, weights + "/model.safetensors", folderIndex})

@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <exception>
 #include <new>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,16 +59,6 @@ std::string formatBytes(double b) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %s", b, units[u]);
   return buf;
-}
-
-/// The file of MODEL that writing `out` would replace (the .onnx or .mlir
-/// file, or a model folder's config.json), if any.
-std::optional<std::string> modelFileAt(const std::string &model,
-                                       const std::string &out) {
-  for (const std::string &input : {model, model + "/config.json"})
-    if (hybrid::isSameFile(input, out))
-      return input;
-  return std::nullopt;
 }
 
 int runHybridc(int argc, char **argv) {
@@ -145,10 +134,6 @@ int runHybridc(int argc, char **argv) {
     return usageError("no MODEL given");
   if (!printResult && out.empty())
     return usageError("no output file given (-o OUT.hyb)");
-  if (!out.empty())
-    if (std::optional<std::string> input = modelFileAt(model, out))
-      return usageError("-o " + out + " is the model being compiled (" +
-                        *input + "); choose another output file");
 
   mlir::DialectRegistry registry;
   hybridc::registerAllDialects(registry);
@@ -170,9 +155,16 @@ int runHybridc(int argc, char **argv) {
   });
 
   auto start = std::chrono::steady_clock::now();
-  auto module = hybridc::importModel(context, model);
+  std::vector<std::string> inputFiles;
+  auto module = hybridc::importModel(context, model, &inputFiles);
   if (!module)
     return fail(llvm::toString(module.takeError()));
+  // Writing the bundle over the model (or its external data) would destroy
+  // it; compare by file identity, so other spellings and symlinks count.
+  for (const std::string &input : inputFiles)
+    if (!out.empty() && hybrid::isSameFile(input, out))
+      return usageError("-o " + out + " is the model being compiled (" + input +
+                        "); choose another output file");
   if (stopAfter == hybridc::Phase::Import) {
     module->get().print(llvm::outs());
     return 0;
