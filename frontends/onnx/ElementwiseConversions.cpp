@@ -148,10 +148,14 @@ std::optional<SymExpr> foldIntBinary(Binary op, const SymExpr &a,
   case Binary::Pow: {
     if (!ca || !cb || *cb < 0)
       return std::nullopt;
-    int64_t r = 1;
-    for (int64_t i = 0; i < *cb; ++i)
-      r *= *ca;
-    return SymExpr(r);
+    // By squaring, modulo 2^64 as the CPU kernel computes it.
+    uint64_t r = 1, base = static_cast<uint64_t>(*ca);
+    for (uint64_t e = static_cast<uint64_t>(*cb); e; e >>= 1) {
+      if (e & 1)
+        r *= base;
+      base *= base;
+    }
+    return SymExpr(static_cast<int64_t>(r));
   }
   case Binary::Max:
   case Binary::Min: {
