@@ -6,6 +6,7 @@
 #include "dialects/hg/Transforms/Passes.h"
 #include "dialects/hrt/IR/HrtOps.h"
 #include "dialects/hrt/Transforms/Passes.h"
+#include "frontends/NestingDepth.h"
 #include "frontends/hf/HfImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 
@@ -15,7 +16,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 
 namespace hybridc {
 
@@ -34,21 +37,40 @@ std::optional<Phase> parsePhase(llvm::StringRef name) {
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importModel(mlir::MLIRContext &context, const std::string &path,
-            const CompileOptions &options) {
+            const CompileOptions &options,
+            std::vector<std::string> *inputFiles) {
   if (!llvm::sys::fs::exists(path))
     return error(path + ": no such file or directory");
-  if (llvm::sys::fs::is_directory(path) ||
-      llvm::sys::path::filename(path) == "config.json")
+  bool isFolder = llvm::sys::fs::is_directory(path);
+  if (inputFiles)
+    inputFiles->push_back(isFolder ? path + "/config.json" : path);
+  if (isFolder || llvm::sys::path::filename(path) == "config.json")
     return hf::importHfConfig(context, path, options.dtype);
   if (!options.dtype.empty())
     return error("--dtype applies to HF config.json models; " + path +
                  " keeps the element types it was written with");
-  if (llvm::sys::path::extension(path) == ".onnx")
-    return onnx::importOnnxModel(context, path);
+  if (llvm::sys::path::extension(path) == ".onnx") {
+    onnx::OnnxImportOptions onnxOptions;
+    onnxOptions.externalDataFiles = inputFiles;
+    return onnx::importOnnxModel(context, path, onnxOptions);
+  }
   if (llvm::sys::path::extension(path) == ".mlir") {
     // An hg module as text (what --compile-to=hg printed, edited or
     // hand-written), or an hrt module to serialise.
-    auto module = mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!buffer)
+      return error(path + ": cannot read: " + buffer.getError().message());
+    NestingSyntax mlirSyntax;
+    mlirSyntax.lineComments = mlirSyntax.angleBrackets = true;
+    if (std::optional<std::string> where =
+            findExcessiveNesting((*buffer)->getBuffer(), mlirSyntax))
+      return error(path + ": nested deeper than " +
+                   llvm::Twine(kMaxNestingDepth) + " levels (at " + *where +
+                   ")");
+    llvm::SourceMgr sources;
+    sources.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    auto module = mlir::parseSourceFile<mlir::ModuleOp>(
+        sources, mlir::ParserConfig(&context));
     if (!module)
       return error(path + ": not a valid hg or hrt module (see the "
                           "diagnostics above)");

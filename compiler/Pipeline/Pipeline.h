@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hybridc {
 
@@ -32,10 +33,13 @@ struct CompileOptions {
 
 /// Imports `path`: an .onnx file, a folder (or config.json) of a HuggingFace
 /// model, or a module in MLIR text (.mlir: hg to compile from its start, or
-/// hrt to serialise).
+/// hrt to serialise). `inputFiles`, when given, receives the files the
+/// import read (the model file or config.json, and ONNX external data
+/// files), which an output must not replace.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importModel(mlir::MLIRContext &context, const std::string &path,
-            const CompileOptions &options = {});
+            const CompileOptions &options = {},
+            std::vector<std::string> *inputFiles = nullptr);
 
 /// True when the module holds hrt executables (an .mlir file of hrt): the
 /// hg phases are then skipped.

@@ -8,6 +8,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 namespace hybridc::hf {
 
@@ -117,6 +120,12 @@ mlir::Location DecoderBuilder::loc(const llvm::Twine &name) {
 
 Value DecoderBuilder::param(llvm::StringRef name,
                             llvm::ArrayRef<int64_t> shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (llvm::MulOverflow(elements, d, elements))
+      elements = std::numeric_limits<int64_t>::max();
+  if (llvm::AddOverflow(parameterCount_, elements, parameterCount_))
+    parameterCount_ = std::numeric_limits<int64_t>::max();
   auto type = mlir::RankedTensorType::get(shape, floatType_);
   Value arg = forward_.getBody().front().addArgument(type, loc(name));
   argAttrs_.push_back(builder_.getDictionaryAttr(
@@ -135,6 +144,16 @@ DecoderBuilder::finish(Value logits) {
   if (!logitsType.getElementType().isF32())
     logits = builder_.create<hg::CastOp>(
         loc("logits"), logitsType.clone(builder_.getF32Type()), logits);
+  if (parameterCount_ > kMaxParameters)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "config.json: the model has " +
+            (parameterCount_ == std::numeric_limits<int64_t>::max()
+                 ? std::string("more than 2^63")
+                 : std::to_string(parameterCount_)) +
+            " parameters, above the limit of " +
+            std::to_string(kMaxParameters) + " (2^40) (model_type " +
+            modelType_ + ")");
   builder_.create<mlir::func::ReturnOp>(loc("logits"), logits);
   if (maxSeq_ > 0)
     forward_->setAttr("hg.dim_max",

@@ -79,6 +79,10 @@ struct AttentionOptions {
   const RotaryTables *rotary = nullptr; ///< optional, applied to q and k
 };
 
+/// The most parameters a model may have: a sane bound on what a config can
+/// ask for (each size key has its own limit, see HfConfig::getSize).
+constexpr int64_t kMaxParameters = int64_t(1) << 40;
+
 class DecoderBuilder {
 public:
   /// Starts module { func.func @forward(%input_ids: tensor<?x?xi64>) }
@@ -185,7 +189,8 @@ public:
 
   /// Ends @forward returning `logits` [batch, seq, vocab] (cast to f32 when
   /// the model's float type is narrower) and verifies the module; a
-  /// verifier failure is an internal error naming the op.
+  /// verifier failure is an internal error naming the op. A model of more
+  /// than kMaxParameters parameters is a config error.
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> finish(mlir::Value logits);
   /// Ends @forward with the LM head, logits = h . weight^T (see finish and
   /// lmHeadWeight).
@@ -211,6 +216,8 @@ private:
   mlir::Value inputIds_;
   llvm::SmallVector<mlir::DictionaryAttr> argAttrs_;
   llvm::SmallVector<mlir::Attribute> tiedNames_;
+  /// Elements of all parameters so far; saturates at INT64_MAX.
+  int64_t parameterCount_ = 0;
 };
 
 } // namespace hybridc::hf

@@ -2,6 +2,8 @@
 // collect the first problem as a one-line error.
 #include "frontends/hf/HfConfig.h"
 
+#include "frontends/NestingDepth.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
@@ -71,6 +73,11 @@ llvm::Expected<HfConfig> HfConfig::load(llvm::StringRef path) {
   if (!buffer)
     return plainError(
         file + ": cannot read config.json: " + buffer.getError().message());
+  if (std::optional<std::string> where =
+          findExcessiveNesting((*buffer)->getBuffer(), NestingSyntax()))
+    return plainError(file + ": nested deeper than " +
+                      llvm::Twine(kMaxNestingDepth) + " levels (at " + *where +
+                      ")");
   llvm::Expected<llvm::json::Value> document =
       llvm::json::parse((*buffer)->getBuffer());
   if (!document)
@@ -198,12 +205,54 @@ int64_t HfConfig::getSize(llvm::StringRef key) {
   return getSize(key, 1);
 }
 
+namespace {
+
+struct SizeLimit {
+  llvm::StringLiteral key;
+  int64_t max;
+};
+
+// Far above any real model, low enough that a crafted config is one error
+// line instead of minutes of graph building and an out-of-memory abort.
+// The total parameter count has its own limit (DecoderBuilder).
+constexpr int64_t kMaxLayers = 1024, kMaxHidden = 65536,
+                  kMaxInner = 16 * kMaxHidden, kMaxHeads = 4096,
+                  kMaxVocab = int64_t(1) << 24,
+                  kMaxPositions = int64_t(1) << 24;
+constexpr SizeLimit kSizeLimits[] = {
+    {"num_hidden_layers", kMaxLayers},
+    {"n_layer", kMaxLayers},
+    {"hidden_size", kMaxHidden},
+    {"n_embd", kMaxHidden},
+    {"word_embed_proj_dim", kMaxHidden},
+    {"head_dim", kMaxHidden},
+    {"intermediate_size", kMaxInner},
+    {"n_inner", kMaxInner},
+    {"ffn_dim", kMaxInner},
+    {"num_attention_heads", kMaxHeads},
+    {"n_head", kMaxHeads},
+    {"num_key_value_heads", kMaxHeads},
+    {"vocab_size", kMaxVocab},
+    {"max_position_embeddings", kMaxPositions},
+    {"n_positions", kMaxPositions},
+};
+
+} // namespace
+
 int64_t HfConfig::getSize(llvm::StringRef key, int64_t defaultValue) {
   int64_t size = getInt(key, defaultValue);
-  if (size >= 1)
-    return size;
-  reject("key '" + key + "' must be a positive size, got " + llvm::Twine(size));
-  return 1;
+  if (size < 1) {
+    reject("key '" + key + "' must be a positive size, got " +
+           llvm::Twine(size));
+    return 1;
+  }
+  for (const SizeLimit &limit : kSizeLimits)
+    if (limit.key == key && size > limit.max) {
+      reject("key '" + key + "' is " + llvm::Twine(size) +
+             ", above the limit of " + llvm::Twine(limit.max));
+      return 1;
+    }
+  return size;
 }
 
 double HfConfig::getFloat(llvm::StringRef key) {

@@ -57,7 +57,10 @@ public:
   int64_t getInt(llvm::StringRef key);
   int64_t getInt(llvm::StringRef key, int64_t defaultValue);
   std::optional<int64_t> getOptionalInt(llvm::StringRef key);
-  /// A size: an integer >= 1.
+  /// A size: an integer >= 1, and for the keys of layer counts, widths,
+  /// head counts, vocabulary and positions at most a sane limit (1024
+  /// layers, 65536 hidden, 2^24 vocabulary, ...); beyond it an error names
+  /// the key and the limit.
   int64_t getSize(llvm::StringRef key);
   int64_t getSize(llvm::StringRef key, int64_t defaultValue);
 

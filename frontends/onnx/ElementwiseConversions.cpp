@@ -122,15 +122,24 @@ std::optional<SymExpr> foldIntBinary(Binary op, const SymExpr &a,
     return a - b;
   case Binary::Mul:
     return a * b;
+  // Integer Div and Mod fold as the CPU kernels compute them: truncating,
+  // INT64_MIN / -1 wraps to INT64_MIN and INT64_MIN % -1 is 0 (both trap in
+  // C). A zero divisor is not folded, so the kernel reports it at run time.
   case Binary::Div:
+    if (ca && cb && *cb == -1)
+      return SymExpr(static_cast<int64_t>(0 - static_cast<uint64_t>(*ca)));
     if (ca && cb)
       return *cb ? std::optional<SymExpr>(SymExpr(*ca / *cb)) : std::nullopt;
+    if (cb && *cb == -1)
+      return SymExpr(0) - a;
     if (cb && *cb)
       return a.divExact(b); // exact, so the rounding mode does not matter
     return std::nullopt;
   case Binary::Mod: {
     if (!ca || !cb || !*cb)
       return std::nullopt;
+    if (*cb == -1)
+      return SymExpr(0);
     int64_t r = *ca % *cb;
     if (!fmod && r != 0 && ((r < 0) != (*cb < 0)))
       r += *cb;
@@ -139,10 +148,14 @@ std::optional<SymExpr> foldIntBinary(Binary op, const SymExpr &a,
   case Binary::Pow: {
     if (!ca || !cb || *cb < 0)
       return std::nullopt;
-    int64_t r = 1;
-    for (int64_t i = 0; i < *cb; ++i)
-      r *= *ca;
-    return SymExpr(r);
+    // By squaring, modulo 2^64 as the CPU kernel computes it.
+    uint64_t r = 1, base = static_cast<uint64_t>(*ca);
+    for (uint64_t e = static_cast<uint64_t>(*cb); e; e >>= 1) {
+      if (e & 1)
+        r *= base;
+      base *= base;
+    }
+    return SymExpr(static_cast<int64_t>(r));
   }
   case Binary::Max:
   case Binary::Min: {

@@ -4,7 +4,11 @@
 
 #include "dialects/hg/IR/HgOps.h"
 
+#include "hybrid/OnnxElementTypes.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -26,32 +30,21 @@ static llvm::Error makeError(const llvm::Twine &msg) {
 //===----------------------------------------------------------------------===//
 
 std::optional<ElemKind> elemKindOfOnnxType(int32_t dataType) {
-  switch (dataType) {
-  case TensorProto::FLOAT:
-  case TensorProto::DOUBLE:
+  switch (hybrid::onnxValueClass(dataType)) {
+  case hybrid::OnnxValueClass::Float:
     return ElemKind::Float;
-  case TensorProto::INT64:
-  case TensorProto::INT32:
-  case TensorProto::INT16:
-  case TensorProto::INT8:
-  case TensorProto::UINT8:
-  case TensorProto::UINT16:
-  case TensorProto::UINT32:
-  case TensorProto::UINT64:
+  case hybrid::OnnxValueClass::Integer:
     return ElemKind::Int;
-  case TensorProto::BOOL:
+  case hybrid::OnnxValueClass::Bool:
     return ElemKind::Bool;
-  default:
-    return std::nullopt;
+  case hybrid::OnnxValueClass::Unsupported:
+    break;
   }
+  return std::nullopt;
 }
 
 std::string onnxTypeName(int32_t dataType) {
-  if (TensorProto::DataType_IsValid(dataType))
-    return llvm::StringRef(TensorProto::DataType_Name(
-                               static_cast<TensorProto::DataType>(dataType)))
-        .lower();
-  return "type " + std::to_string(dataType);
+  return llvm::StringRef(hybrid::onnxElementTypeName(dataType)).lower();
 }
 
 namespace {
@@ -87,12 +80,34 @@ bool readElements(const TensorProto &t, const Field &field, int64_t n,
                           : readField(field, n, out);
 }
 
+/// 16-bit floats (FLOAT16, BFLOAT16; bits in raw_data or int32_data) as
+/// doubles.
+bool readHalves(const TensorProto &t, const llvm::fltSemantics &semantics,
+                int64_t n, std::vector<double> &out) {
+  std::vector<int64_t> bits;
+  if (!readElements<uint16_t>(t, t.int32_data(), n, bits))
+    return false;
+  out.clear();
+  for (int64_t b : bits) {
+    llvm::APFloat f(semantics, llvm::APInt(16, static_cast<uint64_t>(b)));
+    bool losesInfo;
+    f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    out.push_back(f.convertToDouble());
+  }
+  return true;
+}
+
 /// Reads `t`'s `n` elements into `d` (as read, before any rounding); false
 /// when the tensor holds a different number.
 bool readTensorData(const TensorProto &t, int64_t n, DecodedTensor &d) {
   switch (t.data_type()) {
   case TensorProto::FLOAT:
     return readElements<float>(t, t.float_data(), n, d.floats);
+  case TensorProto::FLOAT16:
+    return readHalves(t, llvm::APFloat::IEEEhalf(), n, d.floats);
+  case TensorProto::BFLOAT16:
+    return readHalves(t, llvm::APFloat::BFloat(), n, d.floats);
   case TensorProto::DOUBLE:
     return readElements<double>(t, t.double_data(), n, d.floats);
   case TensorProto::INT64:
@@ -121,14 +136,15 @@ bool readTensorData(const TensorProto &t, int64_t n, DecodedTensor &d) {
 
 llvm::Expected<DecodedTensor> decodeTensor(const TensorProto &t,
                                            const llvm::Twine &what) {
-  if (t.data_location() == TensorProto::EXTERNAL)
-    return makeError(what + " keeps its data in an external file; external "
-                            "tensor data is not supported (save the model with "
-                            "its weights inside the .onnx file)");
   std::optional<ElemKind> kind = elemKindOfOnnxType(t.data_type());
   if (!kind)
     return makeError(what + " has element type " + onnxTypeName(t.data_type()) +
                      ", which hg cannot represent");
+  // The importer reads the external data of constants before converting
+  // (ExternalDataReader); what is left external is a parameter.
+  if (t.data_location() == TensorProto::EXTERNAL)
+    return makeError(what + " keeps its data in an external file that was "
+                            "not read; this is an importer bug");
   DecodedTensor d;
   d.kind = *kind;
   int64_t n = 1;
@@ -141,7 +157,14 @@ llvm::Expected<DecodedTensor> decodeTensor(const TensorProto &t,
   if (!readTensorData(t, n, d))
     return makeError(what + " holds fewer or more elements than its shape (" +
                      std::to_string(n) + ") says; the file is corrupt");
-  if (t.data_type() == TensorProto::DOUBLE)
+  // UINT64 was read wrapping; a value above INT64_MAX came out negative.
+  if (t.data_type() == TensorProto::UINT64)
+    for (int64_t v : d.ints)
+      if (v < 0)
+        return makeError(what + " holds the UINT64 value " +
+                         llvm::Twine(static_cast<uint64_t>(v)) +
+                         ", which does not fit in i64");
+  if (t.data_type() != TensorProto::FLOAT)
     for (double &f : d.floats)
       f = roundToF32(f);
   if (d.kind == ElemKind::Bool)
@@ -268,6 +291,22 @@ mlir::ArrayAttr GraphImporter::shapeAttr(const SymShape &shape) {
   for (const SymExpr &d : shape)
     dims.push_back(dimAttr(d));
   return builder_.getArrayAttr(dims);
+}
+
+llvm::Error GraphImporter::checkShape(const GenericNode &node,
+                                      const SymShape &shape) {
+  int64_t elements = 1;
+  bool overflow = false;
+  for (const SymExpr &d : shape) {
+    std::optional<int64_t> c = d.constant();
+    if (c && *c < 0)
+      return node.error("shape " + str(shape) + " has a negative size");
+    if (c)
+      overflow |= llvm::MulOverflow(elements, *c, elements);
+  }
+  if (overflow)
+    return node.error("shape " + str(shape) + " has more than 2^63 elements");
+  return llvm::Error::success();
 }
 
 llvm::Expected<SymShape> GraphImporter::broadcast(const GenericNode &node,

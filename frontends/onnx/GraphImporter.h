@@ -93,6 +93,11 @@ public:
   /// An I64 attribute for a constant size, else the polynomial's text.
   mlir::Attribute dimAttr(const hybrid::SymExpr &e);
   mlir::ArrayAttr shapeAttr(const hybrid::SymShape &shape);
+  /// An error naming `node` when a constant size in `shape` (a target shape
+  /// read from the model) is negative or the product of the constant sizes
+  /// exceeds 63 bits.
+  llvm::Error checkShape(const GenericNode &node,
+                         const hybrid::SymShape &shape);
   /// NumPy broadcast; an error when two dims cannot be shown compatible.
   llvm::Expected<hybrid::SymShape> broadcast(const GenericNode &node,
                                              const hybrid::SymShape &a,

@@ -7,12 +7,20 @@
 #include "frontends/onnx/ConversionTable.h"
 #include "frontends/onnx/GraphImporter.h"
 
+#include "hybrid/OnnxElementTypes.h"
+#include "hybrid/OnnxExternalData.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -41,6 +49,118 @@ std::string symbolName(llvm::StringRef param) {
     s = "d_" + s;
   return s;
 }
+
+/// Whether an initializer becomes a parameter (an argument of @forward that
+/// the runtime binds) rather than a constant folded into the graph.
+bool isParameterInitializer(const ::onnx::TensorProto &t,
+                            const OnnxImportOptions &options) {
+  if (elemKindOfOnnxType(t.data_type()) != ElemKind::Float)
+    return false;
+  int64_t n = 1;
+  for (int64_t d : t.dims())
+    if (d < 0 || llvm::MulOverflow(n, d, n))
+      return false; // invalid: decoding it as a constant reports it
+  return n > options.maxConstantElements;
+}
+
+/// Constants above this many bytes are not read from external data (the
+/// bundle could not hold them either).
+constexpr uint64_t kMaxExternalConstantBytes = uint64_t(256) << 20;
+
+/// Reads the external data of `model`, saved at `path`: every reference is
+/// checked (location inside the model's folder, an existing file, the byte
+/// range inside it and of the tensor's size); constants (initializers that
+/// are not parameters, tensor attributes) get their bytes as raw_data,
+/// parameters stay external for the runtime to bind.
+class ExternalDataReader {
+public:
+  ExternalDataReader(llvm::StringRef path, const OnnxImportOptions &options)
+      : path_(path.str()), options_(options) {
+    llvm::SmallString<256> folder(path);
+    llvm::sys::path::remove_filename(folder);
+    folder_ = folder.empty() ? "." : folder.str().str();
+  }
+
+  llvm::Error read(::onnx::ModelProto &model) {
+    ::onnx::GraphProto &graph = *model.mutable_graph();
+    for (::onnx::TensorProto &t : *graph.mutable_initializer())
+      if (llvm::Error e = resolve(t, "initializer '" + t.name() + "'",
+                                  isParameterInitializer(t, options_)))
+        return e;
+    for (::onnx::NodeProto &node : *graph.mutable_node())
+      for (::onnx::AttributeProto &a : *node.mutable_attribute()) {
+        std::string what =
+            "attribute '" + a.name() + "' of node '" + node.name() + "'";
+        if (a.has_t())
+          if (llvm::Error e = resolve(*a.mutable_t(), what, false))
+            return e;
+        for (::onnx::TensorProto &t : *a.mutable_tensors())
+          if (llvm::Error e = resolve(t, what, false))
+            return e;
+      }
+    return llvm::Error::success();
+  }
+
+private:
+  llvm::Error fail(const std::string &what, const llvm::Twine &problem) {
+    return makeError(path_ + ": " + what + ": " + problem);
+  }
+
+  llvm::Error resolve(::onnx::TensorProto &t, const std::string &what,
+                      bool keepExternal) {
+    if (t.data_location() != ::onnx::TensorProto::EXTERNAL)
+      return llvm::Error::success();
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (const ::onnx::StringStringEntryProto &e : t.external_data())
+      entries.emplace_back(e.key(), e.value());
+    hybrid::OnnxExternalRef ref;
+    std::string problem = hybrid::parseOnnxExternalRef(entries, ref);
+    if (!problem.empty())
+      return fail(what, problem);
+    // An element type without a fixed size is reported where it is used.
+    int64_t bytes =
+        static_cast<int64_t>(hybrid::onnxElementSize(t.data_type()));
+    if (!bytes)
+      return llvm::Error::success();
+    for (int64_t d : t.dims())
+      if (d < 0 || llvm::MulOverflow(bytes, d, bytes))
+        return fail(what, "has an invalid shape");
+    uint64_t want = static_cast<uint64_t>(bytes);
+    std::string file = folder_ + "/" + ref.location;
+    uint64_t size;
+    if (std::error_code ec = llvm::sys::fs::file_size(file, size))
+      return fail(what,
+                  "external data: " + file + ": cannot open: " + ec.message());
+    uint64_t length;
+    problem = hybrid::checkOnnxExternalRange(ref, size, want, length);
+    if (!problem.empty())
+      return fail(what, problem);
+    if (!llvm::is_contained(files_, file)) {
+      files_.push_back(file);
+      if (options_.externalDataFiles)
+        options_.externalDataFiles->push_back(file);
+    }
+    if (keepExternal)
+      return llvm::Error::success();
+    if (length > kMaxExternalConstantBytes)
+      return fail(what, "a constant of " + llvm::Twine(length) +
+                            " bytes in external data is more than the 256 "
+                            "MiB a constant may hold");
+    auto buffer = llvm::MemoryBuffer::getFileSlice(file, length, ref.offset,
+                                                   /*IsVolatile=*/false);
+    if (!buffer)
+      return fail(what, "external data: " + file +
+                            ": cannot read: " + buffer.getError().message());
+    t.set_raw_data((*buffer)->getBufferStart(), length);
+    t.clear_external_data();
+    t.set_data_location(::onnx::TensorProto::DEFAULT);
+    return llvm::Error::success();
+  }
+
+  std::string path_, folder_;
+  const OnnxImportOptions &options_;
+  std::vector<std::string> files_;
+};
 
 /// Builds @forward from one ModelProto.
 class ModelImporter {
@@ -187,23 +307,11 @@ ModelImporter::declareParams(llvm::SmallVectorImpl<mlir::Type> &types) {
   for (const ::onnx::TensorProto &t : graph_.initializer()) {
     if (!useCounts_.count(t.name()) || !useCounts_[t.name()])
       continue;
-    if (t.data_location() == ::onnx::TensorProto::EXTERNAL)
-      return makeError("initializer '" + t.name() +
-                       "' keeps its data in an external file; external "
-                       "tensor data is not supported (save the model with "
-                       "its weights inside the .onnx file)");
-    std::optional<ElemKind> kind = elemKindOfOnnxType(t.data_type());
-    if (kind != ElemKind::Float)
+    if (!isParameterInitializer(t, options_))
       continue;
-    int64_t n = 1;
-    for (int64_t d : t.dims())
-      n *= d;
-    if (n <= options_.maxConstantElements)
-      continue;
-    if (t.data_type() != ::onnx::TensorProto::FLOAT)
-      return makeError("initializer '" + t.name() + "' is " +
-                       onnxTypeName(t.data_type()) +
-                       "; parameters must be float32");
+    // FLOAT16, BFLOAT16 and DOUBLE weights are f32 parameters too: the
+    // runtime converts them when it binds the .onnx file, from the model or
+    // its external data.
     llvm::SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
     types.push_back(mlir::RankedTensorType::get(dims, b.getF32Type()));
     params_.push_back(&t);
@@ -424,6 +532,8 @@ importOnnxModel(mlir::MLIRContext &context, llvm::StringRef path,
                      "truncated or corrupt");
   if (!model.has_graph())
     return makeError("'" + path + "' is not an ONNX model: it holds no graph");
+  if (llvm::Error e = ExternalDataReader(path, options).read(model))
+    return std::move(e);
   ModelImporter importer(context, path, model, options);
   return importer.run();
 }

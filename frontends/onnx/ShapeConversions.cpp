@@ -204,9 +204,13 @@ llvm::Error convertExpand(GraphImporter &imp, const GenericNode &node) {
   if (!target)
     return target.takeError();
   SymShape shape(target->begin(), target->end());
+  if (llvm::Error e = imp.checkShape(node, shape))
+    return e;
   auto out = imp.broadcast(node, (*x)->shape, shape);
   if (!out)
     return out.takeError();
+  if (llvm::Error e = imp.checkShape(node, *out))
+    return e;
   imp.setOutput(node, 0, imp.broadcastTo(**x, *out));
   return llvm::Error::success();
 }
@@ -288,6 +292,8 @@ llvm::Error convertConstantOfShape(GraphImporter &imp,
   }
   TensorValue scalar = fromDecoded(imp, fill);
   SymShape shape(target->begin(), target->end());
+  if (llvm::Error e = imp.checkShape(node, shape))
+    return e;
   imp.setOutput(node, 0, imp.broadcastTo(scalar, shape));
   return llvm::Error::success();
 }

@@ -1,14 +1,19 @@
 // ONNX initializers through a minimal protobuf wire-format decoder. Only the
 // path ModelProto.graph (7) -> GraphProto.initializer (5) -> TensorProto is
-// decoded; everything else is skipped by wire type.
+// decoded; everything else is skipped by wire type. External data is mapped
+// from its files beside the model.
 #include "hybrid/OnnxInitializers.h"
 
 #include "hybrid/FileIO.h"
+#include "hybrid/OnnxElementTypes.h"
+#include "hybrid/OnnxExternalData.h"
 #include "hybrid/SizeMath.h"
 #include "hybrid/SafeTensors.h"
 
 #include <cstring>
 #include <deque>
+#include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -16,7 +21,8 @@ namespace hybrid {
 
 namespace {
 
-// onnx.TensorProto.DataType values.
+// onnx.TensorProto.DataType values this reader decodes (names, sizes and
+// what each converts to come from hybrid/OnnxElementTypes.h).
 enum OnnxType : int32_t {
   kFloat = 1,
   kUint8 = 2,
@@ -25,7 +31,6 @@ enum OnnxType : int32_t {
   kInt16 = 5,
   kInt32 = 6,
   kInt64 = 7,
-  kString = 8,
   kBool = 9,
   kFloat16 = 10,
   kDouble = 11,
@@ -33,31 +38,6 @@ enum OnnxType : int32_t {
   kUint64 = 13,
   kBfloat16 = 16,
 };
-
-/// Bytes per element, 0 for types this reader does not decode.
-size_t elementSize(int32_t t) {
-  switch (t) {
-  case kFloat:
-  case kInt32:
-  case kUint32:
-    return 4;
-  case kUint8:
-  case kInt8:
-  case kBool:
-    return 1;
-  case kUint16:
-  case kInt16:
-  case kFloat16:
-  case kBfloat16:
-    return 2;
-  case kInt64:
-  case kDouble:
-  case kUint64:
-    return 8;
-  default:
-    return 0;
-  }
-}
 
 enum WireType { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
@@ -180,6 +160,7 @@ struct TensorFields {
   std::vector<uint64_t> uint64s;
   size_t strings = 0;
   bool external = false;
+  std::vector<std::pair<std::string, std::string>> externalData;
 };
 
 TensorFields readTensor(const uint8_t *b, size_t n) {
@@ -263,10 +244,27 @@ TensorFields readTensor(const uint8_t *b, size_t n) {
           r, wire, kVarint, t.uint64s, [](WireReader &w) { return w.varint(); },
           "uint64_data");
       break;
-    case 13:
-      r.skip(wire);
+    case 13: { // external_data: StringStringEntryProto {key = 1, value = 2}
+      if (wire != kLengthDelimited)
+        throw WireError{"TensorProto.external_data has wire type " +
+                        std::to_string(wire)};
+      auto [eb, en] = r.bytes();
+      WireReader entry(eb, eb + en);
+      std::pair<std::string, std::string> kv;
+      while (!entry.done()) {
+        auto [efield, ewire] = entry.tag();
+        if ((efield == 1 || efield == 2) && ewire == kLengthDelimited) {
+          auto [s, len] = entry.bytes();
+          (efield == 1 ? kv.first : kv.second)
+              .assign(reinterpret_cast<const char *>(s), len);
+        } else {
+          entry.skip(ewire);
+        }
+      }
+      t.externalData.push_back(std::move(kv));
       t.external = true;
       break;
+    }
     case 14:
       if (wire != kVarint)
         throw WireError{"TensorProto.data_location has wire type " +
@@ -289,19 +287,14 @@ template <typename T> T load(const uint8_t *p, size_t i) {
 
 } // namespace
 
-std::string onnxDataTypeName(int32_t t) {
-  static const char *names[] = {
-      "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",  "INT16",
-      "INT32",     "INT64",  "STRING",    "BOOL",       "FLOAT16", "DOUBLE",
-      "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
-  if (t >= 0 && t < static_cast<int32_t>(sizeof(names) / sizeof(names[0])))
-    return names[t];
-  return "type " + std::to_string(t);
-}
+std::string onnxDataTypeName(int32_t t) { return onnxElementTypeName(t); }
 
 struct OnnxInitializers::Impl {
   std::string path;
   detail::MappedFile file;
+  /// External data files by location, mapped once; entries point into them.
+  std::map<std::string, detail::MappedFile> dataFiles;
+  std::vector<std::string> dataFilePaths;
   std::vector<OnnxInitializer> entries;
   std::unordered_map<std::string, size_t> byName;
   std::deque<std::vector<uint8_t>> decoded; // stable storage for entries' data
@@ -318,6 +311,9 @@ const std::string &OnnxInitializers::path() const { return impl_->path; }
 const std::vector<OnnxInitializer> &OnnxInitializers::entries() const {
   return impl_->entries;
 }
+const std::vector<std::string> &OnnxInitializers::dataFiles() const {
+  return impl_->dataFilePaths;
+}
 const OnnxInitializer *OnnxInitializers::find(const std::string &name) const {
   auto it = impl_->byName.find(name);
   return it == impl_->byName.end() ? nullptr : &impl_->entries[it->second];
@@ -327,20 +323,57 @@ OnnxInitializers OnnxInitializers::read(const std::string &path) {
   detail::MappedFile file(path);
   const uint8_t *data = file.data();
   size_t size = file.size();
-  OnnxInitializers result = parse(data, size, path);
+  size_t slash = path.rfind('/');
+  std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
+  OnnxInitializers result = parseModel(data, size, path, &folder);
   result.impl_->file = std::move(file); // the entries point into the mapping
   return result;
 }
 
 OnnxInitializers OnnxInitializers::parse(const uint8_t *data, size_t size,
                                          const std::string &what) {
+  return parseModel(data, size, what, nullptr);
+}
+
+OnnxInitializers OnnxInitializers::parseModel(const uint8_t *data, size_t size,
+                                              const std::string &what,
+                                              const std::string *folder) {
   auto impl = std::make_unique<Impl>();
   impl->path = what;
   auto fail = [&](const std::string &msg) { throw Error(what + ": " + msg); };
+  std::string current; // the tensor being decoded, for error messages
+  // Points `e` at its bytes in an external data file beside the model
+  // (mapped once per file), after checking the reference.
+  auto readExternal =
+      [&](const std::vector<std::pair<std::string, std::string>> &entries,
+          uint64_t want, OnnxInitializer &e) {
+        OnnxExternalRef ref;
+        std::string problem = parseOnnxExternalRef(entries, ref);
+        if (!problem.empty())
+          fail(current + ": " + problem);
+        auto it = impl->dataFiles.find(ref.location);
+        if (it == impl->dataFiles.end()) {
+          std::string dataPath = *folder + "/" + ref.location;
+          try {
+            it = impl->dataFiles
+                     .emplace(ref.location, detail::MappedFile(dataPath))
+                     .first;
+          } catch (const Error &err) {
+            fail(current + ": external data: " + err.what());
+          }
+          impl->dataFilePaths.push_back(dataPath);
+        }
+        const detail::MappedFile &file = it->second;
+        uint64_t length;
+        problem = checkOnnxExternalRange(ref, file.size(), want, length);
+        if (!problem.empty())
+          fail(current + ": " + problem);
+        e.data = file.data() ? file.data() + ref.offset : nullptr;
+        e.bytes = static_cast<size_t>(length);
+      };
   if (size == 0)
     fail("not an ONNX model: the file is empty");
   bool sawGraph = false;
-  std::string current; // the tensor being decoded, for error messages
   try {
     WireReader model(data, data + size);
     while (!model.done()) {
@@ -365,11 +398,10 @@ OnnxInitializers OnnxInitializers::parse(const uint8_t *data, size_t size,
           current = "initializer '" + t.name + "'";
         if (t.name.empty())
           fail(current + " has no name");
-        if (t.external)
-          fail(current +
-               " keeps its data outside the model file (ONNX external data), "
-               "which this reader does not support; export with the weights "
-               "inside the .onnx file or use safetensors");
+        if (t.external && !folder)
+          fail(current + " keeps its data outside the model file (ONNX "
+                         "external data); read the model from its file, "
+                         "beside its data file");
         OnnxInitializer e;
         e.name = t.name;
         e.dataType = t.dataType;
@@ -377,12 +409,14 @@ OnnxInitializers OnnxInitializers::parse(const uint8_t *data, size_t size,
         int64_t numel = detail::checkedNumel(e.shape);
         if (numel < 0)
           fail(current + " has invalid dims " + shapeToString(e.shape));
-        size_t esize = elementSize(t.dataType);
+        size_t esize = onnxElementSize(t.dataType);
         if (esize) {
           int64_t want;
           if (detail::mulOverflows(numel, static_cast<int64_t>(esize), want))
             fail(current + " is too large");
-          if (t.hasRaw) {
+          if (t.external) {
+            readExternal(t.externalData, static_cast<uint64_t>(want), e);
+          } else if (t.hasRaw) {
             if (t.rawBytes != static_cast<uint64_t>(want))
               fail(current + ": raw_data holds " + std::to_string(t.rawBytes) +
                    " bytes but " + onnxDataTypeName(t.dataType) + " " +
@@ -467,7 +501,10 @@ void OnnxInitializers::convertInto(const OnnxInitializer &e, DType dtype,
                 onnxDataTypeName(e.dataType) + ", cannot be read as " +
                 dtypeName(dtype));
   };
-  if (!elementSize(e.dataType))
+  OnnxValueClass want = dtype == DType::F32   ? OnnxValueClass::Float
+                        : dtype == DType::I64 ? OnnxValueClass::Integer
+                                              : OnnxValueClass::Bool;
+  if (!onnxElementSize(e.dataType) || onnxValueClass(e.dataType) != want)
     bad();
   switch (dtype) {
   case DType::F32: {
@@ -523,12 +560,22 @@ void OnnxInitializers::convertInto(const OnnxInitializer &e, DType dtype,
       for (size_t i = 0; i < n; ++i)
         out[i] = load<uint32_t>(src, i);
       return;
+    case kUint64:
+      for (size_t i = 0; i < n; ++i) {
+        uint64_t v = load<uint64_t>(src, i);
+        if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+          throw Error(path() + ": initializer '" + e.name +
+                      "' holds the UINT64 value " + std::to_string(v) +
+                      ", which does not fit in i64");
+        out[i] = static_cast<int64_t>(v);
+      }
+      return;
     }
     break;
   }
   case DType::Bool: {
     bool *out = static_cast<bool *>(dst);
-    if (e.dataType == kBool || e.dataType == kUint8) {
+    if (e.dataType == kBool) {
       for (size_t i = 0; i < n; ++i)
         out[i] = src[i] != 0;
       return;

@@ -85,6 +85,40 @@ TEST(OnnxInitializers, ReadsEveryEncoding) {
               {"initializer 'ids' is INT64, cannot be read as f32"});
 }
 
+TEST(OnnxInitializers, ReadsWhatTheElementTypeTableSays) {
+  // UINT64 reads as i64 when its values fit, as the ONNX frontend folds it.
+  Proto u64;
+  u64.varint(1, 2).varint(2, 13).bytes(8, "u64").varint(11, 7).varint(
+      11, uint64_t(1) << 62);
+  Proto u64big;
+  u64big.varint(1, 1)
+      .varint(2, 13)
+      .bytes(8, "u64big")
+      .varint(11, uint64_t(1) << 63);
+  Proto d; // DOUBLE reads as f32
+  uint64_t bits;
+  double half = 0.5;
+  std::memcpy(&bits, &half, 8);
+  d.varint(1, 1).varint(2, 11).bytes(8, "d").bytes(
+      9, std::string(reinterpret_cast<const char *>(&bits), 8));
+  Proto u8; // UINT8 is an integer type, not a bool
+  u8.varint(1, 1).varint(2, 2).bytes(8, "u8").varint(5, 1);
+  OnnxInitializers init = parse(onnxModel({u64, u64big, d, u8}));
+  std::vector<int64_t> ints(2);
+  init.convertInto(*init.find("u64"), DType::I64, ints.data());
+  EXPECT_EQ(ints, (std::vector<int64_t>{7, int64_t(1) << 62}));
+  expectError(
+      [&] { init.convertInto(*init.find("u64big"), DType::I64, ints.data()); },
+      {"initializer 'u64big' holds the UINT64 value 9223372036854775808, "
+       "which does not fit in i64"});
+  EXPECT_EQ(init.toF32(*init.find("d")), (std::vector<float>{0.5f}));
+  bool b;
+  expectError([&] { init.convertInto(*init.find("u8"), DType::Bool, &b); },
+              {"initializer 'u8' is UINT8, cannot be read as bool"});
+  EXPECT_EQ(onnxDataTypeName(13), "UINT64");
+  EXPECT_EQ(onnxDataTypeName(99), "type 99");
+}
+
 TEST(OnnxInitializers, RejectsBadTensors) {
   Proto shortRaw;
   shortRaw.varint(1, 4).varint(2, 1).bytes(8, "w").bytes(9, "12345678");
@@ -118,6 +152,101 @@ TEST(OnnxInitializers, RejectsBadTensors) {
         parse(onnxModel({dup, dup}));
       },
       {"two initializers are named 'd'"});
+}
+
+namespace {
+
+/// A FLOAT initializer of `n` elements whose bytes are external.
+Proto externalTensor(
+    const std::string &name, int64_t n,
+    const std::vector<std::pair<std::string, std::string>> &entries) {
+  Proto t;
+  t.packedVarints(1, {n}).varint(2, 1).bytes(8, name);
+  for (const auto &[key, value] : entries)
+    t.message(13, Proto().bytes(1, key).bytes(2, value));
+  t.varint(14, 1);
+  return t;
+}
+
+} // namespace
+
+TEST(OnnxInitializers, ReadsExternalData) {
+  TempDir dir;
+  std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  std::vector<uint8_t> data(8, 0xee); // 8 bytes before the tensors
+  const uint8_t *v = reinterpret_cast<const uint8_t *>(values.data());
+  data.insert(data.end(), v, v + 24);
+  std::system(("mkdir -p '" + dir.file("sub") + "'").c_str());
+  writeBytes(dir.file("sub/w.bin"), data);
+  writeBytes(dir.file("m.onnx"),
+             onnxModel({externalTensor("a", 2,
+                                       {{"location", "sub/w.bin"},
+                                        {"offset", "8"},
+                                        {"length", "8"}}),
+                        // No length: the rest of the file.
+                        externalTensor("b", 4,
+                                       {{"location", "sub/w.bin"},
+                                        {"offset", "16"},
+                                        {"checksum", "ignored"}})})
+                 .vec());
+  OnnxInitializers init = OnnxInitializers::read(dir.file("m.onnx"));
+  EXPECT_EQ(init.toF32(*init.find("a")), (std::vector<float>{1, 2}));
+  EXPECT_EQ(init.toF32(*init.find("b")), (std::vector<float>{3, 4, 5, 6}));
+  EXPECT_EQ(init.dataFiles(),
+            std::vector<std::string>{dir.file("sub/w.bin")}); // mapped once
+
+  // A weight store binds from it like from inline data.
+  WeightStore store({{"b", DType::F32, {4}, ""}},
+                    std::make_shared<CpuDevice>());
+  store.bindFromOnnx(dir.file("m.onnx"));
+  const float *p = static_cast<const float *>(store.data(0));
+  EXPECT_EQ(std::vector<float>(p, p + 4), (std::vector<float>{3, 4, 5, 6}));
+}
+
+TEST(OnnxInitializers, RejectsBadExternalData) {
+  TempDir dir;
+  writeBytes(dir.file("w.bin"), std::vector<uint8_t>(16, 0));
+  auto model = [&](std::vector<std::pair<std::string, std::string>> entries) {
+    writeBytes(dir.file("m.onnx"),
+               onnxModel({externalTensor("w", 4, entries)}).vec());
+    return dir.file("m.onnx");
+  };
+  auto rejects = [&](std::vector<std::pair<std::string, std::string>> entries,
+                     const std::string &message) {
+    std::string path = model(std::move(entries));
+    expectError([&] { OnnxInitializers::read(path); },
+                {"m.onnx: initializer 'w': " + message});
+  };
+  rejects({{"location", "missing.bin"}},
+          "external data: " + dir.file("missing.bin") + ": cannot open");
+  rejects({{"location", "w.bin"}, {"offset", "8"}, {"length", "16"}},
+          "external data at offset 8 with length 16 runs past the end of "
+          "'w.bin' (16 bytes)");
+  rejects({{"location", "w.bin"}, {"offset", "17"}},
+          "external data offset 17 is past the end of 'w.bin' (16 bytes)");
+  rejects({{"location", "w.bin"}, {"length", "12"}},
+          "external data holds 12 bytes, the tensor needs 16");
+  rejects({{"location", "../w.bin"}},
+          "external data location '../w.bin' leaves the model's folder");
+  rejects({{"location", "a/../../w.bin"}},
+          "external data location 'a/../../w.bin' leaves the model's folder");
+  rejects({{"location", "a\\..\\w.bin"}},
+          "external data location 'a\\..\\w.bin' leaves the model's folder");
+  rejects({{"location", dir.file("w.bin")}},
+          "external data location '" + dir.file("w.bin") +
+              "' is an absolute path; it must be relative to the model's "
+              "folder");
+  rejects({{"offset", "0"}}, "external data has no location");
+  rejects({{"location", "w.bin"}, {"offset", "-8"}},
+          "external data offset '-8' is not a byte count");
+  rejects({{"location", "w.bin"}, {"length", "99999999999999999999999"}},
+          "external data length '99999999999999999999999' is not a byte count");
+  // Bytes in memory have no folder to find the data file in.
+  std::vector<uint8_t> bytes =
+      onnxModel({externalTensor("w", 4, {{"location", "w.bin"}})}).vec();
+  expectError(
+      [&] { OnnxInitializers::parse(bytes.data(), bytes.size(), "mem"); },
+      {"mem: initializer 'w' keeps its data outside the model file"});
 }
 
 TEST(OnnxInitializers, RejectsMalformedFiles) {

@@ -4,6 +4,9 @@
 #include "hybrid/Bundle.h"
 #include "hybrid/CpuDevice.h"
 #include "hybrid/Engine.h"
+#include "hybrid/Escape.h"
+#include "hybrid/FileIdentity.h"
+#include "hybrid/OnnxInitializers.h"
 #include "hybrid/SafeTensors.h"
 
 #include <chrono>
@@ -31,11 +34,12 @@ const char *kUsage =
     "      Runs the bundle's \"forward\" executable on the CPU. W is a\n"
     "      .safetensors file, a folder holding model.safetensors (or a\n"
     "      sharded model.safetensors.index.json), or an .onnx model whose\n"
-    "      initializers are the weights. Every input the executable declares\n"
-    "      (e.g. int64 input_ids [B,T]) is read from IN by name; other\n"
-    "      tensors in IN are ignored. All outputs (e.g. float32 logits\n"
-    "      [B,T,V]) are written to OUT. --allow-extra names a checkpoint\n"
-    "      tensor that is not a parameter (tied weights, buffers).\n"
+    "      initializers are the weights (inline or external data beside it).\n"
+    "      Every input the executable declares (e.g. int64 input_ids\n"
+    "      [B,T]) is read from IN by name; other tensors in IN are\n"
+    "      ignored. All outputs (e.g. float32 logits [B,T,V]) are\n"
+    "      written to OUT. --allow-extra names a checkpoint tensor that is\n"
+    "      not a parameter (tied weights, buffers).\n"
     "      The second form measures speed without files: deterministic\n"
     "      random weights, random input_ids [B,T]; --repeat runs N timed\n"
     "      calls after one warm-up and reports the best and the mean.\n"
@@ -196,6 +200,54 @@ NamedTensors syntheticInputs(const BundleDesc &bundle, int64_t batch,
   return {{"input_ids", ids}};
 }
 
+/// Refuses an --out that names a file the command reads (writing it would
+/// replace that input). A weights folder counts its model.safetensors and
+/// index; a sharded checkpoint every .safetensors file beside its index.
+void checkOutputIsNoInput(const std::string &out, const std::string &bundle,
+                          const std::string &weights,
+                          const std::string &inputs) {
+  auto refuse = [&](const char *what, const std::string &input) {
+    throw UsageError{"forward: --out " + out + " is the " + what + " (" +
+                     input + "); choose another output file"};
+  };
+  if (isSameFile(out, bundle))
+    refuse("bundle", bundle);
+  if (!inputs.empty() && isSameFile(out, inputs))
+    refuse("inputs", inputs);
+  if (weights.empty())
+    return;
+  // An ONNX model's external data files (only an existing file can be
+  // replaced, so the model is read only then).
+  if (weights.size() > 5 &&
+      weights.compare(weights.size() - 5, 5, ".onnx") == 0 &&
+      isSameFile(out, out)) {
+    OnnxInitializers onnx = OnnxInitializers::read(weights);
+    for (const std::string &data : onnx.dataFiles())
+      if (isSameFile(out, data))
+        refuse("weights", data);
+  }
+  std::string folderIndex = weights + "/model.safetensors.index.json";
+  for (const std::string &w :
+       {weights, weights + "/model.safetensors", folderIndex})
+    if (isSameFile(out, w))
+      refuse("weights", w);
+  auto endsWith = [](const std::string &s, const std::string &suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  auto folderOf = [](const std::string &path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? std::string(".")
+                                      : path.substr(0, slash + 1);
+  };
+  std::string index = endsWith(weights, ".json") ? weights : folderIndex;
+  struct stat st;
+  if (endsWith(out, ".safetensors") && ::stat(out.c_str(), &st) == 0 &&
+      ::stat(index.c_str(), &st) == 0 &&
+      isSameFile(folderOf(out), folderOf(index)))
+    refuse("weights", "a shard beside " + index);
+}
+
 int runForward(int argc, char **argv) {
   Args args =
       parseArgs("forward", argc, argv, 2,
@@ -215,6 +267,9 @@ int runForward(int argc, char **argv) {
       synthetic ? "" : args.required("--inputs", "forward");
   std::string outPath = synthetic ? args.single("--out").value_or("")
                                   : args.required("--out", "forward");
+  if (!outPath.empty())
+    checkOutputIsNoInput(outPath, args.positional[0],
+                         randomSeed ? "" : weightsPath, inputsPath);
   int repeat = 1;
   if (auto r = args.single("--repeat"))
     repeat = static_cast<int>(parsePositiveInt(*r, "--repeat"));
@@ -293,7 +348,9 @@ int runForward(int argc, char **argv) {
   } else if (!first.shape().empty()) {
     tokens = std::to_string(first.shape()[0]) + " rows";
   }
-  std::string model = bundle->model.empty() ? "(unnamed model)" : bundle->model;
+  std::string model = bundle->model.empty()
+                          ? "(unnamed model)"
+                          : escapeControlCharacters(bundle->model);
   std::string params =
       humanCount(static_cast<double>(engine.weights().totalElements()));
   std::string bytes =
@@ -483,14 +540,6 @@ int runInfo(int argc, char **argv) {
   return 0;
 }
 
-/// Errors print as one line whatever their text holds.
-std::string oneLine(std::string s) {
-  for (char &c : s)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return s;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -517,13 +566,15 @@ int main(int argc, char **argv) {
     throw UsageError{"unknown subcommand '" + cmd +
                      "' (forward, compare or info; see 'hybrid-run --help')"};
   } catch (const UsageError &e) {
-    std::fprintf(stderr, "hybrid-run: error: %s\n", oneLine(e.message).c_str());
+    std::fprintf(stderr, "hybrid-run: error: %s\n",
+                 escapeControlCharacters(e.message).c_str());
     return 2;
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "hybrid-run: error: out of memory\n");
     return 1;
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "hybrid-run: error: %s\n", oneLine(e.what()).c_str());
+    std::fprintf(stderr, "hybrid-run: error: %s\n",
+                 escapeControlCharacters(e.what()).c_str());
     return 1;
   } catch (...) {
     std::fprintf(stderr, "hybrid-run: error: unexpected failure\n");

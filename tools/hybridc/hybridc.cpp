@@ -4,6 +4,8 @@
 #include "frontends/hf/HfImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "hybrid/Bundle.h"
+#include "hybrid/Escape.h"
+#include "hybrid/FileIdentity.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -11,6 +13,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,7 +48,7 @@ constexpr const char *kUsage =
 
 int usageError(const std::string &msg) {
   std::fprintf(stderr, "hybridc: error: %s (try 'hybridc --help')\n",
-               msg.c_str());
+               hybrid::escapeControlCharacters(msg).c_str());
   return 2;
 }
 
@@ -53,7 +57,8 @@ int usageError(const std::string &msg) {
 int diagnosticErrors = 0;
 
 int fail(const std::string &msg) {
-  std::fprintf(stderr, "hybridc: error: %s\n", msg.c_str());
+  std::fprintf(stderr, "hybridc: error: %s\n",
+               hybrid::escapeControlCharacters(msg).c_str());
   return 1;
 }
 
@@ -75,9 +80,7 @@ std::string formatBytes(double b) {
   return buf;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int runHybridc(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty())
     return usageError("no command given");
@@ -165,15 +168,23 @@ int main(int argc, char **argv) {
     std::string loc;
     llvm::raw_string_ostream os(loc);
     d.getLocation().print(os);
-    std::fprintf(stderr, "hybridc: %s: %s: %s\n", sev, os.str().c_str(),
-                 d.str().c_str());
+    std::fprintf(stderr, "hybridc: %s: %s: %s\n", sev,
+                 hybrid::escapeControlCharacters(os.str()).c_str(),
+                 hybrid::escapeControlCharacters(d.str()).c_str());
     return mlir::success();
   });
 
   auto start = std::chrono::steady_clock::now();
-  auto module = hybridc::importModel(context, model, options);
+  std::vector<std::string> inputFiles;
+  auto module = hybridc::importModel(context, model, options, &inputFiles);
   if (!module)
     return failPhase(module.takeError());
+  // Writing the bundle over the model (or its external data) would destroy
+  // it; compare by file identity, so other spellings and symlinks count.
+  for (const std::string &input : inputFiles)
+    if (!out.empty() && hybrid::isSameFile(input, out))
+      return usageError("-o " + out + " is the model being compiled (" + input +
+                        "); choose another output file");
   bool hrtInput = hybridc::isHrtModule(module->get());
   if (hrtInput && stopAfter < hybridc::Phase::Hrt)
     return usageError(model + " is an hrt module: it can only go on to the "
@@ -210,12 +221,13 @@ int main(int argc, char **argv) {
     summary += ", " + exe.name + ": " + std::to_string(exe.commands.size()) +
                " commands, workspace " + exe.workspaceBytes.str(exe.symbols) +
                " bytes";
+  summary = hybrid::escapeControlCharacters(summary);
   if (printResult) {
     std::printf("%s\n", summary.c_str());
     for (const auto &exe : bundle->executables)
       for (const auto &cmd : exe.commands)
         std::printf("  %s %s\n", hybrid::opName(cmd.op).c_str(),
-                    cmd.loc.c_str());
+                    hybrid::escapeControlCharacters(cmd.loc).c_str());
     if (out.empty())
       return 0;
   }
@@ -229,6 +241,23 @@ int main(int argc, char **argv) {
                   .count();
   if (!quiet)
     std::fprintf(stderr, "hybridc: compiled %s in %.0f ms -> %s\n",
-                 summary.c_str(), ms, out.c_str());
+                 summary.c_str(), ms,
+                 hybrid::escapeControlCharacters(out).c_str());
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // Whatever the input, the user sees one error line, never an abort: running
+  // out of memory on a huge model is a std::bad_alloc from deep inside.
+  try {
+    return runHybridc(argc, argv);
+  } catch (const std::bad_alloc &) {
+    return fail("out of memory");
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  } catch (...) {
+    return fail("unexpected failure");
+  }
 }

@@ -8,6 +8,7 @@
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cstring>
 
@@ -159,15 +160,34 @@ hybrid::Op toBundleOp(Operation *op) {
       });
 }
 
-/// Little-endian bytes of a dense constant of `dtype`.
-llvm::Expected<std::vector<uint8_t>> constantBytes(DenseElementsAttr dense,
-                                                   hybrid::DType dtype) {
+/// The constant's size in bytes, or an error when it exceeds the bound. A
+/// splat (what ConstantOfShape and Expand of a scalar fold to) is small in
+/// the IR but is written out element by element, so its size counts.
+llvm::Error checkConstantSize(Location loc, DenseElementsAttr dense,
+                              hybrid::DType dtype) {
+  int64_t bytes = static_cast<int64_t>(hybrid::dtypeSize(dtype));
+  bool overflow = false;
+  for (int64_t d : dense.getType().getShape())
+    overflow = overflow || llvm::MulOverflow(bytes, d, bytes);
+  if (!overflow && bytes <= kMaxConstantBytes)
+    return llvm::Error::success();
+  std::string shape;
+  for (int64_t d : dense.getType().getShape())
+    shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  return error("the constant at " + locString(loc) + " (" +
+               hybrid::dtypeName(dtype) + " [" + shape + "]" +
+               (dense.isSplat() ? ", a splat" : "") + ") takes " +
+               (overflow ? std::string("over 2^63") : std::to_string(bytes)) +
+               " bytes, more than the " + std::to_string(kMaxConstantBytes) +
+               " (256 MiB) a bundle constant may hold");
+}
+
+/// Little-endian bytes of a dense constant of `dtype` (checked by
+/// checkConstantSize first).
+std::vector<uint8_t> constantBytes(DenseElementsAttr dense,
+                                   hybrid::DType dtype) {
   int64_t n = dense.getNumElements();
   int64_t size = static_cast<int64_t>(hybrid::dtypeSize(dtype));
-  if (n > kMaxConstantBytes / size)
-    return error("a constant of " + std::to_string(n) + " elements (" +
-                 std::to_string(n * size) + " bytes) exceeds the " +
-                 std::to_string(kMaxConstantBytes >> 20) + " MiB limit");
   std::vector<uint8_t> bytes(static_cast<size_t>(n * size));
   uint8_t *p = bytes.data();
   switch (dtype) {
@@ -335,11 +355,9 @@ private:
       desc.dtype = *dtypeOf(dense.getElementType());
       desc.shape.assign(dense.getType().getShape().begin(),
                         dense.getType().getShape().end());
-      llvm::Expected<std::vector<uint8_t>> bytes =
-          constantBytes(dense, desc.dtype);
-      if (!bytes)
-        return fail(op, llvm::toString(bytes.takeError()));
-      desc.data = std::move(*bytes);
+      if (llvm::Error e = checkConstantSize(op->getLoc(), dense, desc.dtype))
+        return e;
+      desc.data = constantBytes(dense, desc.dtype);
       bundle_.constants.push_back(std::move(desc));
       return done(addBuffer(c, BufferKind::Constant,
                             static_cast<int32_t>(bundle_.constants.size() - 1),

@@ -67,10 +67,72 @@ void MappedFile::reset() {
   size_ = 0;
 }
 
+namespace {
+
+/// `path` with symlinks in its last component followed (also dangling ones,
+/// whose target does not exist yet), so that writing the result keeps the
+/// links. Gives up on loops and returns the last path reached.
+std::string followSymlinks(std::string path) {
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+      return path;
+    std::string target(static_cast<size_t>(st.st_size) + 256, '\0');
+    ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+    if (n <= 0 || static_cast<size_t>(n) >= target.size())
+      return path;
+    target.resize(static_cast<size_t>(n));
+    size_t slash = path.rfind('/');
+    if (target[0] != '/' && slash != std::string::npos)
+      target = path.substr(0, slash + 1) + target;
+    path = target;
+  }
+  return path;
+}
+
+/// Streams into an existing file that is not a regular one (a device such
+/// as /dev/null, a FIFO): renaming a temp file over it would replace the
+/// device node with a regular file.
+void writeInPlace(const std::string &path, const std::string &target,
+                  const std::function<void(const ByteSink &)> &produce) {
+  int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(path + ": cannot open for writing: " + systemError(errno));
+  ByteSink sink = [&](const void *data, size_t size) {
+    const char *p = static_cast<const char *>(data);
+    while (size > 0) {
+      ssize_t n = ::write(fd, p, size);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        throw Error(path + ": cannot write: " + systemError(errno));
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+  };
+  try {
+    produce(sink);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0)
+    throw Error(path + ": cannot close: " + systemError(errno));
+}
+
+} // namespace
+
 void writeFileAtomically(const std::string &path,
                          const std::function<void(const ByteSink &)> &produce) {
+  // Only a regular file (or a new one) is replaced by a rename; a symlink
+  // is followed and its target replaced.
+  std::string target = followSymlinks(path);
+  struct stat existing;
+  if (::stat(target.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
+      !S_ISDIR(existing.st_mode))
+    return writeInPlace(path, target, produce);
   static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+  std::string tmp = target + ".tmp." + std::to_string(::getpid()) + "." +
                     std::to_string(counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -111,7 +173,7 @@ void writeFileAtomically(const std::string &path,
     ::unlink(tmp.c_str());
     throw Error(path + ": cannot close: " + systemError(err));
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     throw Error(path +

@@ -31,10 +31,14 @@ std::string onnxDataTypeName(int32_t dataType);
 
 /// All top-level initializers of an ONNX model (ModelProto.graph.initializer).
 ///
-/// Reading validates the protobuf framing and each tensor (dims, data size);
-/// tensors stored as external data are rejected. Ownership: move-only; the
-/// entries point into the mapped file and die with this object. Thread
-/// safety: const methods may be called concurrently.
+/// Reading validates the protobuf framing and each tensor (dims, data size).
+/// Tensors stored as external data (TensorProto.data_location EXTERNAL) are
+/// mapped from their file, whose location must stay inside the model's
+/// folder, with offset and length checked against it (see
+/// hybrid/OnnxExternalData.h); parse() has no folder and rejects them.
+/// Ownership: move-only; the entries point into the mapped files and die
+/// with this object. Thread safety: const methods may be called
+/// concurrently.
 class OnnxInitializers {
 public:
   /// Throws hybrid::Error, one line naming the file (and tensor).
@@ -48,18 +52,26 @@ public:
   ~OnnxInitializers();
 
   const std::string &path() const;
+  /// The external data files the entries point into (paths as opened).
+  const std::vector<std::string> &dataFiles() const;
   const std::vector<OnnxInitializer> &entries() const;
   /// nullptr when absent.
   const OnnxInitializer *find(const std::string &name) const;
 
-  /// Converts `e` into `dst` (numel elements of `dtype`): F32 from FLOAT,
-  /// FLOAT16, BFLOAT16, DOUBLE; I64 from the integer types; Bool from BOOL or
-  /// UINT8. Any other pairing is a hybrid::Error naming the tensor.
+  /// Converts `e` into `dst` (numel elements of `dtype`) as the table in
+  /// hybrid/OnnxElementTypes.h says: F32 from FLOAT, FLOAT16, BFLOAT16,
+  /// DOUBLE; I64 from the integer types (UINT64 values must fit); Bool from
+  /// BOOL. Any other pairing is a hybrid::Error naming the tensor.
   void convertInto(const OnnxInitializer &e, DType dtype, void *dst) const;
   std::vector<float> toF32(const OnnxInitializer &e) const;
 
 private:
   struct Impl;
+  /// `folder` holds the model (and its external data); null for bytes in
+  /// memory.
+  static OnnxInitializers parseModel(const uint8_t *data, size_t size,
+                                     const std::string &what,
+                                     const std::string *folder);
   explicit OnnxInitializers(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

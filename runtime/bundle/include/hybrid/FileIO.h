@@ -37,7 +37,9 @@ private:
 /// Streams bytes into a file that only appears at `path` once complete:
 /// `produce` writes through `write`, then the temp file is flushed, synced
 /// and renamed over `path`. On any failure the temp file is removed and a
-/// hybrid::Error naming `path` is thrown.
+/// hybrid::Error naming `path` is thrown. A symlink at `path` is followed
+/// (its target is replaced, the link stays); an existing file that is not a
+/// regular one (/dev/null, another device, a FIFO) is written in place.
 using ByteSink = std::function<void(const void *data, size_t size)>;
 void writeFileAtomically(const std::string &path,
                          const std::function<void(const ByteSink &)> &produce);

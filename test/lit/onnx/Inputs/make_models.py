@@ -56,7 +56,7 @@ save("data-dependent-shape",
      [tensor("x", F, [2, 6]), tensor("shape", I64, [2])],
      [tensor("y", F, [3, 4])])
 
-# A weight kept in an external file.
+# A weight kept in an external file that does not exist (no weights.bin).
 w = numpy_helper.from_array(np.zeros((4, 4), np.float32), "w")
 w.ClearField("raw_data")
 w.data_location = TensorProto.EXTERNAL
