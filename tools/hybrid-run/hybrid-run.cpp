@@ -44,7 +44,7 @@ const char *kUsage =
     "      random weights, random input_ids [B,T]; --repeat runs N timed\n"
     "      calls after one warm-up and reports the best and the mean.\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
-    "                     [--atol X]\n"
+    "                     [--atol X | --rtol-max R]\n"
     "      Prints max |a-b| per tensor (the --name ones, else every name in\n"
     "      both files); exits 1 if any exceeds X (default 1e-3) or if shapes\n"
     "      differ.\n"
@@ -405,11 +405,18 @@ std::vector<double> asDoubles(const SafeTensorsFile &f,
 }
 
 int runCompare(int argc, char **argv) {
-  Args args = parseArgs("compare", argc, argv, 2, {"--name", "--atol"});
+  Args args = parseArgs("compare", argc, argv, 2,
+                        {"--name", "--atol", "--rtol-max"});
   expectPositional(args, 2, "compare", "two safetensors files A and B");
   double atol = 1e-3;
+  std::optional<double> rtolMax;
   if (auto a = args.single("--atol"))
     atol = parseNonNegative(*a, "--atol");
+  if (auto r = args.single("--rtol-max")) {
+    if (args.single("--atol"))
+      throw UsageError{"compare: give --atol or --rtol-max, not both"};
+    rtolMax = parseNonNegative(*r, "--rtol-max");
+  }
   SafeTensorsFile a = SafeTensorsFile::open(args.positional[0]);
   SafeTensorsFile b = SafeTensorsFile::open(args.positional[1]);
 
@@ -437,7 +444,11 @@ int runCompare(int argc, char **argv) {
       continue;
     }
     std::vector<double> va = asDoubles(a, ea), vb = asDoubles(b, eb);
-    double maxDiff = 0;
+    double maxDiff = 0, maxRef = 0;
+    for (double v : vb)
+      if (std::isfinite(v))
+        maxRef = std::max(maxRef, std::fabs(v));
+    double bound = rtolMax ? *rtolMax * maxRef : atol;
     for (size_t i = 0; i < va.size(); ++i) {
       bool na = std::isnan(va[i]), nb = std::isnan(vb[i]);
       double d = na || nb         ? (na && nb ? 0 : INFINITY)
@@ -446,18 +457,25 @@ int runCompare(int argc, char **argv) {
       if (!(d <= maxDiff))
         maxDiff = d;
     }
-    bool pass = maxDiff <= atol;
+    bool pass = maxDiff <= bound;
     failed += !pass;
-    std::printf("%s: max |a-b| = %.6g over %s (atol %g)  %s\n", name.c_str(),
-                maxDiff, shapeToString(ea.shape).c_str(), atol,
-                pass ? "ok" : "FAIL");
+    if (rtolMax)
+      std::printf("%s: max |a-b| = %.6g = %.3g of max |b| %.6g over %s "
+                  "(rtol-max %g)  %s\n",
+                  name.c_str(), maxDiff, maxRef > 0 ? maxDiff / maxRef : 0.0,
+                  maxRef, shapeToString(ea.shape).c_str(), *rtolMax,
+                  pass ? "ok" : "FAIL");
+    else
+      std::printf("%s: max |a-b| = %.6g over %s (atol %g)  %s\n",
+                  name.c_str(), maxDiff, shapeToString(ea.shape).c_str(), atol,
+                  pass ? "ok" : "FAIL");
   }
   if (failed)
     // Not a crash but a failed check: one error line like every failure.
-    std::fprintf(stderr,
-                 "hybrid-run: error: compare: %zu of %zu tensors differ (atol "
-                 "%g)\n",
-                 failed, names.size(), atol);
+    std::fprintf(stderr, "hybrid-run: error: compare: %zu of %zu tensors differ "
+                         "(%s %g)\n",
+                 failed, names.size(), rtolMax ? "rtol-max" : "atol",
+                 rtolMax ? *rtolMax : atol);
   return failed ? 1 : 0;
 }
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Writes a copy of a safetensors checkpoint with every F32 tensor rounded to
+bfloat16 (round to nearest even, as torch's .to(torch.bfloat16) does) and
+stored as BF16. Standard library only.
+
+usage: round_to_bf16.py IN.safetensors OUT.safetensors
+"""
+import array
+import json
+import struct
+import sys
+
+
+def to_bf16(raw):
+    words = array.array("I")
+    words.frombytes(raw)
+    if sys.byteorder != "little":
+        words.byteswap()
+    out = array.array("H", bytes(2 * len(words)))
+    for i, u in enumerate(words):
+        if (u & 0x7FFFFFFF) > 0x7F800000:  # NaN stays a quiet NaN
+            out[i] = (u >> 16) | 0x40
+        else:
+            out[i] = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out.tobytes()
+
+
+def main():
+    src, dst = sys.argv[1], sys.argv[2]
+    with open(src, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    out_header, chunks, offset = {}, [], 0
+    for name, entry in header.items():
+        if name == "__metadata__":
+            out_header[name] = entry
+            continue
+        begin, end = entry["data_offsets"]
+        raw = body[begin:end]
+        dtype = entry["dtype"]
+        if dtype == "F32":
+            raw, dtype = to_bf16(raw), "BF16"
+        out_header[name] = {"dtype": dtype, "shape": entry["shape"],
+                            "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    text = json.dumps(out_header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(dst, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(chunks))
+
+
+if __name__ == "__main__":
+    main()
