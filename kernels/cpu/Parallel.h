@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include <omp.h>
 
@@ -62,21 +61,5 @@ void parallelChunks(int64_t n, int64_t workPerItem, Fn &&fn, int threads = 0) {
       fn(begin, end);
   }
 }
-
-/// Scratch space for each thread of a parallel loop, allocated before the
-/// loop so that running out of memory throws there: an exception cannot
-/// leave a parallel region.
-template <typename T> class PerThreadScratch {
-public:
-  explicit PerThreadScratch(size_t perThread)
-      : perThread_(perThread),
-        data_(perThread * static_cast<size_t>(omp_get_max_threads())) {}
-  /// The calling thread's slice of perThread elements.
-  T *get() { return data_.data() + perThread_ * omp_get_thread_num(); }
-
-private:
-  size_t perThread_;
-  std::vector<T> data_;
-};
 
 } // namespace hybrid::cpu
