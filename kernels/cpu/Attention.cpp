@@ -230,7 +230,7 @@ template <typename S> struct Attend {
         p.B * p.Hq, p.T * p.S * (p.Dh + p.Dv),
         [&](int64_t bh) {
           const int64_t b = bh / p.Hq, h = bh % p.Hq;
-          Carve carve(threadScratch(call, layout, omp_get_thread_num()));
+          Carve carve(threadScratch(call, layout, workerSlot()));
           const RowBuffers buf = carveRows(carve, p);
           const S *K = k + p.keyHead(b, h), *V = v + p.valueHead(b, h);
           for (int64_t i = 0; i < p.T; ++i)
@@ -283,16 +283,14 @@ template <typename S> struct Attend {
                 int threads) const {
     const int64_t blocksPerHead = (p.T + kQueryBlock - 1) / kQueryBlock;
     const int64_t tasks = p.B * p.Hq * blocksPerHead;
-    const bool parallel = threads > 1 && tasks > 1 && !omp_in_parallel();
-#pragma omp parallel for schedule(dynamic) if (parallel) num_threads(threads)
-    for (int64_t task = 0; task < tasks; ++task) {
-      Carve carve(threadScratch(call, layout, omp_get_thread_num()));
+    parallelChunkIndices(tasks, threads, [&](int64_t task) {
+      Carve carve(threadScratch(call, layout, workerSlot()));
       const BlockBuffers buf = carveBlocks(carve, p);
       const int64_t bh = task / blocksPerHead;
       const int64_t i0 = task % blocksPerHead * kQueryBlock;
       queryBlock(bh / p.Hq, bh % p.Hq, i0, std::min(p.T, i0 + kQueryBlock),
                  buf);
-    }
+    });
   }
 
   void queryBlock(int64_t b, int64_t h, int64_t i0, int64_t i1,
