@@ -60,8 +60,8 @@ void scan(const KernelCall &call, const S *in, S *out, const ScanShape &s,
   parallelFor(
       s.outer, n * inner,
       [&](int64_t o) {
-        Acc *acc = static_cast<Acc *>(
-            threadScratch(call, layout, omp_get_thread_num()));
+        Acc *acc =
+            static_cast<Acc *>(threadScratch(call, layout, workerSlot()));
         std::fill(acc, acc + inner, Acc(0));
         const S *src = in + o * n * inner;
         S *dst = out + o * n * inner;

@@ -81,7 +81,9 @@ struct EntryOf {
   }
   KernelEntry operator()(const ops::Embedding &) const { return {embedding}; }
   KernelEntry operator()(const ops::Rotary &) const { return {rotary}; }
-  KernelEntry operator()(const ops::Attention &) const { return {attention}; }
+  KernelEntry operator()(const ops::Attention &) const {
+    return {attention, attentionScratchBytes};
+  }
   // Collectives and events are the backend's business.
   KernelEntry operator()(const ops::Collective &) const { return {}; }
   KernelEntry operator()(const ops::RecordEvent &) const { return {}; }

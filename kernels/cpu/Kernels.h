@@ -99,6 +99,8 @@ size_t linearScratchBytes(const KernelCall &call, int threads);
 
 void embedding(const KernelCall &call); // Embedding.cpp
 void rotary(const KernelCall &call);    // Rotary.cpp
-void attention(const KernelCall &call); // Attention.cpp
+// Attention.cpp
+void attention(const KernelCall &call);
+size_t attentionScratchBytes(const KernelCall &call, int threads);
 
 } // namespace hybrid::cpu::kernels

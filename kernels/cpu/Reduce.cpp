@@ -227,8 +227,8 @@ void reduceWith(const KernelCall &call, const ReductionLayout &layout,
     parallelFor(
         outCount / L, count * L,
         [&](int64_t o) {
-          Acc *acc = static_cast<Acc *>(
-              threadScratch(call, scratch, omp_get_thread_num()));
+          Acc *acc =
+              static_cast<Acc *>(threadScratch(call, scratch, workerSlot()));
           std::fill(acc, acc + L, R::init());
           const S *base = in + keptOffset(layout, o);
           forReducedOffsets(layout, [&](int64_t r) {

@@ -138,7 +138,7 @@ void softmax(const KernelCall &call) {
     parallelFor(
         s.outer, s.n * s.inner * 16,
         [&](int64_t o) {
-          Carve carve(threadScratch(call, layout, omp_get_thread_num()));
+          Carve carve(threadScratch(call, layout, workerSlot()));
           float *m = carve.take<float>(s.inner);
           double *sum = carve.take<double>(s.inner);
           softmaxColumns(x + o * s.n * s.inner, y + o * s.n * s.inner, s.n,

@@ -1,6 +1,8 @@
 // Per-token cost of the GPT-2 124M kernels at batch 1 and batch 4 (T = 128),
-// to catch kernels whose cost per token grows with the batch. Disabled by
-// default (it takes seconds); run with
+// to catch kernels whose cost per token grows with the batch: each kernel
+// alone, and a whole forward composed from the kernels with per-layer
+// weights (as the runtime runs it). Disabled by default (it takes seconds
+// and half a gigabyte); run with
 //   hybrid_kernels_tests --gtest_also_run_disabled_tests \
 //     --gtest_filter='*BatchScaling*'
 #include "KernelTestSupport.h"
@@ -8,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
 
 namespace hybrid::cpu::test {
 namespace {
@@ -135,6 +138,143 @@ TEST(DISABLED_BatchScaling, Gpt2Kernels) {
               "tok/s, B=4 %.1f ms = %.0f tok/s (%d threads)\n",
               forward[0], T / forward[0] * 1e3, forward[1],
               4 * T / forward[1] * 1e3, numThreads());
+}
+
+/// GPT-2 124M with random weights, one layer's worth of buffers reused by
+/// every layer (as a memory plan would), timing each kernel family.
+class Gpt2Forward {
+public:
+  static constexpr int64_t kD = 768, kH = 12, kF = 3072, kV = 50257,
+                           kLayers = 12, kPositions = 1024;
+
+  Gpt2Forward() {
+    Random rng(11);
+    wte_ = rng.f32({kV, kD}, -0.05f, 0.05f);
+    wpe_ = rng.f32({kPositions, kD}, -0.05f, 0.05f);
+    for (int l = 0; l < kLayers; ++l) {
+      Layer layer;
+      layer.ln1w = rng.f32({kD}, 0.9f, 1.1f);
+      layer.ln1b = rng.f32({kD}, -0.1f, 0.1f);
+      layer.ln2w = rng.f32({kD}, 0.9f, 1.1f);
+      layer.ln2b = rng.f32({kD}, -0.1f, 0.1f);
+      layer.wQkv = rng.f32({kD, 3 * kD}, -0.05f, 0.05f);
+      layer.bQkv = rng.f32({3 * kD}, -0.1f, 0.1f);
+      layer.wProj = rng.f32({kD, kD}, -0.05f, 0.05f);
+      layer.bProj = rng.f32({kD}, -0.1f, 0.1f);
+      layer.wFc = rng.f32({kD, kF}, -0.05f, 0.05f);
+      layer.bFc = rng.f32({kF}, -0.1f, 0.1f);
+      layer.wFcProj = rng.f32({kF, kD}, -0.05f, 0.02f);
+      layer.bFcProj = rng.f32({kD}, -0.1f, 0.1f);
+      layers_.push_back(std::move(layer));
+    }
+    lnfw_ = rng.f32({kD}, 0.9f, 1.1f);
+    lnfb_ = rng.f32({kD}, -0.1f, 0.1f);
+  }
+
+  /// Milliseconds per kernel family of one forward over B x T tokens.
+  std::map<std::string, double> run(int64_t B, int64_t T) {
+    const int64_t Dh = kD / kH;
+    Random rng(12);
+    HostTensor ids = rng.i64({B, T}, 0, kV - 1);
+    HostTensor pos = run(ops::Iota{}, {}, DType::I64, {T});
+    HostTensor x(DType::F32, {B, T, kD}), h(DType::F32, {B, T, kD}),
+        tok(DType::F32, {B, T, kD}), pe(DType::F32, {T, kD}),
+        qkv(DType::F32, {B, T, 3 * kD}), ff(DType::F32, {B, T, kF}),
+        ff2(DType::F32, {B, T, kF}), attn(DType::F32, {B, kH, T, Dh}),
+        merged(DType::F32, {B, T, kH, Dh}), logits(DType::F32, {B, T, kV});
+    HostTensor part[3], heads[3];
+    for (int i = 0; i < 3; ++i) {
+      part[i] = HostTensor(DType::F32, {B, T, kH, Dh});
+      heads[i] = HostTensor(DType::F32, {B, kH, T, Dh});
+    }
+    std::map<std::string, double> ms;
+    auto timed = [&](const char *family, const Op &op,
+                     std::initializer_list<const HostTensor *> in,
+                     HostTensor &out) {
+      auto t0 = std::chrono::steady_clock::now();
+      runKernel(op, in, out);
+      ms[family] += std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count();
+    };
+    const Op linear = ops::Linear{false}, ln = ops::LayerNorm{1e-5},
+             add = ops::Binary{BinaryKind::Add},
+             gelu = ops::Unary{UnaryKind::GeluTanh},
+             attention = ops::Attention{1 / 8.0, true},
+             toHeads = ops::Transpose{{0, 2, 1, 3}};
+    timed("embedding", ops::Embedding{}, {&wte_, &ids}, tok);
+    timed("embedding", ops::Embedding{}, {&wpe_, &pos}, pe);
+    timed("add", add, {&tok, &pe}, x);
+    for (const Layer &l : layers_) {
+      timed("layer_norm", ln, {&x, &l.ln1w, &l.ln1b}, h);
+      timed("linear qkv", linear, {&h, &l.wQkv, &l.bQkv}, qkv);
+      for (int i = 0; i < 3; ++i) {
+        part[i].shape = {B, T, kD};
+        timed("slice", ops::Slice{{-1}, {i * kD}, {(i + 1) * kD}, {1}}, {&qkv},
+              part[i]);
+        part[i].shape = {B, T, kH, Dh}; // reshape: the same bytes
+        timed("transpose", toHeads, {&part[i]}, heads[i]);
+      }
+      timed("attention", attention,
+            {&heads[0], &heads[1], &heads[2], nullptr, nullptr}, attn);
+      timed("transpose", toHeads, {&attn}, merged);
+      merged.shape = {B, T, kD};
+      timed("linear proj", linear, {&merged, &l.wProj, &l.bProj}, h);
+      merged.shape = {B, T, kH, Dh};
+      timed("add", add, {&x, &h}, x);
+      timed("layer_norm", ln, {&x, &l.ln2w, &l.ln2b}, h);
+      timed("linear fc", linear, {&h, &l.wFc, &l.bFc}, ff);
+      timed("gelu", gelu, {&ff}, ff2);
+      timed("linear fc_proj", linear, {&ff2, &l.wFcProj, &l.bFcProj}, h);
+      timed("add", add, {&x, &h}, x);
+    }
+    timed("layer_norm", ln, {&x, &lnfw_, &lnfb_}, h);
+    timed("linear lm_head", ops::Linear{true}, {&h, &wte_, nullptr}, logits);
+    return ms;
+  }
+
+private:
+  struct Layer {
+    HostTensor ln1w, ln1b, ln2w, ln2b, wQkv, bQkv, wProj, bProj, wFc, bFc,
+        wFcProj, bFcProj;
+  };
+  HostTensor run(const Op &op, std::initializer_list<const HostTensor *> in,
+                 DType dt, Shape shape) {
+    return test::run(op, in, dt, std::move(shape));
+  }
+  HostTensor wte_, wpe_, lnfw_, lnfb_;
+  std::vector<Layer> layers_;
+};
+
+TEST(DISABLED_BatchScaling, Gpt2Forward) {
+  const int64_t T = 128;
+  Gpt2Forward model;
+  const int64_t batches[2] = {1, 4};
+  std::map<std::string, double> best[2];
+  double bestTotal[2] = {1e30, 1e30};
+  for (int repeat = 0; repeat < 4; ++repeat)
+    for (int bi = 0; bi < 2; ++bi) {
+      std::map<std::string, double> ms = model.run(batches[bi], T);
+      double total = 0;
+      for (auto &[family, t] : ms) {
+        total += t;
+        double &b = best[bi][family];
+        b = repeat == 0 ? t : std::min(b, t);
+      }
+      bestTotal[bi] = std::min(bestTotal[bi], total);
+    }
+  std::printf("%-16s %10s %10s %12s %12s %7s\n", "family (best of 4)", "B=1 ms",
+              "B=4 ms", "B=1 us/tok", "B=4 us/tok", "ratio");
+  for (auto &[family, t1] : best[0]) {
+    const double t4 = best[1][family];
+    std::printf("%-16s %10.2f %10.2f %12.2f %12.2f %7.2f\n", family.c_str(), t1,
+                t4, t1 * 1e3 / T, t4 * 1e3 / (4 * T),
+                (t4 / 4) / std::max(t1, 1e-9));
+  }
+  std::printf("forward: B=1 %.1f ms = %.0f tok/s, B=4 %.1f ms = %.0f tok/s "
+              "(%d threads)\n",
+              bestTotal[0], T / bestTotal[0] * 1e3, bestTotal[1],
+              4 * T / bestTotal[1] * 1e3, numThreads());
 }
 
 } // namespace

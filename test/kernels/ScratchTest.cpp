@@ -184,6 +184,20 @@ std::vector<FamilyCase> familyCases(DType ft, int64_t scale) {
                {},
                ft,
                {1, 2, R, 16}});
+  c.push_back({"attention decode",
+               ops::Attention{0.25, true},
+               {f({2, 4, 1, 16}), f({2, 2, R * 8, 16}), f({2, 2, R * 8, 16}),
+                f({2, 1, 1, R * 8}), f({4}, 0, 1)},
+               {},
+               ft,
+               {2, 4, 1, 16}});
+  c.push_back({"attention prefill",
+               ops::Attention{0.125, true, 100},
+               {f({1, 2, R + 64, 64}), f({1, 1, R + 300, 64}),
+                f({1, 1, R + 300, 24}), f({R + 300}), f({2})},
+               {false, false, false, false, true},
+               ft,
+               {1, 2, R + 64, 24}});
   return c;
 }
 
