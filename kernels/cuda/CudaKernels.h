@@ -1,0 +1,113 @@
+// The CUDA kernel library: a kernel (or a cuBLASLt / cuDNN call) for every
+// typed op of hybrid/Ops.h, used by the CUDA backend. Depends on hybrid_base
+// and the CUDA toolkit only (no MLIR, no runtime). The CPU kernels
+// (kernels/cpu) are the oracle every kernel here is tested against.
+//
+// Dtypes: as the CPU kernels — floating ops on f32, bf16 and f16 (bf16/f16
+// computed with f32 accumulation), integer ops on i32 and i64, data movement
+// on every dtype.
+//
+// Memory and streams: a kernel allocates nothing and never synchronises the
+// host; it enqueues work on `stream` and returns. Temporary device memory
+// (cuBLASLt workspace, split-K partials, softmax statistics) comes from
+// CudaCall::scratch, sized by the kernel's scratch function for the same
+// shapes before the first launch. Every call can be captured in a CUDA
+// graph: no host-device copies, no cudaMalloc, no synchronisation.
+#pragma once
+
+#include "hybrid/Ops.h"
+#include "hybrid/Types.h"
+
+#include <cstddef>
+#include <variant>
+#include <vector>
+
+// Keep CUDA headers out of this interface: streams and library handles
+// travel as opaque pointers, so the runtime's C++ code compiles without
+// nvcc and without cuda_runtime.h.
+struct CUstream_st;
+
+namespace hybrid::cuda {
+
+using Stream = CUstream_st *; ///< a cudaStream_t
+
+/// A dense row-major tensor in device memory that a kernel writes.
+struct Tensor {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+  int64_t numel() const { return numElements(shape); }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+};
+
+/// A dense row-major tensor in device memory that a kernel only reads; an
+/// absent optional operand has present == false.
+struct ConstTensor {
+  const void *data = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+  bool present = true;
+
+  ConstTensor() = default;
+  ConstTensor(const void *d, DType t, Shape s)
+      : data(d), dtype(t), shape(std::move(s)) {}
+  static ConstTensor absent() {
+    ConstTensor t;
+    t.present = false;
+    return t;
+  }
+  int64_t numel() const { return numElements(shape); }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+};
+
+/// Per-device library state kernels share (cuBLASLt handle, device
+/// properties). Created once by the backend for its device; kernels must
+/// not create their own. Not thread-safe: one host thread per stream.
+struct Context;
+
+/// Creates / destroys the context of the current CUDA device. Throws
+/// hybrid::Error naming the failing call.
+Context *createContext();
+void destroyContext(Context *context);
+
+/// One kernel invocation: operands positional as in Ops.h (absent optional
+/// ones included), results with the shapes the compiler planned, the op's
+/// typed attributes, device scratch, the stream to enqueue on.
+struct CudaCall {
+  const Op *op = nullptr;
+  std::vector<ConstTensor> operands;
+  std::vector<Tensor> results;
+  void *scratch = nullptr; ///< device memory, 256-byte aligned
+  size_t scratchBytes = 0;
+  Stream stream = nullptr;
+  Context *context = nullptr;
+
+  template <typename T> const T &attrs() const { return std::get<T>(*op); }
+};
+
+/// Enqueues the kernel. Throws hybrid::Error for inputs it cannot handle
+/// (unsupported dtype, inconsistent shapes, too little scratch) and for a
+/// failed launch or library call (naming it); never aborts.
+using KernelFn = void (*)(const CudaCall &);
+/// Device scratch bytes the kernel needs for the call's shapes and dtypes
+/// (data pointers may be null). Never throws.
+using ScratchFn = size_t (*)(const CudaCall &);
+
+struct KernelEntry {
+  KernelFn run = nullptr;
+  ScratchFn scratch = nullptr; ///< null: the kernel needs none
+};
+
+/// The kernel for `op`; run is null when there is none (events are the
+/// backend's business; collectives go through NCCL in the backend).
+KernelEntry findKernel(const Op &op);
+
+inline size_t scratchBytes(const KernelEntry &entry, const CudaCall &call) {
+  return entry.scratch ? entry.scratch(call) : 0;
+}
+
+/// Whether this process sees a CUDA device (false on CI machines: GPU tests
+/// then skip, saying so).
+bool deviceAvailable();
+
+} // namespace hybrid::cuda
