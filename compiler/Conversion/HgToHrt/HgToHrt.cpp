@@ -209,6 +209,14 @@ private:
       return op->emitError("expected one result");
     Value result = op->getResult(0);
     Location loc = op->getLoc();
+    // Every operand was lowered before its user (one block, in order); a
+    // missing buffer is an error here, never a null operand downstream.
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (!buffers_.count(operand))
+        return op->emitError() << "operand #" << i
+                               << " has no buffer (it is not defined by an "
+                                  "argument or an earlier op of @"
+                               << func_.getSymName() << ")";
     if (auto c = dyn_cast<hg::ConstantOp>(op)) {
       if (!cast<ShapedType>(result.getType()).hasStaticShape())
         return op->emitError("constant with a dynamic shape");

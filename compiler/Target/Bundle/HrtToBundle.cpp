@@ -75,14 +75,15 @@ std::optional<hybrid::DType> dtypeOf(Type t) {
   return std::nullopt;
 }
 
-/// The op as the bundle stores it (attributes already explicit in hrt).
-hybrid::Op toBundleOp(Operation *op) {
+/// The op as the bundle stores it (attributes already explicit in hrt);
+/// nullopt for a command the bundle has no encoding for.
+std::optional<hybrid::Op> toBundleOp(Operation *op) {
   namespace o = hybrid::ops;
   auto f = [](APFloat v) { return v.convertToDouble(); };
   auto ints = [](ArrayRef<int64_t> a) {
     return std::vector<int64_t>(a.begin(), a.end());
   };
-  return llvm::TypeSwitch<Operation *, hybrid::Op>(op)
+  return llvm::TypeSwitch<Operation *, std::optional<hybrid::Op>>(op)
       .Case([](hrt::BinaryOp c) {
         return o::Binary{static_cast<hybrid::BinaryKind>(c.getKind())};
       })
@@ -157,7 +158,8 @@ hybrid::Op toBundleOp(Operation *op) {
       })
       .Case([](hrt::WaitEventOp c) {
         return o::WaitEvent{static_cast<int32_t>(c.getEvent())};
-      });
+      })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 /// The constant's size in bytes, or an error when it exceeds the bound. A
@@ -292,6 +294,17 @@ private:
     return id;
   }
 
+  /// The bundle buffer of `v`, which `user` reads or writes. Verified hrt
+  /// defines every buffer before its use in the executable's one block;
+  /// anything else is an error, never a silent buffer 0.
+  llvm::Expected<int32_t> bufferOf(Value v, Operation *user) {
+    auto it = buffers_.find(v);
+    if (it == buffers_.end())
+      return fail(user, "uses a buffer that no op before it in @" + exe_.name +
+                            " defines");
+    return it->second;
+  }
+
   llvm::Expected<int32_t> paramIndex(hrt::ParamOp p) {
     auto type = p.getResult().getType();
     hybrid::ParamDesc desc;
@@ -398,14 +411,33 @@ private:
     if (!cmd)
       return fail(op, "is not an hrt buffer source or command");
     hybrid::CommandDesc desc;
-    desc.op = toBundleOp(op);
-    if (auto collective = dyn_cast<hrt::CollectiveOp>(op))
-      std::get<hybrid::ops::Collective>(desc.op).communicator =
-          communicators_.lookup(collective.getCommunicator());
-    for (Value in : cmd.getCommandInputs())
-      desc.operands.push_back(in ? buffers_.lookup(in) : -1);
-    if (Value out = cmd.getCommandResult())
-      desc.results.push_back(buffers_.lookup(out));
+    std::optional<hybrid::Op> typed = toBundleOp(op);
+    if (!typed)
+      return fail(op, "has no encoding in the bundle");
+    desc.op = std::move(*typed);
+    if (auto collective = dyn_cast<hrt::CollectiveOp>(op)) {
+      auto it = communicators_.find(collective.getCommunicator());
+      if (it == communicators_.end())
+        return fail(op, "its communicator is not an hrt.communicator of @" +
+                            exe_.name);
+      std::get<hybrid::ops::Collective>(desc.op).communicator = it->second;
+    }
+    for (Value in : cmd.getCommandInputs()) {
+      if (!in) {
+        desc.operands.push_back(-1);
+        continue;
+      }
+      llvm::Expected<int32_t> b = bufferOf(in, op);
+      if (!b)
+        return b.takeError();
+      desc.operands.push_back(*b);
+    }
+    if (Value out = cmd.getCommandResult()) {
+      llvm::Expected<int32_t> b = bufferOf(out, op);
+      if (!b)
+        return b.takeError();
+      desc.results.push_back(*b);
+    }
     desc.stream = cmd.getStreamIndex();
     desc.loc = locString(op->getLoc());
     exe_.numStreams = std::max(exe_.numStreams, desc.stream + 1);
