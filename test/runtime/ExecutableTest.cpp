@@ -418,3 +418,58 @@ TEST(Executable, RunsFromABundleFileWithSafeTensorsWeights) {
   EXPECT_EQ(a.forward(in).at("logits").toVector<float>(),
             b.forward(in).at("logits").toVector<float>());
 }
+
+// Commands on a second stream with an event between the streams: the
+// executable forks its stream from the caller's and joins it back.
+TEST(Executable, SecondStreamAndEvents) {
+  BundleDesc b = normBundle();
+  ExecutableDesc &e = b.executables[0];
+  e.numStreams = 2;
+  e.numEvents = 1;
+  // normed = copy(t1) moves to stream 1, after t1 is ready on stream 0.
+  e.commands[4].stream = 1;
+  e.commands.insert(e.commands.begin() + 4,
+                    command(ops::WaitEvent{0}, {}, {}, "", 1));
+  e.commands.insert(e.commands.begin() + 2,
+                    command(ops::RecordEvent{0}, {}, {}));
+  Engine engine = normEngine(b);
+  for (int64_t batch : {2, 5}) {
+    NamedTensors out = engine.forward(xInput(batch));
+    std::vector<double> y, normed;
+    normReference(inputRows(batch), batch, y, normed);
+    expectNear(out.at("y"), y);
+    expectNear(out.at("normed"), normed);
+  }
+}
+
+// Only an executable whose param access is read_write may update the
+// weights (the optimizer step); the others see the update in place.
+TEST(Executable, ReadWriteParamAccessUpdatesTheWeightsInPlace) {
+  BundleDesc b = normBundle();
+  ExecutableDesc step;
+  step.name = "step";
+  step.paramAccess = Access::ReadWrite;
+  step.buffers = {
+      buffer(BufferKind::Input, DType::F32, {4}, 0, "delta", 0),
+      buffer(BufferKind::Param, DType::F32, {4}, 1, "ln.bias"),
+  };
+  step.inputs = {{"delta", 0}};
+  step.commands = {command(add(), {1, 0}, {1}, "step.mlir:1")};
+  step.workspaceBytes = 256;
+  b.executables.push_back(step);
+  Engine engine = normEngine(b);
+  const void *bias = engine.weights().data(1);
+  engine.executable("step").run(
+      {{"delta", HostTensor::fromVector<float>({4}, {1, 1, 1, 1})}});
+  EXPECT_EQ(engine.weights().data(1), bias);
+  const float *p = static_cast<const float *>(bias);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_FLOAT_EQ(p[k], kBias[k] + 1.0f);
+  // forward reads the updated bias: its normed output moves by one.
+  NamedTensors out = engine.forward(xInput(2));
+  std::vector<double> y, normed;
+  normReference(inputRows(2), 2, y, normed);
+  for (double &v : normed)
+    v += 1.0;
+  expectNear(out.at("normed"), normed);
+}
