@@ -11,6 +11,7 @@
 #include "hybrid/SafeTensors.h"
 
 #include <cmath>
+#include <random>
 
 using namespace hybrid;
 using namespace hybrid::test;
@@ -472,4 +473,32 @@ TEST(Executable, ReadWriteParamAccessUpdatesTheWeightsInPlace) {
   for (double &v : normed)
     v += 1.0;
   expectNear(out.at("normed"), normed);
+}
+
+// Damaged bundles (checksum fixed up) that parse must also load: preparing
+// every command on the CPU device either works or is one clear error.
+TEST(Executable, FuzzedBundlesLoadOrFailCleanly) {
+  std::vector<std::vector<uint8_t>> seeds = {serializeBundle(normBundle()),
+                                             serializeBundle(tinyLmBundle()),
+                                             serializeBundle(stateBundle())};
+  auto device = cpu();
+  std::mt19937 rng(5);
+  int loaded = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<uint8_t> bad = seeds[trial % seeds.size()];
+    for (int f = 1 + rng() % 4; f > 0; --f)
+      bad[kBundleHeaderSize + rng() % (bad.size() - kBundleHeaderSize)] =
+          static_cast<uint8_t>(rng());
+    std::vector<uint8_t> framed = framePayload(bad.data() + kBundleHeaderSize,
+                                               bad.size() - kBundleHeaderSize);
+    try {
+      Engine engine = Engine::create(
+          parseBundle(framed.data(), framed.size(), "fuzz.hyb"), device);
+      ++loaded;
+    } catch (const Error &e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_GT(loaded, 10);
+  EXPECT_EQ(device->memoryStats().bytesInUse, 0u);
 }
