@@ -1,31 +1,50 @@
 // attention: scaled dot-product attention with grouped KV heads, causal and
 // sliding-window limits aligned to the end of the keys, an additive
-// broadcast mask and ALiBi slopes. Softmax is max-subtracted; a row with no
+// broadcast mask and ALiBi slopes, on f32, bf16 or f16 (computed in f32).
+// Prompts run as GEMMs over 64-query blocks and 256-key blocks with an
+// online (running-max) softmax, so scratch does not grow with the sequence;
+// decode steps and short prompts go one query row at a time. A row with no
 // visible key (or only -inf scores) gives zeros, not NaN.
+#include "Element.h"
 #include "Gemm.h"
-#include "KernelCheck.h"
 #include "Kernels.h"
 #include "Parallel.h"
+#include "Scratch.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// Query rows and keys per block of the GEMM path: a 64 x 256 score block
+/// and its 64 x Dv accumulator stay in L2, and each GEMM is large enough
+/// for OpenBLAS to run near its peak.
+constexpr int64_t kQueryBlock = 64, kKeyBlock = 256;
+
+/// Problems from this many score multiply-adds use the GEMM path.
+constexpr int64_t kGemmPathWork = 1 << 18;
+
+/// NaN-propagating maximum.
+inline float maxOf(float m, float v) {
+  return (v > m || v != v) && m == m ? v : m;
+}
+
 struct AttentionProblem {
-  int64_t B, Hq, Hkv, T, S, Dh, Dv;
-  float scale;
-  bool causal;
-  int64_t window;
-  const float *q, *k, *v;
-  const float *mask = nullptr;
+  int64_t B = 0, Hq = 0, Hkv = 0, T = 0, S = 0, Dh = 0, Dv = 0;
+  DType dtype = DType::F32;
+  float scale = 1;
+  bool causal = false;
+  int64_t window = 0;
+  const void *q = nullptr, *k = nullptr, *v = nullptr;
+  const void *mask = nullptr;
   int64_t maskStrides[4] = {0, 0, 0, 0}; // over [B, Hq, T, S]
-  const float *slopes = nullptr;
-  float *out;
+  const void *slopes = nullptr;
+  void *out = nullptr;
 
   /// Visible keys [begin, end) of query row i.
   void keyRange(int64_t i, int64_t &begin, int64_t &end) const {
@@ -38,152 +57,39 @@ struct AttentionProblem {
       begin = std::min<int64_t>(last - window + 1, S);
   }
 
-  /// Adds the mask and ALiBi bias of (b, h, i) to scores[j] for j in
-  /// [begin, end).
-  void addBias(int64_t b, int64_t h, int64_t i, int64_t begin, int64_t end,
-               float *scores) const {
-    if (mask) {
-      const float *m =
-          mask + b * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2];
-      const int64_t ms = maskStrides[3];
-      for (int64_t j = begin; j < end; ++j)
-        scores[j] += m[j * ms];
-    }
-    if (slopes) {
-      const float slope = slopes[h];
-      for (int64_t j = begin; j < end; ++j)
-        scores[j] += slope * static_cast<float>(j - i);
-    }
+  /// Rows of the GEMM path: decode steps and small problems go by rows.
+  bool byBlocks() const {
+    return T > 1 && Dh > 0 && Dh <= INT_MAX && Dv <= INT_MAX &&
+           T * S * Dh >= kGemmPathWork;
   }
 
-  /// Turns scores[begin, end) into probabilities in place; false when the
-  /// row is fully masked (every score -inf).
-  static bool softmaxInPlace(float *scores, int64_t begin, int64_t end) {
-    float m = -std::numeric_limits<float>::infinity();
-    for (int64_t j = begin; j < end; ++j)
-      m = (scores[j] > m || scores[j] != scores[j]) && m == m ? scores[j] : m;
-    if (m == -std::numeric_limits<float>::infinity())
-      return false;
-    double sum = 0;
-    for (int64_t j = begin; j < end; ++j) {
-      scores[j] = std::exp(scores[j] - m);
-      sum += scores[j];
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t j = begin; j < end; ++j)
-      scores[j] *= inv;
-    return true;
+  // Element offsets of a head's first row.
+  int64_t queryHead(int64_t b, int64_t h) const {
+    return (b * Hq + h) * T * Dh;
   }
-
-  const float *queryHead(int64_t b, int64_t h) const {
-    return q + (b * Hq + h) * T * Dh;
+  int64_t keyHead(int64_t b, int64_t h) const {
+    return (b * Hkv + h / (Hq / Hkv)) * S * Dh;
   }
-  const float *keyHead(int64_t b, int64_t h) const {
-    return k + (b * Hkv + h / (Hq / Hkv)) * S * Dh;
+  int64_t valueHead(int64_t b, int64_t h) const {
+    return (b * Hkv + h / (Hq / Hkv)) * S * Dv;
   }
-  const float *valueHead(int64_t b, int64_t h) const {
-    return v + (b * Hkv + h / (Hq / Hkv)) * S * Dv;
-  }
-  float *outHead(int64_t b, int64_t h) const {
-    return out + (b * Hq + h) * T * Dv;
-  }
+  int64_t outHead(int64_t b, int64_t h) const { return (b * Hq + h) * T * Dv; }
 };
 
-/// Problems from this many score multiply-adds use the GEMM path.
-constexpr int64_t kGemmPathWork = 1 << 18;
-
-/// One query row at a time, heads in parallel: for decode steps and short
-/// prompts, where GEMM calls would cost more than they save.
-void attendByRows(const AttentionProblem &p) {
-  PerThreadScratch<float> scratch(p.S);
-  parallelFor(p.B * p.Hq, p.T * p.S * (p.Dh + p.Dv), [&](int64_t bh) {
-    const int64_t b = bh / p.Hq, h = bh % p.Hq;
-    const float *Q = p.queryHead(b, h), *K = p.keyHead(b, h),
-                *V = p.valueHead(b, h);
-    float *O = p.outHead(b, h);
-    float *scores = scratch.get();
-    for (int64_t i = 0; i < p.T; ++i) {
-      float *o = O + i * p.Dv;
-      std::fill(o, o + p.Dv, 0.0f);
-      int64_t begin, end;
-      p.keyRange(i, begin, end);
-      if (begin >= end)
-        continue;
-      const float *qi = Q + i * p.Dh;
-      for (int64_t j = begin; j < end; ++j) {
-        const float *kj = K + j * p.Dh;
-        float dot = 0;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t d = 0; d < p.Dh; ++d)
-          dot += qi[d] * kj[d];
-        scores[j] = dot * p.scale;
-      }
-      p.addBias(b, h, i, begin, end, scores);
-      if (!AttentionProblem::softmaxInPlace(scores, begin, end))
-        continue;
-      for (int64_t j = begin; j < end; ++j) {
-        const float w = scores[j];
-        const float *vj = V + j * p.Dv;
-#pragma omp simd
-        for (int64_t d = 0; d < p.Dv; ++d)
-          o[d] += w * vj[d];
-      }
-    }
-  });
-}
-
-/// Whole heads as two GEMMs (scores = Q K^T, out = P V) with the softmax in
-/// between: for prompts. Heads run in parallel when there are enough of them,
-/// else each head's GEMMs and rows do.
-void attendByGemm(const AttentionProblem &p) {
-  const int64_t heads = p.B * p.Hq;
-  auto attendHead = [&](int64_t bh, float *probs) {
-    const int64_t b = bh / p.Hq, h = bh % p.Hq;
-    gemm(false, true, p.T, p.S, p.Dh, p.scale, p.queryHead(b, h), p.Dh,
-         p.keyHead(b, h), p.Dh, 0.0f, probs, p.S);
-    parallelFor(p.T, p.S * 16, [&](int64_t i) {
-      float *row = probs + i * p.S;
-      int64_t begin, end;
-      p.keyRange(i, begin, end);
-      bool any = begin < end;
-      if (any) {
-        p.addBias(b, h, i, begin, end, row);
-        any = AttentionProblem::softmaxInPlace(row, begin, end);
-      }
-      if (!any)
-        begin = end = 0;
-      std::fill(row, row + begin, 0.0f);
-      std::fill(row + end, row + p.S, 0.0f);
-    });
-    gemm(false, false, p.T, p.Dv, p.S, 1.0f, probs, p.S, p.valueHead(b, h),
-         p.Dv, 0.0f, p.outHead(b, h), p.Dv);
-  };
-  if (heads >= omp_get_max_threads() && !omp_in_parallel()) {
-    PerThreadScratch<float> scratch(p.T * p.S);
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t bh = 0; bh < heads; ++bh)
-      attendHead(bh, scratch.get());
-  } else {
-    std::vector<float> probs(p.T * p.S);
-    for (int64_t bh = 0; bh < heads; ++bh)
-      attendHead(bh, probs.data());
-  }
-}
-
-} // namespace
-
-void attention(const KernelCall &call) {
-  expectOperands(call, "attention", 3, 2);
-  const ConstTensor &query = call.operands[0], &key = call.operands[1],
-                    &value = call.operands[2];
-  const Tensor &result = call.results[0];
-  for (const ConstTensor *t : {&query, &key, &value})
-    expectDType(*t, DType::F32, "attention", "query, key and value");
-  expectDType(result, DType::F32, "attention", "result");
+/// Shapes and attributes of the call, validated (no data needed).
+AttentionProblem describe(const KernelCall &call) {
+  const ConstTensor &query = call.operands.at(0), &key = call.operands.at(1),
+                    &value = call.operands.at(2);
+  const Tensor &result = call.results.at(0);
+  AttentionProblem p;
+  p.dtype = query.dtype;
+  visitFloat(p.dtype, "attention", "query", [](auto) {});
+  expectSameDType(key, query, "attention", "key", "query");
+  expectSameDType(value, query, "attention", "value", "query");
+  expectDType(result, p.dtype, "attention", "result");
   expectRank(query, 4, "attention", "query");
   expectRank(key, 4, "attention", "key");
   expectRank(value, 4, "attention", "value");
-  AttentionProblem p;
   p.B = query.shape[0];
   p.Hq = query.shape[1];
   p.T = query.shape[2];
@@ -203,55 +109,291 @@ void attention(const KernelCall &call) {
                           " query heads are not a multiple of " +
                           std::to_string(p.Hkv) + " KV heads");
   expectShape(result, {p.B, p.Hq, p.T, p.Dv}, "attention", "result");
-
   const ops::Attention &attrs = call.attrs<ops::Attention>();
   p.scale = static_cast<float>(attrs.scale);
   p.causal = attrs.causal;
   p.window = attrs.slidingWindow;
-  p.q = query.as<float>();
-  p.k = key.as<float>();
-  p.v = value.as<float>();
-  p.out = result.as<float>();
-  if (const ConstTensor *maskOperand = optionalOperand(call, 3)) {
-    const ConstTensor &mask = *maskOperand;
-    expectDType(mask, DType::F32, "attention", "mask");
+  if (const ConstTensor *mask = optionalOperand(call, 3)) {
+    expectSameDType(*mask, query, "attention", "mask", "query");
     const Shape full = {p.B, p.Hq, p.T, p.S};
-    if (mask.rank() > 4)
+    if (mask->rank() > 4)
       fail("attention",
-           "mask " + shapeToString(mask.shape) + " has rank above 4");
-    const int64_t lead = 4 - mask.rank();
+           "mask " + shapeToString(mask->shape) + " has rank above 4");
+    const int64_t lead = 4 - mask->rank();
     int64_t stride = 1;
     for (int64_t d = 3; d >= lead; --d) {
-      int64_t dim = mask.shape[d - lead];
+      const int64_t dim = mask->shape[d - lead];
       if (dim != full[d] && dim != 1)
-        fail("attention", "mask " + shapeToString(mask.shape) +
+        fail("attention", "mask " + shapeToString(mask->shape) +
                               " does not broadcast to " + shapeToString(full));
       p.maskStrides[d] = dim == 1 ? 0 : stride;
       stride *= dim;
     }
-    p.mask = mask.as<float>();
+    p.mask = mask->data;
   }
-  if (const ConstTensor *slopesOperand = optionalOperand(call, 4)) {
-    const ConstTensor &slopes = *slopesOperand;
-    expectDType(slopes, DType::F32, "attention", "alibi_slopes");
-    if (slopes.numel() != p.Hq)
-      fail("attention", "alibi_slopes " + shapeToString(slopes.shape) +
+  if (const ConstTensor *slopes = optionalOperand(call, 4)) {
+    expectSameDType(*slopes, query, "attention", "alibi_slopes", "query");
+    if (slopes->numel() != p.Hq)
+      fail("attention", "alibi_slopes " + shapeToString(slopes->shape) +
                             " must hold one slope per query head (" +
                             std::to_string(p.Hq) + ")");
-    p.slopes = slopes.as<float>();
+    p.slopes = slopes->data;
   }
-  if (result.numel() == 0)
-    return;
-  if (p.S == 0) {
-    std::fill(p.out, p.out + result.numel(), 0.0f);
-    return;
+  p.q = query.data;
+  p.k = key.data;
+  p.v = value.data;
+  p.out = result.data;
+  return p;
+}
+
+/// One thread's scratch on the row path.
+struct RowBuffers {
+  float *scores; // [S]
+  float *query;  // [Dh]
+  float *acc;    // [Dv]
+};
+RowBuffers carveRows(Carve &carve, const AttentionProblem &p) {
+  RowBuffers r;
+  r.scores = carve.take<float>(p.S);
+  r.query = carve.take<float>(p.Dh);
+  r.acc = carve.take<float>(p.Dv);
+  return r;
+}
+
+/// One thread's scratch on the block path; the f32 copies of Q, K and V
+/// blocks exist only for bf16/f16 (f32 blocks are read in place).
+struct BlockBuffers {
+  float *query = nullptr; // [kQueryBlock, Dh]
+  float *key = nullptr;   // [kKeyBlock, Dh]
+  float *value = nullptr; // [kKeyBlock, Dv]
+  float *scores;          // [kQueryBlock, kKeyBlock]
+  float *acc;             // [kQueryBlock, Dv]
+  float *rowMax;          // [kQueryBlock]
+  double *rowSum;         // [kQueryBlock]
+};
+BlockBuffers carveBlocks(Carve &carve, const AttentionProblem &p) {
+  BlockBuffers b;
+  if (p.dtype != DType::F32) {
+    b.query = carve.take<float>(kQueryBlock * p.Dh);
+    b.key = carve.take<float>(kKeyBlock * p.Dh);
+    b.value = carve.take<float>(kKeyBlock * p.Dv);
   }
-  const bool blasSized =
-      p.T <= INT_MAX && p.S <= INT_MAX && p.Dh <= INT_MAX && p.Dv <= INT_MAX;
-  if (p.T > 1 && p.Dh > 0 && blasSized && p.T * p.S * p.Dh >= kGemmPathWork)
-    attendByGemm(p);
+  b.scores = carve.take<float>(kQueryBlock * kKeyBlock);
+  b.acc = carve.take<float>(kQueryBlock * p.Dv);
+  b.rowMax = carve.take<float>(kQueryBlock);
+  b.rowSum = carve.take<double>(kQueryBlock);
+  return b;
+}
+
+ScratchLayout attentionScratch(const KernelCall &call) {
+  const AttentionProblem p = describe(call);
+  Carve carve;
+  if (p.byBlocks())
+    carveBlocks(carve, p);
   else
-    attendByRows(p);
+    carveRows(carve, p);
+  return {0, carve.used()};
+}
+
+template <typename S> struct Attend {
+  const AttentionProblem &p;
+  const S *q = static_cast<const S *>(p.q);
+  const S *k = static_cast<const S *>(p.k);
+  const S *v = static_cast<const S *>(p.v);
+  const S *mask = static_cast<const S *>(p.mask);
+  const S *slopes = static_cast<const S *>(p.slopes);
+  S *out = static_cast<S *>(p.out);
+
+  /// Adds the mask and ALiBi bias of (b, h, i) to scores[j - offset] for j
+  /// in [begin, end).
+  void addBias(int64_t b, int64_t h, int64_t i, int64_t begin, int64_t end,
+               float *scores, int64_t offset) const {
+    if (mask) {
+      const S *m = mask + b * p.maskStrides[0] + h * p.maskStrides[1] +
+                   i * p.maskStrides[2];
+      const int64_t ms = p.maskStrides[3];
+      for (int64_t j = begin; j < end; ++j)
+        scores[j - offset] += toFloat(m[j * ms]);
+    }
+    if (slopes) {
+      const float slope = toFloat(slopes[h]);
+      for (int64_t j = begin; j < end; ++j)
+        scores[j - offset] += slope * static_cast<float>(j - i);
+    }
+  }
+
+  /// One query row at a time, heads in parallel: for decode steps and short
+  /// prompts, where GEMM calls would cost more than they save.
+  void byRows(const KernelCall &call, const ScratchLayout &layout,
+              int threads) const {
+    parallelFor(
+        p.B * p.Hq, p.T * p.S * (p.Dh + p.Dv),
+        [&](int64_t bh) {
+          const int64_t b = bh / p.Hq, h = bh % p.Hq;
+          Carve carve(threadScratch(call, layout, workerSlot()));
+          const RowBuffers buf = carveRows(carve, p);
+          const S *K = k + p.keyHead(b, h), *V = v + p.valueHead(b, h);
+          for (int64_t i = 0; i < p.T; ++i)
+            row(b, h, i, q + p.queryHead(b, h) + i * p.Dh, K, V,
+                out + p.outHead(b, h) + i * p.Dv, buf);
+        },
+        threads);
+  }
+
+  void row(int64_t b, int64_t h, int64_t i, const S *qi, const S *K, const S *V,
+           S *o, const RowBuffers &buf) const {
+    int64_t begin, end;
+    p.keyRange(i, begin, end);
+    float *scores = buf.scores, *acc = buf.acc;
+    for (int64_t d = 0; d < p.Dh; ++d)
+      buf.query[d] = toFloat(qi[d]);
+    float m = kNegInf;
+    for (int64_t j = begin; j < end; ++j) {
+      const S *kj = K + j * p.Dh;
+      float dot = 0;
+      for (int64_t d = 0; d < p.Dh; ++d)
+        dot += buf.query[d] * toFloat(kj[d]);
+      scores[j] = dot * p.scale;
+    }
+    addBias(b, h, i, begin, end, scores, 0);
+    for (int64_t j = begin; j < end; ++j)
+      m = maxOf(m, scores[j]);
+    std::fill(acc, acc + p.Dv, 0.0f);
+    if (begin < end && m != kNegInf) {
+      double sum = 0;
+      for (int64_t j = begin; j < end; ++j) {
+        const float w = std::exp(scores[j] - m);
+        sum += w;
+        const S *vj = V + j * p.Dv;
+        for (int64_t d = 0; d < p.Dv; ++d)
+          acc[d] += w * toFloat(vj[d]);
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t d = 0; d < p.Dv; ++d)
+        acc[d] *= inv;
+    }
+    for (int64_t d = 0; d < p.Dv; ++d)
+      o[d] = fromFloat<S>(acc[d]);
+  }
+
+  /// Query blocks of every head as GEMMs against key blocks, with a running
+  /// maximum and sum per query row (online softmax): scratch holds one
+  /// block per thread, whatever the sequence lengths.
+  void byBlocks(const KernelCall &call, const ScratchLayout &layout,
+                int threads) const {
+    const int64_t blocksPerHead = (p.T + kQueryBlock - 1) / kQueryBlock;
+    const int64_t tasks = p.B * p.Hq * blocksPerHead;
+    parallelChunkIndices(tasks, threads, [&](int64_t task) {
+      Carve carve(threadScratch(call, layout, workerSlot()));
+      const BlockBuffers buf = carveBlocks(carve, p);
+      const int64_t bh = task / blocksPerHead;
+      const int64_t i0 = task % blocksPerHead * kQueryBlock;
+      queryBlock(bh / p.Hq, bh % p.Hq, i0, std::min(p.T, i0 + kQueryBlock),
+                 buf);
+    });
+  }
+
+  void queryBlock(int64_t b, int64_t h, int64_t i0, int64_t i1,
+                  const BlockBuffers &buf) const {
+    const int64_t rows = i1 - i0;
+    const S *Q = q + p.queryHead(b, h) + i0 * p.Dh;
+    const S *K = k + p.keyHead(b, h), *V = v + p.valueHead(b, h);
+    const float *Qf = reinterpret_cast<const float *>(Q);
+    if constexpr (!std::is_same_v<S, float>) {
+      for (int64_t e = 0; e < rows * p.Dh; ++e)
+        buf.query[e] = toFloat(Q[e]);
+      Qf = buf.query;
+    }
+    std::fill(buf.acc, buf.acc + rows * p.Dv, 0.0f);
+    std::fill(buf.rowMax, buf.rowMax + rows, kNegInf);
+    std::fill(buf.rowSum, buf.rowSum + rows, 0.0);
+    // Keys any row of the block sees (ranges move right with the row).
+    int64_t first, unused, last;
+    p.keyRange(i0, first, unused);
+    p.keyRange(i1 - 1, unused, last);
+    for (int64_t j0 = first; j0 < last; j0 += kKeyBlock) {
+      const int64_t keys = std::min(kKeyBlock, last - j0);
+      const float *Kf = reinterpret_cast<const float *>(K + j0 * p.Dh);
+      const float *Vf = reinterpret_cast<const float *>(V + j0 * p.Dv);
+      if constexpr (!std::is_same_v<S, float>) {
+        for (int64_t e = 0; e < keys * p.Dh; ++e)
+          buf.key[e] = toFloat(K[j0 * p.Dh + e]);
+        for (int64_t e = 0; e < keys * p.Dv; ++e)
+          buf.value[e] = toFloat(V[j0 * p.Dv + e]);
+        Kf = buf.key;
+        Vf = buf.value;
+      }
+      gemm(false, true, rows, keys, p.Dh, p.scale, Qf, p.Dh, Kf, p.Dh, 0.0f,
+           buf.scores, keys);
+      for (int64_t r = 0; r < rows; ++r) {
+        float *s = buf.scores + r * keys;
+        float *acc = buf.acc + r * p.Dv;
+        int64_t begin, end;
+        p.keyRange(i0 + r, begin, end);
+        begin = std::clamp(begin, j0, j0 + keys);
+        end = std::clamp(end, begin, j0 + keys);
+        std::fill(s, s + (begin - j0), kNegInf);
+        std::fill(s + (end - j0), s + keys, kNegInf);
+        addBias(b, h, i0 + r, begin, end, s, j0);
+        float blockMax = kNegInf;
+        for (int64_t j = begin; j < end; ++j)
+          blockMax = maxOf(blockMax, s[j - j0]);
+        const float m = maxOf(buf.rowMax[r], blockMax);
+        if (m == kNegInf) { // nothing visible yet: contributes nothing
+          std::fill(s, s + keys, 0.0f);
+          continue;
+        }
+        // Rescale what earlier blocks accumulated to the new maximum.
+        const float rescale =
+            buf.rowMax[r] == kNegInf ? 0.0f : std::exp(buf.rowMax[r] - m);
+        if (rescale != 1.0f) {
+          buf.rowSum[r] *= rescale;
+          for (int64_t d = 0; d < p.Dv; ++d)
+            acc[d] *= rescale;
+        }
+        buf.rowMax[r] = m;
+        double sum = 0;
+        for (int64_t j = 0; j < keys; ++j) {
+          s[j] = std::exp(s[j] - m); // -inf gives 0
+          sum += s[j];
+        }
+        buf.rowSum[r] += sum;
+      }
+      gemm(false, false, rows, p.Dv, keys, 1.0f, buf.scores, keys, Vf, p.Dv,
+           1.0f, buf.acc, p.Dv);
+    }
+    S *O = out + p.outHead(b, h) + i0 * p.Dv;
+    for (int64_t r = 0; r < rows; ++r) {
+      const double sum = buf.rowSum[r];
+      const float inv =
+          buf.rowMax[r] == kNegInf ? 0.0f : static_cast<float>(1.0 / sum);
+      for (int64_t d = 0; d < p.Dv; ++d)
+        O[r * p.Dv + d] = fromFloat<S>(buf.acc[r * p.Dv + d] * inv);
+    }
+  }
+};
+
+} // namespace
+
+void attention(const KernelCall &call) {
+  expectOperands(call, "attention", 3, 2);
+  const AttentionProblem p = describe(call);
+  const ScratchLayout layout = attentionScratch(call);
+  const int threads = scratchThreads(call, layout, "attention");
+  if (p.B * p.Hq * p.T * p.Dv == 0)
+    return;
+  visitFloat(p.dtype, "attention", "query", [&](auto zero) {
+    using S = decltype(zero);
+    const Attend<S> attend{p};
+    if (p.byBlocks())
+      attend.byBlocks(call, layout, threads);
+    else
+      attend.byRows(call, layout, threads);
+  });
+}
+
+size_t attentionScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<attentionScratch>(call, threads);
 }
 
 } // namespace hybrid::cpu::kernels

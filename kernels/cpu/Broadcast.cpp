@@ -1,92 +1,91 @@
 // NumPy broadcasting for the kernels (see Broadcast.h).
 #include "Broadcast.h"
 
+#include "Element.h"
 #include "KernelCheck.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 
 namespace hybrid::cpu {
 
-Shape broadcastShapes(const std::vector<Shape> &shapes, const char *kernel) {
+Shape broadcastShapes(std::initializer_list<const Shape *> shapes,
+                      const char *kernel) {
   size_t rank = 0;
-  for (const Shape &s : shapes)
-    rank = std::max(rank, s.size());
+  for (const Shape *s : shapes)
+    rank = std::max(rank, s->size());
   Shape out(rank, 1);
-  for (const Shape &s : shapes) {
-    size_t lead = rank - s.size();
-    for (size_t i = 0; i < s.size(); ++i) {
+  for (const Shape *s : shapes) {
+    const size_t lead = rank - s->size();
+    for (size_t i = 0; i < s->size(); ++i) {
       int64_t &o = out[lead + i];
-      if (s[i] == o || s[i] == 1)
+      const int64_t d = (*s)[i];
+      if (d == o || d == 1)
         continue;
       if (o != 1) {
         std::string all;
-        for (const Shape &t : shapes)
-          all += (all.empty() ? "" : " and ") + shapeToString(t);
+        for (const Shape *t : shapes)
+          all += (all.empty() ? "" : " and ") + shapeToString(*t);
         fail(kernel, "shapes " + all + " do not broadcast together");
       }
-      o = s[i];
+      o = d;
     }
   }
   return out;
 }
 
+namespace {
+/// Dimensions a walk accepts before merging (result rank).
+constexpr size_t kMaxInputRank = 64;
+} // namespace
+
 BroadcastWalk::BroadcastWalk(const Shape &out,
-                             const std::vector<Shape> &operands,
+                             std::initializer_list<const Shape *> operands,
                              const char *kernel) {
   const size_t rank = out.size();
   const size_t n = operands.size();
   numOperands_ = n;
   if (n > kMaxOperands)
     fail(kernel, "too many broadcast operands");
-  std::vector<int64_t> strides(rank * n, 0);
-  for (size_t k = 0; k < n; ++k) {
-    const Shape &s = operands[k];
-    if (s.size() > rank)
-      fail(kernel, "operand of shape " + shapeToString(s) +
+  if (rank > kMaxInputRank)
+    fail(kernel, "too many dimensions in " + shapeToString(out));
+  int64_t strides[kMaxInputRank * kMaxOperands] = {};
+  size_t k = 0;
+  for (const Shape *s : operands) {
+    if (s->size() > rank)
+      fail(kernel, "operand of shape " + shapeToString(*s) +
                        " cannot broadcast to " + shapeToString(out));
-    size_t lead = rank - s.size();
+    const size_t lead = rank - s->size();
     int64_t stride = 1;
-    for (size_t i = s.size(); i-- > 0;) {
-      if (s[i] == out[lead + i])
+    for (size_t i = s->size(); i-- > 0;) {
+      const int64_t d = (*s)[i];
+      if (d == out[lead + i])
         strides[(lead + i) * n + k] = stride;
-      else if (s[i] != 1)
-        fail(kernel, "operand of shape " + shapeToString(s) +
+      else if (d != 1)
+        fail(kernel, "operand of shape " + shapeToString(*s) +
                          " cannot broadcast to " + shapeToString(out));
-      stride *= s[i];
+      stride *= d;
     }
+    ++k;
   }
   mergeDimensions(out, strides, kernel);
 }
 
-BroadcastWalk
-BroadcastWalk::fromStrides(const Shape &out,
-                           const std::vector<std::vector<int64_t>> &strides,
-                           const char *kernel) {
+BroadcastWalk BroadcastWalk::fromStrides(const Shape &out,
+                                         const int64_t *strides,
+                                         const char *kernel) {
   BroadcastWalk walk;
-  const size_t rank = out.size();
-  const size_t n = strides.size();
-  walk.numOperands_ = n;
-  if (n > kMaxOperands)
-    fail(kernel, "too many strided operands");
-  std::vector<int64_t> flat(rank * n, 0);
-  for (size_t k = 0; k < n; ++k) {
-    if (strides[k].size() != rank)
-      fail(kernel, "strides do not match the rank of " + shapeToString(out));
-    for (size_t d = 0; d < rank; ++d)
-      flat[d * n + k] = strides[k][d];
-  }
-  walk.mergeDimensions(out, flat, kernel);
+  walk.numOperands_ = 1;
+  if (out.size() > kMaxInputRank)
+    fail(kernel, "too many dimensions in " + shapeToString(out));
+  walk.mergeDimensions(out, strides, kernel);
   return walk;
 }
 
-void BroadcastWalk::mergeDimensions(const Shape &out,
-                                    const std::vector<int64_t> &strides,
+void BroadcastWalk::mergeDimensions(const Shape &out, const int64_t *strides,
                                     const char *kernel) {
   const size_t rank = out.size();
   const size_t n = numOperands_;
-  rowStrides_.assign(n, 0);
   if (hybrid::numElements(out) == 0) {
     numRows_ = 0;
     rowLength_ = 0;
@@ -94,94 +93,104 @@ void BroadcastWalk::mergeDimensions(const Shape &out,
   }
   // Merge from the innermost dimension out; size-1 dimensions vanish. Two
   // dimensions merge when every operand steps over the inner one exactly.
-  std::vector<int64_t> dims;            // innermost first
-  std::vector<std::vector<int64_t>> ds; // each merged dimension's strides
+  int64_t dims[kMaxInputRank];                     // innermost first
+  int64_t dimStrides[kMaxInputRank][kMaxOperands]; // each one's strides
+  size_t count = 0;
   for (size_t d = rank; d-- > 0;) {
     if (out[d] == 1)
       continue;
-    std::vector<int64_t> sd(strides.begin() + d * n,
-                            strides.begin() + (d + 1) * n);
-    if (!dims.empty()) {
+    const int64_t *sd = strides + d * n;
+    if (count > 0) {
       bool mergeable = true;
       for (size_t k = 0; k < n; ++k)
-        mergeable &= sd[k] == ds.back()[k] * dims.back();
+        mergeable &= sd[k] == dimStrides[count - 1][k] * dims[count - 1];
       if (mergeable) {
-        dims.back() *= out[d];
+        dims[count - 1] *= out[d];
         continue;
       }
     }
-    dims.push_back(out[d]);
-    ds.push_back(std::move(sd));
+    dims[count] = out[d];
+    std::copy(sd, sd + n, dimStrides[count]);
+    ++count;
   }
-  if (dims.empty())
+  if (count == 0)
     return; // a single element
-  if (dims.size() > kMaxOuterRank + 1)
+  if (count > kMaxRank + 1)
     fail(kernel, "too many dimensions in " + shapeToString(out));
   rowLength_ = dims[0];
-  rowStrides_ = ds[0];
+  std::copy(dimStrides[0], dimStrides[0] + n, rowStrides_);
   numRows_ = 1;
-  for (size_t i = dims.size(); i-- > 1;) {
-    outerDims_.push_back(dims[i]);
-    outerStrides_.insert(outerStrides_.end(), ds[i].begin(), ds[i].end());
+  for (size_t i = count; i-- > 1;) {
+    outerDims_[outerRank_] = dims[i];
+    std::copy(dimStrides[i], dimStrides[i] + n, outerStrides_[outerRank_]);
+    ++outerRank_;
     numRows_ *= dims[i];
   }
 }
 
+void copyStrided(const BroadcastWalk &walk, const void *src, int64_t srcOffset,
+                 void *dst, size_t elementSize) {
+  visitWord(elementSize, [&](auto zero) {
+    using W = decltype(zero);
+    const W *s0 = static_cast<const W *>(src) + srcOffset;
+    W *d0 = static_cast<W *>(dst);
+    const int64_t stride = walk.rowStride(0);
+    walk.parallelForSpans(
+        1, [&](int64_t first, const int64_t *offsets, int64_t n) {
+          const W *s = s0 + offsets[0];
+          W *d = d0 + first;
+          if (stride == 1) {
+            std::memcpy(d, s, n * sizeof(W));
+          } else if (stride == 0) {
+            std::fill(d, d + n, *s);
+          } else {
+            for (int64_t i = 0; i < n; ++i)
+              d[i] = s[i * stride];
+          }
+        });
+  });
+}
+
 namespace {
 
-template <typename W>
-void copyWords(const BroadcastWalk &walk, const W *src, W *dst) {
-  const int64_t stride = walk.rowStride(0);
-  walk.parallelForSpans(1,
-                        [&](int64_t first, const int64_t *offsets, int64_t n) {
-                          const W *s = src + offsets[0];
-                          W *d = dst + first;
-                          if (stride == 1) {
-                            std::memcpy(d, s, n * sizeof(W));
-                          } else if (stride == 0) {
-                            std::fill(d, d + n, *s);
-                          } else {
-                            for (int64_t i = 0; i < n; ++i)
-                              d[i] = s[i * stride];
-                          }
-                        });
+/// t's shape without leading size-1 dimensions beyond `rank`.
+Shape trimmedShape(const Shape &s, size_t rank) {
+  size_t lead = 0;
+  while (s.size() - lead > rank && s[lead] == 1)
+    ++lead;
+  return Shape(s.begin() + lead, s.end());
 }
 
 } // namespace
 
-void copyStrided(const BroadcastWalk &walk, const void *src, int64_t srcOffset,
-                 void *dst, size_t elementSize) {
-  switch (elementSize) {
-  case 1:
-    return copyWords(walk, static_cast<const uint8_t *>(src) + srcOffset,
-                     static_cast<uint8_t *>(dst));
-  case 4:
-    return copyWords(walk, static_cast<const uint32_t *>(src) + srcOffset,
-                     static_cast<uint32_t *>(dst));
-  case 8:
-    return copyWords(walk, static_cast<const uint64_t *>(src) + srcOffset,
-                     static_cast<uint64_t *>(dst));
+void expectBroadcastsTo(const ConstTensor &t, const Shape &shape,
+                        const char *kernel, const char *what) {
+  const Shape own = trimmedShape(t.shape, shape.size());
+  bool ok = own.size() <= shape.size();
+  for (size_t i = 0; ok && i < own.size(); ++i) {
+    const int64_t d = own[i], o = shape[shape.size() - own.size() + i];
+    ok = d == o || d == 1;
   }
-  assert(false && "element sizes are 1, 4 or 8");
-}
-
-const float *broadcastFloats(const ConstTensor &t, const Shape &shape,
-                             std::vector<float> &storage, const char *kernel,
-                             const char *what) {
-  if (t.dtype != DType::F32)
-    fail(kernel, std::string(what) + " must be f32, got " + dtypeName(t.dtype));
-  Shape own = t.shape;
-  while (own.size() > shape.size() && own.front() == 1)
-    own.erase(own.begin());
-  if (own.size() > shape.size())
+  if (!ok)
     fail(kernel, std::string(what) + " of shape " + shapeToString(t.shape) +
                      " does not broadcast to " + shapeToString(shape));
-  BroadcastWalk walk(shape, {own}, kernel);
-  if (t.numel() == numElements(shape))
-    return t.as<float>(); // broadcastable with equal counts: same layout
-  storage.resize(numElements(shape));
-  copyStrided(walk, t.data, 0, storage.data(), sizeof(float));
-  return storage.data();
+}
+
+void broadcastToFloat(const ConstTensor &t, const Shape &shape, float *dst,
+                      const char *kernel, const char *what) {
+  expectBroadcastsTo(t, shape, kernel, what);
+  const Shape own = trimmedShape(t.shape, shape.size());
+  BroadcastWalk walk(shape, {&own}, kernel);
+  const int64_t stride = walk.rowStride(0);
+  visitFloat(t.dtype, kernel, what, [&](auto zero) {
+    using S = decltype(zero);
+    const S *src = t.as<S>();
+    walk.forSpans(0, walk.numElements(),
+                  [&](int64_t first, const int64_t *offsets, int64_t n) {
+                    for (int64_t i = 0; i < n; ++i)
+                      dst[first + i] = toFloat(src[offsets[0] + i * stride]);
+                  });
+  });
 }
 
 } // namespace hybrid::cpu

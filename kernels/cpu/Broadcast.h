@@ -7,33 +7,37 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
+#include <initializer_list>
 
 namespace hybrid::cpu {
 
 /// The shape `shapes` broadcast to together (NumPy rules); throws
 /// hybrid::Error naming `kernel` when they are incompatible.
-Shape broadcastShapes(const std::vector<Shape> &shapes, const char *kernel);
+Shape broadcastShapes(std::initializer_list<const Shape *> shapes,
+                      const char *kernel);
 
 /// Visits a result of shape `out` in row-major order as spans of contiguous
 /// result elements, giving for each span where every operand's elements are:
 /// operand k's element i of the span is at offsets[k] + i * rowStride(k)
 /// (for broadcasting, a stride of 1 or 0). Adjacent dimensions are merged
 /// wherever all operands allow, so equal shapes give one long row and a
-/// scalar operand has stride 0; spans never cross a merged row.
+/// scalar operand has stride 0; spans never cross a merged row. Holds no
+/// heap memory: kernels build walks while they run.
 class BroadcastWalk {
 public:
+  static constexpr size_t kMaxOperands = 4;
+  /// Merged dimensions (outside the row); more is an error.
+  static constexpr size_t kMaxRank = 16;
+
   /// Throws hybrid::Error when an operand cannot broadcast to `out`.
-  BroadcastWalk(const Shape &out, const std::vector<Shape> &operands,
+  BroadcastWalk(const Shape &out, std::initializer_list<const Shape *> operands,
                 const char *kernel);
 
-  /// A walk over `out` where operand k's element at result index i is at
-  /// offset sum_d i[d] * strides[k][d] (any strides: a transposed or sliced
-  /// view). rowStride(k) is then that operand's stride along a row.
-  static BroadcastWalk
-  fromStrides(const Shape &out,
-              const std::vector<std::vector<int64_t>> &strides,
-              const char *kernel);
+  /// A walk over `out` for one operand whose element at result index i is
+  /// at offset sum_d i[d] * strides[d] (any strides: a transposed or sliced
+  /// view). rowStride(0) is then its stride along a row.
+  static BroadcastWalk fromStrides(const Shape &out, const int64_t *strides,
+                                   const char *kernel);
 
   int64_t numElements() const { return numRows_ * rowLength_; }
   int64_t rowStride(size_t operand) const { return rowStrides_[operand]; }
@@ -55,42 +59,48 @@ public:
 
 private:
   BroadcastWalk() = default;
-  void mergeDimensions(const Shape &out, const std::vector<int64_t> &strides,
+  /// strides[d * numOperands_ + k]: operand k's stride along out[d].
+  void mergeDimensions(const Shape &out, const int64_t *strides,
                        const char *kernel);
 
-  static constexpr size_t kMaxOperands = 4;
-  static constexpr size_t kMaxOuterRank = 32;
   size_t numOperands_ = 0;
   int64_t rowLength_ = 1;
   int64_t numRows_ = 1;
-  std::vector<int64_t> rowStrides_;
+  int64_t rowStrides_[kMaxOperands] = {};
   // Merged dimensions outside the row, outermost first, and each operand's
-  // stride along them: outerStrides_[d * numOperands_ + k].
-  std::vector<int64_t> outerDims_;
-  std::vector<int64_t> outerStrides_;
+  // stride along them: outerStrides_[d][k].
+  size_t outerRank_ = 0;
+  int64_t outerDims_[kMaxRank] = {};
+  int64_t outerStrides_[kMaxRank][kMaxOperands] = {};
 };
 
 /// Fills the contiguous `dst` (the walk's result) from operand 0 of `walk`,
-/// whose elements are at src + srcOffset + (the walk's offsets).
-/// Used by the data-movement kernels (transpose, slice, broadcast_to).
+/// whose elements are at src + srcOffset + (the walk's offsets), moving
+/// elements of `elementSize` bytes (1, 2, 4 or 8). Used by the data-movement
+/// kernels (transpose, slice, broadcast_to) and to broadcast weights.
 void copyStrided(const BroadcastWalk &walk, const void *src, int64_t srcOffset,
                  void *dst, size_t elementSize);
 
-/// The f32 tensor `t` broadcast to `shape`, as a contiguous array: t's own
-/// data when that already is the layout, else a copy kept in `storage`.
-/// Leading size-1 dimensions of t are ignored (a weight [1, D] for [D]).
-const float *broadcastFloats(const ConstTensor &t, const Shape &shape,
-                             std::vector<float> &storage, const char *kernel,
-                             const char *what);
+/// Writes float tensor `t` (f32, bf16 or f16) broadcast to `shape` into the
+/// contiguous f32 array `dst` (numElements(shape) floats). Leading size-1
+/// dimensions of t are ignored (a weight [1, D] for [D]). Throws naming
+/// `kernel` and `what` when t does not broadcast.
+void broadcastToFloat(const ConstTensor &t, const Shape &shape, float *dst,
+                      const char *kernel, const char *what);
+
+/// Checks what broadcastToFloat checks, without data (for scratch sizing and
+/// validation before a run).
+void expectBroadcastsTo(const ConstTensor &t, const Shape &shape,
+                        const char *kernel, const char *what);
 
 template <typename Fn>
 void BroadcastWalk::forSpans(int64_t begin, int64_t end, Fn &&fn) const {
   if (begin >= end)
     return;
-  const size_t rank = outerDims_.size();
+  const size_t rank = outerRank_;
   const size_t n = numOperands_;
   const int64_t L = rowLength_;
-  int64_t index[kMaxOuterRank] = {};
+  int64_t index[kMaxRank] = {};
   int64_t rowOffsets[kMaxOperands] = {};
   int64_t spanOffsets[kMaxOperands] = {};
   int64_t rest = begin / L;
@@ -98,7 +108,7 @@ void BroadcastWalk::forSpans(int64_t begin, int64_t end, Fn &&fn) const {
     index[d] = rest % outerDims_[d];
     rest /= outerDims_[d];
     for (size_t k = 0; k < n; ++k)
-      rowOffsets[k] += index[d] * outerStrides_[d * n + k];
+      rowOffsets[k] += index[d] * outerStrides_[d][k];
   }
   int64_t col = begin % L;
   for (int64_t pos = begin; pos < end;) {
@@ -112,7 +122,7 @@ void BroadcastWalk::forSpans(int64_t begin, int64_t end, Fn &&fn) const {
       break;
     // The next row: an odometer over the outer dimensions.
     for (size_t d = rank; d-- > 0;) {
-      const int64_t *strides = &outerStrides_[d * n];
+      const int64_t *strides = outerStrides_[d];
       if (++index[d] < outerDims_[d]) {
         for (size_t k = 0; k < n; ++k)
           rowOffsets[k] += strides[k];

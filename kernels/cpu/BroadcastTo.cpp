@@ -1,6 +1,7 @@
 // broadcast_to: NumPy broadcast of the input to the result's shape (ONNX
-// Expand); any dtype. The shape attribute may be symbolic, so the kernel
-// takes the concrete shape from the result.
+// Expand); any dtype (elements are moved as words of their size). The shape
+// attribute may be symbolic, so the kernel takes the concrete shape from the
+// result.
 #include "Broadcast.h"
 #include "KernelCheck.h"
 #include "Kernels.h"
@@ -12,7 +13,7 @@ void broadcastTo(const KernelCall &call) {
   const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(result, input.dtype, "broadcast_to", "result");
-  BroadcastWalk walk(result.shape, {input.shape}, "broadcast_to");
+  BroadcastWalk walk(result.shape, {&input.shape}, "broadcast_to");
   copyStrided(walk, input.data, 0, result.data, dtypeSize(input.dtype));
 }
 

@@ -1,5 +1,6 @@
-// clip: clamp f32 or i64 elements to the optional [min, max] attributes.
-#include "KernelCheck.h"
+// clip: clamp float (f32, bf16, f16) or integer (i32, i64) elements to the
+// optional min/max bounds of ops::Clip.
+#include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
 
@@ -10,28 +11,37 @@ namespace hybrid::cpu::kernels {
 namespace {
 
 /// Lower bound first, then upper, so min > max gives max everywhere (ONNX,
-/// numpy.clip); NaN elements stay NaN.
-template <typename T>
+/// numpy.clip); NaN elements stay NaN. Floats clamp in f32 and round once.
+template <typename S, typename T>
 void clamp(const ConstTensor &input, const Tensor &result, T lo, T hi) {
-  const T *in = input.as<T>();
-  T *out = result.as<T>();
+  const S *in = input.as<S>();
+  S *out = result.as<S>();
   parallelChunks(input.numel(), 2, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      T v = in[i] < lo ? lo : in[i];
-      out[i] = v > hi ? hi : v;
+      T x;
+      if constexpr (kIsFloatStorage<S>)
+        x = toFloat(in[i]);
+      else
+        x = in[i];
+      T v = x < lo ? lo : x;
+      v = v > hi ? hi : v;
+      if constexpr (kIsFloatStorage<S>)
+        out[i] = fromFloat<S>(v);
+      else
+        out[i] = v;
     }
   });
 }
 
-/// A float bound as the tightest i64 bound: ceil for a lower bound, floor for
-/// an upper one, saturated to the i64 range.
-int64_t integerBound(double bound, bool lower) {
-  double b = lower ? std::ceil(bound) : std::floor(bound);
-  if (b >= 9223372036854775807.0)
-    return std::numeric_limits<int64_t>::max();
-  if (b <= -9223372036854775808.0)
-    return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(b);
+/// A float bound as the tightest integer bound of type T: ceil for a lower
+/// bound, floor for an upper one, saturated to T's range.
+template <typename T> T integerBound(double bound, bool lower) {
+  const double b = lower ? std::ceil(bound) : std::floor(bound);
+  if (b >= static_cast<double>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  if (b <= static_cast<double>(std::numeric_limits<T>::min()))
+    return std::numeric_limits<T>::min();
+  return static_cast<T>(b);
 }
 
 } // namespace
@@ -43,27 +53,24 @@ void clip(const KernelCall &call) {
   expectShape(result, input.shape, "clip", "result");
   expectDType(result, input.dtype, "clip", "result");
   const ops::Clip &attrs = call.attrs<ops::Clip>();
-  const bool hasMin = attrs.min.has_value(), hasMax = attrs.max.has_value();
-  const double lo = attrs.min.value_or(0), hi = attrs.max.value_or(0);
-  if ((hasMin && std::isnan(lo)) || (hasMax && std::isnan(hi)))
+  if ((attrs.min && std::isnan(*attrs.min)) ||
+      (attrs.max && std::isnan(*attrs.max)))
     fail("clip", "NaN bound");
-  switch (input.dtype) {
-  case DType::F32:
-    return clamp<float>(input, result,
-                        hasMin ? static_cast<float>(lo)
-                               : -std::numeric_limits<float>::infinity(),
-                        hasMax ? static_cast<float>(hi)
-                               : std::numeric_limits<float>::infinity());
-  case DType::I64:
-    return clamp<int64_t>(
-        input, result,
-        hasMin ? integerBound(lo, true) : std::numeric_limits<int64_t>::min(),
-        hasMax ? integerBound(hi, false) : std::numeric_limits<int64_t>::max());
-  default:
-    break;
-  }
-  fail("clip", std::string("unsupported element type ") +
-                   dtypeName(input.dtype) + " (expected f32 or i64)");
+  visitNumeric(input.dtype, "clip", "input", [&](auto zero) {
+    using S = decltype(zero);
+    if constexpr (kIsFloatStorage<S>) {
+      const float inf = std::numeric_limits<float>::infinity();
+      clamp<S, float>(input, result,
+                      attrs.min ? static_cast<float>(*attrs.min) : -inf,
+                      attrs.max ? static_cast<float>(*attrs.max) : inf);
+    } else {
+      clamp<S, S>(input, result,
+                  attrs.min ? integerBound<S>(*attrs.min, true)
+                            : std::numeric_limits<S>::min(),
+                  attrs.max ? integerBound<S>(*attrs.max, false)
+                            : std::numeric_limits<S>::max());
+    }
+  });
 }
 
 } // namespace hybrid::cpu::kernels

@@ -1,71 +1,76 @@
-// Binary elementwise kernels with NumPy broadcasting: arithmetic on f32/i64,
-// comparisons on f32/i64/bool (to bool) and logic on bool.
+// Binary elementwise kernels with NumPy broadcasting: arithmetic on floats
+// (f32, bf16, f16; computed in f32, rounded once) and integers (i32, i64;
+// wrapping), comparisons on every dtype (to bool) and logic on bool.
 #include "Broadcast.h"
-#include "KernelCheck.h"
+#include "Element.h"
 #include "Kernels.h"
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
-// Signed overflow wraps (two's complement) instead of being undefined.
-inline int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
+// Signed integer overflow wraps (two's complement) instead of being
+// undefined: arithmetic goes through the unsigned type of the same width.
+template <typename T> using Unsigned = std::make_unsigned_t<T>;
 
 struct AddOp {
   float operator()(float a, float b) const { return a + b; }
-  int64_t operator()(int64_t a, int64_t b) const {
-    return wrap(uint64_t(a) + uint64_t(b));
+  template <typename T> T operator()(T a, T b) const {
+    return static_cast<T>(Unsigned<T>(a) + Unsigned<T>(b));
   }
 };
 struct SubOp {
   float operator()(float a, float b) const { return a - b; }
-  int64_t operator()(int64_t a, int64_t b) const {
-    return wrap(uint64_t(a) - uint64_t(b));
+  template <typename T> T operator()(T a, T b) const {
+    return static_cast<T>(Unsigned<T>(a) - Unsigned<T>(b));
   }
 };
 struct MulOp {
   float operator()(float a, float b) const { return a * b; }
-  int64_t operator()(int64_t a, int64_t b) const {
-    return wrap(uint64_t(a) * uint64_t(b));
+  template <typename T> T operator()(T a, T b) const {
+    return static_cast<T>(Unsigned<T>(a) * Unsigned<T>(b));
   }
 };
 // Integer division truncates toward zero (C, ONNX); the divisor was checked
-// for zeros before the loop.
+// for zeros before the loop, and MIN / -1 wraps.
 struct DivOp {
   float operator()(float a, float b) const { return a / b; }
-  int64_t operator()(int64_t a, int64_t b) const {
-    return b == -1 ? wrap(0 - uint64_t(a)) : a / b;
+  template <typename T> T operator()(T a, T b) const {
+    return b == -1 ? static_cast<T>(Unsigned<T>(0) - Unsigned<T>(a)) : a / b;
   }
 };
-// Exponents were checked to be non-negative for i64.
+// Integer exponents were checked to be non-negative.
 struct PowOp {
   float operator()(float a, float b) const { return std::pow(a, b); }
-  int64_t operator()(int64_t a, int64_t b) const {
-    uint64_t result = 1, base = uint64_t(a);
-    for (uint64_t e = uint64_t(b); e; e >>= 1) {
+  template <typename T> T operator()(T a, T b) const {
+    Unsigned<T> result = 1, base = Unsigned<T>(a);
+    for (Unsigned<T> e = Unsigned<T>(b); e; e >>= 1) {
       if (e & 1)
         result *= base;
       base *= base;
     }
-    return wrap(result);
+    return static_cast<T>(result);
   }
 };
 // NaN propagates, as in torch.maximum / numpy.maximum.
 struct MaxOp {
   float operator()(float a, float b) const { return (a > b || a != a) ? a : b; }
-  int64_t operator()(int64_t a, int64_t b) const { return a > b ? a : b; }
+  template <typename T> T operator()(T a, T b) const { return a > b ? a : b; }
 };
 struct MinOp {
   float operator()(float a, float b) const { return (a < b || a != a) ? a : b; }
-  int64_t operator()(int64_t a, int64_t b) const { return a < b ? a : b; }
+  template <typename T> T operator()(T a, T b) const { return a < b ? a : b; }
 };
 // C fmod: the result takes the dividend's sign.
 struct FmodOp {
   float operator()(float a, float b) const { return std::fmod(a, b); }
-  int64_t operator()(int64_t a, int64_t b) const { return b == -1 ? 0 : a % b; }
+  template <typename T> T operator()(T a, T b) const {
+    return b == -1 ? 0 : a % b;
+  }
 };
 // Python %: the result takes the divisor's sign.
 struct FloorModOp {
@@ -75,10 +80,10 @@ struct FloorModOp {
       r += b;
     return r;
   }
-  int64_t operator()(int64_t a, int64_t b) const {
+  template <typename T> T operator()(T a, T b) const {
     if (b == -1)
       return 0;
-    int64_t r = a % b;
+    T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0)))
       r += b;
     return r;
@@ -112,46 +117,64 @@ struct XorOp {
   uint8_t operator()(uint8_t a, uint8_t b) const { return !a != !b; }
 };
 
-/// out = op(lhs, rhs) over the broadcast of lhs and rhs.
-template <typename T, typename R, typename Op>
+/// An element as the ops see it: floats widen to f32, others stay.
+template <typename S> auto load(S x) {
+  if constexpr (kIsFloatStorage<S>)
+    return toFloat(x);
+  else
+    return x;
+}
+/// An op's value stored as R (floats round once).
+template <typename R, typename V> R store(V v) {
+  if constexpr (kIsFloatStorage<R>)
+    return fromFloat<R>(v);
+  else
+    return static_cast<R>(v);
+}
+
+/// out = op(lhs, rhs) over the broadcast of lhs and rhs; S is the operands'
+/// storage type, R the result's.
+template <typename S, typename R, typename Op>
 void broadcastBinary(const char *kernel, const ConstTensor &lhs,
                      const ConstTensor &rhs, const Tensor &result, Op op) {
-  BroadcastWalk walk(result.shape, {lhs.shape, rhs.shape}, kernel);
-  const T *a = lhs.as<T>();
-  const T *b = rhs.as<T>();
+  BroadcastWalk walk(result.shape, {&lhs.shape, &rhs.shape}, kernel);
+  const S *a = lhs.as<S>();
+  const S *b = rhs.as<S>();
   R *out = result.as<R>();
   const bool sa = walk.rowStride(0) != 0, sb = walk.rowStride(1) != 0;
   walk.parallelForSpans(2,
                         [&](int64_t first, const int64_t *offsets, int64_t n) {
-                          const T *pa = a + offsets[0];
-                          const T *pb = b + offsets[1];
+                          const S *pa = a + offsets[0];
+                          const S *pb = b + offsets[1];
                           R *po = out + first;
                           if (sa && sb) {
                             for (int64_t i = 0; i < n; ++i)
-                              po[i] = op(pa[i], pb[i]);
+                              po[i] = store<R>(op(load(pa[i]), load(pb[i])));
                           } else if (sa) {
-                            const T y = *pb;
+                            const auto y = load(*pb);
                             for (int64_t i = 0; i < n; ++i)
-                              po[i] = op(pa[i], y);
+                              po[i] = store<R>(op(load(pa[i]), y));
                           } else if (sb) {
-                            const T x = *pa;
+                            const auto x = load(*pa);
                             for (int64_t i = 0; i < n; ++i)
-                              po[i] = op(x, pb[i]);
+                              po[i] = store<R>(op(x, load(pb[i])));
                           } else {
-                            const R v = op(*pa, *pb);
+                            const R v = store<R>(op(load(*pa), load(*pb)));
                             for (int64_t i = 0; i < n; ++i)
                               po[i] = v;
                           }
                         });
 }
 
-/// Checks operand/result counts and that the result has the broadcast shape.
+/// Checks operand/result counts, equal operand dtypes and that the result
+/// has the broadcast shape.
 void checkBinary(const KernelCall &call, const char *kernel) {
   expectArity(call, kernel, 2, 1);
   const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
   expectSameDType(lhs, rhs, kernel, "lhs", "rhs");
-  expectShape(call.results[0], broadcastShapes({lhs.shape, rhs.shape}, kernel),
-              kernel, "result");
+  expectShape(call.results[0],
+              broadcastShapes({&lhs.shape, &rhs.shape}, kernel), kernel,
+              "result");
 }
 
 template <typename Op>
@@ -160,16 +183,10 @@ void arithmetic(const KernelCall &call, const char *kernel, Op op) {
   const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(result, lhs.dtype, kernel, "result");
-  switch (lhs.dtype) {
-  case DType::F32:
-    return broadcastBinary<float, float>(kernel, lhs, rhs, result, op);
-  case DType::I64:
-    return broadcastBinary<int64_t, int64_t>(kernel, lhs, rhs, result, op);
-  default:
-    break;
-  }
-  fail(kernel, std::string("unsupported element type ") + dtypeName(lhs.dtype) +
-                   " (expected f32 or i64)");
+  visitNumeric(lhs.dtype, kernel, "operands", [&](auto zero) {
+    using S = decltype(zero);
+    broadcastBinary<S, S>(kernel, lhs, rhs, result, op);
+  });
 }
 
 template <typename Op>
@@ -178,20 +195,14 @@ void comparison(const KernelCall &call, const char *kernel, Op op) {
   const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
   const Tensor &result = call.results[0];
   expectDType(result, DType::Bool, kernel, "result");
-  switch (lhs.dtype) {
-  case DType::F32:
-    return broadcastBinary<float, uint8_t>(kernel, lhs, rhs, result, op);
-  case DType::I64:
-    return broadcastBinary<int64_t, uint8_t>(kernel, lhs, rhs, result, op);
-  case DType::Bool:
+  if (lhs.dtype == DType::Bool)
     return broadcastBinary<uint8_t, uint8_t>(
         kernel, lhs, rhs, result,
         [op](uint8_t a, uint8_t b) { return op(a != 0, b != 0); });
-  default:
-    break;
-  }
-  fail(kernel, std::string("unsupported element type ") + dtypeName(lhs.dtype) +
-                   " (expected f32, i64 or bool)");
+  visitNumeric(lhs.dtype, kernel, "operands", [&](auto zero) {
+    using S = decltype(zero);
+    broadcastBinary<S, uint8_t>(kernel, lhs, rhs, result, op);
+  });
 }
 
 template <typename Op>
@@ -203,15 +214,18 @@ void logical(const KernelCall &call, const char *kernel, Op op) {
                                     call.results[0], op);
 }
 
-/// Throws when an i64 divisor holds a zero (the division would trap).
+/// Throws when an integer divisor holds a zero (the division would trap).
 void checkNoZeroDivisor(const ConstTensor &rhs, const char *kernel) {
-  if (rhs.dtype != DType::I64)
+  if (!isIntegerDType(rhs.dtype))
     return;
-  const int64_t *b = rhs.as<int64_t>();
-  for (int64_t i = 0, n = rhs.numel(); i < n; ++i)
-    if (b[i] == 0)
-      fail(kernel, "integer division by zero (divisor element " +
-                       std::to_string(i) + ")");
+  visitInteger(rhs.dtype, kernel, "divisor", [&](auto zero) {
+    using T = decltype(zero);
+    const T *b = rhs.as<T>();
+    for (int64_t i = 0, n = rhs.numel(); i < n; ++i)
+      if (b[i] == 0)
+        fail(kernel, "integer division by zero (divisor element " +
+                         std::to_string(i) + ")");
+  });
 }
 
 } // namespace
@@ -243,14 +257,16 @@ void fmod(const KernelCall &call) {
 void pow(const KernelCall &call) {
   checkBinary(call, "pow");
   const ConstTensor &rhs = call.operands[1];
-  if (rhs.dtype == DType::I64) {
-    const int64_t *b = rhs.as<int64_t>();
-    for (int64_t i = 0, n = rhs.numel(); i < n; ++i)
-      if (b[i] < 0)
-        fail("pow", "negative integer exponent " + std::to_string(b[i]) +
-                        " (element " + std::to_string(i) +
-                        "); integers to negative powers are not supported");
-  }
+  if (isIntegerDType(rhs.dtype))
+    visitInteger(rhs.dtype, "pow", "exponent", [&](auto zero) {
+      using T = decltype(zero);
+      const T *b = rhs.as<T>();
+      for (int64_t i = 0, n = rhs.numel(); i < n; ++i)
+        if (b[i] < 0)
+          fail("pow", "negative integer exponent " + std::to_string(b[i]) +
+                          " (element " + std::to_string(i) +
+                          "); integers to negative powers are not supported");
+    });
   arithmetic(call, "pow", PowOp{});
 }
 

@@ -1,6 +1,6 @@
-// gather: ONNX Gather, slices of data along `axis` at i64 indices (negative
-// indices count from the end); any data dtype.
-#include "KernelCheck.h"
+// gather: ONNX Gather, slices of data along `axis` at i32 or i64 indices
+// (negative indices count from the end); any data dtype.
+#include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
 
@@ -12,7 +12,7 @@ void gather(const KernelCall &call) {
   expectArity(call, "gather", 2, 1);
   const ConstTensor &data = call.operands[0], &indices = call.operands[1];
   const Tensor &result = call.results[0];
-  expectDType(indices, DType::I64, "gather", "indices");
+  expectIndexType(indices, "gather", "indices");
   expectDType(result, data.dtype, "gather", "result");
   const int64_t rank = data.rank();
   if (rank == 0)
@@ -25,19 +25,16 @@ void gather(const KernelCall &call) {
                   data.shape.end());
   expectShape(result, outShape, "gather", "result");
 
-  // Validate every index before the (parallel) copy.
+  // Validate every index before the (parallel) copy, which cannot throw.
   const int64_t dim = data.shape[axis];
   const int64_t count = indices.numel();
-  std::vector<int64_t> rows(count);
-  const int64_t *idx = indices.as<int64_t>();
   for (int64_t i = 0; i < count; ++i) {
-    int64_t v = idx[i] < 0 ? idx[i] + dim : idx[i];
-    if (v < 0 || v >= dim)
-      fail("gather", "index " + std::to_string(idx[i]) + " (element " +
+    const int64_t v = indexAt(indices, i);
+    if (v < -dim || v >= dim)
+      fail("gather", "index " + std::to_string(v) + " (element " +
                          std::to_string(i) + ") is out of range for axis " +
                          std::to_string(axis) + " of size " +
                          std::to_string(dim));
-    rows[i] = v;
   }
   if (result.numel() == 0)
     return;
@@ -47,8 +44,9 @@ void gather(const KernelCall &call) {
   const char *src = static_cast<const char *>(data.data);
   char *out = static_cast<char *>(result.data);
   parallelFor(outer * count, inner, [&](int64_t k) {
-    int64_t o = k / count, i = k % count;
-    std::memcpy(out + k * inner, src + (o * dim + rows[i]) * inner, inner);
+    const int64_t o = k / count, v = indexAt(indices, k % count);
+    const int64_t row = v < 0 ? v + dim : v;
+    std::memcpy(out + k * inner, src + (o * dim + row) * inner, inner);
   });
 }
 

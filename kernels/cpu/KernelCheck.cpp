@@ -1,6 +1,8 @@
 // Validation shared by the kernels (see KernelCheck.h).
 #include "KernelCheck.h"
 
+#include "Element.h"
+
 namespace hybrid::cpu {
 
 void fail(const char *kernel, const std::string &message) {
@@ -88,6 +90,18 @@ int64_t product(const Shape &shape, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i)
     p *= shape[i];
   return p;
+}
+
+void failUnsupported(const char *kernel, DType dt, const char *what,
+                     const char *expected) {
+  fail(kernel, std::string("unsupported element type ") + dtypeName(dt) +
+                   " for " + what + " (expected " + expected + ")");
+}
+
+void expectIndexType(const ConstTensor &t, const char *kernel,
+                     const char *what) {
+  if (t.dtype != DType::I32 && t.dtype != DType::I64)
+    failUnsupported(kernel, t.dtype, what, "i32 or i64");
 }
 
 } // namespace hybrid::cpu

@@ -22,8 +22,11 @@ constexpr KernelEntry kUnary[] = {
     {ceil},    {logicalNot}, {isNan}, {isInf}};
 static_assert(std::size(kUnary) == kUnaryKinds);
 
-constexpr KernelEntry kReduce[] = {
-    {reduceSum}, {reduceMean}, {reduceMax}, {reduceMin}, {reduceProd}};
+constexpr KernelEntry kReduce[] = {{reduceSum, reduceScratchBytes},
+                                   {reduceMean, reduceScratchBytes},
+                                   {reduceMax, reduceScratchBytes},
+                                   {reduceMin, reduceScratchBytes},
+                                   {reduceProd, reduceScratchBytes}};
 static_assert(std::size(kReduce) == kReduceKinds);
 
 /// A kind read from a bundle may be out of range: no kernel then.
@@ -57,16 +60,30 @@ struct EntryOf {
   KernelEntry operator()(const ops::Gather &) const { return {gather}; }
   KernelEntry operator()(const ops::GatherNd &) const { return {gatherNd}; }
   KernelEntry operator()(const ops::Iota &) const { return {iota}; }
-  KernelEntry operator()(const ops::CumSum &) const { return {cumsum}; }
+  KernelEntry operator()(const ops::CumSum &) const {
+    return {cumsum, cumsumScratchBytes};
+  }
   KernelEntry operator()(const ops::Trilu &) const { return {trilu}; }
-  KernelEntry operator()(const ops::Softmax &) const { return {softmax}; }
-  KernelEntry operator()(const ops::LayerNorm &) const { return {layerNorm}; }
-  KernelEntry operator()(const ops::RmsNorm &) const { return {rmsNorm}; }
-  KernelEntry operator()(const ops::MatMul &) const { return {matmul}; }
-  KernelEntry operator()(const ops::Linear &) const { return {linear}; }
+  KernelEntry operator()(const ops::Softmax &) const {
+    return {softmax, softmaxScratchBytes};
+  }
+  KernelEntry operator()(const ops::LayerNorm &) const {
+    return {layerNorm, layerNormScratchBytes};
+  }
+  KernelEntry operator()(const ops::RmsNorm &) const {
+    return {rmsNorm, rmsNormScratchBytes};
+  }
+  KernelEntry operator()(const ops::MatMul &) const {
+    return {matmul, matmulScratchBytes};
+  }
+  KernelEntry operator()(const ops::Linear &) const {
+    return {linear, linearScratchBytes};
+  }
   KernelEntry operator()(const ops::Embedding &) const { return {embedding}; }
   KernelEntry operator()(const ops::Rotary &) const { return {rotary}; }
-  KernelEntry operator()(const ops::Attention &) const { return {attention}; }
+  KernelEntry operator()(const ops::Attention &) const {
+    return {attention, attentionScratchBytes};
+  }
   // Collectives and events are the backend's business.
   KernelEntry operator()(const ops::Collective &) const { return {}; }
   KernelEntry operator()(const ops::RecordEvent &) const { return {}; }

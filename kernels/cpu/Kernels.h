@@ -1,6 +1,7 @@
 // Every CPU kernel entry point, one per op family or per kind of a family
-// with kinds; KernelTable.cpp maps the typed ops to these. Names that are C++
-// keywords get a `logical` prefix.
+// with kinds, and the scratch functions of the kernels that need scratch
+// (`<kernel>ScratchBytes`); KernelTable.cpp maps the typed ops to these.
+// Names that are C++ keywords get a `logical` prefix.
 #pragma once
 
 #include "cpu/CpuKernels.h"
@@ -65,20 +66,41 @@ void iota(const KernelCall &call);        // Iota.cpp
 void cumsum(const KernelCall &call);      // CumSum.cpp
 void trilu(const KernelCall &call);       // Trilu.cpp
 
+// CumSum.cpp
+size_t cumsumScratchBytes(const KernelCall &call, int threads);
+
 // Reduce.cpp
 void reduceSum(const KernelCall &call);
 void reduceMean(const KernelCall &call);
 void reduceMax(const KernelCall &call);
 void reduceMin(const KernelCall &call);
 void reduceProd(const KernelCall &call);
+size_t reduceScratchBytes(const KernelCall &call, int threads);
 
-void softmax(const KernelCall &call);   // Softmax.cpp (and log_softmax)
-void layerNorm(const KernelCall &call); // LayerNorm.cpp
-void rmsNorm(const KernelCall &call);   // RmsNorm.cpp
-void matmul(const KernelCall &call);    // MatMul.cpp
-void linear(const KernelCall &call);    // Linear.cpp
+// Softmax.cpp (softmax and log_softmax)
+void softmax(const KernelCall &call);
+size_t softmaxScratchBytes(const KernelCall &call, int threads);
+
+// LayerNorm.cpp
+void layerNorm(const KernelCall &call);
+size_t layerNormScratchBytes(const KernelCall &call, int threads);
+
+// RmsNorm.cpp
+void rmsNorm(const KernelCall &call);
+size_t rmsNormScratchBytes(const KernelCall &call, int threads);
+
+// MatMul.cpp
+void matmul(const KernelCall &call);
+size_t matmulScratchBytes(const KernelCall &call, int threads);
+
+// Linear.cpp
+void linear(const KernelCall &call);
+size_t linearScratchBytes(const KernelCall &call, int threads);
+
 void embedding(const KernelCall &call); // Embedding.cpp
 void rotary(const KernelCall &call);    // Rotary.cpp
-void attention(const KernelCall &call); // Attention.cpp
+// Attention.cpp
+void attention(const KernelCall &call);
+size_t attentionScratchBytes(const KernelCall &call, int threads);
 
 } // namespace hybrid::cpu::kernels

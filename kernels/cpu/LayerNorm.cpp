@@ -1,66 +1,116 @@
 // layer_norm: (x - mean) / sqrt(var + eps) over dims [axis, rank) with the
-// population variance (statistics in double), then * weight + bias.
+// population variance (statistics in double), then * weight + bias; floats
+// (f32, bf16, f16) computed in f32 and rounded once per element.
 #include "Broadcast.h"
-#include "KernelCheck.h"
+#include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
+#include "Scratch.h"
 
 #include <cmath>
 
 namespace hybrid::cpu::kernels {
+namespace {
+
+/// The normalised block: rows of n elements.
+struct NormShape {
+  Shape norm;
+  int64_t rows = 0, n = 0;
+};
+
+NormShape normShape(const ConstTensor &input, int64_t axisAttr,
+                    const char *kernel) {
+  const int64_t rank = input.rank();
+  if (rank == 0)
+    fail(kernel, "input must have rank >= 1");
+  const int64_t axis = normalizeAxis(axisAttr, rank, kernel);
+  NormShape s;
+  s.norm.assign(input.shape.begin() + axis, input.shape.end());
+  s.n = numElements(s.norm);
+  s.rows = product(input.shape, 0, axis);
+  return s;
+}
+
+/// The weight and bias, broadcast to the normalised shape, as f32 arrays:
+/// the row loop then reads them contiguously whatever their shape and dtype.
+ScratchLayout layerNormScratch(const KernelCall &call) {
+  const NormShape s = normShape(
+      call.operands.at(0), call.attrs<ops::LayerNorm>().axis, "layer_norm");
+  Carve carve;
+  for (size_t i = 1; i <= 2; ++i)
+    if (optionalOperand(call, i))
+      carve.take<float>(s.n);
+  return {carve.used(), 0};
+}
+
+} // namespace
 
 void layerNorm(const KernelCall &call) {
   expectOperands(call, "layer_norm", 1, 2);
   const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
-  expectDType(input, DType::F32, "layer_norm", "input");
-  expectDType(result, DType::F32, "layer_norm", "result");
+  expectDType(result, input.dtype, "layer_norm", "result");
   expectShape(result, input.shape, "layer_norm", "result");
   const ops::LayerNorm &attrs = call.attrs<ops::LayerNorm>();
-  const int64_t rank = input.rank();
-  if (rank == 0)
-    fail("layer_norm", "input must have rank >= 1");
-  const int64_t axis = normalizeAxis(attrs.axis, rank, "layer_norm");
   const double eps = attrs.epsilon;
-  const Shape normShape(input.shape.begin() + axis, input.shape.end());
-  const int64_t n = numElements(normShape);
-  const int64_t rows = product(input.shape, 0, axis);
-
-  std::vector<float> weightStore, biasStore;
-  const float *weight = nullptr, *bias = nullptr;
-  if (const ConstTensor *w = optionalOperand(call, 1))
-    weight =
-        broadcastFloats(*w, normShape, weightStore, "layer_norm", "weight");
-  if (const ConstTensor *b = optionalOperand(call, 2))
-    bias = broadcastFloats(*b, normShape, biasStore, "layer_norm", "bias");
-  if (input.numel() == 0)
-    return;
-
-  const float *x = input.as<float>();
-  float *y = result.as<float>();
-  parallelFor(rows, n * 4, [&](int64_t r) {
-    const float *xr = x + r * n;
-    float *yr = y + r * n;
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i)
-      sum += xr[i];
-    const double mean = sum / n;
-    double sq = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      double d = xr[i] - mean;
-      sq += d * d;
+  const NormShape s = normShape(input, attrs.axis, "layer_norm");
+  const ConstTensor *weightOperand = optionalOperand(call, 1);
+  const ConstTensor *biasOperand = optionalOperand(call, 2);
+  if (weightOperand) {
+    expectSameDType(*weightOperand, input, "layer_norm", "weight", "input");
+    expectBroadcastsTo(*weightOperand, s.norm, "layer_norm", "weight");
+  }
+  if (biasOperand) {
+    expectSameDType(*biasOperand, input, "layer_norm", "bias", "input");
+    expectBroadcastsTo(*biasOperand, s.norm, "layer_norm", "bias");
+  }
+  visitFloat(input.dtype, "layer_norm", "input", [&](auto zero) {
+    using S = decltype(zero);
+    const ScratchLayout layout = layerNormScratch(call);
+    scratchThreads(call, layout, "layer_norm");
+    if (input.numel() == 0)
+      return;
+    Carve carve(sharedScratch(call));
+    float *weight = nullptr, *bias = nullptr;
+    if (weightOperand) {
+      weight = carve.take<float>(s.n);
+      broadcastToFloat(*weightOperand, s.norm, weight, "layer_norm", "weight");
     }
-    const float inv = static_cast<float>(1.0 / std::sqrt(sq / n + eps));
-    const float meanF = static_cast<float>(mean);
-    for (int64_t i = 0; i < n; ++i) {
-      float v = (xr[i] - meanF) * inv;
-      if (weight)
-        v *= weight[i];
-      if (bias)
-        v += bias[i];
-      yr[i] = v;
+    if (biasOperand) {
+      bias = carve.take<float>(s.n);
+      broadcastToFloat(*biasOperand, s.norm, bias, "layer_norm", "bias");
     }
+    const S *x = input.as<S>();
+    S *y = result.as<S>();
+    const int64_t n = s.n;
+    parallelFor(s.rows, n * 4, [&](int64_t r) {
+      const S *xr = x + r * n;
+      S *yr = y + r * n;
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i)
+        sum += toFloat(xr[i]);
+      const double mean = sum / n;
+      double sq = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double d = toFloat(xr[i]) - mean;
+        sq += d * d;
+      }
+      const float inv = static_cast<float>(1.0 / std::sqrt(sq / n + eps));
+      const float meanF = static_cast<float>(mean);
+      for (int64_t i = 0; i < n; ++i) {
+        float v = (toFloat(xr[i]) - meanF) * inv;
+        if (weight)
+          v *= weight[i];
+        if (bias)
+          v += bias[i];
+        yr[i] = fromFloat<S>(v);
+      }
+    });
   });
+}
+
+size_t layerNormScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<layerNormScratch>(call, threads);
 }
 
 } // namespace hybrid::cpu::kernels

@@ -1,61 +1,104 @@
-// linear: x[..., K] times weight ([N, K] with transpose_weight, else [K, N])
-// plus an optional bias[N], as one GEMM over all leading dimensions.
+// linear: x[..., K] times weight ([N, K] with transposeWeight, else [K, N])
+// plus an optional bias[N], as one GEMM over all leading dimensions; f32
+// directly, bf16/f16 through converted blocks in scratch.
+#include "Element.h"
 #include "Gemm.h"
-#include "KernelCheck.h"
 #include "Kernels.h"
+#include "Scratch.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace hybrid::cpu::kernels {
+namespace {
 
-void linear(const KernelCall &call) {
-  expectOperands(call, "linear", 2, 1);
-  const ConstTensor &input = call.operands[0], &weight = call.operands[1];
-  const Tensor &result = call.results[0];
-  expectDType(input, DType::F32, "linear", "input");
-  expectDType(weight, DType::F32, "linear", "weight");
-  expectDType(result, DType::F32, "linear", "result");
+struct LinearShape {
+  int64_t M = 0, N = 0, K = 0;
+  Shape out;
+};
+
+LinearShape linearShape(const KernelCall &call) {
+  const ConstTensor &input = call.operands.at(0), &weight = call.operands.at(1);
   expectRank(weight, 2, "linear", "weight");
   if (input.rank() == 0)
     fail("linear", "input must have rank >= 1");
   const bool transW = call.attrs<ops::Linear>().transposeWeight;
-  const int64_t K = input.shape.back();
-  const int64_t N = transW ? weight.shape[0] : weight.shape[1];
+  LinearShape s;
+  s.K = input.shape.back();
+  s.N = transW ? weight.shape[0] : weight.shape[1];
   const int64_t wK = transW ? weight.shape[1] : weight.shape[0];
-  if (wK != K)
+  if (wK != s.K)
     fail("linear", "input " + shapeToString(input.shape) + " has " +
-                       std::to_string(K) + " features but weight " +
+                       std::to_string(s.K) + " features but weight " +
                        shapeToString(weight.shape) +
                        (transW ? " ([N, K])" : " ([K, N])") + " expects " +
                        std::to_string(wK));
-  Shape outShape = input.shape;
-  outShape.back() = N;
-  expectShape(result, outShape, "linear", "result");
-  const float *bias = nullptr;
-  if (const ConstTensor *biasOperand = optionalOperand(call, 2)) {
+  s.out = input.shape;
+  s.out.back() = s.N;
+  s.M = numElements(input.shape) / std::max<int64_t>(s.K, 1);
+  if (s.K == 0)
+    s.M = numElements(s.out) / std::max<int64_t>(s.N, 1);
+  return s;
+}
+
+/// bf16/f16 products convert blocks per thread; f32 needs nothing.
+ScratchLayout linearScratch(const KernelCall &call) {
+  if (call.operands.at(0).dtype == DType::F32)
+    return {};
+  const LinearShape s = linearShape(call);
+  return {0, convertingGemmScratch(s.M, s.N, s.K)};
+}
+
+} // namespace
+
+void linear(const KernelCall &call) {
+  expectOperands(call, "linear", 2, 1);
+  const ConstTensor &input = call.operands[0], &weight = call.operands[1];
+  const ConstTensor *biasOperand = optionalOperand(call, 2);
+  const Tensor &result = call.results[0];
+  const DType dtype = input.dtype;
+  visitFloat(dtype, "linear", "input", [](auto) {});
+  expectSameDType(weight, input, "linear", "weight", "input");
+  expectDType(result, dtype, "linear", "result");
+  const LinearShape s = linearShape(call);
+  expectShape(result, s.out, "linear", "result");
+  if (biasOperand) {
     const ConstTensor &b = *biasOperand;
-    expectDType(b, DType::F32, "linear", "bias");
-    if (b.numel() != N || (b.rank() > 0 && b.shape.back() != N))
+    expectSameDType(b, input, "linear", "bias", "input");
+    if (b.numel() != s.N || (b.rank() > 0 && b.shape.back() != s.N))
       fail("linear", "bias " + shapeToString(b.shape) + " must have " +
-                         std::to_string(N) + " elements");
-    bias = b.as<float>();
+                         std::to_string(s.N) + " elements");
   }
-  const int64_t M =
-      K ? input.numel() / K : numElements(outShape) / std::max<int64_t>(N, 1);
+  checkGemmSizes(s.M, s.N, s.K, "linear");
+  const bool transW = call.attrs<ops::Linear>().transposeWeight;
+  const int64_t ldw = transW ? s.K : s.N;
+  if (dtype != DType::F32) {
+    const ScratchLayout layout = linearScratch(call);
+    const int threads = scratchThreads(call, layout, "linear");
+    convertingGemm(dtype, s.M, s.N, s.K, input.data, s.K, weight.data, ldw,
+                   transW, biasOperand ? biasOperand->data : nullptr,
+                   result.data, s.N, threadScratch(call, layout, 0),
+                   alignScratch(layout.perThread), threads);
+    return;
+  }
   if (result.numel() == 0)
     return;
+  const float *bias = biasOperand ? biasOperand->as<float>() : nullptr;
   float *y = result.as<float>();
   if (bias)
-    for (int64_t m = 0; m < M; ++m)
-      std::memcpy(y + m * N, bias, N * sizeof(float));
-  if (K == 0) {
+    for (int64_t m = 0; m < s.M; ++m)
+      std::memcpy(y + m * s.N, bias, s.N * sizeof(float));
+  if (s.K == 0) {
     if (!bias)
-      std::fill(y, y + M * N, 0.0f);
+      std::fill(y, y + s.M * s.N, 0.0f);
     return;
   }
-  gemm(false, transW, M, N, K, 1.0f, input.as<float>(), K, weight.as<float>(),
-       transW ? K : N, bias ? 1.0f : 0.0f, y, N);
+  gemm(false, transW, s.M, s.N, s.K, 1.0f, input.as<float>(), s.K,
+       weight.as<float>(), ldw, bias ? 1.0f : 0.0f, y, s.N);
+}
+
+size_t linearScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<linearScratch>(call, threads);
 }
 
 } // namespace hybrid::cpu::kernels

@@ -1,55 +1,95 @@
 // rms_norm: x / sqrt(mean(x^2) + eps) over dims [axis, rank) (mean in
-// double), then * weight (Llama, T5).
+// double), then * weight (Llama, T5); floats (f32, bf16, f16) computed in
+// f32 and rounded once per element.
 #include "Broadcast.h"
-#include "KernelCheck.h"
+#include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
+#include "Scratch.h"
 
 #include <cmath>
 
 namespace hybrid::cpu::kernels {
+namespace {
+
+struct NormShape {
+  Shape norm;
+  int64_t rows = 0, n = 0;
+};
+
+NormShape normShape(const ConstTensor &input, int64_t axisAttr) {
+  const int64_t rank = input.rank();
+  if (rank == 0)
+    fail("rms_norm", "input must have rank >= 1");
+  const int64_t axis = normalizeAxis(axisAttr, rank, "rms_norm");
+  NormShape s;
+  s.norm.assign(input.shape.begin() + axis, input.shape.end());
+  s.n = numElements(s.norm);
+  s.rows = product(input.shape, 0, axis);
+  return s;
+}
+
+/// The weight broadcast to the normalised shape, as an f32 array.
+ScratchLayout rmsNormScratch(const KernelCall &call) {
+  const NormShape s =
+      normShape(call.operands.at(0), call.attrs<ops::RmsNorm>().axis);
+  Carve carve;
+  if (optionalOperand(call, 1))
+    carve.take<float>(s.n);
+  return {carve.used(), 0};
+}
+
+} // namespace
 
 void rmsNorm(const KernelCall &call) {
   expectOperands(call, "rms_norm", 1, 1);
   const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
-  expectDType(input, DType::F32, "rms_norm", "input");
-  expectDType(result, DType::F32, "rms_norm", "result");
+  expectDType(result, input.dtype, "rms_norm", "result");
   expectShape(result, input.shape, "rms_norm", "result");
   const ops::RmsNorm &attrs = call.attrs<ops::RmsNorm>();
-  const int64_t rank = input.rank();
-  if (rank == 0)
-    fail("rms_norm", "input must have rank >= 1");
-  const int64_t axis = normalizeAxis(attrs.axis, rank, "rms_norm");
   const double eps = attrs.epsilon;
-  const Shape normShape(input.shape.begin() + axis, input.shape.end());
-  const int64_t n = numElements(normShape);
-  const int64_t rows = product(input.shape, 0, axis);
-
-  std::vector<float> weightStore;
-  const ConstTensor *w = optionalOperand(call, 1);
-  const float *weight =
-      w ? broadcastFloats(*w, normShape, weightStore, "rms_norm", "weight")
-        : nullptr;
-  if (input.numel() == 0)
-    return;
-
-  const float *x = input.as<float>();
-  float *y = result.as<float>();
-  parallelFor(rows, n * 3, [&](int64_t r) {
-    const float *xr = x + r * n;
-    float *yr = y + r * n;
-    double sq = 0;
-    for (int64_t i = 0; i < n; ++i)
-      sq += static_cast<double>(xr[i]) * xr[i];
-    const float inv = static_cast<float>(1.0 / std::sqrt(sq / n + eps));
-    if (weight)
-      for (int64_t i = 0; i < n; ++i)
-        yr[i] = xr[i] * inv * weight[i];
-    else
-      for (int64_t i = 0; i < n; ++i)
-        yr[i] = xr[i] * inv;
+  const NormShape s = normShape(input, attrs.axis);
+  const ConstTensor *weightOperand = optionalOperand(call, 1);
+  if (weightOperand) {
+    expectSameDType(*weightOperand, input, "rms_norm", "weight", "input");
+    expectBroadcastsTo(*weightOperand, s.norm, "rms_norm", "weight");
+  }
+  visitFloat(input.dtype, "rms_norm", "input", [&](auto zero) {
+    using S = decltype(zero);
+    const ScratchLayout layout = rmsNormScratch(call);
+    scratchThreads(call, layout, "rms_norm");
+    if (input.numel() == 0)
+      return;
+    float *weight = nullptr;
+    if (weightOperand) {
+      weight = Carve(sharedScratch(call)).take<float>(s.n);
+      broadcastToFloat(*weightOperand, s.norm, weight, "rms_norm", "weight");
+    }
+    const S *x = input.as<S>();
+    S *y = result.as<S>();
+    const int64_t n = s.n;
+    parallelFor(s.rows, n * 3, [&](int64_t r) {
+      const S *xr = x + r * n;
+      S *yr = y + r * n;
+      double sq = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = toFloat(xr[i]);
+        sq += v * v;
+      }
+      const float inv = static_cast<float>(1.0 / std::sqrt(sq / n + eps));
+      if (weight)
+        for (int64_t i = 0; i < n; ++i)
+          yr[i] = fromFloat<S>(toFloat(xr[i]) * inv * weight[i]);
+      else
+        for (int64_t i = 0; i < n; ++i)
+          yr[i] = fromFloat<S>(toFloat(xr[i]) * inv);
+    });
   });
+}
+
+size_t rmsNormScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<rmsNormScratch>(call, threads);
 }
 
 } // namespace hybrid::cpu::kernels

@@ -1,7 +1,8 @@
 // rotary: rotary position embedding of the first rotary_dim features of
 // input [B, H, T, D] with cos/sin [B or 1, T, rotary_dim], half-split
-// (GPT-NeoX, Llama rotate_half) or interleaved (GPT-J) pairs.
-#include "KernelCheck.h"
+// (GPT-NeoX, Llama rotate_half) or interleaved (GPT-J) pairs; floats (f32,
+// bf16, f16; cos/sin of the input's dtype) computed in f32.
+#include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
 
@@ -14,10 +15,9 @@ void rotary(const KernelCall &call) {
   const ConstTensor &input = call.operands[0], &cos = call.operands[1],
                     &sin = call.operands[2];
   const Tensor &result = call.results[0];
-  expectDType(input, DType::F32, "rotary", "input");
-  expectDType(cos, DType::F32, "rotary", "cos");
-  expectDType(sin, DType::F32, "rotary", "sin");
-  expectDType(result, DType::F32, "rotary", "result");
+  expectSameDType(cos, input, "rotary", "cos", "input");
+  expectSameDType(sin, input, "rotary", "sin", "input");
+  expectDType(result, input.dtype, "rotary", "result");
   expectRank(input, 4, "rotary", "input");
   expectShape(result, input.shape, "rotary", "result");
   expectShape(sin, cos.shape, "rotary", "sin");
@@ -38,34 +38,43 @@ void rotary(const KernelCall &call) {
                        " must be even and at most the head size " +
                        std::to_string(D));
   const bool interleaved = call.attrs<ops::Rotary>().interleaved;
-  const float *x = input.as<float>();
-  const float *c = cos.as<float>();
-  const float *s = sin.as<float>();
-  float *y = result.as<float>();
-  const int64_t half = R / 2;
-  // out = x * cos + rotate(x) * sin, with each feature's own cos/sin entry
-  // (as HF does), so both conventions of filling the halves work.
-  parallelFor(B * H * T, D * 4, [&](int64_t row) {
-    const int64_t t = row % T, b = row / (H * T);
-    const float *cr = c + ((lead == 1 ? 0 : b) * T + t) * R;
-    const float *sr = s + ((lead == 1 ? 0 : b) * T + t) * R;
-    const float *xr = x + row * D;
-    float *yr = y + row * D;
-    if (interleaved) {
-      for (int64_t i = 0; i < half; ++i) {
-        float x0 = xr[2 * i], x1 = xr[2 * i + 1];
-        yr[2 * i] = x0 * cr[2 * i] - x1 * sr[2 * i];
-        yr[2 * i + 1] = x1 * cr[2 * i + 1] + x0 * sr[2 * i + 1];
+  visitFloat(input.dtype, "rotary", "input", [&](auto zero) {
+    using S = decltype(zero);
+    const S *x = input.as<S>();
+    const S *c = cos.as<S>();
+    const S *s = sin.as<S>();
+    S *y = result.as<S>();
+    const int64_t half = R / 2;
+    auto rotate = [](S x0, S x1, S cs, S sn) {
+      return fromFloat<S>(toFloat(x0) * toFloat(cs) -
+                          toFloat(x1) * toFloat(sn));
+    };
+    // out = x * cos + rotate(x) * sin, with each feature's own cos/sin entry
+    // (as HF does), so both conventions of filling the halves work.
+    parallelFor(B * H * T, D * 4, [&](int64_t row) {
+      const int64_t t = row % T, b = row / (H * T);
+      const S *cr = c + ((lead == 1 ? 0 : b) * T + t) * R;
+      const S *sr = s + ((lead == 1 ? 0 : b) * T + t) * R;
+      const S *xr = x + row * D;
+      S *yr = y + row * D;
+      if (interleaved) {
+        for (int64_t i = 0; i < half; ++i) {
+          const S x0 = xr[2 * i], x1 = xr[2 * i + 1];
+          yr[2 * i] = rotate(x0, x1, cr[2 * i], sr[2 * i]);
+          yr[2 * i + 1] = fromFloat<S>(toFloat(x1) * toFloat(cr[2 * i + 1]) +
+                                       toFloat(x0) * toFloat(sr[2 * i + 1]));
+        }
+      } else {
+        for (int64_t i = 0; i < half; ++i) {
+          const S x0 = xr[i], x1 = xr[i + half];
+          yr[i] = rotate(x0, x1, cr[i], sr[i]);
+          yr[i + half] = fromFloat<S>(toFloat(x1) * toFloat(cr[i + half]) +
+                                      toFloat(x0) * toFloat(sr[i + half]));
+        }
       }
-    } else {
-      for (int64_t i = 0; i < half; ++i) {
-        float x0 = xr[i], x1 = xr[i + half];
-        yr[i] = x0 * cr[i] - x1 * sr[i];
-        yr[i + half] = x1 * cr[i + half] + x0 * sr[i + half];
-      }
-    }
-    if (D > R && yr != xr)
-      std::memcpy(yr + R, xr + R, (D - R) * sizeof(float));
+      if (D > R && yr != xr)
+        std::memcpy(yr + R, xr + R, (D - R) * sizeof(S));
+    });
   });
 }
 

@@ -1,5 +1,6 @@
 // select: cond ? lhs : rhs with all three broadcast (NumPy rules); any dtype.
 #include "Broadcast.h"
+#include "Element.h"
 #include "KernelCheck.h"
 #include "Kernels.h"
 
@@ -41,24 +42,15 @@ void select(const KernelCall &call) {
   expectSameDType(lhs, rhs, "select", "lhs", "rhs");
   expectDType(result, lhs.dtype, "select", "result");
   expectShape(result,
-              broadcastShapes({cond.shape, lhs.shape, rhs.shape}, "select"),
+              broadcastShapes({&cond.shape, &lhs.shape, &rhs.shape}, "select"),
               "select", "result");
-  BroadcastWalk walk(result.shape, {cond.shape, lhs.shape, rhs.shape},
+  BroadcastWalk walk(result.shape, {&cond.shape, &lhs.shape, &rhs.shape},
                      "select");
   const uint8_t *c = cond.as<uint8_t>();
-  switch (dtypeSize(lhs.dtype)) {
-  case 1:
-    return selectWords(walk, c, lhs.as<uint8_t>(), rhs.as<uint8_t>(),
-                       result.as<uint8_t>());
-  case 4:
-    return selectWords(walk, c, lhs.as<uint32_t>(), rhs.as<uint32_t>(),
-                       result.as<uint32_t>());
-  case 8:
-    return selectWords(walk, c, lhs.as<uint64_t>(), rhs.as<uint64_t>(),
-                       result.as<uint64_t>());
-  }
-  fail("select",
-       std::string("unsupported element type ") + dtypeName(lhs.dtype));
+  visitWord(dtypeSize(lhs.dtype), [&](auto zero) {
+    using W = decltype(zero);
+    selectWords(walk, c, lhs.as<W>(), rhs.as<W>(), result.as<W>());
+  });
 }
 
 } // namespace hybrid::cpu::kernels

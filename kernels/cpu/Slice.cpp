@@ -74,7 +74,8 @@ void slice(const KernelCall &call) {
     strides[d] = outShape[d] > 1 ? inStrides[d] * step[d] : 0;
     offset += start[d] * inStrides[d];
   }
-  BroadcastWalk walk = BroadcastWalk::fromStrides(outShape, {strides}, "slice");
+  BroadcastWalk walk =
+      BroadcastWalk::fromStrides(outShape, strides.data(), "slice");
   copyStrided(walk, input.data, offset, result.data, dtypeSize(input.dtype));
 }
 

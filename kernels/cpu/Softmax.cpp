@@ -1,30 +1,39 @@
-// softmax and log_softmax along an axis (f32): max-subtracted exponentials,
-// sums in double. A row of all -inf gives NaN, as in PyTorch and ONNX.
-#include "KernelCheck.h"
+// softmax and log_softmax along an axis on floats (f32, bf16, f16):
+// max-subtracted exponentials in f32, sums in double, each output rounded
+// once. A row of all -inf gives NaN, as in PyTorch and ONNX.
+#include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
+#include "Scratch.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
+/// NaN-propagating running maximum.
+inline float maxOf(float m, float v) {
+  return (v > m || v != v) && m == m ? v : m;
+}
+
 /// Softmax of n contiguous values.
-void softmaxRow(const float *x, float *y, int64_t n, bool logarithm) {
+template <typename S>
+void softmaxRow(const S *x, S *y, int64_t n, bool logarithm) {
   float m = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < n; ++i)
-    m = (x[i] > m || x[i] != x[i]) && m == m ? x[i] : m;
+    m = maxOf(m, toFloat(x[i]));
   double sum = 0;
   if (logarithm) {
     for (int64_t i = 0; i < n; ++i)
-      sum += std::exp(x[i] - m);
+      sum += std::exp(toFloat(x[i]) - m);
     const float logSum = static_cast<float>(std::log(sum));
     for (int64_t i = 0; i < n; ++i)
-      y[i] = x[i] - m - logSum;
-  } else {
+      y[i] = fromFloat<S>(toFloat(x[i]) - m - logSum);
+  } else if constexpr (std::is_same_v<S, float>) {
+    // f32 keeps the exponentials in the result; narrower types recompute
+    // them rather than round twice.
     for (int64_t i = 0; i < n; ++i) {
       y[i] = std::exp(x[i] - m);
       sum += y[i];
@@ -32,82 +41,115 @@ void softmaxRow(const float *x, float *y, int64_t n, bool logarithm) {
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t i = 0; i < n; ++i)
       y[i] *= inv;
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      sum += std::exp(toFloat(x[i]) - m);
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = fromFloat<S>(std::exp(toFloat(x[i]) - m) * inv);
   }
 }
 
 /// Softmax down the n rows of an [n, inner] block, all columns at once;
-/// `m` and `sum` are scratch of `inner` entries.
-void softmaxColumns(const float *x, float *y, int64_t n, int64_t inner,
-                    bool logarithm, float *m, double *sum) {
+/// `m` and `sum` are the thread's scratch of `inner` entries.
+template <typename S>
+void softmaxColumns(const S *x, S *y, int64_t n, int64_t inner, bool logarithm,
+                    float *m, double *sum) {
   std::fill(m, m + inner, -std::numeric_limits<float>::infinity());
   std::fill(sum, sum + inner, 0.0);
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < inner; ++j) {
-      float v = x[i * inner + j];
-      m[j] = (v > m[j] || v != v) && m[j] == m[j] ? v : m[j];
-    }
+    for (int64_t j = 0; j < inner; ++j)
+      m[j] = maxOf(m[j], toFloat(x[i * inner + j]));
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < inner; ++j) {
-      float e = std::exp(x[i * inner + j] - m[j]);
-      if (!logarithm)
-        y[i * inner + j] = e;
-      sum[j] += e;
-    }
+    for (int64_t j = 0; j < inner; ++j)
+      sum[j] += std::exp(toFloat(x[i * inner + j]) - m[j]);
   for (int64_t j = 0; j < inner; ++j)
     sum[j] = logarithm ? std::log(sum[j]) : 1.0 / sum[j];
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < inner; ++j) {
-      float &out = y[i * inner + j];
-      if (logarithm)
-        out = x[i * inner + j] - m[j] - static_cast<float>(sum[j]);
-      else
-        out *= static_cast<float>(sum[j]);
+      const float v = toFloat(x[i * inner + j]) - m[j];
+      const float s = static_cast<float>(sum[j]);
+      y[i * inner + j] = fromFloat<S>(logarithm ? v - s : std::exp(v) * s);
     }
 }
 
-void softmaxAlongAxis(const KernelCall &call, const char *kernel,
-                      bool logarithm, int64_t axisAttr) {
-  expectArity(call, kernel, 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(input, DType::F32, kernel, "input");
-  expectDType(result, DType::F32, kernel, "result");
-  expectShape(result, input.shape, kernel, "result");
+struct SoftmaxShape {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+SoftmaxShape softmaxShape(const KernelCall &call, const char *kernel) {
+  const ConstTensor &input = call.operands.at(0);
   const int64_t rank = input.rank();
-  if (rank == 0) {
-    // One element: softmax 1, log_softmax 0 (NaN stays NaN).
-    float x = *input.as<float>();
-    *result.as<float>() = x != x ? x : logarithm ? 0.0f : 1.0f;
-    return;
+  SoftmaxShape s;
+  if (rank == 0)
+    return s;
+  const int64_t axis =
+      normalizeAxis(call.attrs<ops::Softmax>().axis, rank, kernel);
+  s.outer = product(input.shape, 0, axis);
+  s.n = input.shape[axis];
+  s.inner = product(input.shape, axis + 1, rank);
+  return s;
+}
+
+/// Column softmaxes keep a maximum and a sum per column and thread.
+ScratchLayout softmaxScratch(const KernelCall &call) {
+  const SoftmaxShape s = softmaxShape(call, "softmax");
+  ScratchLayout layout;
+  if (s.inner > 1) {
+    Carve carve;
+    carve.take<float>(s.inner);
+    carve.take<double>(s.inner);
+    layout.perThread = carve.used();
   }
-  const int64_t axis = normalizeAxis(axisAttr, rank, kernel);
-  const int64_t outer = product(input.shape, 0, axis);
-  const int64_t n = input.shape[axis];
-  const int64_t inner = product(input.shape, axis + 1, rank);
-  if (input.numel() == 0)
-    return;
-  const float *x = input.as<float>();
-  float *y = result.as<float>();
-  if (inner == 1) {
-    parallelFor(outer, n * 16, [&](int64_t o) {
-      softmaxRow(x + o * n, y + o * n, n, logarithm);
-    });
-  } else {
-    PerThreadScratch<float> maxima(inner);
-    PerThreadScratch<double> sums(inner);
-    parallelFor(outer, n * inner * 16, [&](int64_t o) {
-      softmaxColumns(x + o * n * inner, y + o * n * inner, n, inner, logarithm,
-                     maxima.get(), sums.get());
-    });
-  }
+  return layout;
 }
 
 } // namespace
 
 void softmax(const KernelCall &call) {
-  const ops::Softmax &attrs = call.attrs<ops::Softmax>();
-  softmaxAlongAxis(call, attrs.log ? "log_softmax" : "softmax", attrs.log,
-                   attrs.axis);
+  const bool logarithm = call.attrs<ops::Softmax>().log;
+  const char *kernel = logarithm ? "log_softmax" : "softmax";
+  expectArity(call, kernel, 1, 1);
+  const ConstTensor &input = call.operands[0];
+  const Tensor &result = call.results[0];
+  expectDType(result, input.dtype, kernel, "result");
+  expectShape(result, input.shape, kernel, "result");
+  const SoftmaxShape s = softmaxShape(call, kernel);
+  visitFloat(input.dtype, kernel, "input", [&](auto zero) {
+    using S = decltype(zero);
+    const S *x = input.as<S>();
+    S *y = result.as<S>();
+    if (input.rank() == 0) {
+      // One element: softmax 1, log_softmax 0 (NaN stays NaN).
+      const float v = toFloat(*x);
+      *y = fromFloat<S>(v != v ? v : logarithm ? 0.0f : 1.0f);
+      return;
+    }
+    if (input.numel() == 0)
+      return;
+    if (s.inner == 1) {
+      parallelFor(s.outer, s.n * 16, [&](int64_t o) {
+        softmaxRow(x + o * s.n, y + o * s.n, s.n, logarithm);
+      });
+      return;
+    }
+    const ScratchLayout layout = softmaxScratch(call);
+    const int threads = scratchThreads(call, layout, kernel);
+    parallelFor(
+        s.outer, s.n * s.inner * 16,
+        [&](int64_t o) {
+          Carve carve(threadScratch(call, layout, workerSlot()));
+          float *m = carve.take<float>(s.inner);
+          double *sum = carve.take<double>(s.inner);
+          softmaxColumns(x + o * s.n * s.inner, y + o * s.n * s.inner, s.n,
+                         s.inner, logarithm, m, sum);
+        },
+        threads);
+  });
+}
+
+size_t softmaxScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<softmaxScratch>(call, threads);
 }
 
 } // namespace hybrid::cpu::kernels

@@ -1,5 +1,7 @@
-// transpose: permute dimensions (result dim i = input dim perm[i]); any dtype.
+// transpose: permute dimensions (result dim i = input dim perm[i]); any dtype
+// (elements are moved as words of their size).
 #include "Broadcast.h"
+#include "Element.h"
 #include "KernelCheck.h"
 #include "Kernels.h"
 #include "Parallel.h"
@@ -78,21 +80,12 @@ bool tryTiledCopy(const Shape &outShape, const std::vector<int64_t> &strides,
     ++p;
   if (p == dims.size() || dims[p] < 8 || dims.back() < 8)
     return false;
-  switch (elementSize) {
-  case 1:
-    copyTiles(dims, inStrides, p, static_cast<const uint8_t *>(in),
-              static_cast<uint8_t *>(out));
-    return true;
-  case 4:
-    copyTiles(dims, inStrides, p, static_cast<const uint32_t *>(in),
-              static_cast<uint32_t *>(out));
-    return true;
-  case 8:
-    copyTiles(dims, inStrides, p, static_cast<const uint64_t *>(in),
-              static_cast<uint64_t *>(out));
-    return true;
-  }
-  return false;
+  visitWord(elementSize, [&](auto zero) {
+    using W = decltype(zero);
+    copyTiles(dims, inStrides, p, static_cast<const W *>(in),
+              static_cast<W *>(out));
+  });
+  return true;
 }
 
 } // namespace
@@ -127,7 +120,7 @@ void transpose(const KernelCall &call) {
                                           result.data, dtypeSize(input.dtype)))
     return;
   BroadcastWalk walk =
-      BroadcastWalk::fromStrides(outShape, {strides}, "transpose");
+      BroadcastWalk::fromStrides(outShape, strides.data(), "transpose");
   copyStrided(walk, input.data, 0, result.data, dtypeSize(input.dtype));
 }
 

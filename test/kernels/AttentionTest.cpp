@@ -13,6 +13,8 @@ struct AttentionCase {
   int64_t window = 0;
   Shape maskShape; // empty: no mask
   bool alibi = false;
+  int64_t Dv = 0; // 0: Dh
+  int64_t dv() const { return Dv ? Dv : Dh; }
 };
 
 /// Attention as written in the op's description, in double: scores, then a
@@ -21,13 +23,15 @@ std::vector<double> naiveAttention(const AttentionCase &c, const HostTensor &q,
                                    const HostTensor &k, const HostTensor &v,
                                    const HostTensor *mask,
                                    const HostTensor *slopes, double scale) {
-  std::vector<double> out(c.B * c.Hq * c.T * c.Dh, 0.0);
+  const int64_t Dv = c.dv();
+  std::vector<double> out(c.B * c.Hq * c.T * Dv, 0.0);
   const int64_t group = c.Hq / c.Hkv;
+  std::vector<double> s(c.S);
   for (int64_t b = 0; b < c.B; ++b)
     for (int64_t h = 0; h < c.Hq; ++h)
       for (int64_t i = 0; i < c.T; ++i) {
         const int64_t kvh = h / group;
-        std::vector<double> s(c.S, -INFINITY);
+        std::fill(s.begin(), s.end(), -INFINITY);
         for (int64_t j = 0; j < c.S; ++j) {
           if (c.causal && j > i + c.S - c.T)
             continue;
@@ -35,13 +39,13 @@ std::vector<double> naiveAttention(const AttentionCase &c, const HostTensor &q,
             continue;
           double dot = 0;
           for (int64_t d = 0; d < c.Dh; ++d)
-            dot += double(q.f()[((b * c.Hq + h) * c.T + i) * c.Dh + d]) *
-                   k.f()[((b * c.Hkv + kvh) * c.S + j) * c.Dh + d];
+            dot += q.at(((b * c.Hq + h) * c.T + i) * c.Dh + d) *
+                   k.at(((b * c.Hkv + kvh) * c.S + j) * c.Dh + d);
           s[j] = dot * scale;
           if (mask)
-            s[j] += mask->f()[broadcastIndex({b, h, i, j}, mask->shape)];
+            s[j] += mask->at(broadcastIndex({b, h, i, j}, mask->shape));
           if (slopes)
-            s[j] += slopes->f()[h] * double(j - i);
+            s[j] += slopes->at(h) * double(j - i);
         }
         double m = -INFINITY;
         for (double x : s)
@@ -53,47 +57,55 @@ std::vector<double> naiveAttention(const AttentionCase &c, const HostTensor &q,
           sum += std::exp(x - m);
         for (int64_t j = 0; j < c.S; ++j) {
           double p = std::exp(s[j] - m) / sum;
-          for (int64_t d = 0; d < c.Dh; ++d)
-            out[((b * c.Hq + h) * c.T + i) * c.Dh + d] +=
-                p * v.f()[((b * c.Hkv + kvh) * c.S + j) * c.Dh + d];
+          if (p == 0)
+            continue;
+          for (int64_t d = 0; d < Dv; ++d)
+            out[((b * c.Hq + h) * c.T + i) * Dv + d] +=
+                p * v.at(((b * c.Hkv + kvh) * c.S + j) * Dv + d);
         }
       }
   return out;
 }
 
-void checkAttention(const AttentionCase &c, uint32_t seed) {
+std::string describe(const AttentionCase &c, DType dt) {
+  return std::string("attention ") + dtypeName(dt) + " B" +
+         std::to_string(c.B) + " Hq" + std::to_string(c.Hq) + " Hkv" +
+         std::to_string(c.Hkv) + " T" + std::to_string(c.T) + " S" +
+         std::to_string(c.S) + " Dh" + std::to_string(c.Dh) + " Dv" +
+         std::to_string(c.dv()) + " causal" + std::to_string(c.causal) +
+         " window" + std::to_string(c.window) + " mask" +
+         shapeToString(c.maskShape) + " alibi" + std::to_string(c.alibi);
+}
+
+void checkAttention(const AttentionCase &c, uint32_t seed,
+                    DType dt = DType::F32) {
   Random rng(seed);
-  HostTensor q = rng.f32({c.B, c.Hq, c.T, c.Dh});
-  HostTensor k = rng.f32({c.B, c.Hkv, c.S, c.Dh});
-  HostTensor v = rng.f32({c.B, c.Hkv, c.S, c.Dh});
-  HostTensor mask = rng.f32(c.maskShape, -3, 1);
+  HostTensor q = rng.floats(dt, {c.B, c.Hq, c.T, c.Dh});
+  HostTensor k = rng.floats(dt, {c.B, c.Hkv, c.S, c.Dh});
+  HostTensor v = rng.floats(dt, {c.B, c.Hkv, c.S, c.dv()});
+  HostTensor mask = rng.floats(dt, c.maskShape, -3, 1);
   // Some fully masked entries, as padding masks have.
   for (int64_t e = 0; e < mask.numel(); e += 5)
-    mask.f()[e] = -INFINITY;
-  HostTensor slopes = rng.f32({c.Hq}, 0.01f, 0.5f);
+    mask.set(e, -INFINITY);
+  HostTensor slopes = rng.floats(dt, {c.Hq}, 0.01f, 0.5f);
   const double scale = 1 / std::sqrt(double(c.Dh));
   const bool hasMask = !c.maskShape.empty();
   std::vector<double> want =
       naiveAttention(c, q, k, v, hasMask ? &mask : nullptr,
                      c.alibi ? &slopes : nullptr, scale);
-  const Op op = ops::Attention{scale, c.causal, c.window};
-  HostTensor got(DType::F32, {c.B, c.Hq, c.T, c.Dh});
+  // The kernel scales in f32.
+  const Op op = ops::Attention{double(float(scale)), c.causal, c.window};
+  HostTensor got(dt, {c.B, c.Hq, c.T, c.dv()});
   runKernel(
       op, {&q, &k, &v, hasMask ? &mask : nullptr, c.alibi ? &slopes : nullptr},
       got);
   for (int64_t e = 0; e < got.numel(); ++e)
-    ASSERT_FALSE(std::isnan(got.f()[e])) << "NaN at " << e;
-  expectNear(
-      got, want, 2e-5, 1e-4,
-      "attention B" + std::to_string(c.B) + " Hq" + std::to_string(c.Hq) +
-          " Hkv" + std::to_string(c.Hkv) + " T" + std::to_string(c.T) + " S" +
-          std::to_string(c.S) + " causal" + std::to_string(c.causal) +
-          " window" + std::to_string(c.window) + " mask" +
-          shapeToString(c.maskShape) + " alibi" + std::to_string(c.alibi));
+    ASSERT_FALSE(std::isnan(got.at(e))) << "NaN at " << e;
+  const Tolerance tol = toleranceFor(dt, 2e-5, 1e-4);
+  expectNear(got, want, tol.atol, tol.rtol, describe(c, dt));
 }
 
 TEST(Attention, MatchesNaiveReference) {
-  std::vector<AttentionCase> cases;
   // Small (row path) and large (GEMM path) problems; prefill (T == S),
   // decode (T == 1) and chunked (T < S) queries; more queries than keys.
   const std::vector<std::array<int64_t, 6>> sizes = {
@@ -101,18 +113,67 @@ TEST(Attention, MatchesNaiveReference) {
       {2, 6, 3, 3, 7, 16},    {1, 2, 2, 6, 4, 8},   {1, 4, 2, 96, 96, 32},
       {2, 2, 1, 70, 150, 64}, {1, 3, 3, 1, 300, 64}};
   uint32_t seed = 60;
-  for (auto [B, Hq, Hkv, T, S, Dh] : sizes)
+  for (DType dt : kFloatTypes)
+    for (auto [B, Hq, Hkv, T, S, Dh] : sizes)
+      for (bool causal : {false, true})
+        for (int64_t window : {int64_t(0), int64_t(3)})
+          for (int maskKind = 0; maskKind < 3; ++maskKind)
+            for (bool alibi : {false, true}) {
+              AttentionCase c{B, Hq, Hkv, T, S, Dh, causal, window, {}, alibi};
+              if (maskKind == 1)
+                c.maskShape = {B, 1, T, S}; // HF 4-D padding/causal mask
+              else if (maskKind == 2)
+                c.maskShape = {S}; // broadcast from the right
+              checkAttention(c, seed++, dt);
+            }
+}
+
+TEST(Attention, BlocksOfQueriesAndKeys) {
+  // Several 64-query and 256-key blocks, windows that end inside blocks,
+  // chunked prefill (T < S), a value width other than the key's, and masks
+  // that hide whole key blocks from some rows.
+  uint32_t seed = 100;
+  for (DType dt : kFloatTypes)
     for (bool causal : {false, true})
-      for (int64_t window : {int64_t(0), int64_t(3)})
-        for (int maskKind = 0; maskKind < 3; ++maskKind)
-          for (bool alibi : {false, true}) {
-            AttentionCase c{B, Hq, Hkv, T, S, Dh, causal, window, {}, alibi};
-            if (maskKind == 1)
-              c.maskShape = {B, 1, T, S}; // HF 4-D padding/causal mask
-            else if (maskKind == 2)
-              c.maskShape = {S}; // broadcast from the right
-            checkAttention(c, seed++);
-          }
+      for (int64_t window : {int64_t(0), int64_t(5), int64_t(300)}) {
+        checkAttention({1, 2, 1, 130, 600, 16, causal, window, {}, false, 24},
+                       seed++, dt);
+        checkAttention(
+            {2, 2, 2, 200, 200, 32, causal, window, {2, 1, 200, 200}, true},
+            seed++, dt);
+      }
+}
+
+TEST(Attention, MidSizePrefillMatchesReference) {
+  // T = S = 1,500: 24 query blocks by 6 key blocks per head.
+  checkAttention({1, 2, 1, 1500, 1500, 64, true, 0, {}, false}, 110);
+  checkAttention({1, 1, 1, 1500, 1500, 64, false, 0, {}, false}, 111,
+                 DType::BF16);
+}
+
+TEST(Attention, ScratchDoesNotGrowWithTheSequence) {
+  // Llama at T = 20,000 once needed 3.2 GB of score matrices outside any
+  // plan; blocks keep scratch to a few hundred KB per thread.
+  for (DType dt : kFloatTypes)
+    for (int64_t T :
+         {int64_t(1), int64_t(2000), int64_t(20000), int64_t(30000)}) {
+      const Op op = ops::Attention{0.125, true};
+      KernelCall call;
+      call.op = &op;
+      call.operands = {ConstTensor(nullptr, dt, {1, 32, T, 64}),
+                       ConstTensor(nullptr, dt, {1, 8, 30000, 64}),
+                       ConstTensor(nullptr, dt, {1, 8, 30000, 64}),
+                       ConstTensor::absent(), ConstTensor::absent()};
+      Tensor result;
+      result.dtype = dt;
+      result.shape = {1, 32, T, 64};
+      call.results = {result};
+      const size_t bytes = scratchBytes(findKernel(op), call, 16);
+      EXPECT_GT(bytes, 0u);
+      EXPECT_LT(bytes, size_t(64) << 20) << dtypeName(dt) << " T " << T;
+      if (T > 1)
+        EXPECT_LT(bytes, size_t(8) << 20) << dtypeName(dt) << " T " << T;
+    }
 }
 
 TEST(Attention, FullyMaskedRowsAreZero) {
@@ -175,49 +236,53 @@ TEST(Attention, RejectsBadShapes) {
 
 TEST(Rotary, HalfSplitAndInterleaved) {
   Random rng(73);
-  const int64_t B = 2, H = 3, T = 5, D = 16;
-  for (int64_t R : {int64_t(16), int64_t(8)})
-    for (int interleaved = 0; interleaved <= 1; ++interleaved)
-      for (int64_t lead : {int64_t(1), B}) {
-        HostTensor x = rng.f32({B, H, T, D});
-        HostTensor cos(DType::F32, {lead, T, R}), sin(DType::F32, {lead, T, R});
-        // HF layout: per-position angles, each frequency filling a pair.
-        for (int64_t b = 0; b < lead; ++b)
-          for (int64_t t = 0; t < T; ++t)
-            for (int64_t i = 0; i < R / 2; ++i) {
-              double angle = (t + 3 * b) * std::pow(10000.0, -2.0 * i / R);
-              int64_t p0 = interleaved ? 2 * i : i;
-              int64_t p1 = interleaved ? 2 * i + 1 : i + R / 2;
-              for (int64_t p : {p0, p1}) {
-                cos.f()[(b * T + t) * R + p] = float(std::cos(angle));
-                sin.f()[(b * T + t) * R + p] = float(std::sin(angle));
-              }
-            }
-        std::vector<double> want(x.numel());
-        for (int64_t b = 0; b < B; ++b)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t t = 0; t < T; ++t) {
-              const float *xr = x.f() + ((b * H + h) * T + t) * D;
-              double *yr = want.data() + ((b * H + h) * T + t) * D;
-              int64_t cb = lead == 1 ? 0 : b;
-              for (int64_t d = 0; d < D; ++d)
-                yr[d] = xr[d];
-              // Rotate each pair (x0, x1) by its angle.
+  const int64_t B = 2, H = 3, T = 5, D = 18;
+  for (DType dt : kFloatTypes)
+    for (int64_t R : {int64_t(18), int64_t(8)})
+      for (int interleaved = 0; interleaved <= 1; ++interleaved)
+        for (int64_t lead : {int64_t(1), B}) {
+          HostTensor x = rng.floats(dt, {B, H, T, D});
+          HostTensor cos(dt, {lead, T, R}), sin(dt, {lead, T, R});
+          // HF layout: per-position angles, each frequency filling a pair.
+          for (int64_t b = 0; b < lead; ++b)
+            for (int64_t t = 0; t < T; ++t)
               for (int64_t i = 0; i < R / 2; ++i) {
+                double angle = (t + 3 * b) * std::pow(10000.0, -2.0 * i / R);
                 int64_t p0 = interleaved ? 2 * i : i;
                 int64_t p1 = interleaved ? 2 * i + 1 : i + R / 2;
-                double c = cos.f()[(cb * T + t) * R + p0];
-                double s = sin.f()[(cb * T + t) * R + p0];
-                yr[p0] = xr[p0] * c - xr[p1] * s;
-                yr[p1] = xr[p1] * c + xr[p0] * s;
+                for (int64_t p : {p0, p1}) {
+                  cos.set((b * T + t) * R + p, std::cos(angle));
+                  sin.set((b * T + t) * R + p, std::sin(angle));
+                }
               }
-            }
-        HostTensor got = run(ops::Rotary{static_cast<bool>(interleaved)},
-                             {&x, &cos, &sin}, DType::F32, x.shape);
-        expectNear(got, want, 1e-5, 1e-5,
-                   "rotary R" + std::to_string(R) + " interleaved" +
-                       std::to_string(interleaved));
-      }
+          std::vector<double> want(x.numel());
+          for (int64_t b = 0; b < B; ++b)
+            for (int64_t h = 0; h < H; ++h)
+              for (int64_t t = 0; t < T; ++t) {
+                const int64_t row = ((b * H + h) * T + t) * D;
+                auto xr = [&](int64_t d) { return x.at(row + d); };
+                double *yr = want.data() + row;
+                int64_t cb = lead == 1 ? 0 : b;
+                for (int64_t d = 0; d < D; ++d)
+                  yr[d] = xr(d);
+                // Rotate each pair (x0, x1) by its angle.
+                for (int64_t i = 0; i < R / 2; ++i) {
+                  int64_t p0 = interleaved ? 2 * i : i;
+                  int64_t p1 = interleaved ? 2 * i + 1 : i + R / 2;
+                  double c = cos.at((cb * T + t) * R + p0);
+                  double s = sin.at((cb * T + t) * R + p0);
+                  yr[p0] = xr(p0) * c - xr(p1) * s;
+                  yr[p1] = xr(p1) * c + xr(p0) * s;
+                }
+              }
+          HostTensor got = run(ops::Rotary{static_cast<bool>(interleaved)},
+                               {&x, &cos, &sin}, dt, x.shape);
+          const Tolerance tol = toleranceFor(dt, 1e-5, 1e-5);
+          expectNear(got, want, tol.atol, tol.rtol,
+                     std::string("rotary ") + dtypeName(dt) + " R" +
+                         std::to_string(R) + " interleaved" +
+                         std::to_string(interleaved));
+        }
   HostTensor x = rng.f32({1, 1, 2, 4}), c = rng.f32({1, 3, 4});
   EXPECT_NE(errorOf(ops::Rotary{}, {&x, &c, &c},
                     HostTensor(DType::F32, {1, 1, 2, 4})),
@@ -226,25 +291,44 @@ TEST(Rotary, HalfSplitAndInterleaved) {
   EXPECT_NE(errorOf(ops::Rotary{}, {&x, &odd, &odd},
                     HostTensor(DType::F32, {1, 1, 2, 4})),
             "");
+  HostTensor c2 = rng.f32({1, 2, 4}), h2 = c2.to(DType::F16);
+  EXPECT_NE(errorOf(ops::Rotary{}, {&x, &h2, &h2},
+                    HostTensor(DType::F32, {1, 1, 2, 4}))
+                .find("same element type"),
+            std::string::npos);
 }
 
 TEST(Embedding, LooksUpRowsAndNamesBadIds) {
   Random rng(74);
+  for (DType dt : kAllTypes)
+    for (DType it : {DType::I64, DType::I32}) {
+      HostTensor table = rng.of(dt, {11, 7});
+      HostTensor ids = tensorOf(it, {2, 3}, {0, 10, 3, 3, 1, 7});
+      HostTensor got = run(ops::Embedding{}, {&table, &ids}, dt, {2, 3, 7});
+      HostTensor want(dt, {2, 3, 7});
+      const size_t row = 7 * dtypeSize(dt);
+      for (int64_t t = 0; t < 6; ++t)
+        std::memcpy(want.b() + t * row,
+                    table.b() + static_cast<int64_t>(ids.at(t)) * row, row);
+      expectEqual(got, want,
+                  std::string("embedding ") + dtypeName(dt) + " ids " +
+                      dtypeName(it));
+    }
   HostTensor table = rng.f32({10, 6});
-  HostTensor ids = i64({2, 3}, {0, 9, 3, 3, 1, 7});
-  HostTensor got = run(ops::Embedding{}, {&table, &ids}, DType::F32, {2, 3, 6});
-  for (int64_t t = 0; t < 6; ++t)
-    for (int64_t d = 0; d < 6; ++d)
-      EXPECT_EQ(got.f()[t * 6 + d], table.f()[ids.i()[t] * 6 + d]);
   HostTensor bad = i64({3}, {1, 10, 2});
   std::string err =
       errorOf(ops::Embedding{}, {&table, &bad}, HostTensor(DType::F32, {3, 6}));
   EXPECT_NE(err.find("id 10"), std::string::npos) << err;
   EXPECT_NE(err.find("10 rows"), std::string::npos) << err;
-  HostTensor negative = i64({1}, {-1});
+  HostTensor negative = i64({1}, {-1}).to(DType::I32);
   EXPECT_NE(errorOf(ops::Embedding{}, {&table, &negative},
                     HostTensor(DType::F32, {1, 6})),
             "");
+  HostTensor floatIds = f32({1}, {1});
+  EXPECT_NE(errorOf(ops::Embedding{}, {&table, &floatIds},
+                    HostTensor(DType::F32, {1, 6}))
+                .find("unsupported element type f32 for ids"),
+            std::string::npos);
 }
 
 } // namespace

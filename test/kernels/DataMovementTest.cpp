@@ -1,6 +1,6 @@
 // Data-movement kernels (transpose, broadcast_to, slice, concat, gather,
-// gather_nd, select, copy, reshape, trilu, cumsum, iota) against index-by-
-// index references, on every dtype.
+// gather_nd, select, copy, trilu) against index-by-index references on all
+// six dtypes, and cumsum and iota on the float and integer ones.
 #include "KernelTestSupport.h"
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 namespace hybrid::cpu::test {
 namespace {
 
-const DType kAllTypes[] = {DType::F32, DType::I64, DType::Bool};
 const int64_t kMax = std::numeric_limits<int64_t>::max();
 const int64_t kMin = std::numeric_limits<int64_t>::min();
 
@@ -236,7 +235,9 @@ TEST(Gather, AxesAndNegativeIndices) {
       for (const Shape &is : indexShapes) {
         int64_t a = axis < 0 ? axis + 3 : axis;
         HostTensor x = rng.of(dt, data);
-        HostTensor idx = rng.i64(is, -data[a], data[a] - 1);
+        // Indices alternate between i64 and i32.
+        const DType it = (axis + 3) % 2 ? DType::I32 : DType::I64;
+        HostTensor idx = rng.integers(it, is, -data[a], data[a] - 1);
         Shape out(data.begin(), data.begin() + a);
         out.insert(out.end(), is.begin(), is.end());
         out.insert(out.end(), data.begin() + a + 1, data.end());
@@ -244,7 +245,7 @@ TEST(Gather, AxesAndNegativeIndices) {
         for (int64_t k = 0; k < want.numel(); ++k) {
           auto o = unravel(k, out);
           std::vector<int64_t> iIdx(o.begin() + a, o.begin() + a + is.size());
-          int64_t v = idx.i()[ravel(iIdx, is)];
+          int64_t v = static_cast<int64_t>(idx.at(ravel(iIdx, is)));
           std::vector<int64_t> src(o.begin(), o.begin() + a);
           src.push_back(v < 0 ? v + data[a] : v);
           src.insert(src.end(), o.begin() + a + is.size(), o.end());
@@ -258,9 +259,14 @@ TEST(Gather, AxesAndNegativeIndices) {
   std::string err =
       errorOf(ops::Gather{}, {&x, &bad}, HostTensor(DType::F32, {2, 2}));
   EXPECT_NE(err.find("index 4"), std::string::npos) << err;
-  HostTensor bad2 = i64({1}, {-5});
+  HostTensor bad2 = i64({1}, {-5}).to(DType::I32);
   EXPECT_NE(errorOf(ops::Gather{}, {&x, &bad2}, HostTensor(DType::F32, {1, 2})),
             "");
+  HostTensor floatIndex = f32({1}, {1});
+  EXPECT_NE(
+      errorOf(ops::Gather{}, {&x, &floatIndex}, HostTensor(DType::F32, {1, 2}))
+          .find("unsupported element type f32 for indices"),
+      std::string::npos);
 }
 
 TEST(GatherNd, OnnxExamples) {
@@ -300,10 +306,10 @@ TEST(GatherNd, RandomBatchDims) {
         if (b == 0)
           is = {2, 3, k};
         HostTensor x = rng.of(dt, data);
-        HostTensor idx(DType::I64, is);
+        HostTensor idx(k % 2 ? DType::I64 : DType::I32, is);
         for (int64_t t = 0; t < idx.numel(); ++t) {
           int64_t dim = data[b + t % k];
-          idx.i()[t] = rng.integer(-dim, dim - 1);
+          idx.set(t, double(rng.integer(-dim, dim - 1)));
         }
         Shape out(is.begin(), is.end() - 1);
         out.insert(out.end(), data.begin() + b + k, data.end());
@@ -316,7 +322,7 @@ TEST(GatherNd, RandomBatchDims) {
           std::vector<int64_t> src(o.begin(), o.begin() + b);
           for (int64_t j = 0; j < k; ++j) {
             tupleIdx.back() = j;
-            int64_t v = idx.i()[ravel(tupleIdx, is)];
+            int64_t v = static_cast<int64_t>(idx.at(ravel(tupleIdx, is)));
             src.push_back(v < 0 ? v + data[b + j] : v);
           }
           src.insert(src.end(), o.begin() + is.size() - 1, o.end());
@@ -405,8 +411,8 @@ TEST(Trilu, UpperAndLowerForManyDiagonals) {
 
 TEST(CumSum, AxesExclusiveReverse) {
   Random rng(29);
-  const Shape s = {3, 4, 5};
-  for (DType dt : {DType::F32, DType::I64})
+  const Shape s = {3, 7, 5};
+  for (DType dt : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::I32})
     for (int64_t axis = -3; axis < 3; ++axis)
       for (int exclusive = 0; exclusive <= 1; ++exclusive)
         for (int reverse = 0; reverse <= 1; ++reverse) {
@@ -430,7 +436,9 @@ TEST(CumSum, AxesExclusiveReverse) {
           HostTensor got = run(ops::CumSum{axis, static_cast<bool>(exclusive),
                                            static_cast<bool>(reverse)},
                                {&x}, dt, s);
-          expectNear(got, want, 1e-5, 1e-5, "cumsum");
+          const Tolerance tol = toleranceFor(dt, 1e-5, 1e-5);
+          expectNear(got, want, tol.atol, tol.rtol,
+                     std::string("cumsum ") + dtypeName(dt));
         }
   HostTensor b = rng.boolean({3});
   EXPECT_NE(errorOf(ops::CumSum{}, {&b}, HostTensor(DType::Bool, {3})), "");
@@ -441,6 +449,14 @@ TEST(Iota, FloatAndInteger) {
   expectEqual(i, i64({5}, {3, 1, -1, -3, -5}));
   HostTensor f = run(ops::Iota{0.5, 0.25}, {}, DType::F32, {4});
   expectNear(f, {0.5, 0.75, 1.0, 1.25}, 0, 0);
+  for (DType dt : {DType::I32, DType::BF16, DType::F16})
+    expectNear(run(ops::Iota{-7, 3}, {}, dt, {5}), {-7, -4, -1, 2, 5}, 0, 0,
+               dtypeName(dt));
+  expectNear(run(ops::Iota{0.1, 0.2}, {}, DType::BF16, {3}),
+             {double(bf16ToFloat(floatToBf16(0.1f))),
+              double(bf16ToFloat(floatToBf16(0.3f))),
+              double(bf16ToFloat(floatToBf16(0.5f)))},
+             0, 0, "bf16 rounds once");
   HostTensor empty = run(ops::Iota{}, {}, DType::I64, {0});
   EXPECT_EQ(empty.numel(), 0);
   EXPECT_NE(errorOf(ops::Iota{}, {}, HostTensor(DType::Bool, {3})), "");

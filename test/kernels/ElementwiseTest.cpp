@@ -57,12 +57,9 @@ struct FloatCase {
 
 TEST(Elementwise, FloatArithmeticMatchesReference) {
   const std::vector<FloatCase> cases = {
-      {BinaryKind::Add,
-       [](double a, double b) { return double(float(a) + float(b)); }, -3, 3},
-      {BinaryKind::Sub,
-       [](double a, double b) { return double(float(a) - float(b)); }, -3, 3},
-      {BinaryKind::Mul,
-       [](double a, double b) { return double(float(a) * float(b)); }, -3, 3},
+      {BinaryKind::Add, [](double a, double b) { return a + b; }, -3, 3},
+      {BinaryKind::Sub, [](double a, double b) { return a - b; }, -3, 3},
+      {BinaryKind::Mul, [](double a, double b) { return a * b; }, -3, 3},
       {BinaryKind::Div, [](double a, double b) { return a / b; }, 0.5, 3},
       {BinaryKind::Pow, [](double a, double b) { return std::pow(a, b); }, 0.1,
        2},
@@ -72,42 +69,45 @@ TEST(Elementwise, FloatArithmeticMatchesReference) {
        3},
   };
   Random rng(1);
-  for (const FloatCase &c : cases)
-    for (auto &[sa, sb] : kShapePairs) {
-      HostTensor a = rng.f32(sa, c.lo, c.hi), b = rng.f32(sb, c.lo, c.hi);
-      Shape out = broadcastOf(sa, sb);
-      HostTensor got = run(ops::Binary{c.kind}, {&a, &b}, DType::F32, out);
-      expectNear(got, reference(a, b, out, c.ref), 1e-6, 1e-5,
-                 std::string(binaryKindName(c.kind)) + " " + shapeToString(sa) +
-                     " " + shapeToString(sb));
-    }
+  for (DType dt : kFloatTypes)
+    for (const FloatCase &c : cases)
+      for (auto &[sa, sb] : kShapePairs) {
+        HostTensor a = rng.floats(dt, sa, c.lo, c.hi),
+                   b = rng.floats(dt, sb, c.lo, c.hi);
+        Shape out = broadcastOf(sa, sb);
+        HostTensor got = run(ops::Binary{c.kind}, {&a, &b}, dt, out);
+        const Tolerance tol = toleranceFor(dt, 1e-6, 1e-5);
+        expectNear(got, reference(a, b, out, c.ref), tol.atol, tol.rtol,
+                   std::string(binaryKindName(c.kind)) + " " + dtypeName(dt) +
+                       " " + shapeToString(sa) + " " + shapeToString(sb));
+      }
 }
 
 TEST(Elementwise, FloatModFollowsDivisorOrDividendSign) {
   Random rng(2);
-  for (auto &[sa, sb] : kShapePairs) {
-    HostTensor a = rng.f32(sa, -10, 10), b = rng.f32(sb, -4, 4);
-    for (int64_t k = 0; k < b.numel(); ++k)
-      if (std::fabs(b.f()[k]) < 0.25f)
-        b.f()[k] = 1.5f;
-    Shape out = broadcastOf(sa, sb);
-    HostTensor fm =
-        run(ops::Binary{BinaryKind::FMod}, {&a, &b}, DType::F32, out);
-    expectNear(fm,
-               reference(a, b, out,
-                         [](double x, double y) {
-                           return double(std::fmod(float(x), float(y)));
-                         }),
-               1e-5, 1e-5, "fmod");
-    HostTensor pm =
-        run(ops::Binary{BinaryKind::Mod}, {&a, &b}, DType::F32, out);
-    expectNear(pm,
-               reference(a, b, out,
-                         [](double x, double y) {
-                           return x - std::floor(x / y) * y; // Python %
-                         }),
-               1e-4, 1e-4, "python mod");
-  }
+  for (DType dt : kFloatTypes)
+    for (auto &[sa, sb] : kShapePairs) {
+      HostTensor a = rng.floats(dt, sa, -10, 10), b = rng.floats(dt, sb, -4, 4);
+      for (int64_t k = 0; k < b.numel(); ++k)
+        if (std::fabs(b.at(k)) < 0.25)
+          b.set(k, 1.5);
+      Shape out = broadcastOf(sa, sb);
+      const std::string where = std::string(dtypeName(dt)) + " " +
+                                shapeToString(sa) + " " + shapeToString(sb);
+      const Tolerance tol = toleranceFor(dt, 1e-4, 1e-4);
+      HostTensor fm = run(ops::Binary{BinaryKind::FMod}, {&a, &b}, dt, out);
+      expectNear(fm,
+                 reference(a, b, out,
+                           [](double x, double y) { return std::fmod(x, y); }),
+                 tol.atol, tol.rtol, "fmod " + where);
+      HostTensor pm = run(ops::Binary{BinaryKind::Mod}, {&a, &b}, dt, out);
+      expectNear(pm,
+                 reference(a, b, out,
+                           [](double x, double y) {
+                             return x - std::floor(x / y) * y; // Python %
+                           }),
+                 tol.atol, tol.rtol, "python mod " + where);
+    }
 }
 
 TEST(Elementwise, IntegerArithmeticMatchesReference) {
@@ -116,39 +116,53 @@ TEST(Elementwise, IntegerArithmeticMatchesReference) {
   auto pyMod = [](double a, double b) { return a - std::floor(a / b) * b; };
   auto cMod = [](double a, double b) { return std::fmod(a, b); };
   auto ipow = [](double a, double b) { return std::pow(a, b); };
-  for (auto &[sa, sb] : kShapePairs) {
-    Shape out = broadcastOf(sa, sb);
-    HostTensor a = rng.i64(sa, -50, 50), b = rng.i64(sb, -9, 9);
-    for (int64_t k = 0; k < b.numel(); ++k)
-      if (b.i()[k] == 0)
-        b.i()[k] = 3;
-    std::string where = shapeToString(sa) + " " + shapeToString(sb);
-    expectNear(run(ops::Binary{BinaryKind::Add}, {&a, &b}, DType::I64, out),
-               reference(a, b, out, std::plus<double>()), 0, 0, "add " + where);
-    expectNear(run(ops::Binary{BinaryKind::Sub}, {&a, &b}, DType::I64, out),
-               reference(a, b, out, std::minus<double>()), 0, 0,
-               "sub " + where);
-    expectNear(run(ops::Binary{BinaryKind::Mul}, {&a, &b}, DType::I64, out),
-               reference(a, b, out, std::multiplies<double>()), 0, 0,
-               "mul " + where);
-    expectNear(run(ops::Binary{BinaryKind::Div}, {&a, &b}, DType::I64, out),
-               reference(a, b, out, truncDiv), 0, 0, "div " + where);
-    expectNear(run(ops::Binary{BinaryKind::Mod}, {&a, &b}, DType::I64, out),
-               reference(a, b, out, pyMod), 0, 0, "mod " + where);
-    expectNear(run(ops::Binary{BinaryKind::FMod}, {&a, &b}, DType::I64, out),
-               reference(a, b, out, cMod), 0, 0, "fmod " + where);
-    expectNear(
-        run(ops::Binary{BinaryKind::Max}, {&a, &b}, DType::I64, out),
-        reference(a, b, out, [](double x, double y) { return std::max(x, y); }),
-        0, 0, "max " + where);
-    expectNear(
-        run(ops::Binary{BinaryKind::Min}, {&a, &b}, DType::I64, out),
-        reference(a, b, out, [](double x, double y) { return std::min(x, y); }),
-        0, 0, "min " + where);
-    HostTensor e = rng.i64(sb, 0, 5);
-    expectNear(run(ops::Binary{BinaryKind::Pow}, {&a, &e}, DType::I64, out),
-               reference(a, e, out, ipow), 0, 0, "pow " + where);
-  }
+  for (DType dt : {DType::I64, DType::I32})
+    for (auto &[sa, sb] : kShapePairs) {
+      Shape out = broadcastOf(sa, sb);
+      HostTensor a = rng.integers(dt, sa, -50, 50),
+                 b = rng.integers(dt, sb, -9, 9);
+      for (int64_t k = 0; k < b.numel(); ++k)
+        if (b.at(k) == 0)
+          b.set(k, 3);
+      std::string where = std::string(dtypeName(dt)) + " " + shapeToString(sa) +
+                          " " + shapeToString(sb);
+      auto check = [&](BinaryKind kind, const HostTensor &x,
+                       const HostTensor &y,
+                       const std::function<double(double, double)> &ref) {
+        expectNear(run(ops::Binary{kind}, {&x, &y}, dt, out),
+                   reference(x, y, out, ref), 0, 0,
+                   std::string(binaryKindName(kind)) + " " + where);
+      };
+      check(BinaryKind::Add, a, b, std::plus<double>());
+      check(BinaryKind::Sub, a, b, std::minus<double>());
+      check(BinaryKind::Mul, a, b, std::multiplies<double>());
+      check(BinaryKind::Div, a, b, truncDiv);
+      check(BinaryKind::Mod, a, b, pyMod);
+      check(BinaryKind::FMod, a, b, cMod);
+      check(BinaryKind::Max, a, b,
+            [](double x, double y) { return std::max(x, y); });
+      check(BinaryKind::Min, a, b,
+            [](double x, double y) { return std::min(x, y); });
+      HostTensor e = rng.integers(dt, sb, 0, 5);
+      check(BinaryKind::Pow, a, e, ipow);
+    }
+}
+
+TEST(Elementwise, Int32WrapsLikeInt64) {
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  HostTensor a = tensorOf(DType::I32, {3}, {double(kMin), double(kMax), 7});
+  HostTensor b = tensorOf(DType::I32, {3}, {-1, 1, -2});
+  HostTensor q = run(ops::Binary{BinaryKind::Div}, {&a, &b}, DType::I32, {3});
+  EXPECT_EQ(q.i32()[0], kMin);
+  EXPECT_EQ(q.i32()[2], -3);
+  HostTensor s = run(ops::Binary{BinaryKind::Add}, {&a, &b}, DType::I32, {3});
+  EXPECT_EQ(s.i32()[1], kMin);
+  HostTensor zero = tensorOf(DType::I32, {3}, {1, 0, 1});
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Mod}, {&a, &zero},
+                    HostTensor(DType::I32, {3}))
+                .find("division by zero"),
+            std::string::npos);
 }
 
 TEST(Elementwise, IntegerEdgeCases) {
@@ -208,16 +222,16 @@ TEST(Elementwise, ComparisonsOnEveryDtype) {
       {BinaryKind::GreaterEqual, std::greater_equal<double>()},
   };
   Random rng(4);
-  for (DType dt : {DType::F32, DType::I64, DType::Bool})
+  for (DType dt : kAllTypes)
     for (auto &[sa, sb] : kShapePairs)
       for (const Cmp &c : cmps) {
         HostTensor a = rng.of(dt, sa), b = rng.of(dt, sb);
-        if (dt == DType::F32) // make ties likely
+        if (isFloatDType(dt)) // make ties likely
           for (int64_t k = 0; k < b.numel(); ++k)
             if (k % 3 == 0)
-              b.f()[k] = a.numel() ? a.f()[k % a.numel()] : 0;
-        if (dt == DType::I64)
-          b = rng.i64(sb, -3, 3), a = rng.i64(sa, -3, 3);
+              b.set(k, a.numel() ? a.at(k % a.numel()) : 1);
+        if (isIntegerDType(dt))
+          b = rng.integers(dt, sb, -3, 3), a = rng.integers(dt, sa, -3, 3);
         Shape out = broadcastOf(sa, sb);
         HostTensor got = run(ops::Binary{c.kind}, {&a, &b}, DType::Bool, out);
         expectNear(got,
@@ -272,7 +286,17 @@ TEST(Elementwise, RejectsBadCalls) {
   HostTensor p = rng.boolean({3}), q = rng.boolean({3});
   EXPECT_NE(errorOf(ops::Binary{BinaryKind::Add}, {&p, &q},
                     HostTensor(DType::Bool, {3}))
-                .find("unsupported element type bool"),
+                .find("add: unsupported element type bool"),
+            std::string::npos);
+  // Float dtypes do not mix (only cast converts).
+  HostTensor h = rng.floats(DType::BF16, {3});
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Mul}, {&c, &h},
+                    HostTensor(DType::F32, {3}))
+                .find("same element type"),
+            std::string::npos);
+  EXPECT_NE(errorOf(ops::Binary{BinaryKind::Mul}, {&h, &h},
+                    HostTensor(DType::F32, {3}))
+                .find("result must be bf16"),
             std::string::npos);
   EXPECT_NE(errorOf(ops::Binary{BinaryKind::And}, {&c, &c},
                     HostTensor(DType::Bool, {3})),

@@ -79,6 +79,80 @@ TEST(KernelTable, ThreadCountIsSettable) {
   EXPECT_EQ(numThreads(), before);
 }
 
+/// The error of running `op` on operands of `dt` (results of `resultType`).
+std::string dtypeError(const Op &op, DType dt, DType resultType, int operands,
+                       Shape shape = {2, 3}) {
+  HostTensor x = Random(5).of(dt, shape);
+  std::vector<const HostTensor *> ptrs(operands, &x);
+  HostTensor result(resultType, shape);
+  switch (operands) {
+  case 1:
+    return errorOf(op, {ptrs[0]}, result);
+  case 2:
+    return errorOf(op, {ptrs[0], ptrs[1]}, result);
+  default:
+    return errorOf(op, {ptrs[0], ptrs[1], ptrs[2]}, result);
+  }
+}
+
+TEST(KernelTable, UnsupportedDtypesNameTheKernelAndDtype) {
+  auto expectNamed = [](const std::string &err, const Op &op, DType dt) {
+    EXPECT_NE(err.find(opName(op) + ":"), std::string::npos)
+        << opName(op) << ": " << err;
+    EXPECT_NE(err.find(dtypeName(dt)), std::string::npos)
+        << opName(op) << ": " << err;
+  };
+  for (int k = 0; k < kUnaryKinds; ++k) {
+    const Op op = ops::Unary{static_cast<UnaryKind>(k)};
+    const bool logic = static_cast<UnaryKind>(k) == UnaryKind::Not;
+    const DType bad = logic ? DType::F16 : DType::Bool;
+    expectNamed(dtypeError(op, bad, bad, 1), op, bad);
+  }
+  for (int k = 0; k < kBinaryKinds; ++k) {
+    const BinaryKind kind = static_cast<BinaryKind>(k);
+    const Op op = ops::Binary{kind};
+    const bool logic = kind >= BinaryKind::And;
+    const bool compare = kind >= BinaryKind::Equal && !logic;
+    if (compare)
+      continue; // every dtype compares
+    const DType bad = logic ? DType::I32 : DType::Bool;
+    expectNamed(dtypeError(op, bad, bad, 2), op, bad);
+  }
+  for (ReduceKind kind :
+       {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Prod}) {
+    const Op op = ops::Reduce{kind};
+    expectNamed(dtypeError(op, DType::Bool, DType::Bool, 1, {1}), op,
+                DType::Bool);
+  }
+  for (const Op &op : {Op(ops::Softmax{}), Op(ops::Softmax{-1, true}),
+                       Op(ops::CumSum{}), Op(ops::Clip{})}) {
+    expectNamed(dtypeError(op, DType::Bool, DType::Bool, 1), op, DType::Bool);
+  }
+  for (const Op &op : {Op(ops::Softmax{}), Op(ops::LayerNorm{}),
+                       Op(ops::RmsNorm{}), Op(ops::Linear{false})}) {
+    const int operands = std::holds_alternative<ops::Softmax>(op)   ? 1
+                         : std::holds_alternative<ops::RmsNorm>(op) ? 2
+                                                                    : 3;
+    std::string err;
+    HostTensor x = Random(6).i64({3, 3});
+    HostTensor result(DType::I64, {3, 3});
+    if (operands == 1)
+      err = errorOf(op, {&x}, result);
+    else if (operands == 2)
+      err = errorOf(op, {&x, nullptr}, result);
+    else
+      err = errorOf(op, {&x, nullptr, nullptr}, result);
+    if (std::holds_alternative<ops::Linear>(op))
+      err = errorOf(op, {&x, &x, nullptr}, result);
+    expectNamed(err, op, DType::I64);
+  }
+  HostTensor i = Random(7).i64({2, 2});
+  expectNamed(errorOf(ops::MatMul{}, {&i, &i}, HostTensor(DType::I64, {2, 2})),
+              ops::MatMul{}, DType::I64);
+  expectNamed(errorOf(ops::Iota{}, {}, HostTensor(DType::Bool, {3})),
+              ops::Iota{}, DType::Bool);
+}
+
 TEST(Fill, EveryDtype) {
   for (DType dt : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::I32,
                    DType::Bool}) {

@@ -6,8 +6,8 @@ namespace {
 
 /// NumPy matmul, written out: promote 1-D operands, broadcast the batch
 /// dimensions, and sum products in double.
-HostTensor naiveMatmul(const HostTensor &a, const HostTensor &b,
-                       Shape &outShape) {
+std::vector<double> naiveMatmul(const HostTensor &a, const HostTensor &b,
+                                Shape &outShape) {
   Shape sa = a.shape, sb = b.shape;
   bool dropM = sa.size() == 1, dropN = sb.size() == 1;
   if (dropM)
@@ -26,7 +26,7 @@ HostTensor naiveMatmul(const HostTensor &a, const HostTensor &b,
   Shape full = batch;
   full.push_back(M);
   full.push_back(N);
-  HostTensor out(DType::F32, full);
+  std::vector<double> out(numElements(full));
   for (int64_t t = 0; t < numElements(batch); ++t) {
     auto idx = unravel(t, batch);
     int64_t ia = broadcastIndex(idx, ba), ib = broadcastIndex(idx, bb);
@@ -34,9 +34,8 @@ HostTensor naiveMatmul(const HostTensor &a, const HostTensor &b,
       for (int64_t n = 0; n < N; ++n) {
         double sum = 0;
         for (int64_t k = 0; k < K; ++k)
-          sum += double(a.f()[ia * M * K + m * K + k]) *
-                 b.f()[ib * K * N + k * N + n];
-        out.f()[(t * M + m) * N + n] = float(sum);
+          sum += a.at(ia * M * K + m * K + k) * b.at(ib * K * N + k * N + n);
+        out[(t * M + m) * N + n] = sum;
       }
   }
   outShape = batch;
@@ -44,15 +43,7 @@ HostTensor naiveMatmul(const HostTensor &a, const HostTensor &b,
     outShape.push_back(M);
   if (!dropN)
     outShape.push_back(N);
-  out.shape = outShape;
   return out;
-}
-
-std::vector<double> values(const HostTensor &t) {
-  std::vector<double> v(t.numel());
-  for (int64_t k = 0; k < t.numel(); ++k)
-    v[k] = t.at(k);
-  return v;
 }
 
 TEST(MatMul, ShapesAndBroadcasting) {
@@ -74,15 +65,22 @@ TEST(MatMul, ShapesAndBroadcasting) {
       {{100, 70}, {70, 90}},
       {{8, 33, 64}, {8, 64, 65}},
       {{3, 1, 200}, {200, 130}},
-      {{2, 12, 1, 64}, {2, 12, 64, 40}}};
-  for (auto &[sa, sb] : cases) {
-    HostTensor a = rng.f32(sa), b = rng.f32(sb);
-    Shape out;
-    HostTensor want = naiveMatmul(a, b, out);
-    HostTensor got = run(ops::MatMul{}, {&a, &b}, DType::F32, out);
-    expectNear(got, values(want), 1e-4, 1e-4,
-               "matmul " + shapeToString(sa) + " x " + shapeToString(sb));
-  }
+      {{2, 12, 1, 64}, {2, 12, 64, 40}},
+      // More than one block of rows, columns and depth (bf16/f16 convert
+      // 128 x 256 x 256 blocks).
+      {{2, 131, 259}, {259, 301}},
+      {{3, 1, 129, 33}, {2, 33, 257}}};
+  for (DType dt : kFloatTypes)
+    for (auto &[sa, sb] : cases) {
+      HostTensor a = rng.floats(dt, sa), b = rng.floats(dt, sb);
+      Shape out;
+      std::vector<double> want = naiveMatmul(a, b, out);
+      HostTensor got = run(ops::MatMul{}, {&a, &b}, dt, out);
+      const Tolerance tol = toleranceFor(dt, 1e-4, 1e-4);
+      expectNear(got, want, tol.atol, tol.rtol,
+                 "matmul " + std::string(dtypeName(dt)) + " " +
+                     shapeToString(sa) + " x " + shapeToString(sb));
+    }
 }
 
 TEST(MatMul, RejectsMismatches) {
@@ -98,36 +96,56 @@ TEST(MatMul, RejectsMismatches) {
   HostTensor i = rng.i64({4, 5});
   EXPECT_NE(errorOf(ops::MatMul{}, {&a, &i}, HostTensor(DType::F32, {3, 5})),
             "");
+  HostTensor ii = rng.i64({3, 4});
+  EXPECT_NE(errorOf(ops::MatMul{}, {&ii, &i}, HostTensor(DType::I64, {3, 5}))
+                .find("unsupported element type i64"),
+            std::string::npos);
+  HostTensor h = rng.floats(DType::F16, {4, 5});
+  EXPECT_NE(errorOf(ops::MatMul{}, {&a, &h}, HostTensor(DType::F32, {3, 5}))
+                .find("same element type"),
+            std::string::npos);
 }
 
 TEST(Linear, TransposedAndPlainWeightsWithBias) {
   Random rng(52);
-  const std::vector<Shape> inputs = {{7}, {3, 7}, {2, 5, 7}, {0, 7}, {64, 7}};
-  const int64_t N = 9, K = 7;
-  for (const Shape &in : inputs)
-    for (int trans = 0; trans <= 1; ++trans)
-      for (int hasBias = 0; hasBias <= 1; ++hasBias) {
-        HostTensor x = rng.f32(in);
-        HostTensor w = rng.f32(trans ? Shape{N, K} : Shape{K, N});
-        HostTensor bias = rng.f32({N});
-        Shape out = in;
-        out.back() = N;
-        std::vector<double> want(numElements(out));
-        for (int64_t m = 0; m < numElements(out) / N; ++m)
-          for (int64_t n = 0; n < N; ++n) {
-            double sum = hasBias ? bias.f()[n] : 0;
-            for (int64_t k = 0; k < K; ++k)
-              sum += double(x.f()[m * K + k]) *
-                     (trans ? w.f()[n * K + k] : w.f()[k * N + n]);
-            want[m * N + n] = sum;
-          }
-        HostTensor got(DType::F32, out);
-        runKernel(ops::Linear{trans != 0}, {&x, &w, hasBias ? &bias : nullptr},
-                  got);
-        expectNear(got, want, 1e-5, 1e-5,
-                   "linear " + shapeToString(in) + " trans " +
-                       std::to_string(trans));
-      }
+  struct Case {
+    Shape in;
+    int64_t N;
+  };
+  // K is the input's last dimension; the last cases span several of the
+  // 128 x 256 x 256 blocks that bf16/f16 convert.
+  const std::vector<Case> cases = {
+      {{7}, 9},     {{3, 7}, 9},         {{2, 5, 7}, 9}, {{0, 7}, 9},
+      {{64, 7}, 9}, {{3, 43, 261}, 263}, {{1, 300}, 517}};
+  for (DType dt : kFloatTypes)
+    for (const Case &c : cases)
+      for (int trans = 0; trans <= 1; ++trans)
+        for (int hasBias = 0; hasBias <= 1; ++hasBias) {
+          const int64_t N = c.N, K = c.in.back();
+          HostTensor x = rng.floats(dt, c.in);
+          HostTensor w = rng.floats(dt, trans ? Shape{N, K} : Shape{K, N});
+          HostTensor bias = rng.floats(dt, {N});
+          Shape out = c.in;
+          out.back() = N;
+          std::vector<double> want(numElements(out));
+          for (int64_t m = 0; m < numElements(out) / N; ++m)
+            for (int64_t n = 0; n < N; ++n) {
+              double sum = hasBias ? bias.at(n) : 0;
+              for (int64_t k = 0; k < K; ++k)
+                sum += x.at(m * K + k) *
+                       (trans ? w.at(n * K + k) : w.at(k * N + n));
+              want[m * N + n] = sum;
+            }
+          HostTensor got(dt, out);
+          runKernel(ops::Linear{trans != 0},
+                    {&x, &w, hasBias ? &bias : nullptr}, got);
+          const Tolerance tol = toleranceFor(dt, 1e-4, 1e-5);
+          expectNear(got, want, tol.atol, tol.rtol,
+                     "linear " + std::string(dtypeName(dt)) + " " +
+                         shapeToString(c.in) + " trans " +
+                         std::to_string(trans) + " bias " +
+                         std::to_string(hasBias));
+        }
 }
 
 TEST(Linear, DefaultsAndErrors) {
@@ -152,10 +170,19 @@ TEST(Linear, DefaultsAndErrors) {
                     HostTensor(DType::F32, {2, 4})),
             "");
   // K = 0: the result is the bias.
-  HostTensor x0 = rng.f32({2, 0}), w0 = rng.f32({4, 0});
-  HostTensor y0 = run(ops::Linear{}, {&x0, &w0, &b}, DType::F32, {2, 4});
-  for (int64_t k = 0; k < 8; ++k)
-    EXPECT_EQ(y0.f()[k], b.f()[k % 4]);
+  for (DType dt : kFloatTypes) {
+    HostTensor x0 = rng.floats(dt, {2, 0}), w0 = rng.floats(dt, {4, 0});
+    HostTensor b0 = b.to(dt);
+    HostTensor y0 = run(ops::Linear{}, {&x0, &w0, &b0}, dt, {2, 4});
+    for (int64_t k = 0; k < 8; ++k)
+      EXPECT_EQ(y0.at(k), b0.at(k % 4)) << dtypeName(dt);
+  }
+  // Weights of another float dtype than the input are an error.
+  HostTensor wh = w.to(DType::BF16);
+  EXPECT_NE(
+      errorOf(ops::Linear{}, {&x, &wh, nullptr}, HostTensor(DType::F32, {2, 4}))
+          .find("same element type"),
+      std::string::npos);
 }
 
 } // namespace

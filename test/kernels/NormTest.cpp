@@ -47,18 +47,21 @@ TEST(Softmax, EveryAxis) {
   Random rng(40);
   const std::vector<Shape> shapes = {{7},       {3, 5},     {2, 3, 4},
                                      {2, 1, 6}, {32, 1000}, {300, 3, 40}};
-  for (const Shape &s : shapes)
-    for (int64_t axis = -int64_t(s.size()); axis < int64_t(s.size()); ++axis)
-      for (bool log : {false, true}) {
-        HostTensor x = rng.f32(s, -10, 10);
-        int64_t a = axis < 0 ? axis + s.size() : axis;
-        std::vector<double> want =
-            alongAxis(x, a, [&](const auto &v) { return softmaxRef(v, log); });
-        HostTensor got = run(ops::Softmax{axis, log}, {&x}, DType::F32, s);
-        expectNear(got, want, 1e-6, 1e-5,
-                   std::string(log ? "log_softmax " : "softmax ") +
-                       shapeToString(s) + " axis " + std::to_string(axis));
-      }
+  for (DType dt : kFloatTypes)
+    for (const Shape &s : shapes)
+      for (int64_t axis = -int64_t(s.size()); axis < int64_t(s.size()); ++axis)
+        for (bool log : {false, true}) {
+          HostTensor x = rng.floats(dt, s, -10, 10);
+          int64_t a = axis < 0 ? axis + s.size() : axis;
+          std::vector<double> want = alongAxis(
+              x, a, [&](const auto &v) { return softmaxRef(v, log); });
+          HostTensor got = run(ops::Softmax{axis, log}, {&x}, dt, s);
+          const Tolerance tol = toleranceFor(dt, 1e-6, 1e-5);
+          expectNear(got, want, tol.atol, tol.rtol,
+                     std::string(log ? "log_softmax " : "softmax ") +
+                         dtypeName(dt) + " " + shapeToString(s) + " axis " +
+                         std::to_string(axis));
+        }
 }
 
 TEST(Softmax, StableForLargeAndInfiniteInputs) {
@@ -75,41 +78,46 @@ TEST(Softmax, StableForLargeAndInfiniteInputs) {
 
 TEST(LayerNorm, AxesWeightsAndBiases) {
   Random rng(41);
-  const Shape s = {3, 4, 50};
-  for (int64_t axis : {-1, -2, 1, 0, 2})
-    for (int hasWeight = 0; hasWeight <= 1; ++hasWeight)
-      for (int hasBias = 0; hasBias <= 1; ++hasBias) {
-        int64_t a = axis < 0 ? axis + 3 : axis;
-        HostTensor x = rng.f32(s, -3, 5);
-        Shape norm(s.begin() + a, s.end());
-        HostTensor w = rng.f32(norm, 0.5, 1.5), b = rng.f32(norm, -1, 1);
-        const double eps = 1e-5;
-        // Rows are the trailing block [a, rank).
-        int64_t n = numElements(norm);
-        std::vector<double> want(x.numel());
-        for (int64_t r = 0; r < x.numel() / n; ++r) {
-          double mean = 0, var = 0;
-          for (int64_t i = 0; i < n; ++i)
-            mean += x.f()[r * n + i];
-          mean /= n;
-          for (int64_t i = 0; i < n; ++i)
-            var += std::pow(x.f()[r * n + i] - mean, 2);
-          var /= n;
-          for (int64_t i = 0; i < n; ++i) {
-            double v = (x.f()[r * n + i] - mean) / std::sqrt(var + eps);
-            if (hasWeight)
-              v *= w.f()[i];
-            if (hasBias)
-              v += b.f()[i];
-            want[r * n + i] = v;
+  const Shape s = {3, 5, 51};
+  for (DType dt : kFloatTypes)
+    for (int64_t axis : {-1, -2, 1, 0, 2})
+      for (int hasWeight = 0; hasWeight <= 1; ++hasWeight)
+        for (int hasBias = 0; hasBias <= 1; ++hasBias) {
+          int64_t a = axis < 0 ? axis + 3 : axis;
+          HostTensor x = rng.floats(dt, s, -3, 5);
+          Shape norm(s.begin() + a, s.end());
+          HostTensor w = rng.floats(dt, norm, 0.5, 1.5),
+                     b = rng.floats(dt, norm, -1, 1);
+          const double eps = 1e-5;
+          // Rows are the trailing block [a, rank).
+          int64_t n = numElements(norm);
+          std::vector<double> want(x.numel());
+          for (int64_t r = 0; r < x.numel() / n; ++r) {
+            double mean = 0, var = 0;
+            for (int64_t i = 0; i < n; ++i)
+              mean += x.at(r * n + i);
+            mean /= n;
+            for (int64_t i = 0; i < n; ++i)
+              var += std::pow(x.at(r * n + i) - mean, 2);
+            var /= n;
+            for (int64_t i = 0; i < n; ++i) {
+              double v = (x.at(r * n + i) - mean) / std::sqrt(var + eps);
+              if (hasWeight)
+                v *= w.at(i);
+              if (hasBias)
+                v += b.at(i);
+              want[r * n + i] = v;
+            }
           }
+          HostTensor got(dt, s);
+          runKernel(ops::LayerNorm{eps, axis},
+                    {&x, hasWeight ? &w : nullptr, hasBias ? &b : nullptr},
+                    got);
+          const Tolerance tol = toleranceFor(dt, 1e-5, 1e-5);
+          expectNear(got, want, tol.atol, tol.rtol,
+                     std::string("layer_norm ") + dtypeName(dt) + " axis " +
+                         std::to_string(axis));
         }
-        HostTensor got(DType::F32, s);
-        runKernel(ops::LayerNorm{eps, axis},
-                  {&x, hasWeight ? &w : nullptr, hasBias ? &b : nullptr}, got);
-        expectNear(got, want, 1e-5, 1e-5,
-                   "layer_norm axis " + std::to_string(axis));
-      }
 }
 
 TEST(LayerNorm, OptionalOperandsArePositional) {
@@ -141,33 +149,42 @@ TEST(LayerNorm, OptionalOperandsArePositional) {
   HostTensor a = run(ops::LayerNorm{}, {&x, &w, nullptr}, DType::F32, {2, 8});
   HostTensor c = run(ops::LayerNorm{}, {&x, &w18, nullptr}, DType::F32, {2, 8});
   expectEqual(a, c);
+  // A weight of another float dtype is an error, not a silent conversion.
+  HostTensor wh = w.to(DType::BF16);
+  EXPECT_NE(errorOf(ops::LayerNorm{}, {&x, &wh, nullptr},
+                    HostTensor(DType::F32, {2, 8}))
+                .find("same element type"),
+            std::string::npos);
 }
 
 TEST(RmsNorm, WithAndWithoutWeight) {
   Random rng(43);
-  const Shape s = {4, 3, 64};
-  for (int64_t axis : {-1, -2})
-    for (int hasWeight = 0; hasWeight <= 1; ++hasWeight) {
-      int64_t a = axis + 3;
-      HostTensor x = rng.f32(s, -3, 3);
-      Shape norm(s.begin() + a, s.end());
-      HostTensor w = rng.f32(norm, 0.5, 1.5);
-      const double eps = 1e-6;
-      int64_t n = numElements(norm);
-      std::vector<double> want(x.numel());
-      for (int64_t r = 0; r < x.numel() / n; ++r) {
-        double ms = 0;
-        for (int64_t i = 0; i < n; ++i)
-          ms += std::pow(x.f()[r * n + i], 2);
-        ms /= n;
-        for (int64_t i = 0; i < n; ++i)
-          want[r * n + i] = x.f()[r * n + i] / std::sqrt(ms + eps) *
-                            (hasWeight ? w.f()[i] : 1.0);
+  const Shape s = {4, 3, 65};
+  for (DType dt : kFloatTypes)
+    for (int64_t axis : {-1, -2})
+      for (int hasWeight = 0; hasWeight <= 1; ++hasWeight) {
+        int64_t a = axis + 3;
+        HostTensor x = rng.floats(dt, s, -3, 3);
+        Shape norm(s.begin() + a, s.end());
+        HostTensor w = rng.floats(dt, norm, 0.5, 1.5);
+        const double eps = 1e-6;
+        int64_t n = numElements(norm);
+        std::vector<double> want(x.numel());
+        for (int64_t r = 0; r < x.numel() / n; ++r) {
+          double ms = 0;
+          for (int64_t i = 0; i < n; ++i)
+            ms += std::pow(x.at(r * n + i), 2);
+          ms /= n;
+          for (int64_t i = 0; i < n; ++i)
+            want[r * n + i] = x.at(r * n + i) / std::sqrt(ms + eps) *
+                              (hasWeight ? w.at(i) : 1.0);
+        }
+        HostTensor got(dt, s);
+        runKernel(ops::RmsNorm{eps, axis}, {&x, hasWeight ? &w : nullptr}, got);
+        const Tolerance tol = toleranceFor(dt, 1e-5, 1e-5);
+        expectNear(got, want, tol.atol, tol.rtol,
+                   std::string("rms_norm ") + dtypeName(dt));
       }
-      HostTensor got(DType::F32, s);
-      runKernel(ops::RmsNorm{eps, axis}, {&x, hasWeight ? &w : nullptr}, got);
-      expectNear(got, want, 1e-5, 1e-5, "rms_norm");
-    }
   HostTensor x = rng.f32({2, 4});
   EXPECT_NE(
       errorOf(ops::RmsNorm{}, {&x, nullptr}, HostTensor(DType::F32, {2, 5})),

@@ -52,24 +52,28 @@ std::vector<double> reference(const HostTensor &x,
   if (r.mean) {
     double count = double(x.numel()) / std::max<double>(1, acc.size());
     for (double &a : acc)
-      a = x.dtype == DType::I64 ? std::trunc(a / count) : a / count;
+      a = isIntegerDType(x.dtype) ? std::trunc(a / count) : a / count;
   }
   return acc;
 }
 
-TEST(Reduce, EveryAxisSubsetBothDtypes) {
+TEST(Reduce, EveryAxisSubsetEveryNumericDtype) {
   Random rng(30);
   const std::vector<Shape> shapes = {
       {5}, {3, 4}, {2, 3, 4}, {2, 1, 3, 5}, {40, 700}, {700, 40}, {6, 50, 70}};
   for (const Reduction &r : kReductions)
-    for (DType dt : {DType::F32, DType::I64})
+    for (DType dt :
+         {DType::F32, DType::BF16, DType::F16, DType::I64, DType::I32})
       for (const Shape &s : shapes) {
         const int64_t rank = s.size();
         // Products stay in range: factors near 1, or in {-1, 0, 1}.
         const bool prod = r.kind == ReduceKind::Prod;
-        HostTensor x = dt == DType::F32
-                           ? rng.f32(s, prod ? 0.9f : -3.0f, prod ? 1.1f : 3.0f)
-                           : rng.i64(s, prod ? -1 : -100, prod ? 1 : 100);
+        HostTensor x =
+            isFloatDType(dt)
+                ? rng.floats(dt, s, prod ? 0.9f : -3.0f, prod ? 1.1f : 3.0f)
+                : rng.integers(dt, s, prod ? -1 : -100, prod ? 1 : 100);
+        const Tolerance tol =
+            isFloatDType(dt) ? toleranceFor(dt, 1e-4, 1e-5) : Tolerance{0, 0};
         for (int64_t m = 0; m < (int64_t(1) << rank); ++m) {
           if (numElements(s) > 10000 && m % 3 != 1 && m != (1 << rank) - 1)
             continue; // keep the large cases quick
@@ -91,8 +95,7 @@ TEST(Reduce, EveryAxisSubsetBothDtypes) {
                 out.push_back(kept[d]);
             HostTensor got =
                 run(ops::Reduce{r.kind, axes, keepdims != 0}, {&x}, dt, out);
-            expectNear(got, want, dt == DType::F32 ? 1e-4 : 0,
-                       dt == DType::F32 ? 1e-5 : 0,
+            expectNear(got, want, tol.atol, tol.rtol,
                        std::string(reduceKindName(r.kind)) + " " +
                            dtypeName(dt) + " " + shapeToString(s) + " mask " +
                            std::to_string(m));

@@ -2,6 +2,12 @@
 // splits change which thread computes an element, never how.
 #include "KernelTestSupport.h"
 
+#include "cpu/Parallel.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 namespace hybrid::cpu::test {
 namespace {
 
@@ -146,6 +152,73 @@ TEST(Threading, GemmsAgreeAcrossThreadCounts) {
                DType::F32, {1, 4, 80, 64});
   });
   expectNear(att.second, valuesOf(att.first), 1e-4, 1e-5, "attention");
+}
+
+TEST(Threading, PoolRunsEveryChunkOnceWithOneThreadPerSlot) {
+  const int before = numThreads();
+  for (int threads : {1, 2, 3, 5}) {
+    setNumThreads(threads);
+    EXPECT_EQ(numThreads(), threads);
+    for (int64_t chunks : {int64_t(1), int64_t(7), int64_t(64), int64_t(999)})
+      for (int limit : {1, 2, threads}) {
+        std::vector<std::atomic<int>> runs(chunks);
+        std::vector<std::atomic<int>> busy(8);
+        std::atomic<bool> overlap{false}, badSlot{false};
+        parallelChunkIndices(chunks, limit, [&](int64_t c) {
+          const int slot = workerSlot();
+          if (slot < 0 || slot >= std::max(1, limit))
+            badSlot = true;
+          else if (busy[slot]++ != 0)
+            overlap = true; // two threads in one slot: shared scratch
+          ++runs[c];
+          // Inside a parallel loop, nested loops run serially on the
+          // calling slot (a loop run serially leaves its nested loops free
+          // to use the pool).
+          if (inParallelLoop()) {
+            int inner = 0;
+            parallelChunkIndices(
+                5, limit, [&](int64_t) { inner += workerSlot() == slot; });
+            EXPECT_EQ(inner, 5);
+          }
+          if (slot >= 0 && slot < 8)
+            --busy[slot];
+        });
+        for (int64_t c = 0; c < chunks; ++c)
+          ASSERT_EQ(runs[c].load(), 1)
+              << "chunk " << c << " threads " << threads << " limit " << limit;
+        EXPECT_FALSE(overlap);
+        EXPECT_FALSE(badSlot);
+        EXPECT_FALSE(inParallelLoop());
+        EXPECT_EQ(workerSlot(), 0);
+      }
+  }
+  setNumThreads(before);
+}
+
+TEST(Threading, CallerDoesNotWaitForIdleWorkers) {
+  // The caller takes chunks itself: a loop finishes even while every worker
+  // is held up (here: busy in a loop started from another thread, which
+  // waits its turn), as on a host whose other cores are taken.
+  const int before = numThreads();
+  setNumThreads(2);
+  std::atomic<int> done{0};
+  parallelChunkIndices(8, 2, [&](int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ++done;
+  });
+  EXPECT_EQ(done.load(), 8);
+  // Loops from several threads take turns and all complete.
+  std::atomic<int64_t> sum{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t)
+    callers.emplace_back([&] {
+      for (int r = 0; r < 50; ++r)
+        parallelChunkIndices(16, 2, [&](int64_t c) { sum += c; });
+    });
+  for (std::thread &t : callers)
+    t.join();
+  EXPECT_EQ(sum.load(), 3 * 50 * (15 * 16 / 2));
+  setNumThreads(before);
 }
 
 } // namespace

@@ -1,0 +1,139 @@
+// Element types as the kernels see them: bf16/f16 storage wrappers that load
+// to and store from f32, and dispatch from a DType to a C++ type, so one
+// templated loop serves every dtype a kernel accepts.
+#pragma once
+
+#include "KernelCheck.h"
+
+#include "hybrid/Float16.h"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace hybrid::cpu {
+
+/// bfloat16 / IEEE half as stored in a tensor (computed in f32).
+struct Bf16 {
+  uint16_t bits;
+};
+struct F16 {
+  uint16_t bits;
+};
+
+inline float toFloat(float x) { return x; }
+inline float toFloat(Bf16 x) { return bf16ToFloat(x.bits); }
+inline float toFloat(F16 x) { return f16ToFloat(x.bits); }
+
+/// f32 -> storage type S, rounding to nearest even.
+template <typename S> S fromFloat(float x);
+template <> inline float fromFloat<float>(float x) { return x; }
+template <> inline Bf16 fromFloat<Bf16>(float x) { return {floatToBf16(x)}; }
+template <> inline F16 fromFloat<F16>(float x) { return {floatToF16(x)}; }
+
+template <typename S>
+constexpr bool kIsFloatStorage =
+    std::is_same_v<S, float> || std::is_same_v<S, Bf16> ||
+    std::is_same_v<S, F16>;
+
+/// The DType of storage type S.
+template <typename S> constexpr DType dtypeOf() {
+  if constexpr (std::is_same_v<S, float>)
+    return DType::F32;
+  else if constexpr (std::is_same_v<S, Bf16>)
+    return DType::BF16;
+  else if constexpr (std::is_same_v<S, F16>)
+    return DType::F16;
+  else if constexpr (std::is_same_v<S, int64_t>)
+    return DType::I64;
+  else if constexpr (std::is_same_v<S, int32_t>)
+    return DType::I32;
+  else
+    return DType::Bool;
+}
+
+/// Throws "<kernel>: unsupported element type <dt> for <what> (expected
+/// <expected>)".
+[[noreturn]] void failUnsupported(const char *kernel, DType dt,
+                                  const char *what, const char *expected);
+
+/// Calls fn(S{}) with S the storage type of float dtype `dt`.
+template <typename Fn>
+decltype(auto) visitFloat(DType dt, const char *kernel, const char *what,
+                          Fn &&fn) {
+  switch (dt) {
+  case DType::F32:
+    return fn(float{});
+  case DType::BF16:
+    return fn(Bf16{});
+  case DType::F16:
+    return fn(F16{});
+  default:
+    failUnsupported(kernel, dt, what, "f32, bf16 or f16");
+  }
+}
+
+/// Calls fn(T{}) with T the C++ type of integer dtype `dt`.
+template <typename Fn>
+decltype(auto) visitInteger(DType dt, const char *kernel, const char *what,
+                            Fn &&fn) {
+  switch (dt) {
+  case DType::I64:
+    return fn(int64_t{});
+  case DType::I32:
+    return fn(int32_t{});
+  default:
+    failUnsupported(kernel, dt, what, "i32 or i64");
+  }
+}
+
+/// Calls fn(T{}) for any float or integer dtype (not bool).
+template <typename Fn>
+decltype(auto) visitNumeric(DType dt, const char *kernel, const char *what,
+                            Fn &&fn) {
+  switch (dt) {
+  case DType::F32:
+    return fn(float{});
+  case DType::BF16:
+    return fn(Bf16{});
+  case DType::F16:
+    return fn(F16{});
+  case DType::I64:
+    return fn(int64_t{});
+  case DType::I32:
+    return fn(int32_t{});
+  default:
+    failUnsupported(kernel, dt, what, "f32, bf16, f16, i32 or i64");
+  }
+}
+
+/// An index tensor's element `i` (i32 or i64, checked by the caller).
+inline int64_t indexAt(const ConstTensor &t, int64_t i) {
+  return t.dtype == DType::I32 ? t.as<int32_t>()[i] : t.as<int64_t>()[i];
+}
+
+/// Checks that an index tensor is i32 or i64.
+void expectIndexType(const ConstTensor &t, const char *kernel,
+                     const char *what);
+
+/// Unsigned words of each element size, for kernels that only move bytes.
+template <size_t Size> struct WordOf;
+template <> struct WordOf<1> { using type = uint8_t; };
+template <> struct WordOf<2> { using type = uint16_t; };
+template <> struct WordOf<4> { using type = uint32_t; };
+template <> struct WordOf<8> { using type = uint64_t; };
+
+/// Calls fn(W{}) with W the unsigned word of `elementSize` bytes.
+template <typename Fn> decltype(auto) visitWord(size_t elementSize, Fn &&fn) {
+  switch (elementSize) {
+  case 1:
+    return fn(uint8_t{});
+  case 2:
+    return fn(uint16_t{});
+  case 4:
+    return fn(uint32_t{});
+  default:
+    return fn(uint64_t{});
+  }
+}
+
+} // namespace hybrid::cpu
