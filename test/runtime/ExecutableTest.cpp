@@ -8,6 +8,7 @@
 #include "hybrid/Bundle.h"
 #include "hybrid/CpuDevice.h"
 #include "hybrid/Engine.h"
+#include "hybrid/Float16.h"
 #include "hybrid/SafeTensors.h"
 
 #include <cmath>
@@ -501,4 +502,43 @@ TEST(Executable, FuzzedBundlesLoadOrFailCleanly) {
   }
   EXPECT_GT(loaded, 10);
   EXPECT_EQ(device->memoryStats().bytesInUse, 0u);
+}
+
+// A bf16 model: weights from an f32 checkpoint convert on load, and the
+// logits stay close to the f32 model's on the same (rounded) weights.
+TEST(Executable, Bf16ModelFromAnF32Checkpoint) {
+  TempDir dir;
+  Engine f32 = Engine::create(tinyLmBundle(), cpu());
+  f32.initRandom(7);
+  f32.weights().saveSafeTensors(dir.file("model.safetensors"));
+  BundleDesc b = tinyLmBundle();
+  for (ParamDesc &p : b.params)
+    p.dtype = DType::BF16;
+  for (BufferDesc &buf : b.executables[0].buffers)
+    if (buf.dtype == DType::F32)
+      buf.dtype = DType::BF16;
+  Engine bf16 = Engine::create(b, cpu());
+  bf16.loadWeights(dir.path());
+  std::vector<int64_t> ids = {0, 5, 15, 7, 7, 1};
+  NamedTensors in = {
+      {"input_ids", HostTensor::fromVector<int64_t>({2, 3}, ids)}};
+  HostTensor got = bf16.forward(in).at("logits");
+  ASSERT_EQ(got.dtype(), DType::BF16);
+  // The reference: the f32 model on the bf16-rounded weights.
+  std::vector<std::vector<float>> w;
+  for (size_t i = 0; i < 3; ++i) {
+    const uint16_t *p = static_cast<const uint16_t *>(bf16.weights().data(i));
+    std::vector<float> v;
+    for (int64_t k = 0; k < numElements(b.params[i].shape); ++k)
+      v.push_back(bf16ToFloat(p[k]));
+    w.push_back(v);
+  }
+  std::vector<double> want =
+      tinyLmReference(w[0].data(), w[1].data(), w[2].data(), ids);
+  double largest = 0;
+  for (double v : want)
+    largest = std::max(largest, std::fabs(v));
+  std::vector<float> logits = got.toFloats();
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(logits[i], want[i], 2e-2 * largest) << i;
 }
