@@ -346,7 +346,8 @@ size_t Executable::Impl::layout(const std::vector<int64_t> &values) {
     bufferBytes[i] = bytes;
   }
   workspace = exprValues[workspaceExpr];
-  if (workspace < 0)
+  // (The upper bound keeps the alignment arithmetic below from overflowing.)
+  if (workspace < 0 || workspace > (int64_t(1) << 62))
     fail("workspace size is " + std::to_string(workspace) + " for " + at +
          " (bad bundle)");
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -396,9 +397,11 @@ size_t Executable::Impl::layout(const std::vector<int64_t> &values) {
   scratchTotal = 0;
   for (size_t s = 0; s < streamScratch.size(); ++s) {
     scratchOffset[s] = static_cast<size_t>(total);
+    if (streamScratch[s] > (size_t(1) << 62))
+      fail("the scratch for " + at + " overflows 64 bits");
     int64_t bytes = detail::alignUp(static_cast<int64_t>(streamScratch[s]),
                                     kWorkspaceAlignment);
-    if (bytes < 0 || detail::addOverflows(total, bytes, total))
+    if (detail::addOverflows(total, bytes, total))
       fail("the workspace and scratch for " + at + " overflow 64 bits");
     scratchTotal += static_cast<size_t>(bytes);
   }

@@ -344,44 +344,47 @@ void WeightStore::bindFromOnnx(const std::string &path) {
 }
 
 void WeightStore::initRandom(uint64_t seed) {
-  std::vector<std::vector<uint8_t>> staging(params_.size());
-  std::vector<const void *> host(params_.size());
+  // Device memory first: a size the device cannot hold is an error before
+  // any host memory is spent on values.
+  ensureStorage();
+  std::vector<uint8_t> staging;
   std::vector<float> values;
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamDesc &p = params_[i];
-    staging[i].assign(sizes_[i], 0);
-    host[i] = staging[i].data();
-    if (!isFloatDType(p.dtype))
-      continue;
-    size_t n = static_cast<size_t>(numElements(p.shape));
-    values.assign(n, 0.0f);
-    uint64_t state = seed * 0x9e3779b97f4a7c15ull + i;
-    if (p.shape.size() >= 2) {
-      for (size_t k = 0; k < n; k += 2) {
-        // Box-Muller on two 53-bit uniforms in (0, 1].
-        double u1 =
-            (static_cast<double>(splitmix64(state) >> 11) + 1) * 0x1p-53;
-        double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
-        double r = std::sqrt(-2 * std::log(u1));
-        values[k] = static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
-        if (k + 1 < n)
-          values[k + 1] =
-              static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
+    staging.assign(sizes_[i], 0);
+    if (isFloatDType(p.dtype)) {
+      size_t n = static_cast<size_t>(numElements(p.shape));
+      values.assign(n, 0.0f);
+      uint64_t state = seed * 0x9e3779b97f4a7c15ull + i;
+      if (p.shape.size() >= 2) {
+        for (size_t k = 0; k < n; k += 2) {
+          // Box-Muller on two 53-bit uniforms in (0, 1].
+          double u1 =
+              (static_cast<double>(splitmix64(state) >> 11) + 1) * 0x1p-53;
+          double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
+          double r = std::sqrt(-2 * std::log(u1));
+          values[k] = static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
+          if (k + 1 < n)
+            values[k + 1] =
+                static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
+        }
+      } else if (!endsWith(p.name, "bias")) {
+        std::fill(values.begin(), values.end(), 1.0f);
       }
-    } else if (!endsWith(p.name, "bias")) {
-      std::fill(values.begin(), values.end(), 1.0f);
+      for (size_t k = 0; k < n; ++k) {
+        if (p.dtype == DType::F32)
+          reinterpret_cast<float *>(staging.data())[k] = values[k];
+        else
+          reinterpret_cast<uint16_t *>(staging.data())[k] =
+              p.dtype == DType::BF16 ? floatToBf16(values[k])
+                                     : floatToF16(values[k]);
+      }
     }
-    for (size_t k = 0; k < n; ++k) {
-      if (p.dtype == DType::F32)
-        reinterpret_cast<float *>(staging[i].data())[k] = values[k];
-      else
-        reinterpret_cast<uint16_t *>(staging[i].data())[k] =
-            p.dtype == DType::BF16 ? floatToBf16(values[k])
-                                   : floatToF16(values[k]);
-    }
+    device_->copyHostToDevice(mutableData(i), staging.data(), sizes_[i],
+                              *stream_);
+    // The staging buffer is reused for the next parameter.
+    device_->synchronize(*stream_);
   }
-  ensureStorage();
-  upload(host);
   bound_ = true;
   source_ = "random(seed " + std::to_string(seed) + ")";
 }

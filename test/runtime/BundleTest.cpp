@@ -641,12 +641,20 @@ TEST(Bundle, ParseRejectsSemanticErrorsWithFileName) {
     expectError([&] { parse(frame(fbb)); },
                 {"test.hyb: invalid bundle:", "uses symbol #200"});
   }
-  // A command with no op, and one with an op from a newer hybridc.
-  for (uint8_t type : {uint8_t(0), uint8_t(99)}) {
+  // A command with no op, one with a union type but no table (which the
+  // FlatBuffers verifier lets through), and one with an op from a newer
+  // hybridc.
+  struct Case {
+    uint8_t type;
+    bool table;
+    const char *message;
+  };
+  for (Case c : {Case{0, false, "has no op"}, Case{1, false, "has no op"},
+                 Case{99, true, "has unknown op type 99"}}) {
     flatbuffers::FlatBufferBuilder fbb;
     std::vector<flatbuffers::Offset<fb::Command>> commands = {
-        fb::CreateCommandDirect(fbb, static_cast<fb::Op>(type),
-                                type ? fb::CreateCopy(fbb).Union() : 0)};
+        fb::CreateCommandDirect(fbb, static_cast<fb::Op>(c.type),
+                                c.table ? fb::CreateCopy(fbb).Union() : 0)};
     std::vector<flatbuffers::Offset<fb::Executable>> exes = {
         fb::CreateExecutableDirect(fbb, "forward", nullptr, nullptr, nullptr,
                                    &commands)};
@@ -655,6 +663,6 @@ TEST(Bundle, ParseRejectsSemanticErrorsWithFileName) {
                                                   nullptr, nullptr, &exes));
     expectError([&] { parse(frame(fbb)); },
                 {"test.hyb: invalid bundle: executable 'forward' command 0 ",
-                 type ? "has unknown op type 99" : "has no op"});
+                 c.message});
   }
 }

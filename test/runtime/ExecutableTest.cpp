@@ -8,9 +8,11 @@
 #include "hybrid/Bundle.h"
 #include "hybrid/CpuDevice.h"
 #include "hybrid/Engine.h"
+#include "hybrid/Float16.h"
 #include "hybrid/SafeTensors.h"
 
 #include <cmath>
+#include <random>
 
 using namespace hybrid;
 using namespace hybrid::test;
@@ -420,4 +422,126 @@ TEST(Executable, RunsFromABundleFileWithSafeTensorsWeights) {
       {"input_ids", HostTensor::fromVector<int64_t>({1, 4}, {1, 2, 3, 4})}};
   EXPECT_EQ(a.forward(in).at("logits").toVector<float>(),
             b.forward(in).at("logits").toVector<float>());
+}
+
+// Commands on a second stream with an event between the streams: the
+// executable forks its stream from the caller's and joins it back.
+TEST(Executable, SecondStreamAndEvents) {
+  BundleDesc b = normBundle();
+  ExecutableDesc &e = b.executables[0];
+  e.numStreams = 2;
+  e.numEvents = 1;
+  // normed = copy(t1) moves to stream 1, after t1 is ready on stream 0.
+  e.commands[4].stream = 1;
+  e.commands.insert(e.commands.begin() + 4,
+                    command(ops::WaitEvent{0}, {}, {}, "", 1));
+  e.commands.insert(e.commands.begin() + 2,
+                    command(ops::RecordEvent{0}, {}, {}));
+  Engine engine = normEngine(b);
+  for (int64_t batch : {2, 5}) {
+    NamedTensors out = engine.forward(xInput(batch));
+    std::vector<double> y, normed;
+    normReference(inputRows(batch), batch, y, normed);
+    expectNear(out.at("y"), y);
+    expectNear(out.at("normed"), normed);
+  }
+}
+
+// Only an executable whose param access is read_write may update the
+// weights (the optimizer step); the others see the update in place.
+TEST(Executable, ReadWriteParamAccessUpdatesTheWeightsInPlace) {
+  BundleDesc b = normBundle();
+  ExecutableDesc step;
+  step.name = "step";
+  step.paramAccess = Access::ReadWrite;
+  step.buffers = {
+      buffer(BufferKind::Input, DType::F32, {4}, 0, "delta", 0),
+      buffer(BufferKind::Param, DType::F32, {4}, 1, "ln.bias"),
+  };
+  step.inputs = {{"delta", 0}};
+  step.commands = {command(add(), {1, 0}, {1}, "step.mlir:1")};
+  step.workspaceBytes = 256;
+  b.executables.push_back(step);
+  Engine engine = normEngine(b);
+  const void *bias = engine.weights().data(1);
+  engine.executable("step").run(
+      {{"delta", HostTensor::fromVector<float>({4}, {1, 1, 1, 1})}});
+  EXPECT_EQ(engine.weights().data(1), bias);
+  const float *p = static_cast<const float *>(bias);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_FLOAT_EQ(p[k], kBias[k] + 1.0f);
+  // forward reads the updated bias: its normed output moves by one.
+  NamedTensors out = engine.forward(xInput(2));
+  std::vector<double> y, normed;
+  normReference(inputRows(2), 2, y, normed);
+  for (double &v : normed)
+    v += 1.0;
+  expectNear(out.at("normed"), normed);
+}
+
+// Damaged bundles (checksum fixed up) that parse must also load: preparing
+// every command on the CPU device either works or is one clear error.
+TEST(Executable, FuzzedBundlesLoadOrFailCleanly) {
+  std::vector<std::vector<uint8_t>> seeds = {serializeBundle(normBundle()),
+                                             serializeBundle(tinyLmBundle()),
+                                             serializeBundle(stateBundle())};
+  auto device = cpu();
+  std::mt19937 rng(5);
+  int loaded = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<uint8_t> bad = seeds[trial % seeds.size()];
+    for (int f = 1 + rng() % 4; f > 0; --f)
+      bad[kBundleHeaderSize + rng() % (bad.size() - kBundleHeaderSize)] =
+          static_cast<uint8_t>(rng());
+    std::vector<uint8_t> framed = framePayload(bad.data() + kBundleHeaderSize,
+                                               bad.size() - kBundleHeaderSize);
+    try {
+      Engine engine = Engine::create(
+          parseBundle(framed.data(), framed.size(), "fuzz.hyb"), device);
+      ++loaded;
+    } catch (const Error &e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_GT(loaded, 10);
+  EXPECT_EQ(device->memoryStats().bytesInUse, 0u);
+}
+
+// A bf16 model: weights from an f32 checkpoint convert on load, and the
+// logits stay close to the f32 model's on the same (rounded) weights.
+TEST(Executable, Bf16ModelFromAnF32Checkpoint) {
+  TempDir dir;
+  Engine f32 = Engine::create(tinyLmBundle(), cpu());
+  f32.initRandom(7);
+  f32.weights().saveSafeTensors(dir.file("model.safetensors"));
+  BundleDesc b = tinyLmBundle();
+  for (ParamDesc &p : b.params)
+    p.dtype = DType::BF16;
+  for (BufferDesc &buf : b.executables[0].buffers)
+    if (buf.dtype == DType::F32)
+      buf.dtype = DType::BF16;
+  Engine bf16 = Engine::create(b, cpu());
+  bf16.loadWeights(dir.path());
+  std::vector<int64_t> ids = {0, 5, 15, 7, 7, 1};
+  NamedTensors in = {
+      {"input_ids", HostTensor::fromVector<int64_t>({2, 3}, ids)}};
+  HostTensor got = bf16.forward(in).at("logits");
+  ASSERT_EQ(got.dtype(), DType::BF16);
+  // The reference: the f32 model on the bf16-rounded weights.
+  std::vector<std::vector<float>> w;
+  for (size_t i = 0; i < 3; ++i) {
+    const uint16_t *p = static_cast<const uint16_t *>(bf16.weights().data(i));
+    std::vector<float> v;
+    for (int64_t k = 0; k < numElements(b.params[i].shape); ++k)
+      v.push_back(bf16ToFloat(p[k]));
+    w.push_back(v);
+  }
+  std::vector<double> want =
+      tinyLmReference(w[0].data(), w[1].data(), w[2].data(), ids);
+  double largest = 0;
+  for (double v : want)
+    largest = std::max(largest, std::fabs(v));
+  std::vector<float> logits = got.toFloats();
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(logits[i], want[i], 2e-2 * largest) << i;
 }

@@ -48,8 +48,11 @@ TEST(State, TwoExecutablesShareOneStateAcrossCalls) {
   // "read" sees what "accumulate" wrote, and only reads it.
   EXPECT_EQ(readDoubled(engine, 2), filled(2, 7.0f));
   EXPECT_EQ(readDoubled(engine, 2), filled(2, 7.0f));
+  // Once both have bound the bucket and the state, calls allocate nothing.
+  uint64_t allocations = device->memoryStats().allocations;
   EXPECT_EQ(accumulate(engine, 2, 0.5f), filled(2, 4.0f));
   EXPECT_EQ(readDoubled(engine, 2), filled(2, 8.0f));
+  EXPECT_EQ(device->memoryStats().allocations, allocations);
 
   DeviceTensor acc = engine.state("acc");
   EXPECT_EQ(acc.shape, (Shape{2, 4}));

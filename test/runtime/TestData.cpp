@@ -42,6 +42,7 @@ int main(int argc, char **argv) {
   try {
     BundleDesc bundle = tinyLmBundle();
     writeBundle(bundle, at("tiny.hyb"));
+    writeBundle(stateBundle(), at("state.hyb"));
 
     WeightStore weights(bundle.params, std::make_shared<CpuDevice>());
     weights.initRandom(7);

@@ -294,6 +294,9 @@ class OpDecoder {
 public:
   /// nullopt for NONE or a union type this runtime does not know.
   static std::optional<Op> decode(const fb::Command &c) {
+    // The verifier accepts a union type without its table; we do not.
+    if (!c.op())
+      return std::nullopt;
     switch (c.op_type()) {
     case fb::Op_Binary:
       return ops::Binary{static_cast<BinaryKind>(c.op_as_Binary()->kind())};
@@ -472,7 +475,7 @@ private:
         if (!op)
           fail("executable '" + d.name + "' command " +
                std::to_string(d.commands.size()) +
-               (c->op_type() == fb::Op_NONE
+               (c->op_type() == fb::Op_NONE || !c->op()
                     ? " has no op"
                     : " has unknown op type " +
                           std::to_string(static_cast<unsigned>(c->op_type())) +

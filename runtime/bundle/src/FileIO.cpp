@@ -37,6 +37,7 @@ MappedFile::MappedFile(const std::string &path) : path_(path) {
       ::close(fd);
       throw Error(path + ": cannot map: " + systemError(err));
     }
+    mapping_ = p;
     data_ = static_cast<const uint8_t *>(p);
   }
   ::close(fd); // the mapping keeps the file alive
@@ -50,8 +51,10 @@ MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
   if (this != &other) {
     reset();
     path_ = std::move(other.path_);
+    mapping_ = other.mapping_;
     data_ = other.data_;
     size_ = other.size_;
+    other.mapping_ = nullptr;
     other.data_ = nullptr;
     other.size_ = 0;
   }
@@ -61,8 +64,9 @@ MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
 MappedFile::~MappedFile() { reset(); }
 
 void MappedFile::reset() {
-  if (data_)
-    ::munmap(const_cast<uint8_t *>(data_), size_);
+  if (mapping_)
+    ::munmap(mapping_, size_);
+  mapping_ = nullptr;
   data_ = nullptr;
   size_ = 0;
 }

@@ -8,6 +8,7 @@
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 namespace hybrid {
 
@@ -121,6 +122,9 @@ public:
 } // namespace
 
 CpuDevice::CpuDevice(int threads) : default_(std::make_unique<CpuStream>()) {
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0)
+    physicalBytes_ = static_cast<size_t>(pages) * static_cast<size_t>(page);
   if (threads < 0)
     throw Error("cpu device: thread count must be >= 0, got " +
                 std::to_string(threads));
@@ -136,9 +140,12 @@ void *CpuDevice::allocate(size_t bytes, size_t alignment) {
   if (alignment & (alignment - 1))
     throw Error("cpu device: alignment " + std::to_string(alignment) +
                 " is not a power of two");
-  if (bytes > SIZE_MAX - alignment)
-    throw Error("cpu device: cannot allocate " + std::to_string(bytes) +
-                " bytes");
+  // More than the machine has is an error here, not a lazily overcommitted
+  // mapping that fails when touched.
+  if (bytes > SIZE_MAX - alignment || bytes > physicalBytes_)
+    throw Error("cpu device: out of memory: cannot allocate " +
+                std::to_string(bytes) + " bytes (the machine has " +
+                std::to_string(physicalBytes_) + ")");
   size_t rounded =
       bytes == 0 ? alignment : (bytes + alignment - 1) / alignment * alignment;
   void *p = std::aligned_alloc(alignment, rounded);

@@ -42,9 +42,10 @@ namespace hybrid {
 ///
 /// Ownership: shares the bundle and the device; uses the WeightStore and
 /// StateStore of its engine, which must outlive it; owns its allocation,
-/// constants, streams, events and prepared commands. Thread safety: one
-/// thread at a time per executable; different executables may be used from
-/// different threads when they share no state buffer.
+/// constants, streams, events and prepared commands. Thread safety: the
+/// executables of one engine share its weight and state stores, so they are
+/// used by one thread at a time (the engine's); executables of different
+/// engines may run on different threads.
 class Executable {
 public:
   Executable(std::shared_ptr<const BundleDesc> bundle, size_t index,

@@ -30,6 +30,7 @@ public:
 private:
   void reset();
   std::string path_;
+  void *mapping_ = nullptr; // what munmap takes; readers see data_
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;
 };

@@ -4,6 +4,7 @@
 
 #include "hybrid/Device.h"
 
+#include <cstdint>
 #include <mutex>
 #include <unordered_map>
 
@@ -50,7 +51,8 @@ public:
 
 private:
   std::unique_ptr<Stream> default_;
-  mutable std::mutex mutex_; // guards stats_ and sizes_
+  size_t physicalBytes_ = SIZE_MAX; // the machine's memory, when known
+  mutable std::mutex mutex_;        // guards stats_ and sizes_
   MemoryStats stats_;
   std::unordered_map<void *, size_t> sizes_;
 };
