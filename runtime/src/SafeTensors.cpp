@@ -128,10 +128,6 @@ bool safeTensorsConvertible(SafeTensorsDType from, DType to) {
          (to == DType::Bool && boolFrom);
 }
 
-float halfToFloat(uint16_t h) { return f16ToFloat(h); }
-
-float bfloat16ToFloat(uint16_t b) { return bf16ToFloat(b); }
-
 //===----------------------------------------------------------------------===//
 // Reading
 //===----------------------------------------------------------------------===//

@@ -102,9 +102,4 @@ void writeSafeTensors(const std::string &path,
 void writeSafeTensors(const std::string &path, const NamedTensors &tensors,
                       const std::map<std::string, std::string> &metadata = {});
 
-/// IEEE half and bfloat16 to float (hybrid/Float16.h; kept for the ONNX
-/// initializer reader).
-float halfToFloat(uint16_t h);
-float bfloat16ToFloat(uint16_t b);
-
 } // namespace hybrid

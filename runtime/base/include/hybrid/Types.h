@@ -10,7 +10,7 @@
 namespace hybrid {
 
 /// Element type of a tensor. The numeric values are part of the bundle format
-/// (runtime/schema/bundle.fbs) and must not change.
+/// (runtime/bundle/schema/bundle.fbs) and must not change.
 enum class DType : uint8_t {
   F32 = 0,
   I64 = 1,
