@@ -4,6 +4,8 @@
 # quote. Prints the commit and machine it measured, then one row per batch.
 #
 # usage: bench/cpu_forward.sh [BUILD] [THREADS]   (BUILD defaults to build)
+# With BUNDLE=path set, runs that bundle (compiled elsewhere: a host without
+# hybridc, such as the GPU host) instead of compiling the example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -11,9 +13,15 @@ threads=${2:-$(nproc)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' || echo '+dirty'), $(date -u +%F)"
+# COMMIT may be given where the tree travels without .git (the GPU host).
+commit=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+echo "commit $commit, $(date -u +%F)"
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-"$build/bin/hybridc" compile examples/models/gpt2-124m -o "$work/gpt2.hyb" -q
+if [ -n "${BUNDLE:-}" ]; then
+  cp "$BUNDLE" "$work/gpt2.hyb"
+else
+  "$build/bin/hybridc" compile examples/models/gpt2-124m -o "$work/gpt2.hyb" -q
+fi
 echo "| batch x seq | best of 5 | tokens/s | ms per token |"
 echo "|---|---|---|---|"
 for batch in 1 2 4 8; do
