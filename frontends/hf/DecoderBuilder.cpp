@@ -416,7 +416,8 @@ Value DecoderBuilder::causalAttention(Value q, Value k, Value v,
   }
   Value out = builder_.create<hg::AttentionOp>(
       loc(prefix + ".sdpa"), q, k, v, /*mask=*/Value(), options.alibiSlopes,
-      builder_.getF64FloatAttr(options.scale), builder_.getBoolAttr(true),
+      /*key_length=*/Value(), /*key_mask=*/Value(), builder_.getF64FloatAttr(options.scale),
+      builder_.getBoolAttr(true),
       builder_.getI64IntegerAttr(options.slidingWindow));
   return mergeHeads(out, prefix + ".merge_heads");
 }

@@ -586,10 +586,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 2: "
+      {"test.hyb: bundle format version 1; this runtime reads version 3: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 2: recompile it with hybridc");
+                 "version 3: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

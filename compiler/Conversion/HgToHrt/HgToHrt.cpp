@@ -105,7 +105,8 @@ public:
       return failure();
     b_.setInsertionPointToEnd(&exe_.getBlock());
     auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
-    if (failed(lowerArguments()) || failed(createOutputs(ret)))
+    if (failed(collectStateResults(ret)) || failed(lowerArguments()) ||
+        failed(createOutputs(ret)))
       return failure();
     for (Operation &op : func_.getBody().front())
       if (&op != ret && failed(lowerOp(&op)))
@@ -156,6 +157,17 @@ private:
         buffers_[arg] = param;
         continue;
       }
+      if (auto name = func_.getArgAttrOfType<StringAttr>(i, "hg.state")) {
+        hrt::Access access = writtenStates_.count(name.getValue())
+                                 ? hrt::Access::ReadWrite
+                                 : hrt::Access::Read;
+        Value state =
+            b_.create<hrt::StateOp>(arg.getLoc(), typeOf(arg), name, access);
+        buffers_[arg] = state;
+        stateArgs_[name.getValue()] = arg;
+        stateBuffers_[name.getValue()] = state;
+        continue;
+      }
       auto name = func_.getArgAttrOfType<StringAttr>(i, "hg.name");
       std::string port = name ? name.str() : "arg" + std::to_string(i);
       buffers_[arg] = b_.create<hrt::InputOp>(arg.getLoc(), typeOf(arg),
@@ -165,13 +177,93 @@ private:
     return success();
   }
 
+  /// Results tagged hg.state = "name" write the state of that name back
+  /// (the function's argument with the same tag holds its old value). A
+  /// state result without that argument is an error: the executable could
+  /// not say what shape the state has.
+  LogicalResult collectStateResults(func::ReturnOp ret) {
+    llvm::StringMap<BlockArgument> args;
+    for (BlockArgument arg : func_.getArguments())
+      if (auto name = func_.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                         "hg.state"))
+        args[name.getValue()] = arg;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      auto name = func_.getResultAttrOfType<StringAttr>(i, "hg.state");
+      if (!name)
+        continue;
+      auto arg = args.find(name.getValue());
+      if (arg == args.end())
+        return func_.emitError()
+               << "result #" << i << " writes state '" << name.getValue()
+               << "' that no argument of @" << func_.getSymName() << " reads";
+      if (arg->second.getType() != v.getType())
+        return func_.emitError()
+               << "result #" << i << " writes state '" << name.getValue()
+               << "' with type " << v.getType() << ", its argument is "
+               << arg->second.getType();
+      if (!writtenStates_.insert({name.getValue(), v}).second)
+        return func_.emitError()
+               << "state '" << name.getValue() << "' is written by two results";
+    }
+    // A state value is computed straight into the state buffer when nothing
+    // reads the state's old value (directly or through a reshape) after the
+    // op that computes it, and that op may write over what it reads.
+    Block &body = func_.getBody().front();
+    for (auto &[name, v] : writtenStates_) {
+      BlockArgument arg = args[name];
+      Operation *def = v.getDefiningOp();
+      if (!def || isa<hg::ConstantOp, hg::ReshapeOp>(def) || direct_.count(v))
+        continue;
+      SmallVector<Value> old = {arg};
+      for (size_t k = 0; k < old.size(); ++k)
+        for (Operation *user : old[k].getUsers())
+          if (auto view = dyn_cast<hg::ReshapeOp>(user))
+            old.push_back(view.getResult());
+      bool oldReadLater = false, defReadsOld = false;
+      for (Value o : old)
+        for (Operation *user : o.getUsers()) {
+          if (user == def)
+            defReadsOld = true;
+          else if (user->getBlock() == &body && def->isBeforeInBlock(user) &&
+                   !isa<func::ReturnOp, hg::ReshapeOp>(user))
+            oldReadLater = true;
+        }
+      if (oldReadLater || (defReadsOld && !writesOverItsInput(def, arg)))
+        continue;
+      inPlaceState_[v] = name;
+    }
+    return success();
+  }
+
+  /// Whether `def` stays correct when its result buffer is the buffer of
+  /// `input`: a cache write of that cache, or an elementwise op whose
+  /// operands have the result's shape (element i is read before it is
+  /// written, and by no other element).
+  static bool writesOverItsInput(Operation *def, Value input) {
+    if (auto write = dyn_cast<hg::CacheWriteOp>(def))
+      return write.getCache() == input && write.getUpdate() != input &&
+             write.getOffset() != input;
+    bool elementwise = def->hasTrait<OpTrait::Elementwise>() ||
+                       isa<hg::AddOp, hg::SubOp, hg::MulOp, hg::DivOp,
+                           hg::MaxOp, hg::MinOp, hg::SelectOp, hg::CastOp,
+                           hg::NegOp, hg::AndOp, hg::OrOp, hg::NotOp>(def);
+    return elementwise && llvm::all_of(def->getOperands(), [&](Value v) {
+             return v != input || v.getType() == def->getResult(0).getType();
+           });
+  }
+
   /// Creates the output ports in return order. A value computed by a command
   /// and returned once is written straight into its port.
   LogicalResult createOutputs(func::ReturnOp ret) {
     llvm::DenseMap<Value, unsigned> uses;
-    for (Value v : ret.getOperands())
-      ++uses[v];
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (!func_.getResultAttrOfType<StringAttr>(i, "hg.state"))
+        ++uses[v];
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (func_.getResultAttrOfType<StringAttr>(i, "hg.state")) {
+        outputs_.push_back(Value());
+        continue;
+      }
       auto name = func_.getResultAttrOfType<StringAttr>(i, "hg.name");
       std::string port = name ? name.str() : "result" + std::to_string(i);
       Value out = b_.create<hrt::OutputOp>(ret.getLoc(), typeOf(v),
@@ -186,6 +278,13 @@ private:
 
   void copyToOutputs(func::ReturnOp ret) {
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (auto state = func_.getResultAttrOfType<StringAttr>(i, "hg.state")) {
+        // Written in place, or unchanged: nothing to copy.
+        Value target = stateBuffers_.lookup(state.getValue());
+        if (buffers_.lookup(v) != target)
+          b_.create<hrt::CopyOp>(ret.getLoc(), target, buffers_.lookup(v));
+        continue;
+      }
       if (direct_.lookup(v) == outputs_[i])
         continue;
       b_.create<hrt::CopyOp>(ret.getLoc(), outputs_[i], buffers_.lookup(v));
@@ -194,6 +293,11 @@ private:
 
   /// The buffer an op's result is written to.
   Value resultBuffer(Value result) {
+    if (auto it = inPlaceState_.find(result); it != inPlaceState_.end()) {
+      Value state = stateBuffers_.lookup(it->second);
+      buffers_[result] = state;
+      return state;
+    }
     Value buffer = direct_.lookup(result);
     if (!buffer)
       buffer = b_.create<hrt::AllocOp>(result.getLoc(), typeOf(result),
@@ -377,18 +481,71 @@ private:
                                    o.getInterleaved());
           return success();
         })
+        .Case([&](hg::CacheWriteOp o) {
+          Value out = resultBuffer(result), cache = in(o.getCache());
+          // Out of place, the result starts as a copy of the cache.
+          if (out != cache)
+            b_.create<hrt::CopyOp>(loc, out, cache);
+          b_.create<hrt::CacheWriteOp>(loc, out, in(o.getUpdate()),
+                                       in(o.getOffset()),
+                                       static_cast<int64_t>(o.getAxis()));
+          return success();
+        })
+        .Case([&](hg::SampleOp o) {
+          Value logits = in(o.getLogits()), sampling = in(o.getSampling()),
+                rng = in(o.getRng());
+          b_.create<hrt::SampleOp>(loc, resultBuffer(result), logits, sampling,
+                                   rng);
+          return success();
+        })
+        .Case([&](hg::PositionsOp o) { return lowerPositions(o); })
         .Case([&](hg::AttentionOp o) {
           Value q = in(o.getQuery()), k = in(o.getKey()), v = in(o.getValue()),
-                mask = in(o.getMask()), slopes = in(o.getAlibiSlopes());
+                mask = in(o.getMask()), slopes = in(o.getAlibiSlopes()),
+                length = in(o.getKeyLength()), keyMask = in(o.getKeyMask());
           b_.create<hrt::AttentionOp>(
-              loc, resultBuffer(result), q, k, v, mask, slopes, o.getScale(),
-              o.getCausal(), static_cast<int64_t>(o.getSlidingWindow()));
+              loc, resultBuffer(result), q, k, v, mask, slopes, length, keyMask,
+              o.getScale(), o.getCausal(),
+              static_cast<int64_t>(o.getSlidingWindow()));
           return success();
         })
         .Default([&](Operation *o) {
           return o->emitError()
                  << "no hrt command for '" << o->getName() << "'";
         });
+  }
+
+  /// positions(mask) = select(mask == 0, 1, cumsum(mask) - 1), as commands.
+  LogicalResult lowerPositions(hg::PositionsOp op) {
+    Location loc = op.getLoc();
+    Value mask = in(op.getMask());
+    auto maskType = cast<hrt::BufferType>(mask.getType());
+    auto i64 = b_.getI64Type();
+    auto like = [&](Type elementType) {
+      return hrt::BufferType::get(b_.getContext(), elementType,
+                                  maskType.getShape());
+    };
+    auto scalar = [&](int64_t v) -> Value {
+      auto type = RankedTensorType::get({1}, i64);
+      return b_.create<hrt::ConstantOp>(
+          loc, hrt::getBufferType(b_.getContext(), i64, {1}, {}),
+          DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>{v}));
+    };
+    Value ones = mask;
+    if (!maskType.getElementType().isSignlessInteger(64)) {
+      ones = b_.create<hrt::AllocOp>(loc, like(i64), nullptr);
+      b_.create<hrt::CastOp>(loc, ones, mask);
+    }
+    Value sums = b_.create<hrt::AllocOp>(loc, like(i64), nullptr);
+    b_.create<hrt::CumSumOp>(loc, sums, ones, int64_t(1), false, false);
+    Value one = scalar(1), zero = scalar(0);
+    Value positions = b_.create<hrt::AllocOp>(loc, like(i64), nullptr);
+    b_.create<hrt::BinaryOp>(loc, positions, sums, one, hrt::BinaryKind::Sub);
+    Value pad = b_.create<hrt::AllocOp>(loc, like(b_.getI1Type()), nullptr);
+    b_.create<hrt::BinaryOp>(loc, pad, ones, zero, hrt::BinaryKind::Equal);
+    b_.create<hrt::SelectOp>(loc, resultBuffer(op.getResult()), pad, one,
+                             positions);
+    return success();
   }
 
   func::FuncOp func_;
@@ -398,7 +555,11 @@ private:
   llvm::DenseMap<Value, Value> buffers_; // hg value -> hrt buffer
   llvm::DenseMap<Value, Value> direct_;  // returned value -> its port
   llvm::StringMap<Value> params_;
-  SmallVector<Value> outputs_;
+  SmallVector<Value> outputs_;           // per result; null for state results
+  llvm::StringMap<Value> writtenStates_; // state name -> its new value
+  llvm::StringMap<BlockArgument> stateArgs_;      // state name -> old value
+  llvm::StringMap<Value> stateBuffers_;           // state name -> hrt.state
+  llvm::DenseMap<Value, StringRef> inPlaceState_; // value -> state it fills
 };
 
 class ConvertHgToHrtPass : public impl::ConvertHgToHrtBase<ConvertHgToHrtPass> {

@@ -159,6 +159,10 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
       .Case([](hrt::WaitEventOp c) {
         return o::WaitEvent{static_cast<int32_t>(c.getEvent())};
       })
+      .Case([](hrt::CacheWriteOp c) {
+        return o::CacheWrite{static_cast<int64_t>(c.getAxis())};
+      })
+      .Case([](hrt::SampleOp) { return o::Sample{}; })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -645,6 +645,29 @@ LogicalResult inferEmbedding(EmbeddingOp::Adaptor a, Inference &inf) {
   return inf.result(shape, table->getElementType());
 }
 
+LogicalResult inferPositions(PositionsOp::Adaptor a, Inference &inf) {
+  FailureOr<RankedTensorType> mask = inf.tensorOfRank(a.getMask(), "mask", 2);
+  if (failed(mask))
+    return failure();
+  return inf.result(mask->getShape(), IntegerType::get(mask->getContext(), 64));
+}
+
+LogicalResult inferCacheWrite(CacheWriteOp::Adaptor a, Inference &inf) {
+  FailureOr<RankedTensorType> cache = inf.tensor(a.getCache(), "cache");
+  if (failed(cache))
+    return failure();
+  return inf.result(*cache);
+}
+
+LogicalResult inferSample(SampleOp::Adaptor a, Inference &inf) {
+  FailureOr<RankedTensorType> logits =
+      inf.tensorOfRank(a.getLogits(), "logits", 2);
+  if (failed(logits))
+    return failure();
+  return inf.result({logits->getDimSize(0)},
+                    IntegerType::get(logits->getContext(), 64));
+}
+
 LogicalResult inferAttention(AttentionOp::Adaptor a, Inference &inf) {
   FailureOr<RankedTensorType> q = inf.tensorOfRank(a.getQuery(), "query", 4);
   FailureOr<RankedTensorType> v = inf.tensorOfRank(a.getValue(), "value", 4);
@@ -742,6 +765,9 @@ HG_INFER_RETURN_TYPES(LinearOp, inferLinear)
 HG_INFER_RETURN_TYPES(EmbeddingOp, inferEmbedding)
 HG_INFER_RETURN_TYPES(RotaryOp, inferSameType)
 HG_INFER_RETURN_TYPES(AttentionOp, inferAttention)
+HG_INFER_RETURN_TYPES(PositionsOp, inferPositions)
+HG_INFER_RETURN_TYPES(CacheWriteOp, inferCacheWrite)
+HG_INFER_RETURN_TYPES(SampleOp, inferSample)
 
 #undef HG_INFER_RETURN_TYPES
 
@@ -1183,5 +1209,80 @@ LogicalResult AttentionOp::verify() {
   if (static_cast<int64_t>(getSlidingWindow()) < 0)
     return emitOpError() << "sliding_window must be >= 0, got "
                          << static_cast<int64_t>(getSlidingWindow());
+  if (Value length = getKeyLength()) {
+    RankedTensorType l = tensorTypeOf(length);
+    if (l.getRank() != 1 || dimsConflict(l.getDimSize(0), 1))
+      return emitOpError() << "key_length " << l << " must be [1]";
+  }
+  if (Value keyMask = getKeyMask()) {
+    RankedTensorType m = tensorTypeOf(keyMask);
+    if (m.getRank() != 2 || dimsConflict(m.getDimSize(0), q.getDimSize(0)) ||
+        dimsConflict(m.getDimSize(1), k.getDimSize(2)))
+      return emitOpError() << "key_mask " << m << " must be [B, S] = "
+                           << formatShape({q.getDimSize(0), k.getDimSize(2)});
+  }
+  return success();
+}
+
+/// An i64 [1] tensor: a position or length held on the device.
+static LogicalResult verifyDeviceScalar(Operation *op, Value v,
+                                        StringRef name) {
+  RankedTensorType t = cast<RankedTensorType>(v.getType());
+  if (!t.getElementType().isSignlessInteger(64) || t.getRank() != 1 ||
+      dimsConflict(t.getDimSize(0), 1))
+    return op->emitOpError()
+           << "expects " << name << " as tensor<1xi64>, got " << t;
+  return success();
+}
+
+LogicalResult PositionsOp::verify() { return verifyInferredResult(*this); }
+
+LogicalResult CacheWriteOp::verify() {
+  if (failed(verifyInferredResult(*this)) ||
+      failed(verifyDeviceScalar(*this, getOffset(), "offset")))
+    return failure();
+  RankedTensorType c = getCache().getType(), u = getUpdate().getType();
+  if (c.getElementType() != u.getElementType())
+    return emitOpError() << "update " << u << " and cache " << c
+                         << " element types differ";
+  if (c.getRank() != u.getRank())
+    return emitOpError() << "update " << u << " and cache " << c
+                         << " ranks differ";
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= c.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << c.getRank();
+  for (int64_t d = 0; d < c.getRank(); ++d) {
+    if (d == axis) {
+      if (!ShapedType::isDynamic(c.getDimSize(d)) &&
+          !ShapedType::isDynamic(u.getDimSize(d)) &&
+          u.getDimSize(d) > c.getDimSize(d))
+        return emitOpError() << "update " << u << " is longer than cache " << c
+                             << " along axis " << axis;
+      continue;
+    }
+    if (dimsConflict(c.getDimSize(d), u.getDimSize(d)))
+      return emitOpError() << "update " << u << " and cache " << c
+                           << " differ in dim " << d;
+  }
+  return success();
+}
+
+LogicalResult SampleOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  RankedTensorType logits = getLogits().getType();
+  RankedTensorType sampling = getSampling().getType();
+  RankedTensorType rng = getRng().getType();
+  if (!sampling.getElementType().isF32() || sampling.getRank() != 1 ||
+      dimsConflict(sampling.getDimSize(0), 3))
+    return emitOpError() << "expects sampling as tensor<3xf32> {temperature, "
+                            "top_p, top_k}, got "
+                         << sampling;
+  if (!rng.getElementType().isSignlessInteger(64) || rng.getRank() != 1 ||
+      dimsConflict(rng.getDimSize(0), 2))
+    return emitOpError() << "expects rng as tensor<2xi64> {seed, counter}, got "
+                         << rng;
+  (void)logits;
   return success();
 }

@@ -387,16 +387,73 @@ def Hg_AttentionOp : Hg_InferredOp<"attention", [AttrSizedOperandSegments]> {
     `causal`: query i (of T, aligned to the end of S) sees keys j <= i + S - T.
     `sliding_window` > 0: also j > i + S - T - sliding_window.
     mask: additive float, broadcastable to [B, Hq, T, S].
+    key_length (i64 [1], a KV cache's filled length): only keys [0, S')
+    exist, S' <= S, and queries align to the end of those S' keys.
+    key_mask (integer [B, S], 1 = token, 0 = padding): padded keys are never
+    attended (left-padded prompts).
   }];
   let arguments = (ins Hg_FloatTensor:$query, Hg_FloatTensor:$key,
                        Hg_FloatTensor:$value, Optional<Hg_FloatTensor>:$mask,
-                       Optional<Hg_FloatTensor>:$alibi_slopes, F64Attr:$scale,
+                       Optional<Hg_FloatTensor>:$alibi_slopes,
+                       Optional<Hg_IntTensor>:$key_length,
+                       Optional<Hg_IntTensor>:$key_mask, F64Attr:$scale,
                        DefaultValuedAttr<BoolAttr, "false">:$causal,
                        DefaultValuedAttr<I64Attr, "0">:$sliding_window);
   let results = (outs Hg_FloatTensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
-                       "(`alibi` $alibi_slopes^)? attr-dict "
+                       "(`alibi` $alibi_slopes^)? "
+                       "(`key_length` $key_length^)? "
+                       "(`key_mask` $key_mask^)? attr-dict "
                        "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Generation: KV caches, positions of padded prompts, sampling
+//===----------------------------------------------------------------------===//
+
+def Hg_PositionsOp : Hg_InferredOp<"positions"> {
+  let summary = "position ids of left-padded rows: cumsum(mask) - 1";
+  let description = [{
+    mask [B, S] (1 = token, 0 = padding) -> i64 [B, S]: each token's
+    position among its row's tokens (cumsum(mask) - 1 along the row); pads
+    get 1, as HuggingFace's generate does (their value is never attended).
+  }];
+  let arguments = (ins Hg_IntTensor:$mask);
+  let results = (outs Hg_IntTensor:$result);
+  let assemblyFormat = "$mask attr-dict `:` type($mask) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_CacheWriteOp : Hg_InferredOp<"cache_write"> {
+  let summary = "cache with [offset, offset + n) along axis replaced by update";
+  let description = [{
+    `update` has the cache's rank and dtype and every dim but `axis` equal;
+    `offset` is an i64 [1] tensor (a position known only on the device). In
+    an executable that writes the cache back to its state buffer this is an
+    in-place write of the slice.
+  }];
+  let arguments = (ins Hg_Tensor:$cache, Hg_Tensor:$update,
+                       Hg_IntTensor:$offset, I64Attr:$axis);
+  let results = (outs Hg_Tensor:$result);
+  let assemblyFormat = "$cache `,` $update `at` $offset attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hg_SampleOp : Hg_InferredOp<"sample"> {
+  let summary = "a token per row: greedy, temperature, top-k, top-p";
+  let description = [{
+    logits [B, V], sampling f32 [3] = {temperature, top_p, top_k}, rng i64
+    [2] = {seed, counter} -> i64 [B]. temperature <= 0 is greedy (argmax);
+    otherwise the draw of hybrid::ops::Sample (counter-based Philox: the
+    same seed and counter give the same tokens on every backend).
+  }];
+  let arguments = (ins Hg_FloatTensor:$logits, Hg_FloatTensor:$sampling,
+                       Hg_IntTensor:$rng);
+  let results = (outs Hg_IntTensor:$result);
+  let assemblyFormat = "$logits `,` $sampling `,` $rng attr-dict `:` "
+                       "functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

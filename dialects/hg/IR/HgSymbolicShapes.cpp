@@ -255,6 +255,9 @@ FailureOr<SymShape> ruleFor(Operation *op, ArrayRef<SymShape> in,
         s.back() = in[2].back();
         return s;
       })
+      .Case<SampleOp>([&](Operation *) -> FailureOr<SymShape> {
+        return SymShape{in[0][0]};
+      })
       .Default([&](Operation *o) -> FailureOr<SymShape> {
         // Shape-preserving hg ops: unary math, cast, clip, cumsum, trilu,
         // softmax, norms, rotary.

@@ -472,12 +472,43 @@ LogicalResult RotaryOp::verify() {
 LogicalResult AttentionOp::verify() {
   if (failed(checkStream(*this, getStream())))
     return failure();
+  if (Value length = getKeyLength();
+      length && !elementTypeOf(length).isSignlessInteger(64))
+    return emitOpError("key_length must be i64");
+  if (Value keyMask = getKeyMask();
+      keyMask && !isInteger(elementTypeOf(keyMask)))
+    return emitOpError("key_mask must be i32 or i64");
   return checkFloatOperands(*this, getOut(),
                             {{getQuery(), "query"},
                              {getKey(), "key"},
                              {getValue(), "value"},
                              {getMask(), "mask"},
                              {getAlibiSlopes(), "alibi_slopes"}});
+}
+
+LogicalResult CacheWriteOp::verify() {
+  if (failed(checkStream(*this, getStream())) ||
+      failed(checkSameElementType(*this, getUpdate(), "update", getOut(),
+                                  "result")))
+    return failure();
+  if (!elementTypeOf(getOffset()).isSignlessInteger(64))
+    return emitOpError("offset must be i64");
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= getOut().getType().getRank())
+    return emitOpError() << "axis " << axis << " is out of range";
+  return success();
+}
+
+LogicalResult SampleOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  if (!isFloat(elementTypeOf(getLogits())) ||
+      !elementTypeOf(getSampling()).isF32() ||
+      !elementTypeOf(getRng()).isSignlessInteger(64) ||
+      !elementTypeOf(getOut()).isSignlessInteger(64))
+    return emitOpError("takes float logits, f32 sampling, i64 rng and gives "
+                       "i64 tokens");
+  return success();
 }
 
 LogicalResult RecordEventOp::verify() {

@@ -366,20 +366,50 @@ def Hrt_RotaryOp : Hrt_CommandOp<"rotary", 4> {
   }];
 }
 
-def Hrt_AttentionOp : Hrt_CommandOp<"attention", 6, 1,
+def Hrt_AttentionOp : Hrt_CommandOp<"attention", 8, 1,
                                     [AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention with grouped KV heads";
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$query,
                             Hrt_Buffer:$key, Hrt_Buffer:$value,
                             Optional<Hrt_Buffer>:$mask,
                             Optional<Hrt_Buffer>:$alibi_slopes,
+                            Optional<Hrt_Buffer>:$key_length,
+                            Optional<Hrt_Buffer>:$key_mask,
                             F64Attr:$scale, BoolAttr:$causal,
                             I64Attr:$sliding_window), Hrt_StreamArg);
   let assemblyFormat = [{
     $query `:` type($query) `,` $key `:` type($key) `,` $value `:`
     type($value) (`mask` $mask^ `:` type($mask))?
-    (`alibi` $alibi_slopes^ `:` type($alibi_slopes))? `into` $out `:`
+    (`alibi` $alibi_slopes^ `:` type($alibi_slopes))?
+    (`key_length` $key_length^ `:` type($key_length))?
+    (`key_mask` $key_mask^ `:` type($key_mask))? `into` $out `:` type($out)
+    attr-dict
+  }];
+}
+
+def Hrt_CacheWriteOp : Hrt_CommandOp<"cache_write", 3> {
+  let summary = "write update into out at a device offset along axis";
+  let description = [{
+    Only the slice [offset, offset + n) of `out` is written; the rest keeps
+    its bytes (`out` is the cache itself).
+  }];
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$update,
+                            Hrt_Buffer:$offset, I64Attr:$axis),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $update `:` type($update) `at` $offset `:` type($offset) `into` $out `:`
     type($out) attr-dict
+  }];
+}
+
+def Hrt_SampleOp : Hrt_CommandOp<"sample", 4> {
+  let summary = "a token per row of logits (hybrid::ops::Sample)";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$logits,
+                            Hrt_Buffer:$sampling, Hrt_Buffer:$rng),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $logits `:` type($logits) `,` $sampling `:` type($sampling) `,` $rng `:`
+    type($rng) `into` $out `:` type($out) attr-dict
   }];
 }
 

@@ -7,19 +7,19 @@ namespace hybrid {
 
 const char *binaryKindName(BinaryKind k) {
   static const char *const names[kBinaryKinds] = {
-      "add",  "sub",   "mul",        "div",     "pow",           "max",
-      "min",  "mod",   "fmod",       "equal",   "less",          "less_equal",
-      "greater", "greater_equal", "and", "or",  "xor"};
+      "add",     "sub",           "mul",  "div",   "pow",  "max",
+      "min",     "mod",           "fmod", "equal", "less", "less_equal",
+      "greater", "greater_equal", "and",  "or",    "xor"};
   auto i = static_cast<unsigned>(k);
   return i < kBinaryKinds ? names[i] : "?";
 }
 
 const char *unaryKindName(UnaryKind k) {
   static const char *const names[kUnaryKinds] = {
-      "neg",  "abs",     "sign",   "exp",  "log",       "sqrt",
-      "rsqrt", "reciprocal", "tanh", "sigmoid", "relu", "silu",
-      "gelu", "gelu_tanh", "sin",  "cos",  "erf",       "floor",
-      "ceil", "not",     "is_nan", "is_inf"};
+      "neg",   "abs",        "sign",   "exp",     "log",  "sqrt",
+      "rsqrt", "reciprocal", "tanh",   "sigmoid", "relu", "silu",
+      "gelu",  "gelu_tanh",  "sin",    "cos",     "erf",  "floor",
+      "ceil",  "not",        "is_nan", "is_inf"};
   auto i = static_cast<unsigned>(k);
   return i < kUnaryKinds ? names[i] : "?";
 }
@@ -83,6 +83,10 @@ struct NameOf {
     return "record_event";
   }
   std::string operator()(const ops::WaitEvent &) const { return "wait_event"; }
+  std::string operator()(const ops::CacheWrite &) const {
+    return "cache_write";
+  }
+  std::string operator()(const ops::Sample &) const { return "sample"; }
 };
 
 struct ArityOf {
@@ -99,7 +103,9 @@ struct ArityOf {
   int operator()(const ops::Linear &) const { return 3; }
   int operator()(const ops::Embedding &) const { return 2; }
   int operator()(const ops::Rotary &) const { return 3; }
-  int operator()(const ops::Attention &) const { return 5; }
+  int operator()(const ops::Attention &) const { return 7; }
+  int operator()(const ops::CacheWrite &) const { return 2; }
+  int operator()(const ops::Sample &) const { return 3; }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.

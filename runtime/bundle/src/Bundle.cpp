@@ -177,6 +177,12 @@ struct OpEncoder {
   EncodedOp operator()(const ops::WaitEvent &o) {
     return done(fb::CreateWaitEvent(fbb, o.event), fb::Op_WaitEvent);
   }
+  EncodedOp operator()(const ops::CacheWrite &o) {
+    return done(fb::CreateCacheWrite(fbb, o.axis), fb::Op_CacheWrite);
+  }
+  EncodedOp operator()(const ops::Sample &) {
+    return done(fb::CreateSample(fbb), fb::Op_Sample);
+  }
 };
 
 class Encoder {
@@ -376,6 +382,10 @@ public:
       return ops::RecordEvent{c.op_as_RecordEvent()->event()};
     case fb::Op_WaitEvent:
       return ops::WaitEvent{c.op_as_WaitEvent()->event()};
+    case fb::Op_CacheWrite:
+      return ops::CacheWrite{c.op_as_CacheWrite()->axis()};
+    case fb::Op_Sample:
+      return ops::Sample{};
     case fb::Op_NONE:
       break;
     }
@@ -517,7 +527,7 @@ bool operandOptional(const Op &op, size_t position) {
   if (std::holds_alternative<ops::Linear>(op))
     return position == 2; // bias
   if (std::holds_alternative<ops::Attention>(op))
-    return position == 3 || position == 4; // mask, alibi slopes
+    return position >= 3; // mask, alibi slopes, key length, key mask
   return false;
 }
 
@@ -959,6 +969,8 @@ private:
           } else if constexpr (std::is_same_v<T, ops::Reduce>) {
             for (int64_t a : o.axes)
               axis(a, in, "axis");
+          } else if constexpr (std::is_same_v<T, ops::CacheWrite>) {
+            axis(o.axis, out, "axis");
           } else if constexpr (std::is_same_v<T, ops::Attention>) {
             if (o.slidingWindow < 0)
               fail(ctx + " has sliding window " +

@@ -70,7 +70,8 @@ enum class CollectiveKind : uint8_t { AllGather, ReduceScatter, AllReduce };
 constexpr int kBinaryKinds = static_cast<int>(BinaryKind::Xor) + 1;
 constexpr int kUnaryKinds = static_cast<int>(UnaryKind::IsInf) + 1;
 constexpr int kReduceKinds = static_cast<int>(ReduceKind::Prod) + 1;
-constexpr int kCollectiveKinds = static_cast<int>(CollectiveKind::AllReduce) + 1;
+constexpr int kCollectiveKinds =
+    static_cast<int>(CollectiveKind::AllReduce) + 1;
 
 /// The hg mnemonic of each kind ("add", "gelu_tanh" reads as "gelu").
 const char *binaryKindName(BinaryKind k);
@@ -176,7 +177,12 @@ struct Embedding {};
 struct Rotary {
   bool interleaved = false;
 };
-/// (query, key, value, mask?, alibi_slopes?) -> result.
+/// (query, key, value, mask?, alibi_slopes?, key_length?, key_mask?) ->
+/// result. key_length, when present, is an i64 [1] tensor in device memory
+/// holding how many leading keys exist (S' <= S, the key buffer's length: a
+/// KV cache's filled slots); queries align to the end of those S' keys.
+/// key_mask, when present, is an integer [B, S] tensor: key j of row b is
+/// padding (never attended) where it is 0.
 struct Attention {
   double scale = 1;
   bool causal = false;
@@ -196,19 +202,38 @@ struct RecordEvent {
 struct WaitEvent {
   int32_t event = 0;
 };
+/// (update, offset) -> result: writes `update` into the result at
+/// [offset, offset + n) along `axis` (n = update's length there; every other
+/// dim equal) and leaves the rest of the result as it was — the result is
+/// the KV cache (or another state) itself, updated in place. `offset` is an
+/// i64 [1] tensor in device memory, so one captured step serves every
+/// position. Slices past the end of the result are an error on the CPU and
+/// dropped on devices that cannot report one.
+struct CacheWrite {
+  int64_t axis = 0;
+};
+/// (logits [B, V] float, sampling [3] f32, rng [2] i64) -> result [B] i64.
+/// sampling = {temperature, top_p, top_k}: temperature <= 0 takes the
+/// argmax (the first on ties); else logits / temperature, keep the top_k
+/// largest (top_k <= 0: all), then the smallest set of the most likely
+/// tokens whose probability reaches top_p (top_p >= 1: all), and draw from
+/// the renormalised rest with u = hybrid::philoxUniform(rng[0], rng[1],
+/// row) (Philox.h), walking the kept tokens from most to least likely (ties
+/// by index). The same seed and counter give the same tokens on every
+/// backend.
+struct Sample {};
 
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
 /// union order; append only.
-using Op = std::variant<ops::Binary, ops::Unary, ops::Clip, ops::Select,
-                        ops::Cast, ops::Copy, ops::Fill, ops::Transpose,
-                        ops::BroadcastTo, ops::Slice, ops::Concat, ops::Gather,
-                        ops::GatherNd, ops::Iota, ops::CumSum, ops::Trilu,
-                        ops::Reduce, ops::Softmax, ops::LayerNorm,
-                        ops::RmsNorm, ops::MatMul, ops::Linear,
-                        ops::Embedding, ops::Rotary, ops::Attention,
-                        ops::Collective, ops::RecordEvent, ops::WaitEvent>;
+using Op = std::variant<
+    ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast, ops::Copy,
+    ops::Fill, ops::Transpose, ops::BroadcastTo, ops::Slice, ops::Concat,
+    ops::Gather, ops::GatherNd, ops::Iota, ops::CumSum, ops::Trilu, ops::Reduce,
+    ops::Softmax, ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
+    ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
+    ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
