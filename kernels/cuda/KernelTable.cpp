@@ -24,7 +24,8 @@ constexpr KernelEntry kUnary[] = {
     {ceil},    {logicalNot}, {isNan}, {isInf}};
 static_assert(std::size(kUnary) == kUnaryKinds);
 
-constexpr KernelEntry kReduce[] = {{}, {}, {}, {}, {}};
+constexpr KernelEntry kReduce[] = {
+    {reduceSum}, {reduceMean}, {reduceMax}, {reduceMin}, {reduceProd}};
 static_assert(std::size(kReduce) == kReduceKinds);
 
 /// A kind read from a bundle may be out of range: no kernel then.
@@ -58,11 +59,15 @@ struct EntryOf {
   KernelEntry operator()(const ops::Gather &) const { return {gather}; }
   KernelEntry operator()(const ops::GatherNd &) const { return {gatherNd}; }
   KernelEntry operator()(const ops::Iota &) const { return {iota}; }
-  KernelEntry operator()(const ops::CumSum &) const { return {}; }
+  KernelEntry operator()(const ops::CumSum &) const { return {cumsum}; }
   KernelEntry operator()(const ops::Trilu &) const { return {trilu}; }
-  KernelEntry operator()(const ops::Softmax &) const { return {}; }
-  KernelEntry operator()(const ops::LayerNorm &) const { return {}; }
-  KernelEntry operator()(const ops::RmsNorm &) const { return {}; }
+  KernelEntry operator()(const ops::Softmax &) const { return {softmax}; }
+  KernelEntry operator()(const ops::LayerNorm &) const {
+    return {layerNorm, layerNormScratchBytes};
+  }
+  KernelEntry operator()(const ops::RmsNorm &) const {
+    return {rmsNorm, rmsNormScratchBytes};
+  }
   KernelEntry operator()(const ops::MatMul &) const { return {}; }
   KernelEntry operator()(const ops::Linear &) const { return {}; }
   KernelEntry operator()(const ops::Embedding &) const { return {embedding}; }

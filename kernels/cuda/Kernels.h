@@ -63,7 +63,25 @@ void concat(const CudaCall &call);      // Concat.cu
 void gather(const CudaCall &call);      // Gather.cu
 void gatherNd(const CudaCall &call);    // GatherNd.cu
 void iota(const CudaCall &call);        // Iota.cu
+void cumsum(const CudaCall &call);      // CumSum.cu
 void trilu(const CudaCall &call);       // Trilu.cu
+
+// Reduce.cu
+void reduceSum(const CudaCall &call);
+void reduceMean(const CudaCall &call);
+void reduceMax(const CudaCall &call);
+void reduceMin(const CudaCall &call);
+void reduceProd(const CudaCall &call);
+
+void softmax(const CudaCall &call); // Softmax.cu (softmax and log_softmax)
+
+// LayerNorm.cu
+void layerNorm(const CudaCall &call);
+size_t layerNormScratchBytes(const CudaCall &call);
+
+// RmsNorm.cu
+void rmsNorm(const CudaCall &call);
+size_t rmsNormScratchBytes(const CudaCall &call);
 
 void embedding(const CudaCall &call); // Embedding.cu
 
