@@ -68,8 +68,12 @@ struct EntryOf {
   KernelEntry operator()(const ops::RmsNorm &) const {
     return {rmsNorm, rmsNormScratchBytes};
   }
-  KernelEntry operator()(const ops::MatMul &) const { return {}; }
-  KernelEntry operator()(const ops::Linear &) const { return {}; }
+  KernelEntry operator()(const ops::MatMul &) const {
+    return {matmul, matmulScratchBytes};
+  }
+  KernelEntry operator()(const ops::Linear &) const {
+    return {linear, linearScratchBytes};
+  }
   KernelEntry operator()(const ops::Embedding &) const { return {embedding}; }
   KernelEntry operator()(const ops::Rotary &) const { return {}; }
   KernelEntry operator()(const ops::Attention &) const { return {}; }

@@ -83,6 +83,14 @@ size_t layerNormScratchBytes(const CudaCall &call);
 void rmsNorm(const CudaCall &call);
 size_t rmsNormScratchBytes(const CudaCall &call);
 
+// MatMul.cpp
+void matmul(const CudaCall &call);
+size_t matmulScratchBytes(const CudaCall &call);
+
+// Linear.cpp
+void linear(const CudaCall &call);
+size_t linearScratchBytes(const CudaCall &call);
+
 void embedding(const CudaCall &call); // Embedding.cu
 
 } // namespace hybrid::cuda::kernels
