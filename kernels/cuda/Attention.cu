@@ -86,6 +86,12 @@ AttnParams describe(const CudaCall &call) {
                     &value = call.operands.at(2);
   const Tensor &result = call.results.at(0);
   AttnParams p;
+  // key_length and key_mask (operands 5 and 6, KV-cache decoding) are not
+  // implemented here yet: refuse rather than ignore them.
+  for (size_t i : {size_t(5), size_t(6)})
+    if (call.operands.size() > i && call.operands[i].present)
+      fail("attention", std::string(i == 5 ? "key_length" : "key_mask") +
+                            " is not supported by the CUDA kernel yet");
   expectFloat(query.dtype, "attention", "query");
   expectSameDType(key, query, "attention", "key", "query");
   expectSameDType(value, query, "attention", "value", "query");
