@@ -100,6 +100,41 @@ llvm::Error runHgPipeline(mlir::ModuleOp module,
   return llvm::Error::success();
 }
 
+bool isLanguageModel(mlir::ModuleOp module) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!forward)
+    return false;
+  bool ids = false, logits = false;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "hg.name");
+    auto dims = forward.getArgAttrOfType<mlir::ArrayAttr>(i, "hg.dims");
+    if (name && name.getValue() == "input_ids" && dims && dims.size() == 2 &&
+        dims[0] == mlir::StringAttr::get(module.getContext(), "batch") &&
+        dims[1] == mlir::StringAttr::get(module.getContext(), "seq"))
+      ids = true;
+  }
+  for (unsigned i = 0; i < forward.getNumResults(); ++i) {
+    auto name = forward.getResultAttrOfType<mlir::StringAttr>(i, "hg.name");
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(
+        forward.getFunctionType().getResult(i));
+    if (name && name.getValue() == "logits" && type && type.getRank() == 3 &&
+        !type.isDynamicDim(2))
+      logits = true;
+  }
+  return ids && logits;
+}
+
+llvm::Error runGenerationPipeline(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(hg::createSplitGeneration());
+  pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (mlir::failed(pm.run(module)))
+    return error("the generation lowering failed (see the diagnostics above)");
+  return llvm::Error::success();
+}
+
 llvm::Error runHrtPipeline(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(createConvertHgToHrt());

@@ -25,6 +25,9 @@ std::optional<Phase> parsePhase(llvm::StringRef name);
 
 struct CompileOptions {
   bool fuse = true; ///< run the fusion passes (off: only canonicalise)
+  /// Add @prefill and @decode (KV cache, device-side sampling) when
+  /// @forward is a language model (input_ids -> logits).
+  bool generation = true;
   /// Floating-point type of an HF config model's weights and activations
   /// ("float32", "bfloat16", "float16"; also "f32", "bf16", "f16"); empty:
   /// the config's torch_dtype (or dtype), else float32.
@@ -47,6 +50,14 @@ bool isHrtModule(mlir::ModuleOp module);
 
 /// Canonicalises and fuses the hg module in place.
 llvm::Error runHgPipeline(mlir::ModuleOp module, const CompileOptions &options);
+
+/// Whether @forward has the shape hg-split-generation takes (input_ids
+/// [batch, seq] -> logits [batch, seq, vocab]).
+bool isLanguageModel(mlir::ModuleOp module);
+
+/// The inference lowering of @forward: @prefill and @decode over a KV
+/// cache (hg-split-generation, hg-kv-cache), then cleanup.
+llvm::Error runGenerationPipeline(mlir::ModuleOp module);
 
 /// Lowers the hg functions to hrt executables and plans their memory.
 llvm::Error runHrtPipeline(mlir::ModuleOp module);

@@ -103,13 +103,24 @@ DecoderBuilder::DecoderBuilder(mlir::MLIRContext &context,
       {mlir::ShapedType::kDynamic, mlir::ShapedType::kDynamic},
       builder_.getI64Type());
   forward_ = builder_.create<mlir::func::FuncOp>(
-      loc("forward"), "forward", builder_.getFunctionType({idsType}, {}));
+      loc("forward"), "forward",
+      builder_.getFunctionType({idsType, idsType}, {}));
   mlir::Block *entry = forward_.addEntryBlock();
   inputIds_ = entry->getArgument(0);
+  attentionMask_ = entry->getArgument(1);
   argAttrs_.push_back(builder_.getDictionaryAttr({
       builder_.getNamedAttr("hg.name", builder_.getStringAttr("input_ids")),
       builder_.getNamedAttr("hg.dims",
                             builder_.getStrArrayAttr({"batch", "seq"})),
+  }));
+  // HF's attention_mask (1 = token, 0 = left padding); omitted, it is all
+  // ones.
+  argAttrs_.push_back(builder_.getDictionaryAttr({
+      builder_.getNamedAttr("hg.name",
+                            builder_.getStringAttr("attention_mask")),
+      builder_.getNamedAttr("hg.dims",
+                            builder_.getStrArrayAttr({"batch", "seq"})),
+      builder_.getNamedAttr("hg.default", builder_.getI64IntegerAttr(1)),
   }));
   builder_.setInsertionPointToEnd(entry);
 }
@@ -222,13 +233,23 @@ Value DecoderBuilder::constant(llvm::ArrayRef<float> values,
 
 void DecoderBuilder::limitSeq(int64_t maxSeq) { maxSeq_ = maxSeq; }
 
-Value DecoderBuilder::positions(double start, mlir::Type elementType,
+Value DecoderBuilder::positions(int64_t start, mlir::Type elementType,
                                 const llvm::Twine &name) {
-  auto type =
-      mlir::RankedTensorType::get({mlir::ShapedType::kDynamic}, elementType);
-  return builder_.create<hg::IotaOp>(loc(name), type, shapeAttr({"seq"}),
-                                     builder_.getF64FloatAttr(start),
-                                     builder_.getF64FloatAttr(1.0));
+  // HF computes position ids from the attention mask (cumsum - 1), so a
+  // left-padded row's tokens count from 0 at its first real token.
+  if (!positionIds_)
+    positionIds_ =
+        builder_.create<hg::PositionsOp>(loc("positions"), attentionMask_);
+  Value pos = positionIds_;
+  if (start != 0)
+    pos = add(pos,
+              builder_.create<hg::ConstantOp>(
+                  loc(name),
+                  mlir::DenseElementsAttr::get(
+                      mlir::RankedTensorType::get({1}, builder_.getI64Type()),
+                      llvm::ArrayRef<int64_t>{start})),
+              name);
+  return castTo(pos, elementType, name);
 }
 
 Value DecoderBuilder::embedding(Value table, Value ids,
@@ -254,6 +275,14 @@ Value DecoderBuilder::rmsNorm(Value x, Value weight, double epsilon,
   return builder_.create<hg::RmsNormOp>(loc(name), x, weight,
                                         builder_.getF64FloatAttr(epsilon),
                                         builder_.getI64IntegerAttr(-1));
+}
+
+Value DecoderBuilder::castTo(Value x, mlir::Type elementType,
+                             const llvm::Twine &name) {
+  auto type = mlir::cast<mlir::RankedTensorType>(x.getType());
+  if (type.getElementType() == elementType)
+    return x;
+  return builder_.create<hg::CastOp>(loc(name), type.clone(elementType), x);
 }
 
 Value DecoderBuilder::add(Value lhs, Value rhs, const llvm::Twine &name) {
@@ -362,13 +391,13 @@ RotaryTables DecoderBuilder::rotaryTables(const RopeFrequencies &rope) {
   // HF: freqs = inv_freq @ position_ids (float32), emb = cat(freqs, freqs),
   // cos and sin in float32, then cast to the activations' type.
   mlir::Type f32 = builder_.getF32Type();
-  Value pos = positions(0.0, f32, "rotary.positions");
-  pos = reshape(pos, {"seq", 1}, "rotary.positions");
-  Value invFreq = constant(rope.invFreq, {1, half}, "rotary.inv_freq", f32);
+  Value pos = positions(0, f32, "rotary.positions");
+  pos = reshape(pos, {"batch", "seq", 1}, "rotary.positions");
+  Value invFreq = constant(rope.invFreq, {1, 1, half}, "rotary.inv_freq", f32);
   Value freqs = mul(pos, invFreq, "rotary.freqs");
   Value emb = builder_.create<hg::ConcatOp>(loc("rotary.freqs"),
                                             mlir::ValueRange{freqs, freqs},
-                                            builder_.getI64IntegerAttr(1));
+                                            builder_.getI64IntegerAttr(2));
   Value cos = builder_.create<hg::CosOp>(loc("rotary.cos"), emb);
   Value sin = builder_.create<hg::SinOp>(loc("rotary.sin"), emb);
   if (rope.attentionScaling != 1.0f) {
@@ -377,16 +406,10 @@ RotaryTables DecoderBuilder::rotaryTables(const RopeFrequencies &rope) {
     cos = mul(cos, scaling, "rotary.cos");
     sin = mul(sin, scaling, "rotary.sin");
   }
-  if (floatType_ != f32) {
-    auto cast = [&](Value x, const char *name) -> Value {
-      auto type = mlir::cast<mlir::RankedTensorType>(x.getType());
-      return builder_.create<hg::CastOp>(loc(name), type.clone(floatType_), x);
-    };
-    cos = cast(cos, "rotary.cos");
-    sin = cast(sin, "rotary.sin");
-  }
-  return {reshape(cos, {1, "seq", dim}, "rotary.cos"),
-          reshape(sin, {1, "seq", dim}, "rotary.sin")};
+  (void)dim;
+  // [batch, seq, rotary_dim]: each row's own positions (left padding).
+  return {castTo(cos, floatType_, "rotary.cos"),
+          castTo(sin, floatType_, "rotary.sin")};
 }
 
 Value DecoderBuilder::splitHeads(Value x, int64_t heads, int64_t headDim,
@@ -416,8 +439,8 @@ Value DecoderBuilder::causalAttention(Value q, Value k, Value v,
   }
   Value out = builder_.create<hg::AttentionOp>(
       loc(prefix + ".sdpa"), q, k, v, /*mask=*/Value(), options.alibiSlopes,
-      /*key_length=*/Value(), /*key_mask=*/Value(), builder_.getF64FloatAttr(options.scale),
-      builder_.getBoolAttr(true),
+      /*key_length=*/Value(), /*key_mask=*/attentionMask_,
+      builder_.getF64FloatAttr(options.scale), builder_.getBoolAttr(true),
       builder_.getI64IntegerAttr(options.slidingWindow));
   return mergeHeads(out, prefix + ".merge_heads");
 }

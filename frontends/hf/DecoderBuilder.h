@@ -96,6 +96,8 @@ public:
 
   /// input_ids [batch, seq] (i64).
   mlir::Value inputIds() { return inputIds_; }
+  /// attention_mask [batch, seq] (i64; 1 = token, 0 = left padding).
+  mlir::Value attentionMask() { return attentionMask_; }
 
   //===--------------------------------------------------------------------===//
   // Parameters
@@ -121,8 +123,10 @@ public:
   /// Bounds the `seq` dim (e.g. by a learned position table's rows): the
   /// runtime refuses longer calls before running anything.
   void limitSeq(int64_t maxSeq);
-  /// start, start+1, ... over the sequence: [seq] (i64 or f32).
-  mlir::Value positions(double start, mlir::Type elementType,
+  /// Each token's position id plus `start`, from the attention mask as HF
+  /// computes it (left-padded rows count from their first real token):
+  /// [batch, seq] of `elementType`.
+  mlir::Value positions(int64_t start, mlir::Type elementType,
                         const llvm::Twine &name);
   mlir::Value embedding(mlir::Value table, mlir::Value ids,
                         const llvm::Twine &name);
@@ -135,6 +139,9 @@ public:
   mlir::Value rmsNorm(mlir::Value x, mlir::Value weight, double epsilon,
                       const llvm::Twine &name);
   mlir::Value add(mlir::Value lhs, mlir::Value rhs, const llvm::Twine &name);
+  /// `x` as `elementType` (itself when it already is).
+  mlir::Value castTo(mlir::Value x, mlir::Type elementType,
+                     const llvm::Twine &name);
   mlir::Value mul(mlir::Value lhs, mlir::Value rhs, const llvm::Twine &name);
   mlir::Value activation(Activation act, mlir::Value x,
                          const llvm::Twine &name);
@@ -214,6 +221,8 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mlir::func::FuncOp forward_;
   mlir::Value inputIds_;
+  mlir::Value attentionMask_;
+  mlir::Value positionIds_; // hg.positions of the mask, made once
   llvm::SmallVector<mlir::DictionaryAttr> argAttrs_;
   llvm::SmallVector<mlir::Attribute> tiedNames_;
   /// Elements of all parameters so far; saturates at INT64_MAX.

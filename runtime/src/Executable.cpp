@@ -3,6 +3,8 @@
 // enqueue the commands; plus the host edge (run).
 #include "hybrid/Executable.h"
 
+#include "hybrid/Float16.h"
+
 #include "hybrid/Bundle.h"
 #include "hybrid/SizeMath.h"
 
@@ -759,15 +761,78 @@ std::vector<HostTensor> Executable::run(const std::vector<HostTensor> &inputs) {
   return impl_->run(inputs);
 }
 
+namespace {
+
+/// A tensor of `shape` with every element `value` (in `dtype`).
+HostTensor filledTensor(DType dtype, const Shape &shape, double value) {
+  HostTensor t = HostTensor::allocate(dtype, shape);
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    void *p = static_cast<uint8_t *>(t.data()) + i * dtypeSize(dtype);
+    switch (dtype) {
+    case DType::F32:
+      *static_cast<float *>(p) = static_cast<float>(value);
+      break;
+    case DType::BF16:
+      *static_cast<uint16_t *>(p) = floatToBf16(static_cast<float>(value));
+      break;
+    case DType::F16:
+      *static_cast<uint16_t *>(p) = floatToF16(static_cast<float>(value));
+      break;
+    case DType::I64:
+      *static_cast<int64_t *>(p) = static_cast<int64_t>(value);
+      break;
+    case DType::I32:
+      *static_cast<int32_t *>(p) = static_cast<int32_t>(value);
+      break;
+    case DType::Bool:
+      *static_cast<uint8_t *>(p) = value != 0;
+      break;
+    }
+  }
+  return t;
+}
+
+} // namespace
+
 NamedTensors Executable::run(const NamedTensors &inputs) {
   const ExecutableDesc &e = *impl_->desc;
-  std::vector<HostTensor> ordered;
-  ordered.reserve(e.inputs.size());
+  std::vector<HostTensor> ordered(e.inputs.size());
+  std::vector<size_t> defaulted;
   for (size_t p = 0; p < e.inputs.size(); ++p) {
     auto it = inputs.find(e.inputs[p].name);
-    if (it == inputs.end())
+    if (it != inputs.end())
+      ordered[p] = it->second;
+    else if (e.inputs[p].defaultValue)
+      defaulted.push_back(p);
+    else
       impl_->fail("missing input " + describeInput(p));
-    ordered.push_back(it->second);
+  }
+  if (!defaulted.empty()) {
+    // An omitted input takes its shape from the symbols the given inputs
+    // bind (an attention_mask of ones shaped like input_ids).
+    std::vector<int64_t> symbols(e.symbols.size(), 0);
+    for (size_t p = 0; p < e.inputs.size(); ++p) {
+      const SymShape &shape = e.buffers[e.inputs[p].buffer].shape;
+      if (!ordered[p].valid() || ordered[p].shape().size() != shape.size())
+        continue;
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (std::optional<unsigned> s = shape[d].asSymbol())
+          symbols[*s] = ordered[p].shape()[d];
+    }
+    for (size_t p : defaulted) {
+      const BufferDesc &b = e.buffers[e.inputs[p].buffer];
+      Shape shape;
+      for (const SymExpr &d : b.shape) {
+        for (const auto &[monomial, coeff] : d.terms())
+          for (uint8_t s : monomial)
+            if (symbols[s] < 1)
+              impl_->fail("cannot shape the omitted input " + describeInput(p) +
+                          ": no given input binds '" + e.symbols[s] + "'");
+        shape.push_back(d.evaluate(symbols));
+      }
+      ordered[p] = filledTensor(b.dtype, shape, *e.inputs[p].defaultValue);
+    }
   }
   if (inputs.size() != e.inputs.size())
     for (auto &[name, t] : inputs)

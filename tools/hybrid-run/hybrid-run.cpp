@@ -164,6 +164,13 @@ std::string humanBytes(double n) {
   return buf;
 }
 
+/// A default value as a message shows it: "1", "0.5".
+std::string formatValue(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string symShape(const SymShape &shape,
                      const std::vector<std::string> &symbols) {
   std::string s = "[";
@@ -184,8 +191,13 @@ NamedTensors syntheticInputs(const BundleDesc &bundle, int64_t batch,
   for (const ExecutableDesc &e : bundle.executables)
     if (e.name == "forward")
       fwd = &e;
-  if (!fwd || fwd->inputs.size() != 1 || fwd->inputs[0].name != "input_ids")
-    throw Error("--batch/--seq need a forward that takes only input_ids");
+  bool onlyIds =
+      fwd && !fwd->inputs.empty() && fwd->inputs[0].name == "input_ids" &&
+      std::all_of(fwd->inputs.begin() + 1, fwd->inputs.end(),
+                  [](const PortDesc &p) { return p.defaultValue.has_value(); });
+  if (!onlyIds)
+    throw Error("--batch/--seq need a forward that takes input_ids and "
+                "otherwise only inputs with defaults");
   int64_t vocab = 2;
   for (const PortDesc &p : fwd->outputs)
     if (p.name == "logits")
@@ -303,6 +315,8 @@ int runForward(int argc, char **argv) {
   for (size_t i = 0; !synthetic && i < forward.inputNames().size(); ++i) {
     const std::string &name = forward.inputNames()[i];
     const SafeTensorsEntry *e = in->find(name);
+    if (!e && forward.desc().inputs[i].defaultValue)
+      continue; // omitted: filled with its default (e.g. a mask of ones)
     if (!e)
       throw Error(inputsPath + ": no tensor '" + name + "' (the bundle's " +
                   "forward takes " + forward.describeInput(i) + ")");
@@ -405,8 +419,8 @@ std::vector<double> asDoubles(const SafeTensorsFile &f,
 }
 
 int runCompare(int argc, char **argv) {
-  Args args = parseArgs("compare", argc, argv, 2,
-                        {"--name", "--atol", "--rtol-max"});
+  Args args =
+      parseArgs("compare", argc, argv, 2, {"--name", "--atol", "--rtol-max"});
   expectPositional(args, 2, "compare", "two safetensors files A and B");
   double atol = 1e-3;
   std::optional<double> rtolMax;
@@ -466,14 +480,15 @@ int runCompare(int argc, char **argv) {
                   maxRef, shapeToString(ea.shape).c_str(), *rtolMax,
                   pass ? "ok" : "FAIL");
     else
-      std::printf("%s: max |a-b| = %.6g over %s (atol %g)  %s\n",
-                  name.c_str(), maxDiff, shapeToString(ea.shape).c_str(), atol,
+      std::printf("%s: max |a-b| = %.6g over %s (atol %g)  %s\n", name.c_str(),
+                  maxDiff, shapeToString(ea.shape).c_str(), atol,
                   pass ? "ok" : "FAIL");
   }
   if (failed)
     // Not a crash but a failed check: one error line like every failure.
-    std::fprintf(stderr, "hybrid-run: error: compare: %zu of %zu tensors differ "
-                         "(%s %g)\n",
+    std::fprintf(stderr,
+                 "hybrid-run: error: compare: %zu of %zu tensors differ "
+                 "(%s %g)\n",
                  failed, names.size(), rtolMax ? "rtol-max" : "atol",
                  rtolMax ? *rtolMax : atol);
   return failed ? 1 : 0;
@@ -529,8 +544,12 @@ int runInfo(int argc, char **argv) {
     std::printf("  symbols: %s\n", syms.empty() ? "(none)" : syms.c_str());
     for (const PortDesc &p : e.inputs) {
       const BufferDesc &buf = e.buffers[p.buffer];
-      std::printf("  input %s: %s %s\n", p.name.c_str(), dtypeName(buf.dtype),
-                  symShape(buf.shape, e.symbols).c_str());
+      std::printf(
+          "  input %s: %s %s%s\n", p.name.c_str(), dtypeName(buf.dtype),
+          symShape(buf.shape, e.symbols).c_str(),
+          p.defaultValue
+              ? (" (default " + formatValue(*p.defaultValue) + ")").c_str()
+              : "");
     }
     for (const PortDesc &p : e.outputs) {
       const BufferDesc &buf = e.buffers[p.buffer];

@@ -44,6 +44,7 @@ constexpr const char *kUsage =
     "                         activations: float32, bfloat16 or float16\n"
     "                         (default: the config's torch_dtype)\n"
     "  --no-fuse              skip the fusion passes (canonicalise only)\n"
+    "  --no-generate          compile @forward only (no @prefill/@decode)\n"
     "  -q, --quiet            no summary line\n";
 
 int usageError(const std::string &msg) {
@@ -136,6 +137,8 @@ int runHybridc(int argc, char **argv) {
       options.dtype = a.substr(8);
       if (options.dtype.empty())
         return usageError("--dtype needs a type (float32, bfloat16, float16)");
+    } else if (a == "--no-generate") {
+      options.generation = false;
     } else if (a == "--no-fuse") {
       options.fuse = false;
     } else if (a == "-q" || a == "--quiet") {
@@ -201,6 +204,10 @@ int runHybridc(int argc, char **argv) {
       return 0;
     }
   }
+  if (!hrtInput && options.generation &&
+      hybridc::isLanguageModel(module->get()))
+    if (llvm::Error e = hybridc::runGenerationPipeline(module->get()))
+      return failPhase(std::move(e));
   if (llvm::Error e = hybridc::runHrtPipeline(module->get()))
     return failPhase(std::move(e));
   if (stopAfter == hybridc::Phase::Hrt) {

@@ -170,9 +170,19 @@ private:
       }
       auto name = func_.getArgAttrOfType<StringAttr>(i, "hg.name");
       std::string port = name ? name.str() : "arg" + std::to_string(i);
+      FloatAttr fill;
+      if (Attribute d = func_.getArgAttr(i, "hg.default")) {
+        if (auto f = dyn_cast<FloatAttr>(d))
+          fill = b_.getF64FloatAttr(f.getValueAsDouble());
+        else if (auto n = dyn_cast<IntegerAttr>(d))
+          fill = b_.getF64FloatAttr(static_cast<double>(n.getInt()));
+        else
+          return func_.emitError()
+                 << "argument " << i << ": hg.default must be a number";
+      }
       buffers_[arg] = b_.create<hrt::InputOp>(arg.getLoc(), typeOf(arg),
                                               b_.getStringAttr(port),
-                                              /*offset=*/nullptr);
+                                              /*offset=*/nullptr, fill);
     }
     return success();
   }

@@ -386,7 +386,10 @@ private:
           in, BufferKind::Input, port, in.getName().str(), *in.getOffset());
       if (!id)
         return id.takeError();
-      exe_.inputs.push_back({in.getName().str(), *id});
+      hybrid::PortDesc desc{in.getName().str(), *id, std::nullopt};
+      if (std::optional<APFloat> fill = in.getDefaultValue())
+        desc.defaultValue = fill->convertToDouble();
+      exe_.inputs.push_back(std::move(desc));
       return llvm::Error::success();
     }
     if (auto out = dyn_cast<hrt::OutputOp>(op)) {
@@ -395,7 +398,7 @@ private:
           out, BufferKind::Output, port, out.getName().str(), *out.getOffset());
       if (!id)
         return id.takeError();
-      exe_.outputs.push_back({out.getName().str(), *id});
+      exe_.outputs.push_back({out.getName().str(), *id, std::nullopt});
       return llvm::Error::success();
     }
     if (auto a = dyn_cast<hrt::AllocOp>(op))

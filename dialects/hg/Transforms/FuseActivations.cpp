@@ -130,8 +130,7 @@ bool isGeluTanhArgument(Value u, Value x) {
     return near(p.scale, coeff, p.tol) && p.factors.size() == 1 &&
            isSameValue(p.factors[0], x);
   };
-  if (outer.factors.size() == 1 &&
-      near(outer.scale, kSqrt2OverPi, outer.tol)) {
+  if (outer.factors.size() == 1 && near(outer.scale, kSqrt2OverPi, outer.tol)) {
     Sum inner = sumOf(outer.factors[0]);
     if (inner.offset == 0 && inner.terms.size() == 2)
       for (int i = 0; i < 2; ++i)

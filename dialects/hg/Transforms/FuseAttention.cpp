@@ -242,8 +242,8 @@ struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
     Value k = m.keys.materialize(rewriter, loc, shapes);
     Value v = m.values.materialize(rewriter, loc, shapes);
     rewriter.replaceOpWithNewOp<AttentionOp>(
-        op, q, k, v, m.mask, /*alibi_slopes=*/Value(), /*key_length=*/Value(), /*key_mask=*/Value(),
-        rewriter.getF64FloatAttr(m.scale),
+        op, q, k, v, m.mask, /*alibi_slopes=*/Value(), /*key_length=*/Value(),
+        /*key_mask=*/Value(), rewriter.getF64FloatAttr(m.scale),
         rewriter.getBoolAttr(m.causal),
         rewriter.getI64IntegerAttr(m.slidingWindow));
     return success();

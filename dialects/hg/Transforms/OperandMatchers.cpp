@@ -48,8 +48,8 @@ bool isScalarNear(Value value, double expected, double relTol) {
   if (!c)
     return false;
   Type et = cast<ShapedType>(value.getType()).getElementType();
-  double tol = roundingTolerance(et, relTol) *
-               std::max(std::fabs(expected), 1e-30);
+  double tol =
+      roundingTolerance(et, relTol) * std::max(std::fabs(expected), 1e-30);
   return std::fabs(*c - expected) <= tol;
 }
 

@@ -64,4 +64,52 @@ def FuseRotary : Pass<"hg-fuse-rotary", "mlir::func::FuncOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Generation: the inference lowering of @forward (DESIGN §2.7)
+//===----------------------------------------------------------------------===//
+
+def KvCache : Pass<"hg-kv-cache", "mlir::func::FuncOp"> {
+  let summary = "Attention of a generation step over KV-cache state buffers";
+  let description = [{
+    In a function marked `hg.generation` ("prefill" or "decode", made by
+    hg-split-generation), every hg.attention gets two state buffers,
+    `kv.<i>.key` and `kv.<i>.value` of shape [batch, heads, cap, head_dim]:
+    its keys and values are written into them with hg.cache_write — at
+    slot 0 in @prefill, at the slots already filled (the argument tagged
+    `hg.state = "gen.past"`) in @decode — and the updated caches are
+    returned as those states. In @prefill the attention itself still reads the prompt's
+    own keys and values. In @decode it reads the caches, limited by
+    `key_length` = past + 1, so one step costs what the filled prefix costs
+    and its shapes do not depend on the position. Functions without the
+    mark are left alone.
+  }];
+}
+
+def SplitGeneration : Pass<"hg-split-generation", "mlir::ModuleOp"> {
+  let summary = "Split @forward into @prefill and @decode with device-side sampling";
+  let description = [{
+    Clones @forward (input_ids [batch, seq], an optional attention_mask
+    [batch, seq], logits [batch, seq, vocab]) twice:
+
+    * @prefill(input_ids, attention_mask): the prompt pass. It keeps the
+      last position's logits only, and initialises the generation state
+      (`gen.key_mask` [batch, cap], `gen.position` [batch], `gen.past` [1],
+      `gen.count` [1], `gen.finished` [batch], `gen.lengths` [batch]).
+    * @decode(): one token per row, every input a state: the last sampled
+      token (`gen.token`), its position and slot; `seq` is 1 throughout, so
+      the step has the same shapes at every position (one captured graph).
+
+    Both end in the same epilogue: `min_new_tokens` bans EOS
+    (`gen.config` i64 [4] = {eos or -1, pad, min_new, unused}), hg.sample
+    draws a token (`gen.sampling` f32 [3], `gen.rng` i64 [2]; the counter
+    advances each step), its log-probability is log_softmax(logits / T)
+    (T = 1 when greedy), finished rows emit `pad` and log-probability 0,
+    and token and log-probability are written into `gen.tokens` and
+    `gen.logprobs` [batch, nmax] at column `gen.count`. Attention over the
+    KV cache is the job of hg-kv-cache, which runs next. Without an
+    attention_mask, positions come from the graph's iota over `seq`, offset
+    by `gen.past` in @decode (no padding).
+  }];
+}
+
 #endif // HG_TRANSFORMS_PASSES_TD

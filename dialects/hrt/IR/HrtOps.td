@@ -90,7 +90,14 @@ class Hrt_PortOp<string mnemonic, string what>
   let hasVerifier = 1;
 }
 
-def Hrt_InputOp : Hrt_PortOp<"input", "input">;
+def Hrt_InputOp : Hrt_PortOp<"input", "input"> {
+  let description = [{
+    With `default_value`, a caller may omit the input; it is then filled
+    with that value (an attention mask of ones when nothing is padded).
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<AnyAttr>:$offset,
+                       OptionalAttr<F64Attr>:$default_value);
+}
 def Hrt_OutputOp : Hrt_PortOp<"output", "output">;
 
 def Hrt_AllocOp : Hrt_Op<"alloc", [HasParent<"ExecutableOp">,

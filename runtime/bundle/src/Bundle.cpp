@@ -7,6 +7,7 @@
 #include "hybrid/SizeMath.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -269,7 +270,9 @@ private:
     auto ports = [&](const std::vector<PortDesc> &ps) {
       std::vector<flatbuffers::Offset<fb::Port>> out;
       for (const PortDesc &p : ps)
-        out.push_back(fb::CreatePortDirect(fbb_, p.name.c_str(), p.buffer));
+        out.push_back(fb::CreatePortDirect(fbb_, p.name.c_str(), p.buffer,
+                                           p.defaultValue.has_value(),
+                                           p.defaultValue.value_or(0)));
       return out;
     };
     auto inputs = ports(e.inputs);
@@ -456,7 +459,10 @@ private:
     std::vector<PortDesc> out;
     if (v)
       for (const fb::Port *p : *v)
-        out.push_back(PortDesc{str(p->name()), p->buffer()});
+        out.push_back(PortDesc{str(p->name()), p->buffer(),
+                               p->has_default()
+                                   ? std::optional<double>(p->default_value())
+                                   : std::nullopt});
     return out;
   }
 
@@ -815,6 +821,10 @@ private:
           fail(ctx + " '" + port.name + "' refers to buffer " +
                std::to_string(port.buffer) + " which is not " + what + " " +
                std::to_string(p));
+        if (port.defaultValue && kind != BufferKind::Input)
+          fail(ctx + " '" + port.name + "' has a default value");
+        if (port.defaultValue && !std::isfinite(*port.defaultValue))
+          fail(ctx + " '" + port.name + "' has a non-finite default value");
       }
     };
     checkPorts(e.inputs, BufferKind::Input, "input");

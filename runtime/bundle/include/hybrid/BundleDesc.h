@@ -8,6 +8,7 @@
 #include "hybrid/Types.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,9 @@ struct CommandDesc {
 struct PortDesc {
   std::string name;
   int32_t buffer = -1;
+  /// Input ports only: a caller may omit the input, which is then filled
+  /// with this value (an attention_mask of ones when there is no padding).
+  std::optional<double> defaultValue;
 };
 
 /// An executable's declared use of one state buffer.
