@@ -43,6 +43,25 @@ const char *kUsage =
     "      The second form measures speed without files: deterministic\n"
     "      random weights, random input_ids [B,T]; --repeat runs N timed\n"
     "      calls after one warm-up and reports the best and the mean.\n"
+    "  hybrid-run generate BUNDLE --weights W --prompt IN.safetensors\n"
+    "                     --out OUT.safetensors [--prompt-name NAME]\n"
+    "                     [--max-new-tokens N] [--min-new-tokens M]\n"
+    "                     [--greedy | --temperature T [--top-k K] [--top-p "
+    "P]]\n"
+    "                     [--seed S] [--eos ID] [--pad ID]\n"
+    "                     [--max-out-tokens C] [--threads N]\n"
+    "  hybrid-run generate BUNDLE --random-weights SEED --batch B\n"
+    "                     --prompt-len P [--max-new-tokens N] ...\n"
+    "      Generates with the bundle's prefill and decode executables (KV\n"
+    "      cache; sampling on the device). Reads int64 prompt ids [B,P]\n"
+    "      (tensor NAME, default input_ids) and, when the file has it, int64\n"
+    "      attention_mask [B,P] (1 = token, 0 = left padding); writes int64\n"
+    "      tokens [B,N], float32 logprobs [B,N] (log-softmax of the\n"
+    "      temperature-scaled logits at each chosen token) and int64\n"
+    "      lengths [B]. Greedy unless --temperature is given; defaults:\n"
+    "      16 new tokens, no EOS, pad 0, seed 0, --max-out-tokens 512 (the\n"
+    "      KV capacity: prompt + new tokens must fit). The second form\n"
+    "      times prefill and decode on random weights and prompts.\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
     "                     [--atol X | --rtol-max R]\n"
     "      Prints max |a-b| per tensor (the --name ones, else every name in\n"
@@ -387,6 +406,146 @@ int runForward(int argc, char **argv) {
 }
 
 //===----------------------------------------------------------------------===//
+// generate
+//===----------------------------------------------------------------------===//
+
+int runGenerate(int argc, char **argv) {
+  // --greedy is the one flag without a value.
+  std::vector<char *> rest;
+  bool greedyFlag = false;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) == "--greedy")
+      greedyFlag = true;
+    else
+      rest.push_back(argv[i]);
+  }
+  Args args = parseArgs(
+      "generate", static_cast<int>(rest.size()), rest.data(), 2,
+      {"--weights", "--prompt", "--prompt-name", "--out", "--max-new-tokens",
+       "--min-new-tokens", "--temperature", "--top-k", "--top-p", "--seed",
+       "--eos", "--pad", "--max-out-tokens", "--threads", "--allow-extra",
+       "--random-weights", "--batch", "--prompt-len"});
+  expectPositional(args, 1, "generate", "a BUNDLE");
+  auto integer = [&](const char *flag, int64_t dflt, int64_t min) {
+    std::optional<std::string> v = args.single(flag);
+    if (!v)
+      return dflt;
+    char *end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(v->c_str(), &end, 10);
+    if (v->empty() || *end || errno || x < min)
+      throw UsageError{std::string("generate: ") + flag +
+                       " wants an integer >= " + std::to_string(min) +
+                       ", got '" + *v + "'"};
+    return static_cast<int64_t>(x);
+  };
+  auto real = [&](const char *flag, double dflt) {
+    std::optional<std::string> v = args.single(flag);
+    return v ? parseNonNegative(*v, flag) : dflt;
+  };
+  GenerateConfig config;
+  config.maxNewTokens = integer("--max-new-tokens", 16, 1);
+  config.minNewTokens = integer("--min-new-tokens", 0, 0);
+  config.eosTokenId = integer("--eos", -1, -1);
+  config.padTokenId = integer("--pad", 0, 0);
+  config.seed = static_cast<uint64_t>(integer("--seed", 0, 0));
+  config.maxOutTokens = integer("--max-out-tokens", 512, 1);
+  bool sampling = args.single("--temperature") || args.single("--top-k") ||
+                  args.single("--top-p");
+  if (greedyFlag && sampling)
+    throw UsageError{"generate: --greedy and --temperature/--top-k/--top-p "
+                     "exclude each other"};
+  config.greedy = !sampling;
+  config.temperature = static_cast<float>(real("--temperature", 1.0));
+  config.topK = integer("--top-k", 0, 0);
+  config.topP = static_cast<float>(real("--top-p", 1.0));
+  int threads = static_cast<int>(integer("--threads", 0, 1));
+
+  std::optional<std::string> randomSeed = args.single("--random-weights");
+  bool synthetic = args.single("--batch") || args.single("--prompt-len");
+  if (randomSeed && args.single("--weights"))
+    throw UsageError{"generate: give --weights or --random-weights, not both"};
+  if (synthetic && args.single("--prompt"))
+    throw UsageError{"generate: give --prompt or --batch/--prompt-len, not "
+                     "both"};
+  std::string weightsPath = randomSeed
+                                ? "random weights (seed " + *randomSeed + ")"
+                                : args.required("--weights", "generate");
+  std::string promptPath =
+      synthetic ? "" : args.required("--prompt", "generate");
+  std::string outPath = synthetic ? args.single("--out").value_or("")
+                                  : args.required("--out", "generate");
+  const std::string &bundlePath = args.positional[0];
+  if (!outPath.empty())
+    checkOutputIsNoInput(outPath, bundlePath, randomSeed ? "" : weightsPath,
+                         promptPath);
+  std::set<std::string> allowedExtra;
+  if (args.flags.count("--allow-extra"))
+    allowedExtra.insert(args.flags["--allow-extra"].begin(),
+                        args.flags["--allow-extra"].end());
+
+  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
+  Engine engine = Engine::create(bundle, std::make_shared<CpuDevice>(threads));
+  if (randomSeed)
+    engine.initRandom(static_cast<uint64_t>(
+        parseNonNegative(*randomSeed, "--random-weights")));
+  else
+    engine.loadWeights(weightsPath, allowedExtra);
+
+  HostTensor ids, mask;
+  bool haveMask = false;
+  if (synthetic) {
+    int64_t batch = integer("--batch", 1, 1),
+            len = integer("--prompt-len", 1, 1);
+    NamedTensors in = syntheticInputs(*bundle, batch, len);
+    ids = in.at("input_ids");
+  } else {
+    SafeTensorsFile in = SafeTensorsFile::open(promptPath);
+    std::string name = args.single("--prompt-name").value_or("input_ids");
+    const SafeTensorsEntry *e = in.find(name);
+    if (!e)
+      throw Error(promptPath + ": no tensor '" + name +
+                  "' (the prompt ids, int64 [batch, prompt])");
+    if (e->dtype != SafeTensorsDType::I64 && e->dtype != SafeTensorsDType::I32)
+      throw Error(promptPath + ": tensor '" + name + "' is " +
+                  safeTensorsDTypeName(e->dtype) +
+                  "; the prompt ids are int64 [batch, prompt]");
+    ids = in.toHost(*e, DType::I64);
+    if (const SafeTensorsEntry *m = in.find("attention_mask")) {
+      if (m->dtype != SafeTensorsDType::I64 &&
+          m->dtype != SafeTensorsDType::I32)
+        throw Error(promptPath + ": attention_mask is " +
+                    safeTensorsDTypeName(m->dtype) +
+                    "; it must be int64 [batch, prompt]");
+      mask = in.toHost(*m, DType::I64);
+      haveMask = true;
+    }
+  }
+  GenerateResult r = engine.generate(ids, haveMask ? &mask : nullptr, config);
+  if (!outPath.empty())
+    writeSafeTensors(outPath,
+                     {{"tokens", r.tokens},
+                      {"logprobs", r.logprobs},
+                      {"lengths", r.lengths}},
+                     {{"producer", "hybrid-run generate"},
+                      {"bundle", bundlePath},
+                      {"weights", weightsPath}});
+  const int64_t batch = ids.shape()[0];
+  const double perToken = r.steps > 1 ? r.decodeMs / (r.steps - 1) : 0;
+  const double tps =
+      r.decodeMs > 0 ? batch * (r.steps - 1) / (r.decodeMs / 1000) : 0;
+  std::fprintf(
+      stderr,
+      "hybrid-run: generate %s: %lldx%lld prompt, %lld new tokens: "
+      "prefill %.2f ms, decode %.3f ms/step, %.0f tokens/s\n",
+      bundle->model.empty() ? "(unnamed model)"
+                            : escapeControlCharacters(bundle->model).c_str(),
+      static_cast<long long>(batch), static_cast<long long>(ids.shape()[1]),
+      static_cast<long long>(r.steps), r.prefillMs, perToken, tps);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // compare
 //===----------------------------------------------------------------------===//
 
@@ -582,8 +741,8 @@ int runInfo(int argc, char **argv) {
 int main(int argc, char **argv) {
   try {
     if (argc < 2)
-      throw UsageError{"no subcommand (forward, compare or info; see "
-                       "'hybrid-run --help')"};
+      throw UsageError{"no subcommand (forward, generate, compare or info; "
+                       "see 'hybrid-run --help')"};
     std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::fputs(kUsage, stdout);
@@ -596,12 +755,15 @@ int main(int argc, char **argv) {
       }
     if (cmd == "forward")
       return runForward(argc, argv);
+    if (cmd == "generate")
+      return runGenerate(argc, argv);
     if (cmd == "compare")
       return runCompare(argc, argv);
     if (cmd == "info")
       return runInfo(argc, argv);
     throw UsageError{"unknown subcommand '" + cmd +
-                     "' (forward, compare or info; see 'hybrid-run --help')"};
+                     "' (forward, generate, compare or info; see "
+                     "'hybrid-run --help')"};
   } catch (const UsageError &e) {
     std::fprintf(stderr, "hybrid-run: error: %s\n",
                  escapeControlCharacters(e.message).c_str());

@@ -76,8 +76,8 @@ public:
 /// What the device's allocator has handed out. Every engine and executable
 /// on a device shares that device's allocator.
 struct MemoryStats {
-  size_t bytesInUse = 0;   ///< allocated and not yet returned
-  size_t peakBytes = 0;    ///< maximum of bytesInUse so far
+  size_t bytesInUse = 0;    ///< allocated and not yet returned
+  size_t peakBytes = 0;     ///< maximum of bytesInUse so far
   uint64_t allocations = 0; ///< calls to allocate() so far
   uint64_t frees = 0;       ///< calls to deallocate() so far
 };

@@ -6,6 +6,7 @@
 #include "hybrid/BundleDesc.h"
 #include "hybrid/Device.h"
 #include "hybrid/Executable.h"
+#include "hybrid/Generation.h"
 #include "hybrid/HostTensor.h"
 #include "hybrid/StateStore.h"
 #include "hybrid/WeightStore.h"
@@ -55,6 +56,18 @@ public:
   /// in host memory; waits for the result.
   NamedTensors forward(const NamedTensors &inputs);
 
+  /// Generates up to config.maxNewTokens tokens after each prompt row with
+  /// the bundle's @prefill and @decode: input_ids i64 [batch, prompt],
+  /// optionally left-padded with attentionMask (1 = token, 0 = padding; a
+  /// row's result does not depend on what else is in the batch). Checks
+  /// every option and the KV-cache capacity before any work; throws
+  /// hybrid::Error naming what is wrong. The generation state stays
+  /// allocated between calls of the same bucket unless
+  /// config.releaseInferenceCache.
+  GenerateResult generate(const HostTensor &inputIds,
+                          const HostTensor *attentionMask,
+                          const GenerateConfig &config);
+
   /// The executable named `name`; throws hybrid::Error listing the
   /// available ones when absent.
   Executable &executable(const std::string &name);
@@ -86,6 +99,7 @@ private:
   std::shared_ptr<Device> device_;
   std::unique_ptr<WeightStore> weights_;
   std::unique_ptr<StateStore> states_;
+  std::vector<int64_t> generationBucket_; // batch, cap, nmax of the states
   // Declared last: executables use the stores and go first.
   std::vector<std::unique_ptr<Executable>> executables_;
 };

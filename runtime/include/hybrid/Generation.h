@@ -1,0 +1,44 @@
+// Generation with a bundle's @prefill and @decode executables: the options
+// (HuggingFace's and DeepSpeed's names) and the result. Engine::generate
+// runs it; the executables do all the work on the device, the host only
+// starts steps and, every few of them, looks whether every row finished.
+#pragma once
+
+#include "hybrid/HostTensor.h"
+
+#include <cstdint>
+
+namespace hybrid {
+
+struct GenerateConfig {
+  int64_t maxNewTokens = 16;
+  int64_t minNewTokens = 0; ///< EOS is banned before this many tokens
+  /// Greedy (argmax) when true; else temperature / top-k / top-p sampling.
+  bool greedy = true;
+  float temperature = 1.0f; ///< > 0 when sampling
+  int64_t topK = 0;         ///< 0: no top-k limit
+  float topP = 1.0f;        ///< 1: no nucleus limit
+  uint64_t seed = 0;        ///< counter-based: same seed, same tokens
+  int64_t eosTokenId = -1;  ///< -1: no EOS (every row runs to the end)
+  int64_t padTokenId = 0;   ///< what finished rows emit
+  /// KV-cache capacity in tokens: prompt + new tokens must fit
+  /// (DeepSpeed's hybrid_engine.max_out_tokens).
+  int64_t maxOutTokens = 512;
+  /// Release the KV cache (and the other generation state) to the device
+  /// allocator when generate() returns (DeepSpeed's
+  /// release_inference_cache); the next call takes it again.
+  bool releaseInferenceCache = false;
+  /// Decode steps between two looks at whether every row finished.
+  int64_t stopCheckInterval = 8;
+};
+
+struct GenerateResult {
+  HostTensor tokens;   ///< i64 [batch, steps]; pad after a row's EOS
+  HostTensor logprobs; ///< f32 [batch, steps]: log-softmax of the
+                       ///< temperature-scaled logits at the chosen token
+  HostTensor lengths;  ///< i64 [batch]: tokens up to and including EOS
+  int64_t steps = 0;   ///< new tokens generated per row (<= maxNewTokens)
+  double prefillMs = 0, decodeMs = 0; ///< wall time, device synchronised
+};
+
+} // namespace hybrid

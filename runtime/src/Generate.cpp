@@ -1,0 +1,255 @@
+// Engine::generate: binds @prefill and @decode to one bucket, writes the
+// generation options into their state, runs the prompt, then decode steps
+// until every row finished or the budget is spent, and reads the tokens.
+#include "hybrid/Engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace hybrid {
+
+namespace {
+
+/// The states @prefill and @decode share that hold what one generation
+/// produced or needs; released by release_inference_cache and whenever the
+/// bucket changes.
+bool isGenerationState(const std::string &name) {
+  return name.rfind("gen.", 0) == 0 || name.rfind("kv.", 0) == 0;
+}
+
+/// Symbol values in an executable's order, by name.
+std::vector<int64_t>
+symbolValues(const ExecutableDesc &exe,
+             const std::vector<std::pair<std::string, int64_t>> &values) {
+  std::vector<int64_t> out;
+  for (const std::string &s : exe.symbols) {
+    auto it = std::find_if(values.begin(), values.end(),
+                           [&](const auto &v) { return v.first == s; });
+    if (it == values.end())
+      throw Error(exe.name + ": unexpected symbol '" + s +
+                  "' (generation binds batch, seq, cap and nmax)");
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+GenerateResult Engine::generate(const HostTensor &inputIds,
+                                const HostTensor *attentionMask,
+                                const GenerateConfig &config) {
+  if (!hasExecutable("prefill") || !hasExecutable("decode"))
+    throw Error("bundle '" + bundle_->model +
+                "' has no prefill/decode executables (compile it from a "
+                "language model without --no-generate)");
+  Executable &prefill = executable("prefill");
+  Executable &decode = executable("decode");
+
+  // Everything a user can get wrong is checked before any work.
+  if (inputIds.dtype() != DType::I64 || inputIds.shape().size() != 2)
+    throw Error("generate: input_ids must be i64 [batch, prompt], got " +
+                std::string(dtypeName(inputIds.dtype())) + " " +
+                shapeToString(inputIds.shape()));
+  const int64_t batch = inputIds.shape()[0], prompt = inputIds.shape()[1];
+  if (batch < 1 || prompt < 1)
+    throw Error("generate: empty prompt batch " +
+                shapeToString(inputIds.shape()));
+  if (config.maxNewTokens < 1)
+    throw Error("generate: max_new_tokens must be >= 1, got " +
+                std::to_string(config.maxNewTokens));
+  if (config.minNewTokens < 0 || config.minNewTokens > config.maxNewTokens)
+    throw Error("generate: min_new_tokens " +
+                std::to_string(config.minNewTokens) +
+                " must be in [0, max_new_tokens = " +
+                std::to_string(config.maxNewTokens) + "]");
+  if (config.maxOutTokens < 1)
+    throw Error("generate: max_out_tokens must be >= 1");
+  if (prompt + config.maxNewTokens > config.maxOutTokens)
+    throw Error("generate: the prompt (" + std::to_string(prompt) +
+                " tokens) and max_new_tokens (" +
+                std::to_string(config.maxNewTokens) + ") need " +
+                std::to_string(prompt + config.maxNewTokens) +
+                " KV-cache slots, more than max_out_tokens = " +
+                std::to_string(config.maxOutTokens));
+  if (!config.greedy &&
+      (!(config.temperature > 0) || !std::isfinite(config.temperature)))
+    throw Error("generate: temperature must be > 0 when sampling, got " +
+                std::to_string(config.temperature));
+  if (!config.greedy && !(config.topP > 0 && config.topP <= 1))
+    throw Error("generate: top_p must be in (0, 1], got " +
+                std::to_string(config.topP));
+  if (config.topK < 0)
+    throw Error("generate: top_k must be >= 0, got " +
+                std::to_string(config.topK));
+  if (config.stopCheckInterval < 1)
+    throw Error("generate: the stop-check interval must be >= 1");
+  const int64_t vocab = [&] {
+    const ExecutableDesc &f = prefill.desc();
+    for (const CommandDesc &c : f.commands)
+      if (std::holds_alternative<ops::Sample>(c.op))
+        if (auto v = f.buffers[c.operands[0]].shape.back().constant())
+          return *v;
+    return int64_t(-1);
+  }();
+  for (int64_t id : {config.eosTokenId, config.padTokenId})
+    if (id < -1 || (vocab > 0 && id >= vocab))
+      throw Error("generate: token id " + std::to_string(id) +
+                  " is outside the vocabulary [0, " + std::to_string(vocab) +
+                  ")");
+
+  NamedTensors inputs = {{"input_ids", inputIds}};
+  const bool takesMask =
+      std::any_of(prefill.inputNames().begin(), prefill.inputNames().end(),
+                  [](const std::string &n) { return n == "attention_mask"; });
+  if (attentionMask) {
+    const HostTensor &m = *attentionMask;
+    if (m.dtype() != DType::I64 || m.shape() != inputIds.shape())
+      throw Error("generate: attention_mask must be i64 " +
+                  shapeToString(inputIds.shape()) + " like input_ids, got " +
+                  dtypeName(m.dtype()) + " " + shapeToString(m.shape()));
+    const int64_t *mask = m.as<int64_t>();
+    bool padded = false;
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t tokens = 0;
+      for (int64_t t = 0; t < prompt; ++t) {
+        int64_t v = mask[b * prompt + t];
+        if (v != 0 && v != 1)
+          throw Error("generate: attention_mask holds " + std::to_string(v) +
+                      " at [" + std::to_string(b) + ", " + std::to_string(t) +
+                      "]; it must be 0 or 1");
+        if (v == 1 && tokens == 0 && t > 0)
+          padded = true;
+        if (v == 0 && tokens > 0)
+          throw Error("generate: attention_mask row " + std::to_string(b) +
+                      " has padding after a token; prompts are left-padded");
+        tokens += v;
+      }
+      if (tokens == 0)
+        throw Error("generate: attention_mask row " + std::to_string(b) +
+                    " is all padding");
+    }
+    if (padded && !takesMask)
+      throw Error("generate: this bundle's model takes no attention_mask "
+                  "(an ONNX export of input_ids only); it cannot run "
+                  "padded prompts");
+    if (takesMask)
+      inputs["attention_mask"] = m;
+  }
+
+  // One bucket per shape of generation; the state of another is let go.
+  std::vector<std::pair<std::string, int64_t>> bucket = {
+      {"batch", batch},
+      {"seq", prompt},
+      {"cap", config.maxOutTokens},
+      {"nmax", config.maxNewTokens}};
+  std::vector<int64_t> stateKey = {batch, config.maxOutTokens,
+                                   config.maxNewTokens};
+  if (stateKey != generationBucket_) {
+    for (size_t i = 0; i < states_->size(); ++i)
+      if (isGenerationState(states_->desc(i).name))
+        states_->release(states_->desc(i).name);
+    generationBucket_ = stateKey;
+  }
+
+  // The options the steps read on the device.
+  Stream &stream = device_->defaultStream();
+  auto writeState = [&](const char *name, const HostTensor &value) {
+    states_->allocate(name, value.shape());
+    DeviceTensor t = states_->tensor(name);
+    device_->copyHostToDevice(t.data, value.data(), value.bytes(), stream);
+  };
+  HostTensor settings = HostTensor::fromVector<int64_t>(
+      {4}, {config.eosTokenId, config.padTokenId, config.minNewTokens, 0});
+  HostTensor sampling = HostTensor::fromVector<float>(
+      {3}, {config.greedy ? 0.0f : config.temperature, config.topP,
+            static_cast<float>(config.topK)});
+  HostTensor rng = HostTensor::fromVector<int64_t>(
+      {2}, {static_cast<int64_t>(config.seed), 0});
+  writeState("gen.config", settings);
+  writeState("gen.sampling", sampling);
+  writeState("gen.rng", rng);
+
+  GenerateResult result;
+  auto start = std::chrono::steady_clock::now();
+  prefill.bind(symbolValues(prefill.desc(), bucket));
+  for (size_t i = 0; i < prefill.inputNames().size(); ++i) {
+    const std::string &name = prefill.inputNames()[i];
+    DeviceTensor slot = prefill.input(i);
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      // An omitted mask: all ones, like the executable's default.
+      HostTensor ones = HostTensor::allocate(slot.dtype, slot.shape);
+      for (int64_t k = 0; k < ones.numel(); ++k)
+        ones.as<int64_t>()[k] = 1;
+      device_->copyHostToDevice(slot.data, ones.data(), ones.bytes(), stream);
+      device_->synchronize(stream);
+      continue;
+    }
+    device_->copyHostToDevice(slot.data, it->second.data(), slot.bytes(),
+                              stream);
+  }
+  prefill.enqueue(stream);
+  device_->synchronize(stream);
+  result.prefillMs = msSince(start);
+
+  // Decode steps; every few, a look at whether all rows finished.
+  start = std::chrono::steady_clock::now();
+  int64_t steps = 1;
+  decode.bind(symbolValues(decode.desc(), bucket));
+  HostTensor finished = HostTensor::allocate(DType::Bool, {batch});
+  auto allFinished = [&] {
+    DeviceTensor f = states_->tensor("gen.finished");
+    device_->copyDeviceToHost(finished.data(), f.data, f.bytes(), stream);
+    device_->synchronize(stream);
+    const auto *flags = static_cast<const uint8_t *>(finished.data());
+    return std::all_of(flags, flags + batch, [](uint8_t v) { return v; });
+  };
+  bool done = config.eosTokenId >= 0 && allFinished();
+  while (!done && steps < config.maxNewTokens) {
+    decode.enqueue(stream);
+    ++steps;
+    if (config.eosTokenId >= 0 && steps % config.stopCheckInterval == 0)
+      done = allFinished();
+  }
+  device_->synchronize(stream);
+  result.decodeMs = msSince(start);
+  result.steps = steps;
+
+  // The answer: the first `steps` columns.
+  auto read = [&](const char *name, DType dtype) {
+    DeviceTensor t = states_->tensor(name);
+    HostTensor all = HostTensor::allocate(dtype, t.shape);
+    device_->copyDeviceToHost(all.data(), t.data, t.bytes(), stream);
+    return all;
+  };
+  HostTensor tokens = read("gen.tokens", DType::I64);
+  HostTensor logprobs = read("gen.logprobs", DType::F32);
+  result.lengths = read("gen.lengths", DType::I64);
+  device_->synchronize(stream);
+  const int64_t width = tokens.shape()[1];
+  result.tokens = HostTensor::allocate(DType::I64, {batch, steps});
+  result.logprobs = HostTensor::allocate(DType::F32, {batch, steps});
+  for (int64_t b = 0; b < batch; ++b) {
+    std::memcpy(result.tokens.as<int64_t>() + b * steps,
+                tokens.as<int64_t>() + b * width, steps * sizeof(int64_t));
+    std::memcpy(result.logprobs.as<float>() + b * steps,
+                logprobs.as<float>() + b * width, steps * sizeof(float));
+  }
+  if (config.releaseInferenceCache) {
+    for (size_t i = 0; i < states_->size(); ++i)
+      if (isGenerationState(states_->desc(i).name))
+        states_->release(states_->desc(i).name);
+    generationBucket_.clear();
+  }
+  return result;
+}
+
+} // namespace hybrid
