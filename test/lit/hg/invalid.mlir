@@ -646,3 +646,43 @@ func.func @attention_window(%q: tensor<1x4x4x64xf32>) {
   %0 = hg.attention %q, %q, %q {scale = 0.125 : f64, sliding_window = -1 : i64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>) -> tensor<1x4x4x64xf32>
   return
 }
+
+// -----
+
+func.func @cache_write_rank(%c: tensor<2x4x8xf32>, %u: tensor<2x1xf32>, %o: tensor<1xi64>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{update 'tensor<2x1xf32>' and cache 'tensor<2x4x8xf32>' ranks differ}}
+  %r = hg.cache_write %c, %u at %o {axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<2x1xf32>, tensor<1xi64>) -> tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @cache_write_dim(%c: tensor<2x4x8xf32>, %u: tensor<2x1x7xf32>, %o: tensor<1xi64>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{differ in dim 2}}
+  %r = hg.cache_write %c, %u at %o {axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<2x1x7xf32>, tensor<1xi64>) -> tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @cache_write_offset(%c: tensor<2x4xf32>, %u: tensor<2x1xf32>, %o: tensor<2xi64>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{expects offset as tensor<1xi64>, got 'tensor<2xi64>'}}
+  %r = hg.cache_write %c, %u at %o {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x1xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @sample_params(%l: tensor<2x8xf32>, %s: tensor<2xf32>, %r: tensor<2xi64>) -> tensor<2xi64> {
+  // expected-error @+1 {{expects sampling as tensor<3xf32> {temperature, top_p, top_k}}}
+  %t = hg.sample %l, %s, %r : (tensor<2x8xf32>, tensor<2xf32>, tensor<2xi64>) -> tensor<2xi64>
+  return %t : tensor<2xi64>
+}
+
+// -----
+
+func.func @key_mask(%q: tensor<1x2x3x4xf32>, %m: tensor<1x5xi64>) -> tensor<1x2x3x4xf32> {
+  // expected-error @+1 {{key_mask 'tensor<1x5xi64>' must be [B, S] = [1, 3]}}
+  %a = hg.attention %q, %q, %q key_mask %m {scale = 0.5 : f64} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x5xi64>) -> tensor<1x2x3x4xf32>
+  return %a : tensor<1x2x3x4xf32>
+}

@@ -1,0 +1,90 @@
+// hg-split-generation: @forward -> @prefill (prompt, last logits, state
+// initialised) and @decode (one token, every input a state, seq = 1), both
+// ending in the sampling epilogue.
+// RUN: hybridc-opt %s --split-input-file --hg-split-generation --verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @forward(
+// CHECK-LABEL: func.func @decode(
+// CHECK-SAME: {hg.dims = ["batch"], hg.state = "gen.token"}
+// CHECK-SAME: %[[PAST:[^:]+]]: tensor<1xi64> {hg.state = "gen.past"}
+// CHECK-SAME: %[[KM:[^:]+]]: tensor<?x?xi64> {hg.dims = ["batch", "cap"], hg.state = "gen.key_mask"}
+// CHECK-SAME: %[[POS:[^:]+]]: tensor<?xi64> {hg.dims = ["batch"], hg.state = "gen.position"}
+// CHECK-SAME: hg.state = "gen.rng"
+// CHECK-SAME: hg.dims = ["batch", "nmax"], hg.state = "gen.tokens"
+// CHECK-SAME: attributes {hg.dim_max = {cap = 64 : i64}, hg.generation = "decode"}
+// The new token's slot joins the key mask; its position comes from state.
+// CHECK: %[[FILLED:.+]] = hg.cache_write %[[KM]], %{{.+}} at %[[PAST]] {axis = 1 : i64}
+// CHECK: %[[P2:.+]] = hg.reshape %[[POS]] ["batch", 1]
+// CHECK: hg.embedding %{{.+}}, %[[P2]]
+// Every shape that named seq now says 1.
+// CHECK: hg.reshape %{{.+}} ["batch", 1, 2, 4]
+// CHECK: hg.attention {{.+}} key_mask %[[FILLED]]
+// CHECK: %[[NEXT:.+]] = hg.add %[[POS]], %{{.+}} : tensor<?xi64>, tensor<1xi64>
+// Sampling: EOS banned before min_new tokens, a draw, the log-probability
+// of the temperature-scaled logits, pad for finished rows.
+// CHECK: hg.less
+// CHECK: hg.select
+// CHECK: %[[TOKEN:.+]] = hg.sample
+// CHECK: hg.log_softmax
+// CHECK: hg.gather_nd {{.+}} {batch_dims = 1 : i64}
+// CHECK: hg.cache_write {{.+}} {axis = 1 : i64} : (tensor<?x?xi64>, tensor<?x1xi64>, tensor<1xi64>)
+// CHECK: return %[[FILLED]], %[[NEXT]],
+// CHECK-LABEL: func.func @prefill(
+// CHECK-SAME: hg.name = "input_ids"
+// CHECK-SAME: hg.name = "attention_mask"
+// CHECK-SAME: attributes {hg.dim_max = {cap = 64 : i64, seq = 64 : i64}, hg.generation = "prefill"}
+// The prompt's length, the cleared key mask with the prompt's mask in it,
+// each row's next position, the last position's logits.
+// CHECK: hg.iota ["seq"] {start = 1.000000e+00 : f64, step = 1.000000e+00 : f64}
+// CHECK: hg.broadcast_to %{{.+}} ["batch", "cap"]
+// CHECK: hg.cache_write
+// CHECK: hg.reduce_sum %arg1 [1] {keepdims = false}
+// CHECK: hg.slice %{{.+}} {axes = array<i64: 1>, ends = array<i64: 9223372036854775807>, starts = array<i64: -1>
+// CHECK: hg.sample
+module attributes {hg.model = "tiny"} {
+  func.func @forward(%ids: tensor<?x?xi64> {hg.name = "input_ids", hg.dims = ["batch", "seq"]},
+                     %mask: tensor<?x?xi64> {hg.name = "attention_mask", hg.dims = ["batch", "seq"], hg.default = 1 : i64},
+                     %emb: tensor<16x8xf32> {hg.param = "embed"}, %head: tensor<16x8xf32> {hg.param = "head"})
+      -> (tensor<?x?x16xf32> {hg.name = "logits"}) attributes {hg.dim_max = {seq = 64 : i64}} {
+    %x = hg.embedding %emb, %ids : tensor<16x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+    %p = hg.positions %mask : tensor<?x?xi64> -> tensor<?x?xi64>
+    %pe = hg.embedding %emb, %p : tensor<16x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+    %h = hg.add %x, %pe : tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+    %q = hg.reshape %h ["batch", "seq", 2, 4] : tensor<?x?x8xf32> -> tensor<?x?x2x4xf32>
+    %qt = hg.transpose %q [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+    %a = hg.attention %qt, %qt, %qt key_mask %mask {causal = true, scale = 0.5 : f64} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x?xi64>) -> tensor<?x2x?x4xf32>
+    %at = hg.transpose %a [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+    %m = hg.reshape %at ["batch", "seq", 8] : tensor<?x?x2x4xf32> -> tensor<?x?x8xf32>
+    %l = hg.linear %m, %head : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    return %l : tensor<?x?x16xf32>
+  }
+}
+
+// -----
+
+// Without an attention_mask (an ONNX export of input_ids only), @decode's
+// positions are the graph's iota over seq moved past the filled slots.
+// CHECK-LABEL: func.func @decode(
+// CHECK-SAME: %[[PAST:[^:]+]]: tensor<1xi64> {hg.state = "gen.past"}
+// CHECK-NOT: gen.key_mask
+// CHECK: %[[FIRST:.+]] = hg.iota [1] {start = 0.000000e+00 : f64, step = 1.000000e+00 : f64} : tensor<1xi64>
+// CHECK: hg.add %[[FIRST]], %[[PAST]]
+module {
+  func.func @forward(%ids: tensor<?x?xi64> {hg.name = "input_ids", hg.dims = ["batch", "seq"]},
+                     %emb: tensor<16x8xf32> {hg.param = "embed"})
+      -> (tensor<?x?x16xf32> {hg.name = "logits"}) {
+    %x = hg.embedding %emb, %ids : tensor<16x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+    %p = hg.iota ["seq"] {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xi64>
+    %pe = hg.embedding %emb, %p : tensor<16x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
+    %h = hg.add %x, %pe : tensor<?x?x8xf32>, tensor<?x8xf32> -> tensor<?x?x8xf32>
+    %l = hg.linear %h, %emb : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    return %l : tensor<?x?x16xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{hg-split-generation: @forward needs an input_ids argument and a logits result}}
+func.func @forward(%x: tensor<?xf32> {hg.name = "x", hg.dims = ["n"]}) -> (tensor<?xf32> {hg.name = "y"}) {
+  return %x : tensor<?xf32>
+}
