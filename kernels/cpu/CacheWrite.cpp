@@ -41,7 +41,8 @@ void cacheWrite(const KernelCall &call) {
          "slice [" + std::to_string(start) + ", " + std::to_string(start + n) +
              ") along axis " + std::to_string(axis) + " of update " +
              shapeToString(update.shape) + " does not fit in result " +
-             shapeToString(result.shape));
+             shapeToString(result.shape) + " (" + std::to_string(dim) +
+             " along that axis)");
   if (update.numel() == 0)
     return;
   // Each of the `outer` slices is one contiguous run of n * inner elements
