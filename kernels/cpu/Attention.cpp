@@ -1,7 +1,8 @@
 // attention: scaled dot-product attention with grouped KV heads, causal and
 // sliding-window limits aligned to the end of the keys, an additive
-// broadcast mask and ALiBi slopes, on f32, bf16 or f16 (computed in f32).
-// Prompts run as GEMMs over 64-query blocks and 256-key blocks with an
+// broadcast mask, ALiBi slopes, a run-time key count (the filled slots of a
+// KV cache) and a per-row key padding mask, on f32, bf16 or f16 (computed in
+// f32). Prompts run as GEMMs over 64-query blocks and 256-key blocks with an
 // online (running-max) softmax, so scratch does not grow with the sequence;
 // decode steps and short prompts go one query row at a time. A row with no
 // visible key (or only -inf scores) gives zeros, not NaN.
@@ -36,6 +37,10 @@ inline float maxOf(float m, float v) {
 
 struct AttentionProblem {
   int64_t B = 0, Hq = 0, Hkv = 0, T = 0, S = 0, Dh = 0, Dv = 0;
+  /// Keys that exist (S' <= S): key_length's value at run time, else S. Only
+  /// keys [0, keys) are ever read, so a decode step pays for the filled
+  /// slots of its cache, not its capacity; S stays the buffers' stride.
+  int64_t keys = 0;
   DType dtype = DType::F32;
   float scale = 1;
   bool causal = false;
@@ -44,24 +49,38 @@ struct AttentionProblem {
   const void *mask = nullptr;
   int64_t maskStrides[4] = {0, 0, 0, 0}; // over [B, Hq, T, S]
   const void *slopes = nullptr;
+  const int64_t *keyLength = nullptr; // i64 [1], read when the call runs
+  const void *keyMask = nullptr;      // [B, S], i32 or i64
+  bool keyMask64 = false;
   void *out = nullptr;
 
-  /// Visible keys [begin, end) of query row i.
+  /// Visible keys [begin, end) of query row i (before the key mask).
   void keyRange(int64_t i, int64_t &begin, int64_t &end) const {
-    const int64_t last = i + S - T; // the key aligned with query i
+    const int64_t last = i + keys - T; // the key aligned with query i
     begin = 0;
-    end = S;
+    end = keys;
     if (causal)
-      end = std::clamp<int64_t>(last + 1, 0, S);
+      end = std::clamp<int64_t>(last + 1, 0, keys);
     if (window > 0 && last + 1 > window) // (no overflow for huge windows)
-      begin = std::min<int64_t>(last - window + 1, S);
+      begin = std::min<int64_t>(last - window + 1, keys);
   }
 
-  /// Rows of the GEMM path: decode steps and small problems go by rows.
-  bool byBlocks() const {
-    return T > 1 && Dh > 0 && Dh <= INT_MAX && Dv <= INT_MAX &&
-           T * S * Dh >= kGemmPathWork;
+  /// Whether key j of batch row b is a token (not padding).
+  bool keyVisible(int64_t b, int64_t j) const {
+    if (!keyMask)
+      return true;
+    const int64_t e = b * S + j;
+    return keyMask64 ? static_cast<const int64_t *>(keyMask)[e] != 0
+                     : static_cast<const int32_t *>(keyMask)[e] != 0;
   }
+
+  /// Whether `n` keys take the GEMM path: decode steps and small problems
+  /// go by rows.
+  bool byBlocks(int64_t n) const {
+    return T > 1 && Dh > 0 && Dh <= INT_MAX && Dv <= INT_MAX &&
+           T * n * Dh >= kGemmPathWork;
+  }
+  bool byBlocks() const { return byBlocks(keys); }
 
   // Element offsets of a head's first row.
   int64_t queryHead(int64_t b, int64_t h) const {
@@ -139,6 +158,20 @@ AttentionProblem describe(const KernelCall &call) {
                             std::to_string(p.Hq) + ")");
     p.slopes = slopes->data;
   }
+  if (const ConstTensor *length = optionalOperand(call, 5)) {
+    expectDType(*length, DType::I64, "attention", "key_length");
+    if (length->numel() != 1)
+      fail("attention", "key_length " + shapeToString(length->shape) +
+                            " must hold one element");
+    p.keyLength = length->as<int64_t>();
+  }
+  if (const ConstTensor *keyMask = optionalOperand(call, 6)) {
+    expectIndexType(*keyMask, "attention", "key_mask");
+    expectShape(*keyMask, {p.B, p.S}, "attention", "key_mask");
+    p.keyMask = keyMask->data;
+    p.keyMask64 = keyMask->dtype == DType::I64;
+  }
+  p.keys = p.S;
   p.q = query.data;
   p.k = key.data;
   p.v = value.data;
@@ -187,12 +220,20 @@ BlockBuffers carveBlocks(Carve &carve, const AttentionProblem &p) {
 
 ScratchLayout attentionScratch(const KernelCall &call) {
   const AttentionProblem p = describe(call);
-  Carve carve;
-  if (p.byBlocks())
+  // The path follows the keys that exist; with key_length their number is
+  // known only when the call runs, so the scratch holds either path.
+  size_t bytes = 0;
+  if (p.byBlocks(p.S)) {
+    Carve carve;
     carveBlocks(carve, p);
-  else
+    bytes = carve.used();
+  }
+  if (!p.byBlocks(p.S) || p.keyLength) {
+    Carve carve;
     carveRows(carve, p);
-  return {0, carve.used()};
+    bytes = std::max(bytes, carve.used());
+  }
+  return {0, bytes};
 }
 
 template <typename S> struct Attend {
@@ -222,12 +263,23 @@ template <typename S> struct Attend {
     }
   }
 
+  /// Sets scores[j - offset] to -inf for the padding keys of batch row b in
+  /// [begin, end). After the bias: a key mask wins over any additive mask.
+  void hidePadding(int64_t b, int64_t begin, int64_t end, float *scores,
+                   int64_t offset) const {
+    if (!p.keyMask)
+      return;
+    for (int64_t j = begin; j < end; ++j)
+      if (!p.keyVisible(b, j))
+        scores[j - offset] = kNegInf;
+  }
+
   /// One query row at a time, heads in parallel: for decode steps and short
   /// prompts, where GEMM calls would cost more than they save.
   void byRows(const KernelCall &call, const ScratchLayout &layout,
               int threads) const {
     parallelFor(
-        p.B * p.Hq, p.T * p.S * (p.Dh + p.Dv),
+        p.B * p.Hq, p.T * p.keys * (p.Dh + p.Dv),
         [&](int64_t bh) {
           const int64_t b = bh / p.Hq, h = bh % p.Hq;
           Carve carve(threadScratch(call, layout, workerSlot()));
@@ -249,6 +301,8 @@ template <typename S> struct Attend {
       buf.query[d] = toFloat(qi[d]);
     float m = kNegInf;
     for (int64_t j = begin; j < end; ++j) {
+      if (!p.keyVisible(b, j))
+        continue; // hidden below, after the bias
       const S *kj = K + j * p.Dh;
       float dot = 0;
       for (int64_t d = 0; d < p.Dh; ++d)
@@ -256,12 +310,17 @@ template <typename S> struct Attend {
       scores[j] = dot * p.scale;
     }
     addBias(b, h, i, begin, end, scores, 0);
+    hidePadding(b, begin, end, scores, 0);
     for (int64_t j = begin; j < end; ++j)
       m = maxOf(m, scores[j]);
     std::fill(acc, acc + p.Dv, 0.0f);
     if (begin < end && m != kNegInf) {
       double sum = 0;
       for (int64_t j = begin; j < end; ++j) {
+        // Keys of weight 0 add nothing (acc is never -0, so the bits are
+        // the same); skipping them keeps padded slots' values unread.
+        if (scores[j] == kNegInf)
+          continue;
         const float w = std::exp(scores[j] - m);
         sum += w;
         const S *vj = V + j * p.Dv;
@@ -335,6 +394,7 @@ template <typename S> struct Attend {
         std::fill(s, s + (begin - j0), kNegInf);
         std::fill(s + (end - j0), s + keys, kNegInf);
         addBias(b, h, i0 + r, begin, end, s, j0);
+        hidePadding(b, begin, end, s, j0);
         float blockMax = kNegInf;
         for (int64_t j = begin; j < end; ++j)
           blockMax = maxOf(blockMax, s[j - j0]);
@@ -376,10 +436,18 @@ template <typename S> struct Attend {
 } // namespace
 
 void attention(const KernelCall &call) {
-  expectOperands(call, "attention", 3, 2);
-  const AttentionProblem p = describe(call);
+  expectOperands(call, "attention", 3, 4);
+  AttentionProblem p = describe(call);
   const ScratchLayout layout = attentionScratch(call);
   const int threads = scratchThreads(call, layout, "attention");
+  if (p.keyLength) {
+    const int64_t n = *p.keyLength;
+    if (n < 0 || n > p.S)
+      fail("attention", "key_length " + std::to_string(n) + " is outside [0, " +
+                            std::to_string(p.S) + "], the keys of key " +
+                            shapeToString(call.operands[1].shape));
+    p.keys = n;
+  }
   if (p.B * p.Hq * p.T * p.Dv == 0)
     return;
   visitFloat(p.dtype, "attention", "query", [&](auto zero) {

@@ -84,6 +84,10 @@ struct EntryOf {
   KernelEntry operator()(const ops::Attention &) const {
     return {attention, attentionScratchBytes};
   }
+  KernelEntry operator()(const ops::CacheWrite &) const { return {cacheWrite}; }
+  KernelEntry operator()(const ops::Sample &) const {
+    return {sample, sampleScratchBytes};
+  }
   // Collectives and events are the backend's business.
   KernelEntry operator()(const ops::Collective &) const { return {}; }
   KernelEntry operator()(const ops::RecordEvent &) const { return {}; }

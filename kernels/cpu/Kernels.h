@@ -103,4 +103,9 @@ void rotary(const KernelCall &call);    // Rotary.cpp
 void attention(const KernelCall &call);
 size_t attentionScratchBytes(const KernelCall &call, int threads);
 
+void cacheWrite(const KernelCall &call); // CacheWrite.cpp
+// Sample.cpp
+void sample(const KernelCall &call);
+size_t sampleScratchBytes(const KernelCall &call, int threads);
+
 } // namespace hybrid::cpu::kernels

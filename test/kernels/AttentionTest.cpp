@@ -2,6 +2,7 @@
 #include "KernelTestSupport.h"
 
 #include <array>
+#include <chrono>
 #include <limits>
 
 namespace hybrid::cpu::test {
@@ -13,12 +14,21 @@ struct AttentionCase {
   int64_t window = 0;
   Shape maskShape; // empty: no mask
   bool alibi = false;
-  int64_t Dv = 0; // 0: Dh
+  int64_t Dv = 0;         // 0: Dh
+  int64_t keyLength = -1; // the key_length operand; -1: absent
+  /// Leading padding keys of each batch row (the key_mask operand); empty:
+  /// absent.
+  std::vector<int64_t> padding = {};
+  DType keyMaskType = DType::I64;
   int64_t dv() const { return Dv ? Dv : Dh; }
+  /// The keys that exist (S').
+  int64_t keys() const { return keyLength >= 0 ? keyLength : S; }
 };
 
 /// Attention as written in the op's description, in double: scores, then a
-/// softmax over the visible keys; no visible key (or only -inf) gives 0.
+/// softmax over the visible keys (the first S' = key_length, less the
+/// row's padding, within the causal and window limits aligned to the end
+/// of the S'); no visible key (or only -inf) gives 0.
 std::vector<double> naiveAttention(const AttentionCase &c, const HostTensor &q,
                                    const HostTensor &k, const HostTensor &v,
                                    const HostTensor *mask,
@@ -26,16 +36,19 @@ std::vector<double> naiveAttention(const AttentionCase &c, const HostTensor &q,
   const int64_t Dv = c.dv();
   std::vector<double> out(c.B * c.Hq * c.T * Dv, 0.0);
   const int64_t group = c.Hq / c.Hkv;
+  const int64_t Sp = c.keys();
   std::vector<double> s(c.S);
   for (int64_t b = 0; b < c.B; ++b)
     for (int64_t h = 0; h < c.Hq; ++h)
       for (int64_t i = 0; i < c.T; ++i) {
         const int64_t kvh = h / group;
         std::fill(s.begin(), s.end(), -INFINITY);
-        for (int64_t j = 0; j < c.S; ++j) {
-          if (c.causal && j > i + c.S - c.T)
+        for (int64_t j = 0; j < Sp; ++j) {
+          if (c.causal && j > i + Sp - c.T)
             continue;
-          if (c.window > 0 && j <= i + c.S - c.T - c.window)
+          if (c.window > 0 && j <= i + Sp - c.T - c.window)
+            continue;
+          if (!c.padding.empty() && j < c.padding[b])
             continue;
           double dot = 0;
           for (int64_t d = 0; d < c.Dh; ++d)
@@ -55,7 +68,7 @@ std::vector<double> naiveAttention(const AttentionCase &c, const HostTensor &q,
         double sum = 0;
         for (double x : s)
           sum += std::exp(x - m);
-        for (int64_t j = 0; j < c.S; ++j) {
+        for (int64_t j = 0; j < Sp; ++j) {
           double p = std::exp(s[j] - m) / sum;
           if (p == 0)
             continue;
@@ -74,7 +87,37 @@ std::string describe(const AttentionCase &c, DType dt) {
          std::to_string(c.S) + " Dh" + std::to_string(c.Dh) + " Dv" +
          std::to_string(c.dv()) + " causal" + std::to_string(c.causal) +
          " window" + std::to_string(c.window) + " mask" +
-         shapeToString(c.maskShape) + " alibi" + std::to_string(c.alibi);
+         shapeToString(c.maskShape) + " alibi" + std::to_string(c.alibi) +
+         " key_length" + std::to_string(c.keyLength) + " padded" +
+         std::to_string(!c.padding.empty());
+}
+
+/// The key_length and key_mask operands of a case (empty when absent).
+HostTensor keyLengthOf(const AttentionCase &c) {
+  return c.keyLength >= 0 ? i64({1}, {c.keyLength}) : HostTensor();
+}
+HostTensor keyMaskOf(const AttentionCase &c) {
+  if (c.padding.empty())
+    return HostTensor();
+  HostTensor mask(c.keyMaskType, {c.B, c.S});
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t j = 0; j < c.S; ++j) // any non-zero value is a token
+      mask.set(b * c.S + j, j < c.padding[b] ? 0 : 1 + j % 3);
+  return mask;
+}
+
+/// Runs the kernel on a case's operands (absent ones as the case says).
+HostTensor runAttention(const AttentionCase &c, double scale,
+                        const HostTensor &q, const HostTensor &k,
+                        const HostTensor &v, const HostTensor *mask,
+                        const HostTensor *slopes) {
+  const HostTensor length = keyLengthOf(c), keyMask = keyMaskOf(c);
+  HostTensor got(q.dtype, {c.B, c.Hq, c.T, c.dv()});
+  runKernel(ops::Attention{scale, c.causal, c.window},
+            {&q, &k, &v, mask, slopes, c.keyLength >= 0 ? &length : nullptr,
+             c.padding.empty() ? nullptr : &keyMask},
+            got);
+  return got;
 }
 
 void checkAttention(const AttentionCase &c, uint32_t seed,
@@ -88,17 +131,28 @@ void checkAttention(const AttentionCase &c, uint32_t seed,
   for (int64_t e = 0; e < mask.numel(); e += 5)
     mask.set(e, -INFINITY);
   HostTensor slopes = rng.floats(dt, {c.Hq}, 0.01f, 0.5f);
+  if (c.keyLength >= 0) {
+    // Slots past key_length are an unfilled cache: they must not be read.
+    if (!c.maskShape.empty() && c.maskShape.back() == c.S)
+      for (int64_t e = 0; e < mask.numel(); ++e)
+        if (e % c.S >= c.keyLength)
+          mask.set(e, NAN);
+    for (int64_t e = 0; e < k.numel(); ++e)
+      if (e / c.Dh % c.S >= c.keyLength)
+        k.set(e, NAN);
+    for (int64_t e = 0; e < v.numel(); ++e)
+      if (e / c.dv() % c.S >= c.keyLength)
+        v.set(e, NAN);
+  }
   const double scale = 1 / std::sqrt(double(c.Dh));
   const bool hasMask = !c.maskShape.empty();
   std::vector<double> want =
       naiveAttention(c, q, k, v, hasMask ? &mask : nullptr,
                      c.alibi ? &slopes : nullptr, scale);
   // The kernel scales in f32.
-  const Op op = ops::Attention{double(float(scale)), c.causal, c.window};
-  HostTensor got(dt, {c.B, c.Hq, c.T, c.dv()});
-  runKernel(
-      op, {&q, &k, &v, hasMask ? &mask : nullptr, c.alibi ? &slopes : nullptr},
-      got);
+  HostTensor got =
+      runAttention(c, double(float(scale)), q, k, v, hasMask ? &mask : nullptr,
+                   c.alibi ? &slopes : nullptr);
   for (int64_t e = 0; e < got.numel(); ++e)
     ASSERT_FALSE(std::isnan(got.at(e))) << "NaN at " << e;
   const Tolerance tol = toleranceFor(dt, 2e-5, 1e-4);
@@ -163,7 +217,10 @@ TEST(Attention, ScratchDoesNotGrowWithTheSequence) {
       call.operands = {ConstTensor(nullptr, dt, {1, 32, T, 64}),
                        ConstTensor(nullptr, dt, {1, 8, 30000, 64}),
                        ConstTensor(nullptr, dt, {1, 8, 30000, 64}),
-                       ConstTensor::absent(), ConstTensor::absent()};
+                       ConstTensor::absent(),
+                       ConstTensor::absent(),
+                       ConstTensor::absent(),
+                       ConstTensor::absent()};
       Tensor result;
       result.dtype = dt;
       result.shape = {1, 32, T, 64};
@@ -186,7 +243,8 @@ TEST(Attention, FullyMaskedRowsAreZero) {
              v = rng.f32({1, 1, 3, 4});
   HostTensor mask = f32({3}, {-INFINITY, -INFINITY, -INFINITY});
   HostTensor got(DType::F32, {1, 1, 2, 4});
-  runKernel(ops::Attention{0.5}, {&q, &k, &v, &mask, nullptr}, got);
+  runKernel(ops::Attention{0.5}, {&q, &k, &v, &mask, nullptr, nullptr, nullptr},
+            got);
   for (int64_t e = 0; e < got.numel(); ++e)
     EXPECT_EQ(got.f()[e], 0.0f);
   // The same through the GEMM path.
@@ -196,7 +254,8 @@ TEST(Attention, FullyMaskedRowsAreZero) {
   for (int64_t e = 0; e < mask2.numel(); ++e)
     mask2.f()[e] = e < 64 ? -INFINITY : 0.0f; // row 0 fully masked
   HostTensor got2(DType::F32, {1, 1, 64, 64});
-  runKernel(ops::Attention{0.125}, {&q2, &k2, &v2, &mask2, nullptr}, got2);
+  runKernel(ops::Attention{0.125},
+            {&q2, &k2, &v2, &mask2, nullptr, nullptr, nullptr}, got2);
   for (int64_t e = 0; e < 64; ++e)
     EXPECT_EQ(got2.f()[e], 0.0f);
   for (int64_t e = 64; e < got2.numel(); ++e)
@@ -214,22 +273,205 @@ TEST(Attention, WindowsAtTheEdges) {
     }
 }
 
+TEST(Attention, KeyLengthCountsTheFilledSlots) {
+  // A cache of S slots holding S' keys (the rest NaN): decode steps (T = 1),
+  // chunked prefill (T > 1, on both paths), S' < T (the first causal rows
+  // see nothing), S' = 0 and S' = S.
+  const std::vector<std::array<int64_t, 7>> sizes = {
+      // B, Hq, Hkv, T, S, Dh, S'
+      {2, 4, 2, 1, 9, 8, 5},       {1, 2, 1, 1, 300, 64, 20},
+      {2, 4, 2, 3, 16, 8, 7},      {1, 2, 2, 5, 12, 8, 3},
+      {1, 2, 1, 4, 8, 8, 0},       {1, 2, 1, 3, 10, 8, 10},
+      {1, 2, 1, 70, 600, 64, 300}, {2, 2, 2, 100, 700, 32, 150},
+      {1, 3, 1, 9, 400, 16, 261}};
+  uint32_t seed = 200;
+  for (DType dt : kFloatTypes)
+    for (auto [B, Hq, Hkv, T, S, Dh, keys] : sizes)
+      for (bool causal : {false, true})
+        for (int64_t window : {int64_t(0), int64_t(4)})
+          for (int maskKind = 0; maskKind < 3; ++maskKind) {
+            AttentionCase c{B, Hq, Hkv, T, S, Dh, causal, window, {}, false};
+            c.keyLength = keys;
+            c.alibi = maskKind != 1;
+            if (maskKind == 1)
+              c.maskShape = {B, 1, T, S};
+            else if (maskKind == 2)
+              c.maskShape = {S};
+            checkAttention(c, seed++, dt);
+          }
+}
+
+TEST(Attention, KeyMaskHidesLeftPadding) {
+  // Left-padded prompts of a batch: the prompt itself, a decode step in a
+  // cache, a chunk that meets a row of padding only (zeros), and the GEMM
+  // path; i32 and i64 masks, with the other limits and biases.
+  uint32_t seed = 300;
+  for (DType dt : kFloatTypes)
+    for (DType maskType : {DType::I32, DType::I64})
+      for (bool causal : {false, true}) {
+        auto padded = [&](AttentionCase c, std::vector<int64_t> padding) {
+          c.padding = std::move(padding);
+          c.keyMaskType = maskType;
+          checkAttention(c, seed++, dt);
+        };
+        padded({3, 4, 2, 6, 6, 8, causal, 0, {}, false}, {0, 2, 5});
+        padded({3, 4, 2, 1, 12, 8, causal, 0, {}, true, 0, 7}, {0, 2, 5});
+        padded({3, 4, 2, 3, 12, 8, causal, 2, {3, 1, 1, 12}, true, 0, 9},
+               {0, 2, 9});
+        padded({2, 2, 1, 80, 400, 32, causal, 0, {2, 1, 80, 400}, true, 0, 300},
+               {0, 37});
+        padded({2, 2, 2, 90, 90, 32, causal, 30, {}, false}, {70, 0});
+      }
+}
+
+TEST(Attention, CacheOfCapacityEqualsTheFilledKeysAlone) {
+  // What the decode step relies on: attention over a cache of capacity C
+  // holding n keys equals attention over those n keys alone; bitwise on the
+  // row path in f32 (the same arithmetic in the same order).
+  struct Size {
+    int64_t T, n, C, Dh;
+  };
+  const Size sizes[] = {{1, 20, 512, 64},
+                        {4, 20, 64, 16},
+                        {64, 300, 1024, 64},
+                        {100, 700, 1000, 32}};
+  const int64_t B = 2, Hq = 4, Hkv = 2;
+  uint32_t seed = 400;
+  for (DType dt : kFloatTypes)
+    for (const Size &z : sizes)
+      for (bool withMasks : {false, true}) {
+        Random rng(seed++);
+        HostTensor q = rng.floats(dt, {B, Hq, z.T, z.Dh});
+        HostTensor kc(dt, {B, Hkv, z.C, z.Dh}), vc(dt, {B, Hkv, z.C, z.Dh});
+        HostTensor k = rng.floats(dt, {B, Hkv, z.n, z.Dh}),
+                   v = rng.floats(dt, {B, Hkv, z.n, z.Dh});
+        const size_t es = dtypeSize(dt), row = z.Dh * es;
+        for (int64_t e = 0; e < kc.numel(); ++e) {
+          kc.set(e, NAN);
+          vc.set(e, NAN);
+        }
+        for (int64_t bh = 0; bh < B * Hkv; ++bh) {
+          std::memcpy(kc.b() + bh * z.C * row, k.b() + bh * z.n * row,
+                      z.n * row);
+          std::memcpy(vc.b() + bh * z.C * row, v.b() + bh * z.n * row,
+                      z.n * row);
+        }
+        HostTensor mask = rng.floats(dt, {B, 1, z.T, z.n}, -2, 1);
+        HostTensor maskC(dt, {B, 1, z.T, z.C});
+        for (int64_t r = 0; r < B * z.T; ++r)
+          for (int64_t j = 0; j < z.C; ++j)
+            maskC.set(r * z.C + j, j < z.n ? mask.at(r * z.n + j) : NAN);
+        HostTensor slopes = rng.floats(dt, {Hq}, 0.01f, 0.5f);
+        HostTensor keyMask(DType::I64, {B, z.n}),
+            keyMaskC(DType::I64, {B, z.C});
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t j = 0; j < z.C; ++j) {
+            const bool token = j >= 3 * b;
+            keyMaskC.i()[b * z.C + j] = token;
+            if (j < z.n)
+              keyMask.i()[b * z.n + j] = token;
+          }
+        HostTensor length = i64({1}, {z.n});
+        const Op op = ops::Attention{0.125, true, 0};
+        HostTensor alone(dt, {B, Hq, z.T, z.Dh}), cached(dt, alone.shape);
+        runKernel(op,
+                  {&q, &k, &v, withMasks ? &mask : nullptr,
+                   withMasks ? &slopes : nullptr, nullptr,
+                   withMasks ? &keyMask : nullptr},
+                  alone);
+        runKernel(op,
+                  {&q, &kc, &vc, withMasks ? &maskC : nullptr,
+                   withMasks ? &slopes : nullptr, &length,
+                   withMasks ? &keyMaskC : nullptr},
+                  cached);
+        const std::string what =
+            std::string(dtypeName(dt)) + " T" + std::to_string(z.T) + " n" +
+            std::to_string(z.n) + " C" + std::to_string(z.C);
+        const bool rowPath = z.T == 1 || z.T * z.n * z.Dh < (1 << 18);
+        if (dt == DType::F32 && rowPath)
+          expectEqual(cached, alone, what);
+        else
+          expectNear(cached, alone.values(), 1e-6, 0, what);
+      }
+}
+
+TEST(Attention, KeyLengthBoundsTheWork) {
+  // A decode step at position 16 of a 16,384-slot cache pays for 16 keys:
+  // timed against the full cache, with a margin no busy host erases (the
+  // expected ratio is about 1,000).
+  const int64_t C = 16384;
+  Random rng(500);
+  HostTensor q = rng.f32({1, 8, 1, 64}), kv = rng.f32({1, 8, C, 64});
+  HostTensor out(DType::F32, q.shape);
+  auto best = [&](int64_t n) {
+    HostTensor length = i64({1}, {n});
+    double fastest = 1e30;
+    for (int rep = 0; rep < 7; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      runKernel(ops::Attention{0.125, true},
+                {&q, &kv, &kv, nullptr, nullptr, &length, nullptr}, out);
+      fastest = std::min(fastest, std::chrono::duration<double>(
+                                      std::chrono::steady_clock::now() - t0)
+                                      .count());
+    }
+    return fastest;
+  };
+  const double full = best(C), filled = best(16);
+  EXPECT_LT(filled * 20, full) << "16 keys: " << filled * 1e3
+                               << " ms, 16,384 keys: " << full * 1e3 << " ms";
+}
+
+TEST(Attention, RejectsBadKeyLengthAndKeyMask) {
+  Random rng(501);
+  HostTensor q = rng.f32({2, 2, 1, 4}), k = rng.f32({2, 1, 5, 4}),
+             v = rng.f32({2, 1, 5, 4});
+  const HostTensor result(DType::F32, {2, 2, 1, 4});
+  auto error = [&](const HostTensor *length, const HostTensor *keyMask) {
+    return errorOf(ops::Attention{0.5, true},
+                   {&q, &k, &v, nullptr, nullptr, length, keyMask}, result);
+  };
+  for (int64_t n : {int64_t(6), int64_t(-1)}) {
+    HostTensor length = i64({1}, {n});
+    const std::string err = error(&length, nullptr);
+    EXPECT_NE(err.find("key_length " + std::to_string(n)), std::string::npos)
+        << err;
+    EXPECT_NE(err.find("[0, 5]"), std::string::npos) << err;
+  }
+  HostTensor narrow = i64({1}, {3}).to(DType::I32), two = i64({2}, {3, 3});
+  EXPECT_NE(error(&narrow, nullptr).find("key_length must be i64"),
+            std::string::npos);
+  EXPECT_NE(error(&two, nullptr).find("one element"), std::string::npos);
+  HostTensor wide = i64({2, 6}, std::vector<int64_t>(12, 1));
+  HostTensor floats = rng.f32({2, 5});
+  EXPECT_NE(error(nullptr, &wide).find("key_mask has shape"),
+            std::string::npos);
+  EXPECT_NE(error(nullptr, &floats).find("unsupported element type f32"),
+            std::string::npos);
+  // The five operands of the older contract are not enough.
+  EXPECT_NE(errorOf(ops::Attention{}, {&q, &k, &v, nullptr, nullptr}, result)
+                .find("expected 7 operand(s)"),
+            std::string::npos);
+}
+
 TEST(Attention, RejectsBadShapes) {
   Random rng(72);
   HostTensor q = rng.f32({1, 3, 2, 4}), k = rng.f32({1, 2, 5, 4}),
              v = rng.f32({1, 2, 5, 4});
-  EXPECT_NE(errorOf(ops::Attention{}, {&q, &k, &v, nullptr, nullptr},
+  EXPECT_NE(errorOf(ops::Attention{},
+                    {&q, &k, &v, nullptr, nullptr, nullptr, nullptr},
                     HostTensor(DType::F32, {1, 3, 2, 4}))
                 .find("multiple"),
             std::string::npos);
   HostTensor q2 = rng.f32({1, 2, 2, 4});
   HostTensor badMask = rng.f32({3, 5});
-  EXPECT_NE(errorOf(ops::Attention{}, {&q2, &k, &v, &badMask, nullptr},
+  EXPECT_NE(errorOf(ops::Attention{},
+                    {&q2, &k, &v, &badMask, nullptr, nullptr, nullptr},
                     HostTensor(DType::F32, {1, 2, 2, 4}))
                 .find("broadcast"),
             std::string::npos);
   HostTensor slopes = rng.f32({3});
-  EXPECT_NE(errorOf(ops::Attention{}, {&q2, &k, &v, nullptr, &slopes},
+  EXPECT_NE(errorOf(ops::Attention{},
+                    {&q2, &k, &v, nullptr, &slopes, nullptr, nullptr},
                     HostTensor(DType::F32, {1, 2, 2, 4})),
             "");
 }

@@ -100,7 +100,8 @@ TEST(DISABLED_BatchScaling, Gpt2Kernels) {
           runKernel(ops::Linear{true}, {&x, &wte, nullptr}, outV);
         },
         [&] {
-          runKernel(attn, {&q, &k, &v, nullptr, nullptr}, outA);
+          runKernel(attn, {&q, &k, &v, nullptr, nullptr, nullptr, nullptr},
+                    outA);
         },
         [&] {
           runKernel(ln, {&x, &gamma, &beta}, outD);
@@ -215,8 +216,10 @@ public:
         part[i].shape = {B, T, kH, Dh}; // reshape: the same bytes
         timed("transpose", toHeads, {&part[i]}, heads[i]);
       }
-      timed("attention", attention,
-            {&heads[0], &heads[1], &heads[2], nullptr, nullptr}, attn);
+      timed(
+          "attention", attention,
+          {&heads[0], &heads[1], &heads[2], nullptr, nullptr, nullptr, nullptr},
+          attn);
       timed("transpose", toHeads, {&attn}, merged);
       merged.shape = {B, T, kD};
       timed("linear proj", linear, {&merged, &l.wProj, &l.bProj}, h);

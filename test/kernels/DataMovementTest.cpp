@@ -1,6 +1,7 @@
 // Data-movement kernels (transpose, broadcast_to, slice, concat, gather,
-// gather_nd, select, copy, trilu) against index-by-index references on all
-// six dtypes, and cumsum and iota on the float and integer ones.
+// gather_nd, select, copy, trilu, cache_write) against index-by-index
+// references on all six dtypes, and cumsum and iota on the float and integer
+// ones.
 #include "KernelTestSupport.h"
 
 #include <algorithm>
@@ -460,6 +461,92 @@ TEST(Iota, FloatAndInteger) {
   HostTensor empty = run(ops::Iota{}, {}, DType::I64, {0});
   EXPECT_EQ(empty.numel(), 0);
   EXPECT_NE(errorOf(ops::Iota{}, {}, HostTensor(DType::Bool, {3})), "");
+}
+
+TEST(CacheWrite, WritesOnlyTheSliceAtTheOffset) {
+  // A KV cache [B, H, C, D] written along the sequence (axis 2) or the
+  // heads (axis 1): slices in the middle, at the start, at the end, the
+  // whole axis and nothing; the rest of the cache keeps its old bytes.
+  Random rng(40);
+  const Shape cache = {2, 3, 10, 4};
+  struct Case {
+    int64_t axis, n, offset;
+  };
+  const Case cases[] = {{2, 3, 4},  {2, 1, 0}, {2, 2, 8}, {2, 10, 0},
+                        {2, 0, 10}, {1, 1, 1}, {1, 2, 1}, {1, 1, 0},
+                        {-2, 4, 6}, {3, 2, 2}, {0, 1, 1}};
+  for (DType dt : kAllTypes)
+    for (const Case &c : cases) {
+      const int64_t axis = c.axis < 0 ? c.axis + 4 : c.axis;
+      Shape updateShape = cache;
+      updateShape[axis] = c.n;
+      HostTensor update = rng.of(dt, updateShape);
+      HostTensor old = rng.of(dt, cache);
+      HostTensor got = old; // the result is the cache, updated in place
+      HostTensor offset = i64({1}, {c.offset});
+      runKernel(ops::CacheWrite{c.axis}, {&update, &offset}, got);
+      HostTensor want = old;
+      for (int64_t e = 0; e < update.numel(); ++e) {
+        std::vector<int64_t> idx = unravel(e, updateShape);
+        idx[axis] += c.offset;
+        copyElement(update, e, want, ravel(idx, cache));
+      }
+      expectEqual(got, want,
+                  std::string("cache_write ") + dtypeName(dt) + " axis " +
+                      std::to_string(c.axis) + " [" + std::to_string(c.offset) +
+                      ", " + std::to_string(c.offset + c.n) + ")");
+    }
+}
+
+TEST(CacheWrite, LargeWritesSplitOverThreads) {
+  // A prefill's keys into a long cache: enough bytes to go parallel.
+  Random rng(41);
+  HostTensor update = rng.floats(DType::BF16, {4, 8, 300, 64});
+  HostTensor got = rng.floats(DType::BF16, {4, 8, 1000, 64});
+  HostTensor want = got;
+  HostTensor offset = i64({1}, {650});
+  runKernel(ops::CacheWrite{2}, {&update, &offset}, got);
+  const size_t row = 64 * 2;
+  for (int64_t bh = 0; bh < 32; ++bh)
+    std::memcpy(want.b() + (bh * 1000 + 650) * row, update.b() + bh * 300 * row,
+                300 * row);
+  expectEqual(got, want, "cache_write bf16 prefill");
+}
+
+TEST(CacheWrite, SlicesPastTheCacheAreErrors) {
+  Random rng(42);
+  HostTensor update = rng.of(DType::I64, {1, 2, 3, 4});
+  HostTensor cache(DType::I64, {1, 2, 8, 4});
+  for (int64_t at : {int64_t(6), int64_t(-1), int64_t(100)}) {
+    HostTensor offset = i64({1}, {at});
+    const std::string err =
+        errorOf(ops::CacheWrite{2}, {&update, &offset}, cache);
+    // Names the slice, the update and the cache.
+    EXPECT_NE(err.find("cache_write: slice [" + std::to_string(at) + ", " +
+                       std::to_string(at + 3) + ") along axis 2"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("update [1,2,3,4]"), std::string::npos) << err;
+    EXPECT_NE(err.find("result [1,2,8,4] (8 along that axis)"),
+              std::string::npos)
+        << err;
+  }
+  HostTensor offset = i64({1}, {0});
+  HostTensor narrow = offset.to(DType::I32);
+  EXPECT_NE(errorOf(ops::CacheWrite{2}, {&update, &narrow}, cache)
+                .find("offset must be i64"),
+            std::string::npos);
+  HostTensor otherHeads = rng.of(DType::I64, {1, 3, 3, 4});
+  EXPECT_NE(errorOf(ops::CacheWrite{2}, {&otherHeads, &offset}, cache)
+                .find("outside axis 2"),
+            std::string::npos);
+  HostTensor otherType = update.to(DType::I32);
+  EXPECT_NE(errorOf(ops::CacheWrite{2}, {&otherType, &offset}, cache)
+                .find("same element type"),
+            std::string::npos);
+  EXPECT_NE(errorOf(ops::CacheWrite{4}, {&update, &offset}, cache)
+                .find("axis 4 is out of range"),
+            std::string::npos);
 }
 
 } // namespace

@@ -29,6 +29,16 @@ TEST(KernelTable, EveryOpAlternativeHasAKernel) {
   }
 }
 
+TEST(KernelTable, GenerationOpsHaveKernels) {
+  // The decode step's in-place cache update and on-device sampling; sample
+  // sorts in its declared scratch.
+  EXPECT_NE(findKernel(ops::CacheWrite{2}).run, nullptr);
+  EXPECT_EQ(findKernel(ops::CacheWrite{2}).scratch, nullptr);
+  EXPECT_NE(findKernel(ops::Sample{}).run, nullptr);
+  EXPECT_NE(findKernel(ops::Sample{}).scratch, nullptr);
+  EXPECT_NE(findKernel(ops::Attention{}).scratch, nullptr);
+}
+
 TEST(KernelTable, EveryKindHasAKernel) {
   for (int k = 0; k < kBinaryKinds; ++k)
     EXPECT_NE(findKernel(ops::Binary{static_cast<BinaryKind>(k)}).run, nullptr)

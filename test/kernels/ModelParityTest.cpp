@@ -1,7 +1,8 @@
 // The kernels composed by hand into GPT-2, OPT and Llama forward passes on
 // the shared HF fixtures (../shared/fixtures): logits must match PyTorch's to
-// 1e-3. This checks the kernels' numerics on real models independently of
-// the compiler that will normally do the composing.
+// 1e-3, and greedy decoding (through a growing or a fixed-capacity KV cache)
+// HF's tokens. This checks the kernels' numerics on real models independently
+// of the compiler that will normally do the composing.
 #include "KernelTestSupport.h"
 
 #include <nlohmann/json.hpp>
@@ -101,7 +102,8 @@ HostTensor mergeHeads(const HostTensor &x) {
 HostTensor causalAttention(const HostTensor &q, const HostTensor &k,
                            const HostTensor &v) {
   return run(ops::Attention{1 / std::sqrt(double(q.shape[3])), true},
-             {&q, &k, &v, nullptr, nullptr}, DType::F32, q.shape);
+             {&q, &k, &v, nullptr, nullptr, nullptr, nullptr}, DType::F32,
+             q.shape);
 }
 HostTensor embed(const HostTensor &table, const HostTensor &ids) {
   Shape out = ids.shape;
@@ -122,8 +124,12 @@ void expectLogits(const HostTensor &logits, const Fixture &f) {
   std::cout << "  max |logits - HF| = " << maxDiff << "\n";
 }
 
-/// Keys and values of the positions seen so far, per layer ([B, H, S, D]).
+/// Keys and values of the positions seen so far, per layer. With capacity
+/// 0 they grow by concatenation ([B, H, S, D]); with a capacity C they are
+/// what the decode step keeps: [B, H, C, D] state that cache_write fills at
+/// each step's position and attention reads key_length slots of.
 struct KvCache {
+  int64_t capacity = 0;
   std::vector<HostTensor> keys, values;
 };
 
@@ -143,6 +149,33 @@ void extendCache(KvCache &cache, size_t layer, HostTensor &k, HostTensor &v) {
   }
   k = cache.keys[layer];
   v = cache.values[layer];
+}
+
+/// Causal attention of this step's queries (positions start, start + 1,
+/// ...) over the cache, after adding this step's keys and values to it.
+HostTensor attendCached(KvCache &cache, size_t layer, const HostTensor &q,
+                        HostTensor k, HostTensor v, int64_t start) {
+  if (cache.capacity == 0) {
+    extendCache(cache, layer, k, v);
+    return causalAttention(q, k, v);
+  }
+  if (cache.keys.size() <= layer) {
+    for (auto *slots : {&cache.keys, &cache.values}) {
+      Shape s = k.shape;
+      s[2] = cache.capacity;
+      HostTensor empty(DType::F32, s);
+      std::fill(empty.f(), empty.f() + empty.numel(), NAN); // never read
+      slots->push_back(std::move(empty));
+    }
+  }
+  HostTensor offset = i64({1}, {start});
+  runKernel(ops::CacheWrite{2}, {&k, &offset}, cache.keys[layer]);
+  runKernel(ops::CacheWrite{2}, {&v, &offset}, cache.values[layer]);
+  HostTensor length = i64({1}, {start + k.shape[2]});
+  return run(ops::Attention{1 / std::sqrt(double(q.shape[3])), true},
+             {&q, &cache.keys[layer], &cache.values[layer], nullptr, nullptr,
+              &length, nullptr},
+             DType::F32, q.shape);
 }
 
 /// GPT-2 logits for `ids` at positions start, start + 1, ...
@@ -169,8 +202,7 @@ HostTensor gpt2Logits(const Fixture &f, const HostTensor &ids, int64_t start,
       return splitHeads(p, H);
     };
     HostTensor q = part(0), k = part(1), v = part(2);
-    extendCache(cache, l, k, v);
-    HostTensor a = mergeHeads(causalAttention(q, k, v));
+    HostTensor a = mergeHeads(attendCached(cache, l, q, k, v, start));
     a = linear(a, w("attn.c_proj.weight"), &w("attn.c_proj.bias"), false);
     x = binary(BinaryKind::Add, x, a);
     h = layerNorm(x, w("ln_2.weight"), w("ln_2.bias"), 1e-5);
@@ -186,29 +218,40 @@ HostTensor gpt2Logits(const Fixture &f, const HostTensor &ids, int64_t start,
 
 /// Greedy decoding from greedy_prompt, one token per step through the KV
 /// cache (attention with T = 1 query aligned to the end of the keys), must
-/// give greedy_tokens.
+/// give greedy_tokens. With a capacity, the cache is fixed-size state as in
+/// the decode step, and the sample kernel (temperature 0) picks the tokens.
 template <typename Forward>
-void expectGreedyTokens(const Fixture &f, Forward forward) {
+void expectGreedyTokens(const Fixture &f, Forward forward,
+                        int64_t capacity = 0) {
   const HostTensor &prompt = f.ref.at("greedy_prompt");
   const HostTensor &want = f.ref.at("greedy_tokens");
   const int64_t B = prompt.shape[0], N = want.shape[1];
-  KvCache cache;
+  KvCache cache{capacity};
   HostTensor ids = prompt;
   int64_t start = 0;
   HostTensor got(DType::I64, {B, N});
+  const HostTensor greedy = f32({3}, {0, 1, 0}), rng = i64({2}, {0, 0});
   for (int64_t step = 0; step < N; ++step) {
     HostTensor logits = forward(f, ids, start, cache);
     start += ids.shape[1];
     const int64_t T = logits.shape[1], V = logits.shape[2];
+    HostTensor last(DType::F32, {B, V});
+    for (int64_t b = 0; b < B; ++b)
+      std::memcpy(last.f() + b * V, logits.f() + (b * T + T - 1) * V,
+                  V * sizeof(float));
+    HostTensor sampled =
+        run(ops::Sample{}, {&last, &greedy, &rng}, DType::I64, {B});
     HostTensor next(DType::I64, {B, 1});
     for (int64_t b = 0; b < B; ++b) {
-      const float *row = logits.f() + (b * T + T - 1) * V;
-      next.i()[b] = std::max_element(row, row + V) - row;
+      const float *row = last.f() + b * V;
+      next.i()[b] =
+          capacity ? sampled.i()[b] : std::max_element(row, row + V) - row;
       got.i()[b * N + step] = next.i()[b];
     }
     ids = next;
   }
-  expectEqual(got, want, "greedy tokens");
+  expectEqual(got, want,
+              "greedy tokens, cache capacity " + std::to_string(capacity));
 }
 
 TEST(ModelParity, Gpt2) {
@@ -218,6 +261,7 @@ TEST(ModelParity, Gpt2) {
   KvCache cache;
   expectLogits(gpt2Logits(f, f.ref.at("input_ids"), 0, cache), f);
   expectGreedyTokens(f, gpt2Logits);
+  expectGreedyTokens(f, gpt2Logits, 40); // prompt 8 + 16 new in 40 slots
 }
 
 TEST(ModelParity, Opt) {
@@ -290,8 +334,7 @@ HostTensor llamaLogits(const Fixture &f, const HostTensor &ids, int64_t start,
         linear(h, w("self_attn.k_proj.weight"), nullptr, true), Hkv));
     HostTensor v =
         splitHeads(linear(h, w("self_attn.v_proj.weight"), nullptr, true), Hkv);
-    extendCache(cache, l, k, v);
-    HostTensor a = mergeHeads(causalAttention(q, k, v));
+    HostTensor a = mergeHeads(attendCached(cache, l, q, k, v, start));
     a = linear(a, w("self_attn.o_proj.weight"), nullptr, true);
     x = binary(BinaryKind::Add, x, a);
     h = rmsNorm(x, w("post_attention_layernorm.weight"), 1e-6);
@@ -313,6 +356,7 @@ TEST(ModelParity, Llama) {
   KvCache cache;
   expectLogits(llamaLogits(f, f.ref.at("input_ids"), 0, cache), f);
   expectGreedyTokens(f, llamaLogits);
+  expectGreedyTokens(f, llamaLogits, 40);
 }
 
 } // namespace

@@ -187,17 +187,47 @@ std::vector<FamilyCase> familyCases(DType ft, int64_t scale) {
   c.push_back({"attention decode",
                ops::Attention{0.25, true},
                {f({2, 4, 1, 16}), f({2, 2, R * 8, 16}), f({2, 2, R * 8, 16}),
-                f({2, 1, 1, R * 8}), f({4}, 0, 1)},
+                f({2, 1, 1, R * 8}), f({4}, 0, 1), i64({1}, {R * 8 - 3}),
+                rng.integers(DType::I32, {2, R * 8}, 0, 1)},
                {},
                ft,
                {2, 4, 1, 16}});
-  c.push_back({"attention prefill",
-               ops::Attention{0.125, true, 100},
-               {f({1, 2, R + 64, 64}), f({1, 1, R + 300, 64}),
-                f({1, 1, R + 300, 24}), f({R + 300}), f({2})},
-               {false, false, false, false, true},
+  c.push_back(
+      {"attention prefill",
+       ops::Attention{0.125, true, 100},
+       {f({1, 2, R + 64, 64}), f({1, 1, R + 300, 64}), f({1, 1, R + 300, 24}),
+        f({R + 300}), f({2}), HostTensor(), HostTensor()},
+       {false, false, false, false, true, true, true},
+       ft,
+       {1, 2, R + 64, 24}});
+  // Into a cache: the row path at small scales, the GEMM path at large ones
+  // (key_length picks it at run time), padding keys from a key_mask.
+  c.push_back({"attention cached prefill",
+               ops::Attention{0.125, true},
+               {f({2, 2, 40, 32}), f({2, 1, R * 64, 32}), f({2, 1, R * 64, 32}),
+                HostTensor(), HostTensor(), i64({1}, {R * 4 + 40}),
+                rng.integers(DType::I64, {2, R * 64}, 0, 1)},
+               {false, false, false, true, true},
                ft,
-               {1, 2, R + 64, 24}});
+               {2, 2, 40, 32}});
+  c.push_back({"cache_write",
+               ops::CacheWrite{2},
+               {f({2, 2, R, 16}), i64({1}, {R / 2})},
+               {},
+               ft,
+               {2, 2, 3 * R, 16}});
+  c.push_back({"sample top-k top-p",
+               ops::Sample{},
+               {f({R, 300}), f32({3}, {0.8f, 0.9f, 50}), i64({2}, {11, 5})},
+               {},
+               DType::I64,
+               {R}});
+  c.push_back({"sample",
+               ops::Sample{},
+               {f({R, 300}), f32({3}, {1.5f, 1, 0}), i64({2}, {11, 6})},
+               {},
+               DType::I64,
+               {R}});
   return c;
 }
 

@@ -100,7 +100,8 @@ TEST(Threading, PerThreadScratchPathsAreBitwiseStable) {
   HostTensor q = rng.f32({8, 4, 1, 64}), kv = rng.f32({8, 4, 300, 64});
   check(onOneAndThreeThreads([&] {
           return run(ops::Attention{0.125, true},
-                     {&q, &kv, &kv, nullptr, nullptr}, DType::F32, q.shape);
+                     {&q, &kv, &kv, nullptr, nullptr, nullptr, nullptr},
+                     DType::F32, q.shape);
         }),
         "decode attention");
 }
@@ -148,8 +149,9 @@ TEST(Threading, GemmsAgreeAcrossThreadCounts) {
   expectNear(lin.second, valuesOf(lin.first), 1e-4, 1e-5, "linear");
   HostTensor q = rng.f32({1, 4, 80, 64}), kv = rng.f32({1, 2, 80, 64});
   auto att = onOneAndThreeThreads([&] {
-    return run(ops::Attention{0.125, true}, {&q, &kv, &kv, nullptr, nullptr},
-               DType::F32, {1, 4, 80, 64});
+    return run(ops::Attention{0.125, true},
+               {&q, &kv, &kv, nullptr, nullptr, nullptr, nullptr}, DType::F32,
+               {1, 4, 80, 64});
   });
   expectNear(att.second, valuesOf(att.first), 1e-4, 1e-5, "attention");
 }

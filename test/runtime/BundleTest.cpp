@@ -147,7 +147,7 @@ BundleDesc richBundle() {
       command(ops::RecordEvent{0}, {}, {}, "", 1),
       command(ops::WaitEvent{0}, {}, {}),
       command(ops::LayerNorm{1e-6, -1}, {3, -1, -1}, {4}),
-      command(ops::Attention{0.125, true, 4}, {3, 3, 3, -1, -1}, {4}),
+      command(ops::Attention{0.125, true, 4}, {3, 3, 3, -1, -1, -1, -1}, {4}),
       command(ops::Concat{0}, {3, 3}, {4}),
       command(ops::Fill{2.5}, {}, {6}),
       command(ops::Iota{1, 2}, {}, {3}),

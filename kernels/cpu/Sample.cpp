@@ -1,0 +1,225 @@
+// sample: the next token of each row of logits, greedy or drawn under
+// temperature, top-k and top-p with a Philox uniform per (seed, counter,
+// row), so every backend draws the same tokens for the same seed and step.
+#include "Element.h"
+#include "Kernels.h"
+#include "Parallel.h"
+#include "Scratch.h"
+
+#include "hybrid/Philox.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+
+namespace hybrid::cpu::kernels {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+/// The order tokens are kept and walked in: most likely first, ties by
+/// index (a strict total order, so any sorting algorithm gives the same).
+struct MoreLikely {
+  const float *weight;
+  bool operator()(int32_t a, int32_t b) const {
+    return weight[a] > weight[b] || (weight[a] == weight[b] && a < b);
+  }
+};
+
+/// Tokens sorted on demand: order[0, sorted) is in walking order and every
+/// token after it comes later. Walks usually stop within the first few
+/// dozen tokens, so a row costs O(V) (selection) rather than a full sort;
+/// the worst case (a flat distribution) is O(V log V).
+class RankedTokens {
+public:
+  RankedTokens(int32_t *order, int64_t n, const float *weight)
+      : order_(order), n_(n), less_{weight} {}
+
+  int32_t operator[](int64_t i) {
+    if (i >= sorted_)
+      sortFirst(i + 1);
+    return order_[i];
+  }
+
+  /// Puts at least the first `count` tokens in walking order.
+  void sortFirst(int64_t count) {
+    // Doubling the sorted prefix keeps repeated extensions O(V log V).
+    constexpr int64_t kFirstBatch = 64;
+    const int64_t next =
+        std::min(n_, std::max({count, 2 * sorted_, kFirstBatch}));
+    if (next <= sorted_)
+      return;
+    if (next < n_)
+      std::nth_element(order_ + sorted_, order_ + next, order_ + n_, less_);
+    std::sort(order_ + sorted_, order_ + next, less_);
+    sorted_ = next;
+  }
+
+private:
+  int32_t *order_;
+  int64_t n_, sorted_ = 0;
+  MoreLikely less_;
+};
+
+/// The call's sampling parameters (sampling [3] f32, rng [2] i64).
+struct SamplingParams {
+  float temperature = 0, topP = 1;
+  int64_t topK = 0; // 0: all
+  uint64_t seed = 0, counter = 0;
+};
+
+struct RowBuffers {
+  float *weight;  // [V]
+  int32_t *order; // [V]
+};
+RowBuffers carveRow(Carve &carve, int64_t V) {
+  RowBuffers r;
+  r.weight = carve.take<float>(V);
+  r.order = carve.take<int32_t>(V);
+  return r;
+}
+
+/// Checks the call's shapes and dtypes; returns B and V.
+void describe(const KernelCall &call, int64_t &B, int64_t &V) {
+  const ConstTensor &logits = call.operands.at(0),
+                    &sampling = call.operands.at(1), &rng = call.operands.at(2);
+  const Tensor &result = call.results.at(0);
+  visitFloat(logits.dtype, "sample", "logits", [](auto) {});
+  expectRank(logits, 2, "sample", "logits");
+  expectDType(sampling, DType::F32, "sample", "sampling");
+  if (sampling.numel() != 3)
+    fail("sample", "sampling " + shapeToString(sampling.shape) +
+                       " must hold {temperature, top_p, top_k}");
+  expectDType(rng, DType::I64, "sample", "rng");
+  if (rng.numel() != 2)
+    fail("sample",
+         "rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
+  B = logits.shape[0];
+  V = logits.shape[1];
+  if (V > INT32_MAX)
+    fail("sample", "vocabulary of " + std::to_string(V) + " is too large");
+  expectDType(result, DType::I64, "sample", "result");
+  expectShape(result, {B}, "sample", "result");
+}
+
+ScratchLayout sampleScratch(const KernelCall &call) {
+  int64_t B, V;
+  describe(call, B, V);
+  Carve carve;
+  carveRow(carve, V);
+  return {0, carve.used()};
+}
+
+/// The token of one row of V logits with uniform u.
+template <typename S>
+int64_t sampleRow(const S *logits, int64_t V, const SamplingParams &params,
+                  float u, const RowBuffers &buf) {
+  // The argmax, first on ties, NaN ignored (0 when every logit is NaN).
+  int64_t best = -1;
+  float top = -kInf;
+  for (int64_t j = 0; j < V; ++j) {
+    const float l = toFloat(logits[j]);
+    if (l == l && (best < 0 || l > top)) {
+      best = j;
+      top = l;
+    }
+  }
+  if (best < 0)
+    return 0;
+  // Greedy (a NaN temperature too), or nothing has a finite probability.
+  if (!(params.temperature > 0) || top == -kInf)
+    return best;
+  // Weights exp((l - max) / T): softmax(l / T) up to its normaliser, without
+  // the overflow of l / T for small T (which then tends to the argmax, as
+  // it should). Tokens of weight 0 (or NaN logits) are never drawn and are
+  // left out of the ranking.
+  int64_t n = 0;
+  for (int64_t j = 0; j < V; ++j) {
+    const float l = toFloat(logits[j]);
+    const float w = top == kInf ? (l == kInf ? 1.0f : 0.0f)
+                                : std::exp((l - top) / params.temperature);
+    if (w > 0) {
+      buf.weight[j] = w;
+      buf.order[n++] = static_cast<int32_t>(j);
+    }
+  }
+  RankedTokens ranked(buf.order, n, buf.weight);
+  int64_t kept = n;
+  if (params.topK > 0 && params.topK < n) {
+    kept = params.topK;
+    ranked.sortFirst(kept);
+  }
+  double total = 0; // (the order of this sum is immaterial in double)
+  for (int64_t i = 0; i < kept; ++i)
+    total += buf.weight[buf.order[i]];
+  if (params.topP < 1) { // (NaN keeps all)
+    // The shortest prefix whose probability reaches top_p; at least one.
+    const double target = static_cast<double>(params.topP) * total;
+    double cumulative = 0;
+    int64_t i = 0;
+    while (i < kept) {
+      cumulative += buf.weight[ranked[i++]];
+      if (cumulative >= target)
+        break;
+    }
+    kept = i;
+    total = cumulative;
+  }
+  // Walk the kept tokens until their cumulative probability exceeds u.
+  const double threshold = static_cast<double>(u) * total;
+  double cumulative = 0;
+  for (int64_t i = 0; i < kept; ++i) {
+    const int32_t token = ranked[i];
+    cumulative += buf.weight[token];
+    if (cumulative > threshold)
+      return token;
+  }
+  return ranked[kept - 1]; // rounding left u unreached
+}
+
+} // namespace
+
+void sample(const KernelCall &call) {
+  expectArity(call, "sample", 3, 1);
+  int64_t B, V;
+  describe(call, B, V);
+  const ScratchLayout layout = sampleScratch(call);
+  const int threads = scratchThreads(call, layout, "sample");
+  const float *sampling = call.operands[1].as<float>();
+  const int64_t *rng = call.operands[2].as<int64_t>();
+  SamplingParams params;
+  params.temperature = sampling[0];
+  params.topP = sampling[1];
+  // top_k travels as a float: truncate; <= 0 or NaN means all.
+  const float topK = sampling[2];
+  params.topK = topK >= 1 ? static_cast<int64_t>(std::min(topK, 1e18f)) : 0;
+  params.seed = static_cast<uint64_t>(rng[0]);
+  params.counter = static_cast<uint64_t>(rng[1]);
+  if (B == 0)
+    return;
+  if (V == 0)
+    fail("sample", "logits " + shapeToString(call.operands[0].shape) +
+                       " have no tokens to sample from");
+  int64_t *out = call.results[0].as<int64_t>();
+  visitFloat(call.operands[0].dtype, "sample", "logits", [&](auto zero) {
+    using S = decltype(zero);
+    const S *logits = call.operands[0].as<S>();
+    parallelFor(
+        B, V * 16,
+        [&](int64_t b) {
+          Carve carve(threadScratch(call, layout, workerSlot()));
+          const RowBuffers buf = carveRow(carve, V);
+          const float u = philoxUniform(params.seed, params.counter,
+                                        static_cast<uint64_t>(b));
+          out[b] = sampleRow(logits + b * V, V, params, u, buf);
+        },
+        threads);
+  });
+}
+
+size_t sampleScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<sampleScratch>(call, threads);
+}
+
+} // namespace hybrid::cpu::kernels
