@@ -1,8 +1,8 @@
-// hybrid-run: runs a bundle's forward pass on the CPU device, compares
+// hybrid-run: runs a bundle's forward pass on a device (cpu or cuda), compares
 // tensors of two safetensors files (the parity tests' check), and describes
 // bundles. Errors are one line on stderr: exit 1, or 2 for usage errors.
 #include "hybrid/Bundle.h"
-#include "hybrid/CpuDevice.h"
+#include "hybrid/Devices.h"
 #include "hybrid/Engine.h"
 #include "hybrid/Escape.h"
 #include "hybrid/FileIdentity.h"
@@ -27,11 +27,12 @@ namespace {
 const char *kUsage =
     "usage:\n"
     "  hybrid-run forward BUNDLE --weights W --inputs IN.safetensors\n"
-    "                     --out OUT.safetensors [--threads N]\n"
+    "                     --out OUT.safetensors [--device D] [--threads N]\n"
     "                     [--allow-extra NAME ...]\n"
     "  hybrid-run forward BUNDLE --random-weights SEED --batch B --seq T\n"
-    "                     [--repeat N] [--threads N]\n"
-    "      Runs the bundle's \"forward\" executable on the CPU. W is a\n"
+    "                     [--repeat N] [--device D] [--threads N]\n"
+    "      Runs the bundle's \"forward\" executable on device D: cpu (the\n"
+    "      default; --threads N kernel threads), cuda or cuda:N. W is a\n"
     "      .safetensors file, a folder holding model.safetensors (or a\n"
     "      sharded model.safetensors.index.json), or an .onnx model whose\n"
     "      initializers are the weights (inline or external data beside it).\n"
@@ -249,10 +250,10 @@ void checkOutputIsNoInput(const std::string &out, const std::string &bundle,
 }
 
 int runForward(int argc, char **argv) {
-  Args args =
-      parseArgs("forward", argc, argv, 2,
-                {"--weights", "--inputs", "--out", "--threads", "--allow-extra",
-                 "--random-weights", "--batch", "--seq", "--repeat"});
+  Args args = parseArgs("forward", argc, argv, 2,
+                        {"--weights", "--inputs", "--out", "--threads",
+                         "--allow-extra", "--random-weights", "--batch",
+                         "--seq", "--repeat", "--device"});
   expectPositional(args, 1, "forward", "a BUNDLE");
   std::optional<std::string> randomSeed = args.single("--random-weights");
   if (randomSeed && args.single("--weights"))
@@ -273,17 +274,25 @@ int runForward(int argc, char **argv) {
   int repeat = 1;
   if (auto r = args.single("--repeat"))
     repeat = static_cast<int>(parsePositiveInt(*r, "--repeat"));
-  int threads = 0;
-  if (auto t = args.single("--threads"))
-    threads = static_cast<int>(parsePositiveInt(*t, "--threads"));
+  std::string deviceName = args.single("--device").value_or("cpu");
+  DeviceOptions deviceOptions;
+  if (auto t = args.single("--threads")) {
+    deviceOptions.cpuThreads =
+        static_cast<int>(parsePositiveInt(*t, "--threads"));
+    if (deviceName != "cpu")
+      throw UsageError{"forward: --threads applies to --device cpu only"};
+  }
   std::set<std::string> allowedExtra;
   if (args.flags.count("--allow-extra"))
     allowedExtra.insert(args.flags["--allow-extra"].begin(),
                         args.flags["--allow-extra"].end());
 
   const std::string &bundlePath = args.positional[0];
+  // The device first: a missing GPU is the error to report, before any
+  // file is read.
+  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
-  Engine engine = Engine::create(bundle, std::make_shared<CpuDevice>(threads));
+  Engine engine = Engine::create(bundle, device);
   if (randomSeed)
     engine.initRandom(static_cast<uint64_t>(
         parseNonNegative(*randomSeed, "--random-weights")));
@@ -364,9 +373,10 @@ int runForward(int argc, char **argv) {
       repeat > 1 ? " (best of " + std::to_string(repeat) + "; mean " +
                        std::to_string(totalMs / repeat).substr(0, 7) + " ms)"
                  : "";
+  std::string on = device->name() == "cpu" ? "" : " on " + device->name();
   std::fprintf(stderr,
-               "hybrid-run: forward %s: %s params (%s), %s, %.2f ms%s%s\n",
-               model.c_str(), params.c_str(), bytes.c_str(),
+               "hybrid-run: forward %s%s: %s params (%s), %s, %.2f ms%s%s\n",
+               model.c_str(), on.c_str(), params.c_str(), bytes.c_str(),
                tokens.empty() ? "no batch" : tokens.c_str(), ms, mean.c_str(),
                rate.c_str());
   return 0;
