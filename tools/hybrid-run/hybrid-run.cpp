@@ -275,6 +275,9 @@ int runForward(int argc, char **argv) {
   if (auto r = args.single("--repeat"))
     repeat = static_cast<int>(parsePositiveInt(*r, "--repeat"));
   std::string deviceName = args.single("--device").value_or("cpu");
+  if (!isDeviceName(deviceName))
+    throw UsageError{"forward: --device wants cpu, cuda or cuda:N, got '" +
+                     deviceName + "'"};
   DeviceOptions deviceOptions;
   if (auto t = args.single("--threads")) {
     deviceOptions.cpuThreads =

@@ -13,7 +13,7 @@ namespace hybrid {
 
 namespace {
 
-/// Parses "cuda" / "cuda:N"; nullopt-like -1 for anything else.
+/// The ordinal of "cuda" / "cuda:N"; -1 for anything else.
 int cudaOrdinal(const std::string &spec) {
   if (spec == "cuda")
     return 0;
@@ -43,6 +43,10 @@ bool cudaBackendBuilt() {
 }
 
 std::vector<std::string> backendNames() { return {"cpu", "cuda"}; }
+
+bool isDeviceName(const std::string &spec) {
+  return spec == "cpu" || cudaOrdinal(spec) >= 0;
+}
 
 bool deviceAvailable(const std::string &spec, std::string *why) {
   if (spec == "cpu")

@@ -21,6 +21,10 @@ struct DeviceOptions {
 std::shared_ptr<Device> openDevice(const std::string &spec,
                                    const DeviceOptions &options = {});
 
+/// Whether `spec` names a device at all ("cpu", "cuda", "cuda:N"), present
+/// in this build and machine or not.
+bool isDeviceName(const std::string &spec);
+
 /// Whether openDevice(spec) can succeed here; when not and `why` is given,
 /// why not ("no CUDA device (...)", "this build has no CUDA backend").
 bool deviceAvailable(const std::string &spec, std::string *why = nullptr);
