@@ -10,8 +10,10 @@ out=$build/device-bundles
 rm -rf "$out" && mkdir -p "$out"
 for m in gpt2 opt llama; do
   mkdir -p "$out/$m"
-  cp "$fixtures/$m/model.safetensors" "$fixtures/$m/ref.safetensors" "$fixtures/$m/model.onnx" "$out/$m/"
+  cp "$fixtures/$m/config.json" "$fixtures/$m/model.safetensors" \
+    "$fixtures/$m/ref.safetensors" "$fixtures/$m/model.onnx" "$out/$m/"
   "$build/bin/hybridc" compile "$fixtures/$m" -o "$out/$m/hf.hyb" -q
+  "$build/bin/hybridc" compile "$fixtures/$m" --dtype=bfloat16 -o "$out/$m/hf-bf16.hyb" -q
   "$build/bin/hybridc" compile "$fixtures/$m/model.onnx" -o "$out/$m/onnx.hyb" -q
 done
 "$build/bin/hybridc" compile examples/models/gpt2-124m -o "$out/gpt2-124m.hyb" -q
