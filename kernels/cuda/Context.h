@@ -1,0 +1,40 @@
+// The per-device state the CUDA kernels share (the definition behind the
+// opaque hybrid::cuda::Context of CudaKernels.h): the cuBLASLt handle, the
+// device's limits, and the GEMM plans chosen once per shape. Owned by the
+// backend (createContext / destroyContext); not thread-safe: one host thread
+// per stream, as CudaKernels.h says.
+#pragma once
+
+#include "cuda/CudaKernels.h"
+
+#include <cublasLt.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+
+namespace hybrid::cuda {
+
+/// A GEMM's shape, layout, dtype, epilogue, pointer alignments and
+/// workspace limit: everything cuBLASLt's heuristic looks at.
+using GemmKey = std::array<int64_t, 20>;
+
+/// Descriptors and the algorithm chosen for one GemmKey. `fallback` marks
+/// shapes cuBLASLt has no algorithm for (our own kernel runs them).
+struct GemmPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo = {};
+  size_t workspace = 0;
+  bool fallback = false;
+};
+
+struct Context {
+  int device = 0;
+  int smCount = 0;
+  size_t maxSharedPerBlockOptin = 0;
+  cublasLtHandle_t lt = nullptr;
+  std::map<GemmKey, GemmPlan> gemmPlans;
+};
+
+} // namespace hybrid::cuda

@@ -1,0 +1,174 @@
+// Device-side element types and launch helpers shared by the .cu files:
+// bf16/f16 storage (computed in f32, rounded to nearest even once), dtype
+// dispatch on the host, grid sizing for grid-stride loops, and the NaN-
+// propagating max/min every kernel uses so they agree with the CPU oracle.
+#pragma once
+
+#include "Check.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace hybrid::cuda {
+
+using Bf16 = __nv_bfloat16;
+using F16 = __half;
+
+template <typename S>
+constexpr bool kIsFloat = std::is_same_v<S, float> || std::is_same_v<S, Bf16> ||
+                          std::is_same_v<S, F16>;
+
+/// A stored float element as f32.
+__device__ __forceinline__ float toFloat(float x) { return x; }
+__device__ __forceinline__ float toFloat(Bf16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float toFloat(F16 x) { return __half2float(x); }
+
+/// f32 to storage type S, rounding to nearest even (NaN stays NaN, overflow
+/// goes to inf), as hybrid/Float16.h does on the host.
+template <typename S> __device__ __forceinline__ S fromFloat(float x);
+template <> __device__ __forceinline__ float fromFloat<float>(float x) {
+  return x;
+}
+template <> __device__ __forceinline__ Bf16 fromFloat<Bf16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <> __device__ __forceinline__ F16 fromFloat<F16>(float x) {
+  return __float2half_rn(x);
+}
+
+/// NaN-propagating maximum / minimum (torch.maximum, the CPU kernels).
+__device__ __forceinline__ float maxOf(float m, float v) {
+  return (v > m || v != v) && m == m ? v : m;
+}
+__device__ __forceinline__ float minOf(float m, float v) {
+  return (v < m || v != v) && m == m ? v : m;
+}
+
+__device__ __forceinline__ float warpMax(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = maxOf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+template <typename T> __device__ __forceinline__ T warpSum(T v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/// Threads per block of the simple elementwise kernels.
+constexpr int kThreads = 256;
+
+/// Blocks for a grid-stride loop over n items: enough to fill the GPU a few
+/// times over, never more than the items need.
+inline unsigned gridFor(int64_t n, int threads = kThreads) {
+  const int64_t blocks = (n + threads - 1) / threads;
+  constexpr int64_t kMaxBlocks = 8192;
+  return static_cast<unsigned>(blocks < 1            ? 1
+                               : blocks > kMaxBlocks ? kMaxBlocks
+                                                     : blocks);
+}
+
+/// The stream of a call as the runtime API wants it.
+inline cudaStream_t streamOf(const CudaCall &call) {
+  return reinterpret_cast<cudaStream_t>(call.stream);
+}
+
+/// Calls fn(S{}) with S the device storage type of float dtype `dt`.
+template <typename Fn>
+void visitFloat(DType dt, const char *kernel, const char *what, Fn &&fn) {
+  switch (dt) {
+  case DType::F32:
+    return fn(float{});
+  case DType::BF16:
+    return fn(Bf16{});
+  case DType::F16:
+    return fn(F16{});
+  default:
+    failUnsupported(kernel, dt, what, "f32, bf16 or f16");
+  }
+}
+
+/// Calls fn(T{}) for any float or integer dtype (not bool).
+template <typename Fn>
+void visitNumeric(DType dt, const char *kernel, const char *what, Fn &&fn) {
+  switch (dt) {
+  case DType::F32:
+    return fn(float{});
+  case DType::BF16:
+    return fn(Bf16{});
+  case DType::F16:
+    return fn(F16{});
+  case DType::I64:
+    return fn(int64_t{});
+  case DType::I32:
+    return fn(int32_t{});
+  default:
+    failUnsupported(kernel, dt, what, "f32, bf16, f16, i32 or i64");
+  }
+}
+
+/// Calls fn(T{}) with the storage type of any dtype (bool as uint8_t).
+template <typename Fn>
+void visitAny(DType dt, const char *kernel, const char *what, Fn &&fn) {
+  switch (dt) {
+  case DType::F32:
+    return fn(float{});
+  case DType::BF16:
+    return fn(Bf16{});
+  case DType::F16:
+    return fn(F16{});
+  case DType::I64:
+    return fn(int64_t{});
+  case DType::I32:
+    return fn(int32_t{});
+  case DType::Bool:
+    return fn(uint8_t{});
+  }
+  failUnsupported(kernel, dt, what, "a valid dtype");
+}
+
+/// Calls fn(W{}) with W the unsigned word of `elementSize` bytes: kernels
+/// that only move elements never look inside them.
+template <typename Fn> void visitWord(size_t elementSize, Fn &&fn) {
+  switch (elementSize) {
+  case 1:
+    return fn(uint8_t{});
+  case 2:
+    return fn(uint16_t{});
+  case 4:
+    return fn(uint32_t{});
+  default:
+    return fn(uint64_t{});
+  }
+}
+
+/// Calls fn(W{}) with W a word of `bytes` bytes (1, 2, 4, 8 or 16: uint4
+/// for 16), for copies in the widest words sizes and addresses allow.
+template <typename Fn> void visitWide(size_t bytes, Fn &&fn) {
+  switch (bytes) {
+  case 16:
+    return fn(uint4{});
+  case 8:
+    return fn(uint64_t{});
+  case 4:
+    return fn(uint32_t{});
+  case 2:
+    return fn(uint16_t{});
+  default:
+    return fn(uint8_t{});
+  }
+}
+
+/// An index tensor's element (i32 or i64).
+template <typename I>
+__device__ __forceinline__ int64_t indexAt(const I *p, int64_t i) {
+  return static_cast<int64_t>(p[i]);
+}
+
+} // namespace hybrid::cuda

@@ -1,0 +1,244 @@
+// The GEMMs behind matmul and linear: cuBLASLt with f32 compute (exact f32,
+// no TF32), the bias fused as its epilogue, batches as strided batches; the
+// descriptors and algorithm of each shape are chosen once and cached in the
+// Context (the heuristic query costs tens of microseconds). A small tiled
+// kernel of our own runs what cuBLASLt declines.
+#include "Context.h"
+#include "Device.cuh"
+#include "Gemm.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace hybrid::cuda {
+namespace {
+
+void checkLt(cublasStatus_t status, const char *kernel, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail(kernel, std::string(what) + " failed: cuBLAS status " +
+                     std::to_string(static_cast<int>(status)));
+}
+
+cudaDataType_t cudaTypeOf(DType dt) {
+  switch (dt) {
+  case DType::BF16:
+    return CUDA_R_16BF;
+  case DType::F16:
+    return CUDA_R_16F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// The largest power of two (up to 256) dividing the address: cuBLASLt's
+/// heuristic assumes 256-byte aligned operands unless told otherwise, and a
+/// tensor in the middle of a workspace or a slice may be less aligned.
+int64_t alignmentOf(const void *p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  int64_t align = 256;
+  while (align > 1 && (a % align) != 0)
+    align >>= 1;
+  return align;
+}
+
+constexpr int kTile = 16;
+
+/// C = op(A) op(B) (+ bias), one 16 x 16 tile of C per block, blockIdx.z
+/// over batches; f32 accumulation.
+template <typename S> __global__ void tiledGemmKernel(GemmProblem p) {
+  __shared__ float As[kTile][kTile + 1];
+  __shared__ float Bs[kTile][kTile + 1];
+  const S *A = static_cast<const S *>(p.A);
+  const S *B = static_cast<const S *>(p.B);
+  const S *bias = static_cast<const S *>(p.bias);
+  S *C = static_cast<S *>(p.C);
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t row = static_cast<int64_t>(blockIdx.y) * kTile + ty;
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kTile + tx;
+  for (int64_t b = blockIdx.z; b < p.batch; b += gridDim.z) {
+    const S *a = A + b * p.strideA;
+    const S *bb = B + b * p.strideB;
+    float acc = 0;
+    for (int64_t k0 = 0; k0 < p.K; k0 += kTile) {
+      // As[ty][tx] = op(A)[row][k0 + tx]; Bs[ty][tx] = op(B)[k0 + ty][col].
+      const int64_t ka = k0 + tx, kb = k0 + ty;
+      float av = 0, bv = 0;
+      if (row < p.M && ka < p.K)
+        av = toFloat(p.transA ? a[ka * p.lda + row] : a[row * p.lda + ka]);
+      if (col < p.N && kb < p.K)
+        bv = toFloat(p.transB ? bb[col * p.ldb + kb] : bb[kb * p.ldb + col]);
+      As[ty][tx] = av;
+      Bs[ty][tx] = bv;
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < kTile; ++k)
+        acc += As[ty][k] * Bs[k][tx];
+      __syncthreads();
+    }
+    if (row < p.M && col < p.N) {
+      if (bias)
+        acc += toFloat(bias[col]);
+      C[b * p.strideC + row * p.ldc + col] = fromFloat<S>(acc);
+    }
+  }
+}
+
+/// The cached plan of `p` (created on first use).
+GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
+                  const char *kernel) {
+  const GemmKey key = {static_cast<int64_t>(p.dtype),
+                       p.transA,
+                       p.transB,
+                       p.M,
+                       p.N,
+                       p.K,
+                       p.lda,
+                       p.ldb,
+                       p.ldc,
+                       p.batch,
+                       p.strideA,
+                       p.strideB,
+                       p.strideC,
+                       p.bias != nullptr,
+                       alignmentOf(p.A),
+                       alignmentOf(p.B),
+                       alignmentOf(p.C),
+                       p.bias ? alignmentOf(p.bias) : 0,
+                       static_cast<int64_t>(workspace),
+                       0};
+  auto found = context.gemmPlans.find(key);
+  if (found != context.gemmPlans.end())
+    return found->second;
+  GemmPlan plan;
+  if (p.batch > INT_MAX) {
+    plan.fallback = true;
+    return context.gemmPlans.emplace(key, plan).first->second;
+  }
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS
+  // sees our B as its A and our A as its B, each stored as the transpose of
+  // what row-major says, so the transpose flags carry over unchanged.
+  const cudaDataType_t type = cudaTypeOf(p.dtype);
+  const cublasOperation_t opA = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opB = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  checkLt(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          kernel, "cublasLtMatmulDescCreate");
+  checkLt(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                         &opA, sizeof(opA)),
+          kernel, "cublasLtMatmulDescSetAttribute(TRANSA)");
+  checkLt(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                         &opB, sizeof(opB)),
+          kernel, "cublasLtMatmulDescSetAttribute(TRANSB)");
+  if (p.bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    checkLt(cublasLtMatmulDescSetAttribute(plan.desc,
+                                           CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                           &epilogue, sizeof(epilogue)),
+            kernel, "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+    checkLt(cublasLtMatmulDescSetAttribute(plan.desc,
+                                           CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                           &type, sizeof(type)),
+            kernel, "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
+  }
+  auto layout = [&](cublasLtMatrixLayout_t *out, int64_t rows, int64_t cols,
+                    int64_t ld, int64_t stride) {
+    checkLt(cublasLtMatrixLayoutCreate(out, type, rows, cols, ld), kernel,
+            "cublasLtMatrixLayoutCreate");
+    if (p.batch > 1) {
+      const int32_t count = static_cast<int32_t>(p.batch);
+      checkLt(
+          cublasLtMatrixLayoutSetAttribute(
+              *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+          kernel, "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+      checkLt(cublasLtMatrixLayoutSetAttribute(
+                  *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                  sizeof(stride)),
+              kernel, "cublasLtMatrixLayoutSetAttribute(BATCH_OFFSET)");
+    }
+  };
+  // Stored (pre-op) shapes in column-major terms.
+  layout(&plan.a, p.transB ? p.K : p.N, p.transB ? p.N : p.K, p.ldb, p.strideB);
+  layout(&plan.b, p.transA ? p.M : p.K, p.transA ? p.K : p.M, p.lda, p.strideA);
+  layout(&plan.c, p.N, p.M, p.ldc, p.strideC);
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  checkLt(cublasLtMatmulPreferenceCreate(&pref), kernel,
+          "cublasLtMatmulPreferenceCreate");
+  const uint64_t maxWorkspace = workspace;
+  cublasLtMatmulPreferenceSetAttribute(pref,
+                                       CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                       &maxWorkspace, sizeof(maxWorkspace));
+  const uint32_t alignA = static_cast<uint32_t>(alignmentOf(p.B));
+  const uint32_t alignB = static_cast<uint32_t>(alignmentOf(p.A));
+  const uint32_t alignC = static_cast<uint32_t>(alignmentOf(p.C));
+  cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA,
+      sizeof(alignA));
+  cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB,
+      sizeof(alignB));
+  cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC,
+      sizeof(alignC));
+  cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC,
+      sizeof(alignC));
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      context.lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1, &result,
+      &returned);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (status != CUBLAS_STATUS_SUCCESS || returned == 0 ||
+      result.state != CUBLAS_STATUS_SUCCESS) {
+    plan.fallback = true;
+  } else {
+    plan.algo = result.algo;
+    plan.workspace = result.workspaceSize;
+  }
+  return context.gemmPlans.emplace(key, plan).first->second;
+}
+
+} // namespace
+
+void fallbackGemm(const GemmProblem &p, cudaStream_t stream,
+                  const char *kernel) {
+  if (p.M == 0 || p.N == 0 || p.batch == 0)
+    return;
+  const dim3 block(kTile, kTile);
+  const int64_t gx = (p.N + kTile - 1) / kTile, gy = (p.M + kTile - 1) / kTile;
+  if (gx > INT_MAX || gy > 65535)
+    fail(kernel, "product of " + std::to_string(p.M) + " x " +
+                     std::to_string(p.N) + " is too large for the fallback");
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
+                  static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)));
+  visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
+    using S = decltype(zero);
+    tiledGemmKernel<S><<<grid, block, 0, stream>>>(p);
+  });
+  checkLaunch(kernel);
+}
+
+void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
+  if (p.M == 0 || p.N == 0 || p.batch == 0)
+    return;
+  const cudaStream_t stream = streamOf(call);
+  if (p.K == 0 || !call.context)
+    return fallbackGemm(p, stream, kernel);
+  const size_t workspace =
+      call.scratch ? std::min(call.scratchBytes, kGemmWorkspaceBytes) : 0;
+  GemmPlan &plan = planFor(*call.context, p, workspace, kernel);
+  if (plan.fallback)
+    return fallbackGemm(p, stream, kernel);
+  if (p.bias)
+    checkLt(cublasLtMatmulDescSetAttribute(plan.desc,
+                                           CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                           &p.bias, sizeof(p.bias)),
+            kernel, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  const float alpha = 1.0f, beta = 0.0f;
+  checkLt(cublasLtMatmul(call.context->lt, plan.desc, &alpha, p.B, plan.a, p.A,
+                         plan.b, &beta, p.C, plan.c, p.C, plan.c, &plan.algo,
+                         call.scratch, plan.workspace, stream),
+          kernel, "cublasLtMatmul");
+}
+
+} // namespace hybrid::cuda

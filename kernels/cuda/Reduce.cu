@@ -1,0 +1,378 @@
+// Reductions over a set of axes (all when empty), keepdims or not, with the
+// CPU kernel's numerics: floats (f32, bf16, f16) sum/mean/prod accumulate in
+// double, max/min compare in f32 and propagate NaN; integers (i32, i64) wrap
+// (mean truncates); bool max/min are any/all. The input is seen as merged
+// runs of kept and reduced dimensions. When the contiguous innermost run is
+// reduced, a warp (or a block, for long reductions) folds each output;
+// when it is kept, threads run along it (coalesced) and split the reduced
+// rows between them.
+#include "Elementwise.cuh"
+#include "Kernels.h"
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace hybrid::cuda::kernels {
+namespace {
+
+template <typename S>
+using IntegerOf =
+    std::conditional_t<kIsFloat<S> || std::is_same_v<S, uint8_t>, int, S>;
+
+template <typename S> struct SumReducer {
+  using Acc = std::conditional_t<kIsFloat<S>, double,
+                                 std::make_unsigned_t<IntegerOf<S>>>;
+  __device__ static Acc init() { return 0; }
+  __device__ static Acc step(Acc a, S x) {
+    if constexpr (kIsFloat<S>)
+      return a + toFloat(x);
+    else
+      return a + static_cast<Acc>(x);
+  }
+  __device__ static Acc combine(Acc a, Acc b) { return a + b; }
+  __device__ static S finish(Acc a, int64_t) {
+    if constexpr (kIsFloat<S>)
+      return fromFloat<S>(static_cast<float>(a));
+    else
+      return static_cast<S>(a);
+  }
+};
+
+template <typename S> struct MeanReducer : SumReducer<S> {
+  using Acc = typename SumReducer<S>::Acc;
+  __device__ static S finish(Acc a, int64_t count) {
+    if constexpr (kIsFloat<S>)
+      return fromFloat<S>(static_cast<float>(a / static_cast<double>(count)));
+    else
+      return static_cast<S>(static_cast<S>(a) / count); // count > 0, checked
+  }
+};
+
+template <typename S> struct ProdReducer {
+  using Acc = typename SumReducer<S>::Acc;
+  __device__ static Acc init() { return 1; }
+  __device__ static Acc step(Acc a, S x) {
+    if constexpr (kIsFloat<S>)
+      return a * toFloat(x);
+    else
+      return a * static_cast<Acc>(x);
+  }
+  __device__ static Acc combine(Acc a, Acc b) { return a * b; }
+  __device__ static S finish(Acc a, int64_t) {
+    return SumReducer<S>::finish(a, 1);
+  }
+};
+
+/// max/min accumulate f32 for floats, the type itself for integers, int for
+/// bool (shuffles take no bytes).
+template <typename S>
+using ExtremumAcc =
+    std::conditional_t<kIsFloat<S>, float,
+                       std::conditional_t<std::is_same_v<S, uint8_t>, int, S>>;
+
+template <typename S> __device__ __forceinline__ ExtremumAcc<S> asAcc(S s) {
+  if constexpr (kIsFloat<S>)
+    return toFloat(s);
+  else
+    return static_cast<ExtremumAcc<S>>(s);
+}
+
+template <typename S> struct MaxReducer {
+  using Acc = ExtremumAcc<S>;
+  __device__ static Acc init() {
+    if constexpr (kIsFloat<S>)
+      return -INFINITY;
+    else if constexpr (std::is_same_v<S, uint8_t>)
+      return 0; // "any" of nothing
+    else
+      return std::numeric_limits<S>::min();
+  }
+  __device__ static Acc combine(Acc a, Acc x) {
+    return (x > a || x != x) && a == a ? x : a;
+  }
+  __device__ static Acc step(Acc a, S s) { return combine(a, asAcc(s)); }
+  __device__ static S finish(Acc a, int64_t) {
+    if constexpr (kIsFloat<S>)
+      return fromFloat<S>(a);
+    else
+      return static_cast<S>(a);
+  }
+};
+
+template <typename S> struct MinReducer {
+  using Acc = ExtremumAcc<S>;
+  __device__ static Acc init() {
+    if constexpr (kIsFloat<S>)
+      return INFINITY;
+    else if constexpr (std::is_same_v<S, uint8_t>)
+      return 1; // "all" of nothing
+    else
+      return std::numeric_limits<S>::max();
+  }
+  __device__ static Acc combine(Acc a, Acc x) {
+    return (x < a || x != x) && a == a ? x : a;
+  }
+  __device__ static Acc step(Acc a, S s) { return combine(a, asAcc(s)); }
+  __device__ static S finish(Acc a, int64_t) {
+    return MaxReducer<S>::finish(a, 1);
+  }
+};
+
+/// The input as merged runs of kept and reduced dimensions.
+struct ReduceLayout {
+  int keptRank = 0, reducedRank = 0;
+  int64_t keptDims[kMaxDims] = {}, keptStrides[kMaxDims] = {};
+  int64_t reducedDims[kMaxDims] = {}, reducedStrides[kMaxDims] = {};
+  int64_t innerLength = 1; ///< the innermost (contiguous) run
+  bool innerReduced = true;
+  int64_t reducedCombos = 1; ///< index combinations of the reduced runs
+  int64_t count = 1;         ///< elements folded into each output
+  int64_t outCount = 0;
+
+  /// Input offset of kept index o (row-major over keptDims).
+  __device__ int64_t keptOffset(int64_t o) const {
+    int64_t offset = 0;
+    for (int d = keptRank - 1; d >= 0; --d) {
+      const int64_t q = o / keptDims[d];
+      offset += (o - q * keptDims[d]) * keptStrides[d];
+      o = q;
+    }
+    return offset;
+  }
+  /// Input offset of reduced combination c.
+  __device__ int64_t reducedOffset(int64_t c) const {
+    int64_t offset = 0;
+    for (int d = reducedRank - 1; d >= 0; --d) {
+      const int64_t q = c / reducedDims[d];
+      offset += (c - q * reducedDims[d]) * reducedStrides[d];
+      c = q;
+    }
+    return offset;
+  }
+};
+
+ReduceLayout planReduction(const Shape &shape, const std::vector<bool> &reduced,
+                           const char *kernel) {
+  ReduceLayout layout;
+  std::vector<int64_t> dims;
+  std::vector<bool> kinds;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (!dims.empty() && kinds.back() == reduced[d]) {
+      dims.back() *= shape[d];
+    } else {
+      dims.push_back(shape[d]);
+      kinds.push_back(reduced[d]);
+    }
+  }
+  if (dims.empty())
+    return layout; // one element
+  const int count = static_cast<int>(dims.size());
+  layout.innerLength = dims[count - 1];
+  layout.innerReduced = kinds[count - 1];
+  std::vector<int64_t> kd, ks, rd, rs; // innermost first
+  int64_t stride = layout.innerLength;
+  for (int i = count - 1; i-- > 0;) {
+    if (kinds[i]) {
+      rd.push_back(dims[i]);
+      rs.push_back(stride);
+      layout.reducedCombos *= dims[i];
+    } else {
+      kd.push_back(dims[i]);
+      ks.push_back(stride);
+    }
+    stride *= dims[i];
+  }
+  if (kd.size() > static_cast<size_t>(kMaxDims) ||
+      rd.size() > static_cast<size_t>(kMaxDims))
+    fail(kernel, "too many alternating kept and reduced dimensions in " +
+                     shapeToString(shape));
+  layout.keptRank = static_cast<int>(kd.size());
+  layout.reducedRank = static_cast<int>(rd.size());
+  for (int i = 0; i < layout.keptRank; ++i) {
+    layout.keptDims[layout.keptRank - 1 - i] = kd[i];
+    layout.keptStrides[layout.keptRank - 1 - i] = ks[i];
+  }
+  for (int i = 0; i < layout.reducedRank; ++i) {
+    layout.reducedDims[layout.reducedRank - 1 - i] = rd[i];
+    layout.reducedStrides[layout.reducedRank - 1 - i] = rs[i];
+  }
+  layout.count =
+      layout.reducedCombos * (layout.innerReduced ? layout.innerLength : 1);
+  return layout;
+}
+
+/// Threads folding one output on the reduced-inner path.
+constexpr int kWarpGroup = 32, kBlockGroup = 256;
+
+/// The innermost run is reduced: blockDim.x threads fold each output
+/// (blockDim.y outputs per block), striding over its `count` elements.
+template <typename S, typename R>
+__global__ void reduceInnerKernel(const S *in, S *out, ReduceLayout s) {
+  using Acc = typename R::Acc;
+  __shared__ Acc partial[kBlockGroup / 32];
+  const int64_t L = s.innerLength;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+       o - threadIdx.y < s.outCount;
+       o += static_cast<int64_t>(gridDim.x) * blockDim.y) {
+    Acc acc = R::init();
+    if (o < s.outCount) {
+      const S *base = in + s.keptOffset(o);
+      if (s.reducedCombos == 1) {
+        for (int64_t l = threadIdx.x; l < L; l += blockDim.x)
+          acc = R::step(acc, base[l]);
+      } else {
+        for (int64_t r = threadIdx.x; r < s.count; r += blockDim.x) {
+          const int64_t c = r / L;
+          acc = R::step(acc, base[s.reducedOffset(c) + (r - c * L)]);
+        }
+      }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+      acc = R::combine(acc, __shfl_xor_sync(0xffffffffu, acc, off));
+    if (blockDim.x > 32) { // one output per block: combine the warps
+      if (lane == 0)
+        partial[warp] = acc;
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
+          acc = R::combine(acc, partial[w]);
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0 && o < s.outCount)
+      out[o] = R::finish(acc, s.count);
+  }
+}
+
+constexpr int kColumns = 32, kColumnSplit = 8;
+
+/// The innermost run (L outputs) is kept: threadIdx.x runs along it,
+/// threadIdx.y splits the reduced rows; partials meet in shared memory.
+template <typename S, typename R>
+__global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s) {
+  using Acc = typename R::Acc;
+  __shared__ Acc partial[kColumnSplit][kColumns];
+  const int64_t L = s.innerLength;
+  const int64_t tilesPerGroup = (L + kColumns - 1) / kColumns;
+  const int64_t tiles = (s.outCount / L) * tilesPerGroup;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t g = t / tilesPerGroup;
+    const int64_t l = (t - g * tilesPerGroup) * kColumns + threadIdx.x;
+    Acc acc = R::init();
+    if (l < L) {
+      const S *base = in + s.keptOffset(g) + l;
+      for (int64_t c = threadIdx.y; c < s.reducedCombos; c += blockDim.y)
+        acc = R::step(acc, base[s.reducedOffset(c)]);
+    }
+    partial[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && l < L) {
+      for (int y = 1; y < kColumnSplit; ++y)
+        acc = R::combine(acc, partial[y][threadIdx.x]);
+      out[g * L + l] = R::finish(acc, s.count);
+    }
+    __syncthreads();
+  }
+}
+
+template <typename S, typename R>
+__global__ void identityKernel(S *out, int64_t n) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < n; i += stride) {
+    if constexpr (std::is_same_v<R, MeanReducer<S>> && kIsFloat<S>)
+      out[i] = fromFloat<S>(NAN); // a mean of nothing is 0/0
+    else
+      out[i] = R::finish(R::init(), 1);
+  }
+}
+
+template <template <typename> class R> constexpr bool kRunsOnBool = false;
+template <> constexpr bool kRunsOnBool<MaxReducer> = true;
+template <> constexpr bool kRunsOnBool<MinReducer> = true;
+
+template <template <typename> class R>
+void reduce(const CudaCall &call, const char *kernel) {
+  expectArity(call, kernel, 1, 1);
+  const ConstTensor &input = call.operands[0];
+  const Tensor &result = call.results[0];
+  expectDType(result, input.dtype, kernel, "result");
+  const ops::Reduce &attrs = call.attrs<ops::Reduce>();
+  const int64_t rank = input.rank();
+  std::vector<bool> reduced(rank, attrs.axes.empty());
+  for (int64_t a : attrs.axes)
+    reduced[normalizeAxis(a, rank, kernel)] = true;
+  Shape outShape;
+  int64_t reduceCount = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduced[d]) {
+      outShape.push_back(input.shape[d]);
+    } else {
+      reduceCount *= input.shape[d];
+      if (attrs.keepdims)
+        outShape.push_back(1);
+    }
+  }
+  expectShape(result, outShape, kernel, "result");
+  const int64_t outCount = result.numel();
+  const cudaStream_t stream = streamOf(call);
+  auto run = [&](auto zero) {
+    using S = decltype(zero);
+    using Reducer = R<S>;
+    if (outCount == 0)
+      return;
+    S *out = static_cast<S *>(result.data);
+    const S *in = static_cast<const S *>(input.data);
+    if (reduceCount == 0) {
+      if constexpr (std::is_same_v<Reducer, MeanReducer<S>> && !kIsFloat<S>)
+        fail(kernel, "mean over an empty integer reduction");
+      identityKernel<S, Reducer>
+          <<<gridFor(outCount), kThreads, 0, stream>>>(out, outCount);
+      checkLaunch(kernel);
+      return;
+    }
+    ReduceLayout layout = planReduction(input.shape, reduced, kernel);
+    layout.outCount = outCount;
+    if (layout.innerReduced) {
+      const bool wide = layout.count >= 2048;
+      const dim3 block(wide ? kBlockGroup : kWarpGroup,
+                       wide ? 1 : kBlockGroup / kWarpGroup);
+      const int64_t blocks = (outCount + block.y - 1) / block.y;
+      reduceInnerKernel<S, Reducer>
+          <<<gridFor(blocks, 1), block, 0, stream>>>(in, out, layout);
+    } else {
+      const int64_t tiles = (outCount / layout.innerLength) *
+                            ((layout.innerLength + kColumns - 1) / kColumns);
+      reduceOuterKernel<S, Reducer>
+          <<<gridFor(tiles, 1), dim3(kColumns, kColumnSplit), 0, stream>>>(
+              in, out, layout);
+    }
+    checkLaunch(kernel);
+  };
+  if (input.dtype == DType::Bool) {
+    if constexpr (kRunsOnBool<R>)
+      return run(uint8_t{});
+    failUnsupported(kernel, input.dtype, "input", "f32, bf16, f16, i32 or i64");
+  }
+  visitNumeric(input.dtype, kernel, "input", run);
+}
+
+} // namespace
+
+void reduceSum(const CudaCall &call) { reduce<SumReducer>(call, "reduce_sum"); }
+void reduceMean(const CudaCall &call) {
+  reduce<MeanReducer>(call, "reduce_mean");
+}
+void reduceMax(const CudaCall &call) { reduce<MaxReducer>(call, "reduce_max"); }
+void reduceMin(const CudaCall &call) { reduce<MinReducer>(call, "reduce_min"); }
+void reduceProd(const CudaCall &call) {
+  reduce<ProdReducer>(call, "reduce_prod");
+}
+
+} // namespace hybrid::cuda::kernels

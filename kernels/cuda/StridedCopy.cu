@@ -1,0 +1,70 @@
+// The data-movement helpers of Movement.h: strided copies through the
+// elementwise engine (identity on words) and pitched row copies in the
+// widest words the sizes and addresses allow.
+#include "Elementwise.cuh"
+#include "Movement.h"
+
+namespace hybrid::cuda {
+namespace {
+
+/// Rows of `words` words each; one thread per word in a grid-stride loop.
+template <typename W>
+__global__ void copyRowsKernel(W *dst, int64_t dstPitch, const W *src,
+                               int64_t srcPitch, int64_t words, int64_t rows) {
+  const int64_t total = words * rows;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < total; i += stride) {
+    const int64_t r = i / words, w = i - r * words;
+    dst[r * dstPitch + w] = src[r * srcPitch + w];
+  }
+}
+
+} // namespace
+
+size_t widestWord(std::initializer_list<uint64_t> sizesAndAddresses) {
+  size_t word = 16;
+  for (uint64_t v : sizesAndAddresses)
+    while (word > 1 && v % word != 0)
+      word >>= 1;
+  return word;
+}
+
+void copyStrided(const StridedPlan<1> &plan, const void *src, void *dst,
+                 size_t elementSize, cudaStream_t stream, const char *kernel) {
+  if (plan.numel == 0)
+    return;
+  if (plan.direct && plan.unit[0] == 1) {
+    checkCuda(cudaMemcpyAsync(dst, src, plan.numel * elementSize,
+                              cudaMemcpyDeviceToDevice, stream),
+              kernel, "cudaMemcpyAsync");
+    return;
+  }
+  visitWord(elementSize, [&](auto zero) {
+    using W = decltype(zero);
+    launchMap(plan, static_cast<W *>(dst), static_cast<const W *>(src),
+              MoveWord{}, stream, kernel);
+  });
+}
+
+void copyRows(void *dst, int64_t dstPitch, const void *src, int64_t srcPitch,
+              int64_t rowBytes, int64_t rows, cudaStream_t stream,
+              const char *kernel) {
+  if (rows == 0 || rowBytes == 0)
+    return;
+  const size_t word = widestWord(
+      {static_cast<uint64_t>(dstPitch), static_cast<uint64_t>(srcPitch),
+       static_cast<uint64_t>(rowBytes), reinterpret_cast<uint64_t>(dst),
+       reinterpret_cast<uint64_t>(src)});
+  visitWide(word, [&](auto zero) {
+    using W = decltype(zero);
+    const int64_t w = static_cast<int64_t>(sizeof(W));
+    const int64_t words = rowBytes / w;
+    copyRowsKernel<<<gridFor(words * rows), kThreads, 0, stream>>>(
+        static_cast<W *>(dst), dstPitch / w, static_cast<const W *>(src),
+        srcPitch / w, words, rows);
+  });
+  checkLaunch(kernel);
+}
+
+} // namespace hybrid::cuda
