@@ -10,6 +10,8 @@
 #include "hybrid/CudaDevice.h"
 #include "hybrid/Engine.h"
 
+#include "cuda/CudaKernels.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -52,6 +54,11 @@ std::vector<uint8_t> pattern(size_t bytes, uint32_t seed) {
 
 bool aligned(const void *p, size_t to) {
   return reinterpret_cast<uintptr_t>(p) % to == 0;
+}
+
+/// One default-constructed op of every type Ops.h has.
+template <size_t... I> std::vector<Op> everyOp(std::index_sequence<I...>) {
+  return {Op(std::in_place_index<I>)...};
 }
 
 } // namespace
@@ -393,4 +400,28 @@ TEST_F(CudaDeviceTest, CollectiveOperandCountIsCheckedAtPrepare) {
   c.results = {9};
   expectError([&] { dev().prepare(c, e); },
               {"executable 'forward': ", "takes one operand and one result"});
+}
+
+// An op the CUDA kernels do not cover fails when the executable is loaded,
+// naming the op and where the command came from.
+TEST_F(CudaDeviceTest, OpWithoutAKernelFailsAtPrepare) {
+  ExecutableDesc exe;
+  exe.name = "forward";
+  int missing = 0;
+  for (const Op &op :
+       everyOp(std::make_index_sequence<std::variant_size_v<Op>>())) {
+    if (std::holds_alternative<ops::RecordEvent>(op) ||
+        std::holds_alternative<ops::WaitEvent>(op) ||
+        std::holds_alternative<ops::Collective>(op) || cuda::findKernel(op).run)
+      continue;
+    ++missing;
+    CommandDesc c;
+    c.op = op;
+    c.loc = "model.mlir:7";
+    expectError([&] { dev().prepare(c, exe); },
+                {"executable 'forward': the cuda backend has no kernel for '" +
+                 std::string(opName(op)) + "' (used at model.mlir:7)"});
+  }
+  if (!missing)
+    GTEST_SKIP() << "every op has a CUDA kernel: nothing to refuse";
 }
