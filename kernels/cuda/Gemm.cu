@@ -235,10 +235,18 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
                                            &p.bias, sizeof(p.bias)),
             kernel, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   const float alpha = 1.0f, beta = 0.0f;
-  checkLt(cublasLtMatmul(call.context->lt, plan.desc, &alpha, p.B, plan.a, p.A,
-                         plan.b, &beta, p.C, plan.c, p.C, plan.c, &plan.algo,
-                         call.scratch, plan.workspace, stream),
-          kernel, "cublasLtMatmul");
+  const cublasStatus_t status = cublasLtMatmul(
+      call.context->lt, plan.desc, &alpha, p.B, plan.a, p.A, plan.b, &beta, p.C,
+      plan.c, p.C, plan.c, &plan.algo, call.scratch, plan.workspace, stream);
+  // cuBLASLt checks a configuration (a batch stride of 0, say) when it is
+  // launched, before enqueueing anything: what it declines runs on our
+  // kernel, now and for every later call of the shape.
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED ||
+      status == CUBLAS_STATUS_INVALID_VALUE) {
+    plan.fallback = true;
+    return fallbackGemm(p, stream, kernel);
+  }
+  checkLt(status, kernel, "cublasLtMatmul");
 }
 
 } // namespace hybrid::cuda

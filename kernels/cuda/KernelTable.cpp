@@ -75,8 +75,10 @@ struct EntryOf {
     return {linear, linearScratchBytes};
   }
   KernelEntry operator()(const ops::Embedding &) const { return {embedding}; }
-  KernelEntry operator()(const ops::Rotary &) const { return {}; }
-  KernelEntry operator()(const ops::Attention &) const { return {}; }
+  KernelEntry operator()(const ops::Rotary &) const { return {rotary}; }
+  KernelEntry operator()(const ops::Attention &) const {
+    return {attention, attentionScratchBytes};
+  }
   // Collectives go through NCCL and events through the stream API in the
   // backend.
   KernelEntry operator()(const ops::Collective &) const { return {}; }

@@ -92,5 +92,10 @@ void linear(const CudaCall &call);
 size_t linearScratchBytes(const CudaCall &call);
 
 void embedding(const CudaCall &call); // Embedding.cu
+void rotary(const CudaCall &call);    // Rotary.cu
+
+// Attention.cu
+void attention(const CudaCall &call);
+size_t attentionScratchBytes(const CudaCall &call);
 
 } // namespace hybrid::cuda::kernels

@@ -1,0 +1,535 @@
+// attention: scaled dot-product attention with grouped KV heads, causal and
+// sliding-window limits aligned to the end of the keys, an additive
+// broadcast mask and ALiBi slopes, on f32, bf16 or f16 (computed in f32),
+// with the CPU kernel's semantics (a row with no visible key, or only -inf
+// scores, gives zeros). Two paths, neither with O(T x S) memory:
+//  * prompts (T > kDecodeRows, head sizes <= 256): a flash-style tiled
+//    kernel, one block per 16-32 query rows of a head, key/value tiles of
+//    32 staged in shared memory as f32, an online (running-max) softmax
+//    and the output accumulated in registers;
+//  * decode steps and short prompts: one block per query row and key
+//    split; small batches split the keys over many blocks (split-K) whose
+//    partial maxima, sums and outputs meet in scratch and are combined by a
+//    second kernel.
+// Both run on CUDA cores in f32 (exact against the f32 oracle); tensor-core
+// tiles are later tuning.
+#include "Device.cuh"
+#include "Kernels.h"
+
+#include <algorithm>
+
+namespace hybrid::cuda::kernels {
+namespace {
+
+/// Query rows up to which a call takes the decode path.
+constexpr int64_t kDecodeRows = 8;
+/// Blocks the decode path aims for (a few per multiprocessor of an H200),
+/// and the fewest keys a split gets.
+constexpr int64_t kDecodeTargetBlocks = 512, kMinSplitKeys = 128;
+constexpr int kMaxSplits = 64;
+constexpr int kDecodeWarps = 4;
+
+struct AttnParams {
+  const void *q = nullptr, *k = nullptr, *v = nullptr;
+  const void *mask = nullptr, *slopes = nullptr;
+  void *out = nullptr;
+  float *partial = nullptr; ///< split-K partials: [rows][splits][Dv + 2]
+  int64_t B = 0, Hq = 0, Hkv = 0, T = 0, S = 0, Dh = 0, Dv = 0, group = 1;
+  int64_t maskStrides[4] = {0, 0, 0, 0}; ///< over [B, Hq, T, S]
+  float scale = 1;
+  bool causal = false;
+  int64_t window = 0;
+  int splits = 1;
+  int64_t splitLen = 0;
+
+  /// Visible keys [begin, end) of query row i (as the CPU kernel).
+  __device__ void keyRange(int64_t i, int64_t &begin, int64_t &end) const {
+    const int64_t last = i + S - T; // the key aligned with query i
+    begin = 0;
+    end = S;
+    if (causal)
+      end = last + 1 < 0 ? 0 : last + 1 > S ? S : last + 1;
+    if (window > 0 && last + 1 > window)
+      begin = last - window + 1 < S ? last - window + 1 : S;
+  }
+
+  /// Score of query row i of head (b, h) against key j from its raw dot
+  /// product: scaled, then the mask and ALiBi bias added (CPU order).
+  template <typename S>
+  __device__ float score(float dot, int64_t b, int64_t h, int64_t i,
+                         int64_t j) const {
+    float s = dot * scale;
+    if (mask)
+      s += toFloat(static_cast<const S *>(
+          mask)[b * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2] +
+                j * maskStrides[3]]);
+    if (slopes)
+      s += toFloat(static_cast<const S *>(slopes)[h]) *
+           static_cast<float>(j - i);
+    return s;
+  }
+};
+
+/// How a call runs; from shapes alone, so the scratch function and the run
+/// agree.
+struct AttnPlan {
+  bool flash = false;
+  int headBound = 0;     ///< flash: 64, 128 or 256 (>= Dh and Dv)
+  int valuesPerLane = 0; ///< decode: Dv <= 32 * valuesPerLane
+  int splits = 1;
+  int64_t splitLen = 0;
+  size_t scratch = 0;
+};
+
+AttnParams describe(const CudaCall &call) {
+  const ConstTensor &query = call.operands.at(0), &key = call.operands.at(1),
+                    &value = call.operands.at(2);
+  const Tensor &result = call.results.at(0);
+  AttnParams p;
+  expectFloat(query.dtype, "attention", "query");
+  expectSameDType(key, query, "attention", "key", "query");
+  expectSameDType(value, query, "attention", "value", "query");
+  expectDType(result, query.dtype, "attention", "result");
+  expectRank(query, 4, "attention", "query");
+  expectRank(key, 4, "attention", "key");
+  expectRank(value, 4, "attention", "value");
+  p.B = query.shape[0];
+  p.Hq = query.shape[1];
+  p.T = query.shape[2];
+  p.Dh = query.shape[3];
+  p.Hkv = key.shape[1];
+  p.S = key.shape[2];
+  p.Dv = value.shape[3];
+  if (key.shape[0] != p.B || key.shape[3] != p.Dh)
+    fail("attention", "key " + shapeToString(key.shape) +
+                          " does not match query " +
+                          shapeToString(query.shape));
+  if (value.shape[0] != p.B || value.shape[1] != p.Hkv || value.shape[2] != p.S)
+    fail("attention", "value " + shapeToString(value.shape) +
+                          " does not match key " + shapeToString(key.shape));
+  if (p.Hkv == 0 || p.Hq % p.Hkv != 0)
+    fail("attention", std::to_string(p.Hq) +
+                          " query heads are not a multiple of " +
+                          std::to_string(p.Hkv) + " KV heads");
+  p.group = p.Hq / p.Hkv;
+  expectShape(result, {p.B, p.Hq, p.T, p.Dv}, "attention", "result");
+  const ops::Attention &attrs = call.attrs<ops::Attention>();
+  p.scale = static_cast<float>(attrs.scale);
+  p.causal = attrs.causal;
+  p.window = attrs.slidingWindow;
+  if (const ConstTensor *mask = optionalOperand(call, 3)) {
+    expectSameDType(*mask, query, "attention", "mask", "query");
+    const Shape full = {p.B, p.Hq, p.T, p.S};
+    if (mask->rank() > 4)
+      fail("attention",
+           "mask " + shapeToString(mask->shape) + " has rank above 4");
+    const int64_t lead = 4 - mask->rank();
+    int64_t stride = 1;
+    for (int64_t d = 3; d >= lead; --d) {
+      const int64_t dim = mask->shape[d - lead];
+      if (dim != full[d] && dim != 1)
+        fail("attention", "mask " + shapeToString(mask->shape) +
+                              " does not broadcast to " + shapeToString(full));
+      p.maskStrides[d] = dim == 1 ? 0 : stride;
+      stride *= dim;
+    }
+    p.mask = mask->data;
+  }
+  if (const ConstTensor *slopes = optionalOperand(call, 4)) {
+    expectSameDType(*slopes, query, "attention", "alibi_slopes", "query");
+    if (slopes->numel() != p.Hq)
+      fail("attention", "alibi_slopes " + shapeToString(slopes->shape) +
+                            " must hold one slope per query head (" +
+                            std::to_string(p.Hq) + ")");
+    p.slopes = slopes->data;
+  }
+  p.q = query.data;
+  p.k = key.data;
+  p.v = value.data;
+  p.out = result.data;
+  return p;
+}
+
+AttnPlan planAttention(const AttnParams &p) {
+  AttnPlan plan;
+  const int64_t maxD = std::max(p.Dh, p.Dv);
+  if (p.T > kDecodeRows && maxD <= 256) {
+    plan.flash = true;
+    plan.headBound = maxD <= 64 ? 64 : maxD <= 128 ? 128 : 256;
+    return plan;
+  }
+  if (p.Dv > 512)
+    fail("attention", "value head size " + std::to_string(p.Dv) +
+                          " is not supported (at most 512)");
+  const int64_t perLane = (p.Dv + 31) / 32;
+  plan.valuesPerLane = perLane <= 1   ? 1
+                       : perLane <= 2 ? 2
+                       : perLane <= 4 ? 4
+                       : perLane <= 8 ? 8
+                                      : 16;
+  const int64_t rows = p.B * p.Hq * p.T;
+  int64_t splits = 1;
+  if (rows > 0 && p.S > 0) {
+    const int64_t wanted = (kDecodeTargetBlocks + rows - 1) / rows;
+    const int64_t bySequence = (p.S + kMinSplitKeys - 1) / kMinSplitKeys;
+    splits = std::clamp<int64_t>(std::min(wanted, bySequence), 1, kMaxSplits);
+  }
+  plan.splitLen = std::max<int64_t>((p.S + splits - 1) / splits, 1);
+  plan.splits = static_cast<int>(
+      std::max<int64_t>((p.S + plan.splitLen - 1) / plan.splitLen, 1));
+  if (plan.splits > 1)
+    plan.scratch =
+        static_cast<size_t>(rows) * plan.splits * (p.Dv + 2) * sizeof(float);
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// Prompts: the flash-style kernel.
+
+template <int HD> struct FlashConfig {
+  static constexpr int kRows = HD <= 128 ? 8 : 4; ///< query rows per warp
+  static constexpr int kWarps = 4;
+  static constexpr int kThreads = 32 * kWarps;
+  static constexpr int kBlockRows = kRows * kWarps;
+  static constexpr int kBlockKeys = 32; ///< one key per lane for the scores
+  /// Padding keeps each lane's 16-byte key reads in distinct banks.
+  static constexpr int kKeyStride = HD + 4;
+  static constexpr int kCols = HD / 32; ///< output columns per lane
+  static constexpr size_t kSharedBytes =
+      (kBlockRows * HD + kBlockKeys * kKeyStride + kBlockKeys * HD) *
+      sizeof(float);
+};
+
+template <typename S, int HD>
+__global__ void __launch_bounds__(FlashConfig<HD>::kThreads)
+    flashAttentionKernel(AttnParams p) {
+  using C = FlashConfig<HD>;
+  constexpr int R = C::kRows;
+  extern __shared__ float4 shared4[];
+  float *Qs = reinterpret_cast<float *>(shared4); // [kBlockRows][HD]
+  float *Ks = Qs + C::kBlockRows * HD;            // [kBlockKeys][kKeyStride]
+  float *Vs = Ks + C::kBlockKeys * C::kKeyStride; // [kBlockKeys][HD]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t i0 = static_cast<int64_t>(blockIdx.x) * C::kBlockRows;
+  const int64_t lastRow = std::min<int64_t>(i0 + C::kBlockRows, p.T) - 1;
+
+  for (int64_t bh = blockIdx.y; bh < p.B * p.Hq; bh += gridDim.y) {
+    const int64_t b = bh / p.Hq, h = bh % p.Hq, hk = h / p.group;
+    const S *Q = static_cast<const S *>(p.q) + bh * p.T * p.Dh;
+    const S *K = static_cast<const S *>(p.k) + (b * p.Hkv + hk) * p.S * p.Dh;
+    const S *V = static_cast<const S *>(p.v) + (b * p.Hkv + hk) * p.S * p.Dv;
+    S *O = static_cast<S *>(p.out) + bh * p.T * p.Dv;
+
+    __syncthreads(); // the previous head may still read Qs
+    for (int e = threadIdx.x; e < C::kBlockRows * HD; e += C::kThreads) {
+      const int r = e / HD, d = e % HD;
+      const int64_t i = i0 + r;
+      Qs[e] = i < p.T && d < p.Dh ? toFloat(Q[i * p.Dh + d]) : 0.0f;
+    }
+    float m[R], l[R], acc[R][C::kCols];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      m[r] = -INFINITY;
+      l[r] = 0;
+#pragma unroll
+      for (int c = 0; c < C::kCols; ++c)
+        acc[r][c] = 0;
+    }
+    // Keys any row of the block sees (ranges move right with the row).
+    int64_t first, last, unused;
+    p.keyRange(i0, first, unused);
+    p.keyRange(lastRow, unused, last);
+
+    for (int64_t j0 = first; j0 < last; j0 += C::kBlockKeys) {
+      __syncthreads(); // everyone is done with the previous tile
+      for (int e = threadIdx.x; e < C::kBlockKeys * HD; e += C::kThreads) {
+        const int r = e / HD, d = e % HD;
+        const int64_t j = j0 + r;
+        Ks[r * C::kKeyStride + d] =
+            j < p.S && d < p.Dh ? toFloat(K[j * p.Dh + d]) : 0.0f;
+        Vs[e] = j < p.S && d < p.Dv ? toFloat(V[j * p.Dv + d]) : 0.0f;
+      }
+      __syncthreads();
+
+      // Scores: lane owns key j0 + lane, for each of the warp's rows.
+      float s[R];
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        s[r] = 0;
+      const float *kr = Ks + lane * C::kKeyStride;
+      const float *qw = Qs + warp * R * HD;
+#pragma unroll 4
+      for (int d = 0; d < HD; d += 4) {
+        const float4 kv = *reinterpret_cast<const float4 *>(kr + d);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const float4 qv = *reinterpret_cast<const float4 *>(qw + r * HD + d);
+          s[r] += qv.x * kv.x + qv.y * kv.y + qv.z * kv.z + qv.w * kv.w;
+        }
+      }
+      const int64_t j = j0 + lane;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int64_t i = i0 + warp * R + r;
+        int64_t begin, end;
+        p.keyRange(i, begin, end);
+        const bool visible = i < p.T && j >= begin && j < end;
+        const float sc = visible ? p.score<S>(s[r], b, h, i, j) : -INFINITY;
+        const float mNew = maxOf(m[r], warpMax(sc));
+        if (mNew == -INFINITY) { // nothing visible yet: contributes nothing
+          s[r] = 0;
+          continue;
+        }
+        const float alpha = m[r] == -INFINITY ? 0.0f : expf(m[r] - mNew);
+        const float pj = expf(sc - mNew); // -inf gives 0
+        l[r] = l[r] * alpha + warpSum(pj);
+        m[r] = mNew;
+#pragma unroll
+        for (int c = 0; c < C::kCols; ++c)
+          acc[r][c] *= alpha;
+        s[r] = pj;
+      }
+      // Output: acc[r][c] += sum_jj p[r][jj] * V[jj][lane + 32 c].
+#pragma unroll 4
+      for (int jj = 0; jj < C::kBlockKeys; ++jj) {
+        float vv[C::kCols];
+#pragma unroll
+        for (int c = 0; c < C::kCols; ++c)
+          vv[c] = Vs[jj * HD + lane + 32 * c];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const float pj = __shfl_sync(0xffffffffu, s[r], jj);
+#pragma unroll
+          for (int c = 0; c < C::kCols; ++c)
+            acc[r][c] += pj * vv[c];
+        }
+      }
+    }
+
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int64_t i = i0 + warp * R + r;
+      if (i >= p.T)
+        continue;
+      const float inv = m[r] == -INFINITY ? 0.0f : 1.0f / l[r];
+#pragma unroll
+      for (int c = 0; c < C::kCols; ++c) {
+        const int d = lane + 32 * c;
+        if (d < p.Dv)
+          O[i * p.Dv + d] = fromFloat<S>(acc[r][c] * inv);
+      }
+    }
+  }
+}
+
+template <typename S, int HD>
+void launchFlash(const AttnParams &p, cudaStream_t stream) {
+  using C = FlashConfig<HD>;
+  static bool sharedRaised = false; // per instantiation, once per process
+  if (!sharedRaised) {
+    checkCuda(cudaFuncSetAttribute(flashAttentionKernel<S, HD>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(C::kSharedBytes)),
+              "attention", "cudaFuncSetAttribute");
+    sharedRaised = true;
+  }
+  const int64_t blocksT = (p.T + C::kBlockRows - 1) / C::kBlockRows;
+  if (blocksT > 0x7fffffff)
+    fail("attention", "too many query rows");
+  const dim3 grid(static_cast<unsigned>(blocksT),
+                  static_cast<unsigned>(std::min<int64_t>(p.B * p.Hq, 65535)));
+  flashAttentionKernel<S, HD>
+      <<<grid, C::kThreads, C::kSharedBytes, stream>>>(p);
+  checkLaunch("attention");
+}
+
+// ---------------------------------------------------------------------------
+// Decode steps: one block per (query row, key split).
+
+/// Warps take keys in turn; lanes split the head for the dot product (a
+/// warp sum) and own value columns lane + 32 c. Each warp keeps its own
+/// running maximum, sum and output; the block combines them, then either
+/// writes the row (one split) or its partial to scratch.
+template <typename S, int VPL>
+__global__ void __launch_bounds__(32 * kDecodeWarps)
+    decodeAttentionKernel(AttnParams p) {
+  extern __shared__ float q[]; // Dh
+  __shared__ float warpM[kDecodeWarps], warpL[kDecodeWarps];
+  __shared__ float warpAcc[kDecodeWarps][32 * VPL];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t row = blockIdx.x; // (b * Hq + h) * T + i
+  const int split = blockIdx.y;
+  const int64_t i = row % p.T, bh = row / p.T;
+  const int64_t b = bh / p.Hq, h = bh % p.Hq, hk = h / p.group;
+  const S *Qr = static_cast<const S *>(p.q) + row * p.Dh;
+  const S *K = static_cast<const S *>(p.k) + (b * p.Hkv + hk) * p.S * p.Dh;
+  const S *V = static_cast<const S *>(p.v) + (b * p.Hkv + hk) * p.S * p.Dv;
+  for (int64_t d = threadIdx.x; d < p.Dh; d += blockDim.x)
+    q[d] = toFloat(Qr[d]);
+  __syncthreads();
+
+  int64_t begin, end;
+  p.keyRange(i, begin, end);
+  begin = std::max<int64_t>(begin, split * p.splitLen);
+  end = std::min<int64_t>(end, (split + 1) * p.splitLen);
+
+  float m = -INFINITY, l = 0, acc[VPL];
+#pragma unroll
+  for (int c = 0; c < VPL; ++c)
+    acc[c] = 0;
+  for (int64_t j = begin + warp; j < end; j += kDecodeWarps) {
+    const S *kj = K + j * p.Dh;
+    float dot = 0;
+    for (int64_t d = lane; d < p.Dh; d += 32)
+      dot += q[d] * toFloat(kj[d]);
+    const float sc = p.score<S>(warpSum(dot), b, h, i, j);
+    const float mNew = maxOf(m, sc);
+    if (mNew == -INFINITY)
+      continue;
+    const float alpha = m == -INFINITY ? 0.0f : expf(m - mNew);
+    const float pj = expf(sc - mNew);
+    l = l * alpha + pj;
+    m = mNew;
+    const S *vj = V + j * p.Dv;
+#pragma unroll
+    for (int c = 0; c < VPL; ++c) {
+      const int64_t d = lane + 32 * c;
+      acc[c] = acc[c] * alpha + (d < p.Dv ? pj * toFloat(vj[d]) : 0.0f);
+    }
+  }
+  if (lane == 0) {
+    warpM[warp] = m;
+    warpL[warp] = l;
+  }
+#pragma unroll
+  for (int c = 0; c < VPL; ++c)
+    warpAcc[warp][lane + 32 * c] = acc[c];
+  __syncthreads();
+
+  float mBlock = -INFINITY;
+  for (int w = 0; w < kDecodeWarps; ++w)
+    mBlock = maxOf(mBlock, warpM[w]);
+  float factor[kDecodeWarps], lBlock = 0;
+  for (int w = 0; w < kDecodeWarps; ++w) {
+    factor[w] = warpM[w] == -INFINITY ? 0.0f : expf(warpM[w] - mBlock);
+    lBlock += warpL[w] * factor[w];
+  }
+  if (p.splits == 1) {
+    S *O = static_cast<S *>(p.out) + row * p.Dv;
+    const float inv = mBlock == -INFINITY ? 0.0f : 1.0f / lBlock;
+    for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
+      float v = 0;
+      for (int w = 0; w < kDecodeWarps; ++w)
+        v += warpAcc[w][d] * factor[w];
+      O[d] = fromFloat<S>(v * inv);
+    }
+    return;
+  }
+  float *part = p.partial + (row * p.splits + split) * (p.Dv + 2);
+  if (threadIdx.x == 0) {
+    part[0] = mBlock;
+    part[1] = lBlock;
+  }
+  for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
+    float v = 0;
+    for (int w = 0; w < kDecodeWarps; ++w)
+      v += warpAcc[w][d] * factor[w];
+    part[2 + d] = v;
+  }
+}
+
+/// Combines the splits of each row: rescales every partial to the row's
+/// maximum and normalises once.
+template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
+  const int64_t row = blockIdx.x;
+  const float *part = p.partial + row * p.splits * (p.Dv + 2);
+  const int64_t width = p.Dv + 2;
+  float mRow = -INFINITY;
+  for (int s = 0; s < p.splits; ++s)
+    mRow = maxOf(mRow, part[s * width]);
+  float lRow = 0;
+  for (int s = 0; s < p.splits; ++s) {
+    const float ms = part[s * width];
+    if (ms != -INFINITY)
+      lRow += part[s * width + 1] * expf(ms - mRow);
+  }
+  const float inv = mRow == -INFINITY ? 0.0f : 1.0f / lRow;
+  S *O = static_cast<S *>(p.out) + row * p.Dv;
+  for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
+    float v = 0;
+    for (int s = 0; s < p.splits; ++s) {
+      const float ms = part[s * width];
+      if (ms != -INFINITY)
+        v += part[s * width + 2 + d] * expf(ms - mRow);
+    }
+    O[d] = fromFloat<S>(v * inv);
+  }
+}
+
+template <typename S, int VPL>
+void launchDecode(const AttnParams &p, cudaStream_t stream) {
+  const int64_t rows = p.B * p.Hq * p.T;
+  if (rows > 0x7fffffff)
+    fail("attention", "too many query rows");
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(p.splits));
+  const size_t shared = static_cast<size_t>(p.Dh) * sizeof(float);
+  if (shared > 48 * 1024)
+    fail("attention", "query head size " + std::to_string(p.Dh) +
+                          " is too large for the decode kernel");
+  decodeAttentionKernel<S, VPL><<<grid, 32 * kDecodeWarps, shared, stream>>>(p);
+  checkLaunch("attention");
+  if (p.splits > 1) {
+    combineSplitsKernel<S><<<static_cast<unsigned>(rows), 128, 0, stream>>>(p);
+    checkLaunch("attention");
+  }
+}
+
+} // namespace
+
+void attention(const CudaCall &call) {
+  expectOperands(call, "attention", 3, 2);
+  AttnParams p = describe(call);
+  const AttnPlan plan = planAttention(p);
+  expectScratch(call, plan.scratch, "attention");
+  if (p.B * p.Hq * p.T * p.Dv == 0)
+    return;
+  p.splits = plan.splits;
+  p.splitLen = plan.splitLen;
+  p.partial = static_cast<float *>(call.scratch);
+  const cudaStream_t stream = streamOf(call);
+  visitFloat(call.operands[0].dtype, "attention", "query", [&](auto zero) {
+    using S = decltype(zero);
+    if (plan.flash) {
+      switch (plan.headBound) {
+      case 64:
+        return launchFlash<S, 64>(p, stream);
+      case 128:
+        return launchFlash<S, 128>(p, stream);
+      default:
+        return launchFlash<S, 256>(p, stream);
+      }
+    }
+    switch (plan.valuesPerLane) {
+    case 1:
+      return launchDecode<S, 1>(p, stream);
+    case 2:
+      return launchDecode<S, 2>(p, stream);
+    case 4:
+      return launchDecode<S, 4>(p, stream);
+    case 8:
+      return launchDecode<S, 8>(p, stream);
+    default:
+      return launchDecode<S, 16>(p, stream);
+    }
+  });
+}
+
+size_t attentionScratchBytes(const CudaCall &call) {
+  try {
+    return planAttention(describe(call)).scratch;
+  } catch (...) {
+    return 0; // the run reports malformed calls
+  }
+}
+
+} // namespace hybrid::cuda::kernels

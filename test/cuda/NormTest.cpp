@@ -1,0 +1,67 @@
+// The CUDA layer_norm and rms_norm against the CPU oracle: short and long
+// rows (staged in shared memory or not), unaligned rows (no vector loads),
+// normalising over several dimensions, absent, in-place and broadcast
+// (expanded into scratch) weights and biases.
+#include "CudaTestSupport.h"
+
+namespace hybrid::cuda::test {
+namespace {
+
+class NormTest : public CudaKernelTest {};
+
+struct NormCase {
+  Shape in;
+  int64_t axis;
+  Shape weight; ///< empty: absent
+};
+
+const std::vector<NormCase> kNormCases = {
+    {{3, 17}, -1, {17}},         {{4, 1000}, -1, {1000}},
+    {{2, 13000}, -1, {13000}},   {{5, 768}, -1, {}},
+    {{2, 3, 64}, -2, {3, 64}},   {{2, 3, 64}, -2, {64}},
+    {{2, 3, 64}, 1, {1, 1, 64}}, {{1, 1}, -1, {1}},
+    {{9, 4097}, -1, {1, 4097}},  {{6, 5, 3}, 0, {5, 1}},
+    {{2, 11264}, -1, {11264}},   {{2, 11268}, -1, {11268}}};
+
+TEST_F(NormTest, LayerNorm) {
+  for (DType dt : kFloatTypes)
+    for (const NormCase &c : kNormCases)
+      for (bool bias : {true, false}) {
+        const HostTensor x = randomTensor(dt, c.in, rng, -3, 5);
+        const HostTensor w = c.weight.empty()
+                                 ? HostTensor::absent()
+                                 : randomTensor(dt, c.weight, rng, 0.5, 1.5);
+        const HostTensor b = bias && !c.weight.empty()
+                                 ? randomTensor(dt, c.weight, rng, -1, 1)
+                                 : HostTensor::absent();
+        expectMatchesCpu(
+            ops::LayerNorm{1e-5, c.axis}, {x, w, b}, {HostTensor(dt, c.in)},
+            std::string("layer_norm ") + dtypeName(dt) + " " +
+                shapeToString(c.in) + " weight " + shapeToString(c.weight));
+      }
+}
+
+TEST_F(NormTest, RmsNorm) {
+  for (DType dt : kFloatTypes)
+    for (const NormCase &c : kNormCases) {
+      const HostTensor x = randomTensor(dt, c.in, rng, -3, 5);
+      const HostTensor w = c.weight.empty()
+                               ? HostTensor::absent()
+                               : randomTensor(dt, c.weight, rng, 0.5, 1.5);
+      expectMatchesCpu(
+          ops::RmsNorm{1e-6, c.axis}, {x, w}, {HostTensor(dt, c.in)},
+          std::string("rms_norm ") + dtypeName(dt) + " " + shapeToString(c.in) +
+              " weight " + shapeToString(c.weight));
+    }
+}
+
+TEST_F(NormTest, BiasWithoutWeight) {
+  const HostTensor x = randomTensor(DType::F32, {3, 33}, rng);
+  expectMatchesCpu(
+      ops::LayerNorm{1e-5, -1},
+      {x, HostTensor::absent(), randomTensor(DType::F32, {33}, rng)},
+      {HostTensor(DType::F32, {3, 33})}, "layer_norm bias only");
+}
+
+} // namespace
+} // namespace hybrid::cuda::test
