@@ -136,7 +136,7 @@ struct CudaDevice::Impl {
   std::unique_ptr<CudaStream> defaultStream;
   cuda::Context *context = nullptr;
   /// The kernels share the context (cuBLASLt handle, plan cache); launches
-  /// from several threads take turns.
+  /// and scratch queries from several threads take turns.
   std::mutex launch;
   std::shared_ptr<CudaCommunicator> singleRank;
   std::mutex communicatorsMutex; // guards communicators
@@ -169,6 +169,9 @@ public:
 
   size_t scratchBytes(const std::vector<BufferView> &buffers) override {
     bindShapes(buffers);
+    // Scratch functions may consult the shared context (GEMM plans).
+    std::lock_guard<std::mutex> lock(launch_);
+    CurrentDevice guard(ordinal_, device_);
     scratch_ = cuda::scratchBytes(entry_, call_);
     return scratch_;
   }
