@@ -201,7 +201,7 @@ void CachingAllocator::outOfMemory(size_t bytes, size_t blockBytes,
       " bytes (" + mib(blockBytes) + " block); the device has " +
       mib(freeBytes) + " free of " + mib(totalBytes) +
       (released ? " after releasing " + mib(released) + " cached" : "") + ", " +
-      mib(inUse) + " in use by this process");
+      mib(inUse) + " held by its callers");
 }
 
 MemoryStats CachingAllocator::stats() const {
