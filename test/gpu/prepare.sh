@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Run here (where LLVM/MLIR and FlatBuffers are): compiles the bundles the
-# GPU host runs and stages the device kit. Carry BUILD/device-kit and
-# BUILD/device-bundles to the GPU host, then run test/gpu/run.sh there.
+# GPU host runs (each fixture from its HF config and its ONNX export in f32,
+# and from its HF config in bf16, with its weights rounded to bf16 for the
+# bf16 check) and stages the device kit. Carry
+# BUILD/device-kit and BUILD/device-bundles to the GPU host, then run
+# test/gpu/run.sh there.
 set -euo pipefail
 build=${1:-build}
 fixtures=${HYBRIDC_FIXTURES:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/fixtures}
@@ -14,6 +17,8 @@ for m in gpt2 opt llama; do
     "$fixtures/$m/ref.safetensors" "$fixtures/$m/model.onnx" "$out/$m/"
   "$build/bin/hybridc" compile "$fixtures/$m" -o "$out/$m/hf.hyb" -q
   "$build/bin/hybridc" compile "$fixtures/$m" --dtype=bfloat16 -o "$out/$m/hf-bf16.hyb" -q
+  python3 test/lit/e2e/Inputs/round_to_bf16.py "$fixtures/$m/model.safetensors" \
+    "$out/$m/model-bf16.safetensors"
   "$build/bin/hybridc" compile "$fixtures/$m/model.onnx" -o "$out/$m/onnx.hyb" -q
 done
 "$build/bin/hybridc" compile examples/models/gpt2-124m -o "$out/gpt2-124m.hyb" -q

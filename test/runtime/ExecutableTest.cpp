@@ -1,7 +1,9 @@
-// Executables built by hand as BundleDesc, run end to end on the CPU device:
-// results against a double-precision reference, buckets (no allocation and
-// fixed addresses per bucket, reserve, limits), the device-resident API,
-// symbol binding and its errors, plan and kernel errors.
+// Executables built by hand as BundleDesc, run end to end on every device
+// backend (the conformance suite; CPU-only where a CPU kernel's checks are
+// the subject): results against a double-precision reference, buckets (no
+// allocation and fixed addresses per bucket, reserve, limits), the
+// device-resident API, symbol binding and its errors, plan and kernel errors.
+#include "DeviceTest.h"
 #include "TestBundles.h"
 #include "TestSupport.h"
 
@@ -24,13 +26,19 @@ std::shared_ptr<CpuDevice> cpu() { return std::make_shared<CpuDevice>(); }
 const std::vector<float> kWeight = {1.0f, 0.5f, -1.0f, 2.0f};
 const std::vector<float> kBias = {0.0f, 0.1f, 0.2f, -0.3f};
 
-Engine normEngine(BundleDesc b = normBundle(),
-                  std::shared_ptr<Device> device = cpu()) {
-  Engine engine = Engine::create(std::move(b), std::move(device));
+Engine normEngine(BundleDesc b, std::shared_ptr<Device> device) {
+  Engine engine = Engine::create(std::move(b), device);
   engine.initRandom(1);
-  std::memcpy(engine.weights().mutableData(0), kWeight.data(), 16);
-  std::memcpy(engine.weights().mutableData(1), kBias.data(), 16);
+  writeDevice(*device, engine.weights().mutableData(0), kWeight.data(), 16);
+  writeDevice(*device, engine.weights().mutableData(1), kBias.data(), 16);
   return engine;
+}
+
+/// Parameter i of an engine's weight store, as f32 values on the host.
+std::vector<float> paramValues(Engine &engine, size_t i) {
+  const WeightStore &w = engine.weights();
+  return readDeviceAs<float>(engine.device(), w.data(i),
+                             static_cast<size_t>(numElements(w.shape(i))));
 }
 
 std::vector<float> inputRows(int64_t batch) {
@@ -76,10 +84,13 @@ NamedTensors xInput(int64_t batch) {
   return {{"x", HostTensor::fromVector<float>({batch, 4}, inputRows(batch))}};
 }
 
+using ExecutableOnDevice = DeviceTest;
+HYBRID_TEST_ON_EVERY_DEVICE(ExecutableOnDevice);
+
 } // namespace
 
-TEST(Executable, NormBundleMatchesReferenceAndGrowsOnlyWhenNeeded) {
-  Engine engine = normEngine();
+TEST_P(ExecutableOnDevice, NormBundleMatchesReferenceAndGrowsOnlyWhenNeeded) {
+  Engine engine = normEngine(normBundle(), device());
   Executable &exe = engine.executable("forward");
   EXPECT_EQ(exe.inputNames(), std::vector<std::string>{"x"});
   EXPECT_EQ(exe.describeOutput(0), "y: f32 [batch,2,2]");
@@ -108,9 +119,8 @@ TEST(Executable, NormBundleMatchesReferenceAndGrowsOnlyWhenNeeded) {
 
 // What CUDA graph capture needs: a second call on the same bucket allocates
 // no device memory and every buffer has the address it had.
-TEST(Executable, SameBucketAllocatesNothingAndKeepsAddresses) {
-  auto device = cpu();
-  Engine engine = normEngine(normBundle(), device);
+TEST_P(ExecutableOnDevice, SameBucketAllocatesNothingAndKeepsAddresses) {
+  Engine engine = normEngine(normBundle(), device());
   Executable &exe = engine.executable("forward");
   engine.forward(xInput(4));
   std::vector<const void *> first;
@@ -120,9 +130,9 @@ TEST(Executable, SameBucketAllocatesNothingAndKeepsAddresses) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(first.back()) % 4, 0u);
   }
   DeviceTensor in = exe.input(0), out = exe.output(0);
-  MemoryStats before = device->memoryStats();
+  MemoryStats before = device()->memoryStats();
   NamedTensors second = engine.forward(xInput(4));
-  MemoryStats after = device->memoryStats();
+  MemoryStats after = device()->memoryStats();
   EXPECT_EQ(after.allocations, before.allocations);
   EXPECT_EQ(after.bytesInUse, before.bytesInUse);
   for (size_t i = 0; i < first.size(); ++i)
@@ -141,15 +151,14 @@ TEST(Executable, SameBucketAllocatesNothingAndKeepsAddresses) {
   }
 }
 
-TEST(Executable, ReserveSizesForTheLargestBucket) {
-  auto device = cpu();
-  Engine engine = Engine::create(normBundle(), device);
+TEST_P(ExecutableOnDevice, ReserveSizesForTheLargestBucket) {
+  Engine engine = Engine::create(normBundle(), device());
   engine.initRandom(1);
   Executable &exe = engine.executable("forward");
   exe.reserve({64});
   size_t reserved = exe.allocationBytes();
   EXPECT_GE(reserved, static_cast<size_t>(1280 * 64));
-  uint64_t allocations = device->memoryStats().allocations;
+  uint64_t allocations = device()->memoryStats().allocations;
   std::vector<const void *> at2;
   for (int64_t batch : {2, 64, 7, 2}) {
     engine.forward(xInput(batch));
@@ -157,7 +166,7 @@ TEST(Executable, ReserveSizesForTheLargestBucket) {
       for (size_t i = 0; i < exe.desc().buffers.size(); ++i)
         at2.push_back(exe.bufferAddress(i));
   }
-  EXPECT_EQ(device->memoryStats().allocations, allocations);
+  EXPECT_EQ(device()->memoryStats().allocations, allocations);
   EXPECT_EQ(exe.allocationBytes(), reserved);
   for (size_t i = 0; i < at2.size(); ++i)
     EXPECT_EQ(exe.bufferAddress(i), at2[i]);
@@ -170,27 +179,26 @@ TEST(Executable, ReserveSizesForTheLargestBucket) {
 
 // Device-resident use: bind a bucket, write the input slot, enqueue on a
 // stream, read the output slot; nothing is copied by the executable.
-TEST(Executable, DeviceResidentBindEnqueue) {
-  auto device = cpu();
-  Engine engine = Engine::create(normBundle(), device);
+TEST_P(ExecutableOnDevice, DeviceResidentBindEnqueue) {
+  Engine engine = Engine::create(normBundle(), device());
   engine.initRandom(1);
-  std::memcpy(engine.weights().mutableData(0), kWeight.data(), 16);
-  std::memcpy(engine.weights().mutableData(1), kBias.data(), 16);
+  writeDevice(*device(), engine.weights().mutableData(0), kWeight.data(), 16);
+  writeDevice(*device(), engine.weights().mutableData(1), kBias.data(), 16);
   Executable &exe = engine.executable("forward");
   expectError([&] { exe.input(0); }, {"forward: no bucket is bound"});
-  std::unique_ptr<Stream> stream = device->createStream();
+  std::unique_ptr<Stream> stream = device()->createStream();
   expectError([&] { exe.enqueue(*stream); }, {"forward: no bucket is bound"});
   exe.bind({3});
   DeviceTensor x = exe.input(exe.inputIndex("x"));
   EXPECT_EQ(x.shape, (Shape{3, 4}));
   EXPECT_EQ(x.dtype, DType::F32);
   std::vector<float> rows = inputRows(3);
-  device->copyHostToDevice(x.data, rows.data(), x.bytes(), *stream);
+  device()->copyHostToDevice(x.data, rows.data(), x.bytes(), *stream);
   exe.enqueue(*stream);
   DeviceTensor y = exe.output(exe.outputIndex("normed"));
   std::vector<float> got(12);
-  device->copyDeviceToHost(got.data(), y.data, y.bytes(), *stream);
-  device->synchronize(*stream);
+  device()->copyDeviceToHost(got.data(), y.data, y.bytes(), *stream);
+  device()->synchronize(*stream);
   std::vector<double> want, normed;
   normReference(rows, 3, want, normed);
   for (size_t i = 0; i < normed.size(); ++i)
@@ -206,11 +214,10 @@ TEST(Executable, DeviceResidentBindEnqueue) {
 }
 
 // A limit is checked before any work: nothing is allocated or run.
-TEST(Executable, SymbolOverItsLimitIsAnErrorBeforeAnyWork) {
-  auto device = cpu();
-  Engine engine = Engine::create(tinyLmBundle(), device);
+TEST_P(ExecutableOnDevice, SymbolOverItsLimitIsAnErrorBeforeAnyWork) {
+  Engine engine = Engine::create(tinyLmBundle(), device());
   engine.initRandom(3);
-  uint64_t allocations = device->memoryStats().allocations;
+  uint64_t allocations = device()->memoryStats().allocations;
   std::vector<int64_t> ids(2 * 33, 1);
   std::string msg = expectError(
       [&] {
@@ -218,18 +225,18 @@ TEST(Executable, SymbolOverItsLimitIsAnErrorBeforeAnyWork) {
             {{"input_ids", HostTensor::fromVector<int64_t>({2, 33}, ids)}});
       },
       {"forward: seq = 33 exceeds its limit 32 (input_ids dim 1)"});
-  EXPECT_EQ(device->memoryStats().allocations, allocations);
+  EXPECT_EQ(device()->memoryStats().allocations, allocations);
   EXPECT_EQ(engine.executable("forward").allocationBytes(), 0u);
   expectError(
       [&] {
         engine.executable("forward").bind({1, 600});
       },
       {"forward: seq = 600 exceeds its limit 32"});
-  EXPECT_EQ(device->memoryStats().allocations, allocations);
+  EXPECT_EQ(device()->memoryStats().allocations, allocations);
 }
 
-TEST(Executable, PositionalRun) {
-  Engine engine = normEngine();
+TEST_P(ExecutableOnDevice, PositionalRun) {
+  Engine engine = normEngine(normBundle(), device());
   std::vector<HostTensor> out =
       engine.executable("forward").run(std::vector<HostTensor>{
           HostTensor::fromVector<float>({2, 4}, inputRows(2))});
@@ -240,16 +247,16 @@ TEST(Executable, PositionalRun) {
   expectNear(out[1], normed);
 }
 
-TEST(Executable, BorrowedInputsAreNotWritten) {
-  Engine engine = normEngine();
+TEST_P(ExecutableOnDevice, BorrowedInputsAreNotWritten) {
+  Engine engine = normEngine(normBundle(), device());
   std::vector<float> x = inputRows(2);
   std::vector<float> copy = x;
   engine.forward({{"x", HostTensor::borrow(DType::F32, {2, 4}, x.data())}});
   EXPECT_EQ(x, copy);
 }
 
-TEST(Executable, InputErrors) {
-  Engine engine = normEngine();
+TEST_P(ExecutableOnDevice, InputErrors) {
+  Engine engine = normEngine(normBundle(), device());
   expectError(
       [&] {
         engine.forward({{"x", HostTensor::fromVector<int64_t>(
@@ -282,7 +289,7 @@ TEST(Executable, InputErrors) {
               {"has no executable 'train_step' (it has: forward)"});
 }
 
-TEST(Executable, SymbolBoundByTwoInputsMustAgree) {
+TEST_P(ExecutableOnDevice, SymbolBoundByTwoInputsMustAgree) {
   BundleDesc b = normBundle();
   ExecutableDesc &e = b.executables[0];
   SymExpr batch = SymExpr::symbol(0);
@@ -291,7 +298,7 @@ TEST(Executable, SymbolBoundByTwoInputsMustAgree) {
   e.workspaceBytes = SymExpr(1536) * batch;
   e.inputs.push_back({"x2", 10});
   e.commands[2].operands = {5, 10}; // t2 = t1 + x2
-  Engine engine = normEngine(b);
+  Engine engine = normEngine(b, device());
   NamedTensors in = xInput(2);
   in["x2"] = HostTensor::fromVector<float>({3, 4}, std::vector<float>(12));
   expectError(
@@ -306,7 +313,7 @@ TEST(Executable, SymbolBoundByTwoInputsMustAgree) {
   expectNear(out.at("y"), y);
 }
 
-TEST(Executable, ComputedInputDimsAreChecked) {
+TEST_P(ExecutableOnDevice, ComputedInputDimsAreChecked) {
   BundleDesc b = normBundle();
   ExecutableDesc &e = b.executables[0];
   SymExpr batch = SymExpr::symbol(0);
@@ -315,7 +322,7 @@ TEST(Executable, ComputedInputDimsAreChecked) {
                              SymExpr(1280) * batch));
   e.workspaceBytes = SymExpr(1536) * batch;
   e.inputs.push_back({"pairs", 10});
-  Engine engine = normEngine(b);
+  Engine engine = normEngine(b, device());
   NamedTensors in = xInput(2);
   in["pairs"] = HostTensor::fromVector<float>({5, 4}, std::vector<float>(20));
   expectError([&] { engine.forward(in); },
@@ -324,28 +331,28 @@ TEST(Executable, ComputedInputDimsAreChecked) {
   EXPECT_NO_THROW(engine.forward(in));
 }
 
-TEST(Executable, UnboundSymbolIsReported) {
+TEST_P(ExecutableOnDevice, UnboundSymbolIsReported) {
   BundleDesc b = normBundle();
   ExecutableDesc &e = b.executables[0];
   e.symbols.push_back("pages");
   e.symbolMax.push_back(0);
   e.workspaceBytes = SymExpr(32) * SymExpr::symbol(0) + SymExpr::symbol(1);
-  Engine engine = normEngine(b);
+  Engine engine = normEngine(b, device());
   expectError([&] { engine.forward(xInput(2)); },
               {"forward: symbol 'pages' is not bound"});
 }
 
-TEST(Executable, WeightsMustBeLoaded) {
-  Engine engine = Engine::create(normBundle(), cpu());
+TEST_P(ExecutableOnDevice, WeightsMustBeLoaded) {
+  Engine engine = Engine::create(normBundle(), device());
   expectError([&] { engine.forward(xInput(2)); },
               {"forward: weights are not loaded"});
 }
 
-TEST(Executable, BadPlansAreErrorsNotCrashes) {
+TEST_P(ExecutableOnDevice, BadPlansAreErrorsNotCrashes) {
   {
     BundleDesc b = normBundle();
     b.executables[0].workspaceBytes = SymExpr(1024) * SymExpr::symbol(0);
-    Engine engine = normEngine(b);
+    Engine engine = normEngine(b, device());
     expectError([&] { engine.forward(xInput(2)); },
                 {"buffer 9 'normed' at workspace offset 2048 (32 bytes) "
                  "exceeds the 2048-byte workspace for batch=2"});
@@ -356,7 +363,7 @@ TEST(Executable, BadPlansAreErrorsNotCrashes) {
     BundleDesc b = normBundle();
     b.executables[0].buffers[5].offset = SymExpr(512) * SymExpr::symbol(0) + 8;
     b.executables[0].workspaceBytes = SymExpr(512) * SymExpr::symbol(0) + 264;
-    Engine engine = normEngine(b);
+    Engine engine = normEngine(b, device());
     expectError([&] { engine.forward(xInput(2)); },
                 {"buffer 5 't1' at workspace offset 1280 (",
                  "exceeds the 1288-byte workspace for batch=2"});
@@ -364,14 +371,14 @@ TEST(Executable, BadPlansAreErrorsNotCrashes) {
   {
     BundleDesc b = normBundle();
     b.executables[0].buffers[0].offset = SymExpr(-256);
-    Engine engine = normEngine(b);
+    Engine engine = normEngine(b, device());
     expectError([&] { engine.forward(xInput(2)); },
                 {"buffer 0 'x' at workspace offset -256"});
   }
   {
     BundleDesc b = normBundle();
     b.executables[0].buffers[4].shape = {SymExpr::symbol(0) - SymExpr(5), 4};
-    Engine engine = normEngine(b);
+    Engine engine = normEngine(b, device());
     expectError([&] { engine.forward(xInput(2)); },
                 {"buffer 4 't0' has invalid shape [-3,4] for batch=2"});
   }
@@ -380,11 +387,13 @@ TEST(Executable, BadPlansAreErrorsNotCrashes) {
     // batch^70 overflows for batch = 2.
     b.executables[0].workspaceBytes =
         SymExpr::term(1, SymExpr::Monomial(70, 0));
-    Engine engine = normEngine(b);
+    Engine engine = normEngine(b, device());
     expectError([&] { engine.forward(xInput(2)); }, {"overflows 64 bits"});
   }
 }
 
+// CPU only: its embedding kernel checks the ids on the host before it runs;
+// a GPU kernel sees them only on the device.
 TEST(Executable, KernelErrorsNameTheCommand) {
   Engine engine = Engine::create(tinyLmBundle(), cpu());
   engine.initRandom(3);
@@ -394,8 +403,8 @@ TEST(Executable, KernelErrorsNameTheCommand) {
               {"forward: command 0 'embedding' at tiny.mlir:1: ", "99"});
 }
 
-TEST(Executable, TinyLmMatchesReference) {
-  Engine engine = Engine::create(tinyLmBundle(), cpu());
+TEST_P(ExecutableOnDevice, TinyLmMatchesReference) {
+  Engine engine = Engine::create(tinyLmBundle(), device());
   engine.initRandom(7);
   const int64_t V = 16, D = 8, B = 2, T = 3;
   std::vector<int64_t> ids = {0, 5, 15, 7, 7, 1};
@@ -403,20 +412,20 @@ TEST(Executable, TinyLmMatchesReference) {
       {{"input_ids", HostTensor::fromVector<int64_t>({B, T}, ids)}});
   const HostTensor &logits = out.at("logits");
   ASSERT_EQ(logits.shape(), (Shape{B, T, V}));
-  const float *wte = static_cast<const float *>(engine.weights().data(0));
-  const float *g = static_cast<const float *>(engine.weights().data(1));
-  const float *beta = static_cast<const float *>(engine.weights().data(2));
-  std::vector<double> want = test::tinyLmReference(wte, g, beta, ids);
+  std::vector<float> wte = paramValues(engine, 0), g = paramValues(engine, 1),
+                     beta = paramValues(engine, 2);
+  std::vector<double> want =
+      test::tinyLmReference(wte.data(), g.data(), beta.data(), ids);
   expectNear(logits, want, 1e-4);
 }
 
-TEST(Executable, RunsFromABundleFileWithSafeTensorsWeights) {
+TEST_P(ExecutableOnDevice, RunsFromABundleFileWithSafeTensorsWeights) {
   TempDir dir;
   writeBundle(tinyLmBundle(), dir.file("tiny.hyb"));
-  Engine a = Engine::create(readBundle(dir.file("tiny.hyb")), cpu());
+  Engine a = Engine::create(readBundle(dir.file("tiny.hyb")), device());
   a.initRandom(11);
   a.weights().saveSafeTensors(dir.file("model.safetensors"));
-  Engine b = Engine::create(readBundle(dir.file("tiny.hyb")), cpu());
+  Engine b = Engine::create(readBundle(dir.file("tiny.hyb")), device());
   b.loadWeights(dir.path());
   NamedTensors in = {
       {"input_ids", HostTensor::fromVector<int64_t>({1, 4}, {1, 2, 3, 4})}};
@@ -426,7 +435,7 @@ TEST(Executable, RunsFromABundleFileWithSafeTensorsWeights) {
 
 // Commands on a second stream with an event between the streams: the
 // executable forks its stream from the caller's and joins it back.
-TEST(Executable, SecondStreamAndEvents) {
+TEST_P(ExecutableOnDevice, SecondStreamAndEvents) {
   BundleDesc b = normBundle();
   ExecutableDesc &e = b.executables[0];
   e.numStreams = 2;
@@ -437,7 +446,7 @@ TEST(Executable, SecondStreamAndEvents) {
                     command(ops::WaitEvent{0}, {}, {}, "", 1));
   e.commands.insert(e.commands.begin() + 2,
                     command(ops::RecordEvent{0}, {}, {}));
-  Engine engine = normEngine(b);
+  Engine engine = normEngine(b, device());
   for (int64_t batch : {2, 5}) {
     NamedTensors out = engine.forward(xInput(batch));
     std::vector<double> y, normed;
@@ -447,9 +456,23 @@ TEST(Executable, SecondStreamAndEvents) {
   }
 }
 
+// A collective over one rank (no communicator given to the device) is a
+// copy: normed = all_reduce(t1) over the executable's communicator.
+TEST_P(ExecutableOnDevice, CollectiveWithOneRankIsACopy) {
+  BundleDesc b = normBundle();
+  ExecutableDesc &e = b.executables[0];
+  e.communicators = {"world"};
+  e.commands[4].op = ops::Collective{CollectiveKind::AllReduce, 0};
+  Engine engine = normEngine(b, device());
+  NamedTensors out = engine.forward(xInput(3));
+  std::vector<double> y, normed;
+  normReference(inputRows(3), 3, y, normed);
+  expectNear(out.at("normed"), normed);
+}
+
 // Only an executable whose param access is read_write may update the
 // weights (the optimizer step); the others see the update in place.
-TEST(Executable, ReadWriteParamAccessUpdatesTheWeightsInPlace) {
+TEST_P(ExecutableOnDevice, ReadWriteParamAccessUpdatesTheWeightsInPlace) {
   BundleDesc b = normBundle();
   ExecutableDesc step;
   step.name = "step";
@@ -462,12 +485,12 @@ TEST(Executable, ReadWriteParamAccessUpdatesTheWeightsInPlace) {
   step.commands = {command(add(), {1, 0}, {1}, "step.mlir:1")};
   step.workspaceBytes = 256;
   b.executables.push_back(step);
-  Engine engine = normEngine(b);
+  Engine engine = normEngine(b, device());
   const void *bias = engine.weights().data(1);
   engine.executable("step").run(
       {{"delta", HostTensor::fromVector<float>({4}, {1, 1, 1, 1})}});
   EXPECT_EQ(engine.weights().data(1), bias);
-  const float *p = static_cast<const float *>(bias);
+  std::vector<float> p = paramValues(engine, 1);
   for (int k = 0; k < 4; ++k)
     EXPECT_FLOAT_EQ(p[k], kBias[k] + 1.0f);
   // forward reads the updated bias: its normed output moves by one.
@@ -480,12 +503,11 @@ TEST(Executable, ReadWriteParamAccessUpdatesTheWeightsInPlace) {
 }
 
 // Damaged bundles (checksum fixed up) that parse must also load: preparing
-// every command on the CPU device either works or is one clear error.
-TEST(Executable, FuzzedBundlesLoadOrFailCleanly) {
+// every command on the device either works or is one clear error.
+TEST_P(ExecutableOnDevice, FuzzedBundlesLoadOrFailCleanly) {
   std::vector<std::vector<uint8_t>> seeds = {serializeBundle(normBundle()),
                                              serializeBundle(tinyLmBundle()),
                                              serializeBundle(stateBundle())};
-  auto device = cpu();
   std::mt19937 rng(5);
   int loaded = 0;
   for (int trial = 0; trial < 3000; ++trial) {
@@ -497,21 +519,21 @@ TEST(Executable, FuzzedBundlesLoadOrFailCleanly) {
                                                bad.size() - kBundleHeaderSize);
     try {
       Engine engine = Engine::create(
-          parseBundle(framed.data(), framed.size(), "fuzz.hyb"), device);
+          parseBundle(framed.data(), framed.size(), "fuzz.hyb"), device());
       ++loaded;
     } catch (const Error &e) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
     }
   }
   EXPECT_GT(loaded, 10);
-  EXPECT_EQ(device->memoryStats().bytesInUse, 0u);
+  EXPECT_EQ(device()->memoryStats().bytesInUse, 0u);
 }
 
 // A bf16 model: weights from an f32 checkpoint convert on load, and the
 // logits stay close to the f32 model's on the same (rounded) weights.
-TEST(Executable, Bf16ModelFromAnF32Checkpoint) {
+TEST_P(ExecutableOnDevice, Bf16ModelFromAnF32Checkpoint) {
   TempDir dir;
-  Engine f32 = Engine::create(tinyLmBundle(), cpu());
+  Engine f32 = Engine::create(tinyLmBundle(), device());
   f32.initRandom(7);
   f32.weights().saveSafeTensors(dir.file("model.safetensors"));
   BundleDesc b = tinyLmBundle();
@@ -520,7 +542,7 @@ TEST(Executable, Bf16ModelFromAnF32Checkpoint) {
   for (BufferDesc &buf : b.executables[0].buffers)
     if (buf.dtype == DType::F32)
       buf.dtype = DType::BF16;
-  Engine bf16 = Engine::create(b, cpu());
+  Engine bf16 = Engine::create(b, device());
   bf16.loadWeights(dir.path());
   std::vector<int64_t> ids = {0, 5, 15, 7, 7, 1};
   NamedTensors in = {
@@ -530,7 +552,9 @@ TEST(Executable, Bf16ModelFromAnF32Checkpoint) {
   // The reference: the f32 model on the bf16-rounded weights.
   std::vector<std::vector<float>> w;
   for (size_t i = 0; i < 3; ++i) {
-    const uint16_t *p = static_cast<const uint16_t *>(bf16.weights().data(i));
+    std::vector<uint16_t> p = readDeviceAs<uint16_t>(
+        *device(), bf16.weights().data(i),
+        static_cast<size_t>(numElements(b.params[i].shape)));
     std::vector<float> v;
     for (int64_t k = 0; k < numElements(b.params[i].shape); ++k)
       v.push_back(bf16ToFloat(p[k]));

@@ -1,11 +1,11 @@
-// State buffers: two executables of one bundle sharing one state across
-// calls, allocation on first use with the plan's shape, shape agreement,
-// release (bytes back to the allocator, retaken zero-filled) and the
-// engine's state API.
+// State buffers, on every device backend: two executables of one bundle
+// sharing one state across calls, allocation on first use with the plan's
+// shape, shape agreement, release (bytes back to the allocator, retaken
+// zero-filled) and the engine's state API.
+#include "DeviceTest.h"
 #include "TestBundles.h"
 #include "TestSupport.h"
 
-#include "hybrid/CpuDevice.h"
 #include "hybrid/Engine.h"
 
 using namespace hybrid;
@@ -36,11 +36,13 @@ std::vector<float> filled(int64_t batch, float v) {
   return std::vector<float>(static_cast<size_t>(batch * 4), v);
 }
 
+using StateOnDevice = DeviceTest;
+HYBRID_TEST_ON_EVERY_DEVICE(StateOnDevice);
+
 } // namespace
 
-TEST(State, TwoExecutablesShareOneStateAcrossCalls) {
-  auto device = std::make_shared<CpuDevice>();
-  Engine engine = Engine::create(stateBundle(), device);
+TEST_P(StateOnDevice, TwoExecutablesShareOneStateAcrossCalls) {
+  Engine engine = Engine::create(stateBundle(), device());
   EXPECT_FALSE(engine.states().allocated("acc"));
   EXPECT_EQ(accumulate(engine, 2, 1.5f), filled(2, 1.5f));
   EXPECT_TRUE(engine.states().allocated("acc"));
@@ -49,30 +51,30 @@ TEST(State, TwoExecutablesShareOneStateAcrossCalls) {
   EXPECT_EQ(readDoubled(engine, 2), filled(2, 7.0f));
   EXPECT_EQ(readDoubled(engine, 2), filled(2, 7.0f));
   // Once both have bound the bucket and the state, calls allocate nothing.
-  uint64_t allocations = device->memoryStats().allocations;
+  uint64_t allocations = device()->memoryStats().allocations;
   EXPECT_EQ(accumulate(engine, 2, 0.5f), filled(2, 4.0f));
   EXPECT_EQ(readDoubled(engine, 2), filled(2, 8.0f));
-  EXPECT_EQ(device->memoryStats().allocations, allocations);
+  EXPECT_EQ(device()->memoryStats().allocations, allocations);
 
   DeviceTensor acc = engine.state("acc");
   EXPECT_EQ(acc.shape, (Shape{2, 4}));
   EXPECT_EQ(acc.dtype, DType::F32);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(acc.data) % 256, 0u);
-  EXPECT_EQ(static_cast<const float *>(acc.data)[7], 4.0f);
+  EXPECT_EQ(readDeviceAs<float>(*device(), acc.data, 8)[7], 4.0f);
   // Both executables bind the same memory.
   EXPECT_EQ(engine.executable("accumulate").bufferAddress(1), acc.data);
   EXPECT_EQ(engine.executable("read").bufferAddress(1), acc.data);
 }
 
-TEST(State, TheFirstUserMayBeAReader) {
-  Engine engine = Engine::create(stateBundle(), std::make_shared<CpuDevice>());
+TEST_P(StateOnDevice, TheFirstUserMayBeAReader) {
+  Engine engine = Engine::create(stateBundle(), device());
   // The first user of a state may be a reader: it gets zeros.
   EXPECT_EQ(readDoubled(engine, 3), filled(3, 0.0f));
   EXPECT_EQ(accumulate(engine, 3, 1.0f), filled(3, 1.0f));
 }
 
-TEST(State, LaterUsesMustAgreeOnTheShape) {
-  Engine engine = Engine::create(stateBundle(), std::make_shared<CpuDevice>());
+TEST_P(StateOnDevice, LaterUsesMustAgreeOnTheShape) {
+  Engine engine = Engine::create(stateBundle(), device());
   accumulate(engine, 2, 1.0f);
   expectError([&] { readDoubled(engine, 3); },
               {"state 'acc': read uses it as f32 [3,4] but it holds f32 "
@@ -84,17 +86,16 @@ TEST(State, LaterUsesMustAgreeOnTheShape) {
   EXPECT_EQ(engine.state("acc").shape, (Shape{3, 4}));
 }
 
-TEST(State, ReleaseReturnsBytesAndTheNextUseRetakesThem) {
-  auto device = std::make_shared<CpuDevice>();
-  Engine engine = Engine::create(stateBundle(), device);
+TEST_P(StateOnDevice, ReleaseReturnsBytesAndTheNextUseRetakesThem) {
+  Engine engine = Engine::create(stateBundle(), device());
   accumulate(engine, 16, 1.0f);
   accumulate(engine, 16, 1.0f);
   readDoubled(engine, 16); // its workspace too: only the state moves below
   size_t held = engine.states().bytesInUse();
   EXPECT_EQ(held, 16u * 4 * 4);
-  MemoryStats before = device->memoryStats();
+  MemoryStats before = device()->memoryStats();
   engine.releaseState("acc");
-  MemoryStats after = device->memoryStats();
+  MemoryStats after = device()->memoryStats();
   EXPECT_EQ(before.bytesInUse - after.bytesInUse, held);
   EXPECT_EQ(after.frees, before.frees + 1);
   EXPECT_EQ(engine.states().bytesInUse(), 0u);
@@ -105,15 +106,16 @@ TEST(State, ReleaseReturnsBytesAndTheNextUseRetakesThem) {
   // Both executables cached the old address; the next call of either
   // notices and retakes the state, zero-filled.
   EXPECT_EQ(readDoubled(engine, 16), filled(16, 0.0f));
-  EXPECT_EQ(device->memoryStats().bytesInUse, before.bytesInUse);
+  EXPECT_EQ(device()->memoryStats().bytesInUse, before.bytesInUse);
   EXPECT_EQ(accumulate(engine, 16, 2.0f), filled(16, 2.0f));
   EXPECT_EQ(readDoubled(engine, 16), filled(16, 4.0f));
 }
 
-TEST(State, ExplicitAllocationComesFirst) {
-  Engine engine = Engine::create(stateBundle(), std::make_shared<CpuDevice>());
+TEST_P(StateOnDevice, ExplicitAllocationComesFirst) {
+  Engine engine = Engine::create(stateBundle(), device());
   engine.allocateState("acc", {4, 4});
-  static_cast<float *>(engine.state("acc").data)[0] = 10.0f;
+  float ten = 10.0f;
+  writeDevice(*device(), engine.state("acc").data, &ten, sizeof ten);
   engine.allocateState("acc", {4, 4}); // same shape: nothing happens
   std::vector<float> total = accumulate(engine, 4, 1.0f);
   EXPECT_EQ(total[0], 11.0f);
@@ -131,14 +133,13 @@ TEST(State, ExplicitAllocationComesFirst) {
   expectError([&] { engine.releaseState("kv"); }, {"no state 'kv'"});
 }
 
-TEST(State, EnginesOnOneDeviceShareItsAllocator) {
-  auto device = std::make_shared<CpuDevice>();
-  Engine a = Engine::create(stateBundle(), device);
-  Engine b = Engine::create(stateBundle(), device);
+TEST_P(StateOnDevice, EnginesOnOneDeviceShareItsAllocator) {
+  Engine a = Engine::create(stateBundle(), device());
+  Engine b = Engine::create(stateBundle(), device());
   accumulate(a, 2, 1.0f);
-  size_t afterA = device->memoryStats().bytesInUse;
+  size_t afterA = device()->memoryStats().bytesInUse;
   accumulate(b, 2, 5.0f);
-  EXPECT_GT(device->memoryStats().bytesInUse, afterA);
+  EXPECT_GT(device()->memoryStats().bytesInUse, afterA);
   // Separate engines, separate states.
   EXPECT_EQ(readDoubled(a, 2), filled(2, 2.0f));
   EXPECT_EQ(readDoubled(b, 2), filled(2, 10.0f));

@@ -1,9 +1,9 @@
-// The weight store: binding safetensors checkpoints (single, folder,
-// sharded), the errors for missing / extra / mis-shaped / mistyped tensors,
-// random init and saving.
+// The weight store, on every device backend: binding safetensors
+// checkpoints (single, folder, sharded), the errors for missing / extra /
+// mis-shaped / mistyped tensors, random init and saving.
+#include "DeviceTest.h"
 #include "TestSupport.h"
 
-#include "hybrid/CpuDevice.h"
 #include "hybrid/Float16.h"
 #include "hybrid/SafeTensors.h"
 #include "hybrid/WeightStore.h"
@@ -22,9 +22,13 @@ std::vector<ParamDesc> twoParams() {
           {"layer.bias", DType::F32, {3}, ""}};
 }
 
+/// Parameter i's bytes, read back from the device as T.
+template <typename T> std::vector<T> read(const WeightStore &w, size_t i) {
+  return readDeviceAs<T>(w.device(), w.data(i), w.bytes(i) / sizeof(T));
+}
+
 std::vector<float> values(const WeightStore &w, size_t i) {
-  const float *p = static_cast<const float *>(w.data(i));
-  return std::vector<float>(p, p + numElements(w.shape(i)));
+  return read<float>(w, i);
 }
 
 struct Checkpoint {
@@ -41,12 +45,13 @@ void writeCheckpoint(const std::string &path, const Checkpoint &c,
   writeSafeTensors(path, entries);
 }
 
-std::shared_ptr<Device> cpu() { return std::make_shared<CpuDevice>(); }
+using WeightStoreOnDevice = DeviceTest;
+HYBRID_TEST_ON_EVERY_DEVICE(WeightStoreOnDevice);
 
 } // namespace
 
-TEST(WeightStore, LaysOutParamsAligned) {
-  WeightStore w(twoParams(), cpu());
+TEST_P(WeightStoreOnDevice, LaysOutParamsAligned) {
+  WeightStore w(twoParams(), device());
   EXPECT_EQ(w.size(), 2u);
   EXPECT_EQ(w.totalBytes(), 36u);
   EXPECT_EQ(w.totalElements(), 9);
@@ -60,21 +65,21 @@ TEST(WeightStore, LaysOutParamsAligned) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data(1)) % 256, 0u);
 }
 
-TEST(WeightStore, BindsAFileAndAFolder) {
+TEST_P(WeightStoreOnDevice, BindsAFileAndAFolder) {
   TempDir dir;
   Checkpoint c;
   writeCheckpoint(dir.file("model.safetensors"), c);
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   w.bindFromSafeTensors(dir.file("model.safetensors"));
   EXPECT_TRUE(w.bound());
   EXPECT_EQ(values(w, 0), c.weight);
   EXPECT_EQ(values(w, 1), c.bias);
-  WeightStore w2(twoParams(), cpu());
+  WeightStore w2(twoParams(), device());
   w2.bindFromSafeTensors(dir.path());
   EXPECT_EQ(values(w2, 1), c.bias);
 }
 
-TEST(WeightStore, BindsAShardedCheckpoint) {
+TEST_P(WeightStoreOnDevice, BindsAShardedCheckpoint) {
   TempDir dir;
   Checkpoint c;
   writeSafeTensors(
@@ -86,7 +91,7 @@ TEST(WeightStore, BindsAShardedCheckpoint) {
       << R"({"metadata": {"total_size": 36}, "weight_map": {)"
          R"("layer.weight": "model-00001-of-00002.safetensors",)"
          R"("layer.bias": "model-00002-of-00002.safetensors"}})";
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   w.bindFromSafeTensors(dir.path());
   EXPECT_EQ(values(w, 0), c.weight);
   EXPECT_EQ(values(w, 1), c.bias);
@@ -98,45 +103,45 @@ TEST(WeightStore, BindsAShardedCheckpoint) {
               {"no tensor 'layer.weight'", "places it there"});
 }
 
-TEST(WeightStore, MissingTensorNamesIt) {
+TEST_P(WeightStoreOnDevice, MissingTensorNamesIt) {
   TempDir dir;
   Checkpoint c;
   writeSafeTensors(dir.file("w.safetensors"),
                    {{"layer.bias", SafeTensorsDType::F32, {3}, c.bias.data()}});
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   expectError([&] { w.bindFromSafeTensors(dir.file("w.safetensors")); },
               {dir.file("w.safetensors"), "missing tensor 'layer.weight'",
                "f32 [2,3]"});
   EXPECT_FALSE(w.bound());
 }
 
-TEST(WeightStore, ExtraTensorIsAnErrorUnlessAllowed) {
+TEST_P(WeightStoreOnDevice, ExtraTensorIsAnErrorUnlessAllowed) {
   TempDir dir;
   Checkpoint c;
   float mask[4] = {};
   writeCheckpoint(dir.file("w.safetensors"), c,
                   {{"attn.masked_bias", SafeTensorsDType::F32, {4}, mask}});
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   expectError([&] { w.bindFromSafeTensors(dir.file("w.safetensors")); },
               {"unexpected tensor 'attn.masked_bias'"});
   w.bindFromSafeTensors(dir.file("w.safetensors"), {"attn.masked_bias"});
   EXPECT_EQ(values(w, 0), c.weight);
 }
 
-TEST(WeightStore, MisShapedTensorShowsBothShapes) {
+TEST_P(WeightStoreOnDevice, MisShapedTensorShowsBothShapes) {
   TempDir dir;
   Checkpoint c;
   writeSafeTensors(
       dir.file("w.safetensors"),
       {{"layer.weight", SafeTensorsDType::F32, {3, 2}, c.weight.data()},
        {"layer.bias", SafeTensorsDType::F32, {3}, c.bias.data()}});
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   expectError(
       [&] { w.bindFromSafeTensors(dir.file("w.safetensors")); },
       {"tensor 'layer.weight' has shape [3,2], the bundle expects [2,3]"});
 }
 
-TEST(WeightStore, WrongDTypeIsAnError) {
+TEST_P(WeightStoreOnDevice, WrongDTypeIsAnError) {
   TempDir dir;
   Checkpoint c;
   std::vector<int64_t> ints(6, 1);
@@ -144,12 +149,12 @@ TEST(WeightStore, WrongDTypeIsAnError) {
       dir.file("w.safetensors"),
       {{"layer.weight", SafeTensorsDType::I64, {2, 3}, ints.data()},
        {"layer.bias", SafeTensorsDType::F32, {3}, c.bias.data()}});
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   expectError([&] { w.bindFromSafeTensors(dir.file("w.safetensors")); },
               {"tensor 'layer.weight' is I64, the bundle expects f32"});
 }
 
-TEST(WeightStore, HalfPrecisionCheckpointsConvert) {
+TEST_P(WeightStoreOnDevice, HalfPrecisionCheckpointsConvert) {
   TempDir dir;
   std::vector<uint16_t> half = {0x3c00, 0xc000, 0x3800, 0, 0x3c00, 0x4000};
   std::vector<uint16_t> bf16 = {0x3f80, 0xc000, 0x4049};
@@ -157,13 +162,13 @@ TEST(WeightStore, HalfPrecisionCheckpointsConvert) {
       dir.file("w.safetensors"),
       {{"layer.weight", SafeTensorsDType::F16, {2, 3}, half.data()},
        {"layer.bias", SafeTensorsDType::BF16, {3}, bf16.data()}});
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   w.bindFromSafeTensors(dir.file("w.safetensors"));
   EXPECT_EQ(values(w, 0), (std::vector<float>{1, -2, 0.5f, 0, 1, 2}));
   EXPECT_EQ(values(w, 1), (std::vector<float>{1, -2, 3.140625f}));
 }
 
-TEST(WeightStore, FailedBindKeepsPreviousWeights) {
+TEST_P(WeightStoreOnDevice, FailedBindKeepsPreviousWeights) {
   TempDir dir;
   Checkpoint c;
   writeCheckpoint(dir.file("good.safetensors"), c);
@@ -172,32 +177,32 @@ TEST(WeightStore, FailedBindKeepsPreviousWeights) {
   float extra = 0;
   writeCheckpoint(dir.file("bad.safetensors"), other,
                   {{"surprise", SafeTensorsDType::F32, {1}, &extra}});
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   w.bindFromSafeTensors(dir.file("good.safetensors"));
   EXPECT_THROW(w.bindFromSafeTensors(dir.file("bad.safetensors")), Error);
   EXPECT_EQ(values(w, 0), c.weight);
 }
 
-TEST(WeightStore, FolderWithoutCheckpointIsAnError) {
+TEST_P(WeightStoreOnDevice, FolderWithoutCheckpointIsAnError) {
   TempDir dir;
-  WeightStore w(twoParams(), cpu());
+  WeightStore w(twoParams(), device());
   expectError([&] { w.bindFromSafeTensors(dir.path()); },
               {"neither model.safetensors nor model.safetensors.index.json"});
 }
 
-TEST(WeightStore, LayoutsAreRejectedUntilSupported) {
+TEST_P(WeightStoreOnDevice, LayoutsAreRejectedUntilSupported) {
   TempDir dir;
   Checkpoint c;
   writeCheckpoint(dir.file("w.safetensors"), c);
   std::vector<ParamDesc> ps = twoParams();
   ps[0].layout = "packed_qkv";
-  WeightStore w(ps, cpu());
+  WeightStore w(ps, device());
   expectError([&] { w.bindFromSafeTensors(dir.file("w.safetensors")); },
               {"layout 'packed_qkv'"});
 }
 
-TEST(WeightStore, InitRandomIsDeterministic) {
-  WeightStore a(twoParams(), cpu()), b(twoParams(), cpu());
+TEST_P(WeightStoreOnDevice, InitRandomIsDeterministic) {
+  WeightStore a(twoParams(), device()), b(twoParams(), device());
   a.initRandom(42);
   b.initRandom(42);
   EXPECT_TRUE(a.bound());
@@ -209,17 +214,17 @@ TEST(WeightStore, InitRandomIsDeterministic) {
     EXPECT_LT(std::fabs(v), 0.2f);
 }
 
-TEST(WeightStore, SaveThenBindRoundTrips) {
+TEST_P(WeightStoreOnDevice, SaveThenBindRoundTrips) {
   TempDir dir;
-  WeightStore a(twoParams(), cpu());
+  WeightStore a(twoParams(), device());
   a.initRandom(5);
   a.saveSafeTensors(dir.file("saved.safetensors"));
-  WeightStore b(twoParams(), cpu());
+  WeightStore b(twoParams(), device());
   b.bindFromSafeTensors(dir.file("saved.safetensors"));
   EXPECT_EQ(values(a, 0), values(b, 0));
 }
 
-TEST(WeightStore, BindsTheGpt2Fixture) {
+TEST_P(WeightStoreOnDevice, BindsTheGpt2Fixture) {
   std::string path = fixturesDir() + "/gpt2/model.safetensors";
   if (!fileExists(path))
     GTEST_SKIP() << "fixtures not found at " << fixturesDir();
@@ -227,20 +232,20 @@ TEST(WeightStore, BindsTheGpt2Fixture) {
   std::vector<ParamDesc> params;
   for (const SafeTensorsEntry &e : file.entries())
     params.push_back({e.name, DType::F32, e.shape, ""});
-  WeightStore w(params, cpu());
+  WeightStore w(params, device());
   w.bindFromSafeTensors(fixturesDir() + "/gpt2");
   size_t wpe = *w.find("transformer.wpe.weight");
   EXPECT_EQ(values(w, wpe), file.toF32(file.get("transformer.wpe.weight")));
   // Dropping a parameter makes its tensor unexpected.
   params.pop_back();
-  WeightStore fewer(params, cpu());
+  WeightStore fewer(params, device());
   expectError([&] { fewer.bindFromSafeTensors(path); }, {"unexpected tensor"});
 }
 
 // Parameters of every dtype: checkpoints of another dtype convert on load
 // (floats among floats, integers among integers, U8 to bool), and saving
 // writes each parameter in its own dtype.
-TEST(WeightStore, ConvertsCheckpointsToEveryParamDType) {
+TEST_P(WeightStoreOnDevice, ConvertsCheckpointsToEveryParamDType) {
   TempDir dir;
   std::vector<ParamDesc> params = {
       {"w.bf16", DType::BF16, {3}, ""}, {"w.f16", DType::F16, {3}, ""},
@@ -260,26 +265,17 @@ TEST(WeightStore, ConvertsCheckpointsToEveryParamDType) {
                     {"ids64", SafeTensorsDType::I32, {2}, i32.data()},
                     {"flag", SafeTensorsDType::U8, {2}, u8.data()},
                     {"w.f32", SafeTensorsDType::F16, {2}, f16.data()}});
-  WeightStore w(params, cpu());
+  WeightStore w(params, device());
   w.bindFromSafeTensors(dir.file("mixed.safetensors"));
-  auto bits = [&](size_t i) {
-    const uint16_t *p = static_cast<const uint16_t *>(w.data(i));
-    return std::vector<uint16_t>(p, p + numElements(w.shape(i)));
-  };
+  auto bits = [&](size_t i) { return read<uint16_t>(w, i); };
   EXPECT_EQ(bits(0),
             (std::vector<uint16_t>{floatToBf16(1.0f), floatToBf16(3.14159f),
                                    floatToBf16(-2.5f)}));
   EXPECT_EQ(bits(1), (std::vector<uint16_t>{floatToF16(0.5f), floatToF16(-3.0f),
                                             floatToF16(bf16ToFloat(bf16[2]))}));
-  const int32_t *ids = static_cast<const int32_t *>(w.data(2));
-  EXPECT_EQ(std::vector<int32_t>(ids, ids + 3),
-            (std::vector<int32_t>{1, -2, 70000}));
-  const int64_t *ids64 = static_cast<const int64_t *>(w.data(3));
-  EXPECT_EQ(std::vector<int64_t>(ids64, ids64 + 2),
-            (std::vector<int64_t>{-5, 1 << 30}));
-  const bool *flag = static_cast<const bool *>(w.data(4));
-  EXPECT_FALSE(flag[0]);
-  EXPECT_TRUE(flag[1]);
+  EXPECT_EQ(read<int32_t>(w, 2), (std::vector<int32_t>{1, -2, 70000}));
+  EXPECT_EQ(read<int64_t>(w, 3), (std::vector<int64_t>{-5, 1 << 30}));
+  EXPECT_EQ(read<uint8_t>(w, 4), (std::vector<uint8_t>{0, 1}));
   EXPECT_EQ(values(w, 5), (std::vector<float>{0.25f, -65504.0f}));
 
   // Saved in their own dtypes, and bound back bit for bit.
@@ -291,13 +287,13 @@ TEST(WeightStore, ConvertsCheckpointsToEveryParamDType) {
   EXPECT_EQ(saved.get("ids64").dtype, SafeTensorsDType::I64);
   EXPECT_EQ(saved.get("flag").dtype, SafeTensorsDType::BOOL);
   EXPECT_EQ(saved.get("w.f32").dtype, SafeTensorsDType::F32);
-  WeightStore back(params, cpu());
+  WeightStore back(params, device());
   back.bindFromSafeTensors(dir.file("saved.safetensors"));
   for (size_t i = 0; i < params.size(); ++i)
-    EXPECT_EQ(std::memcmp(back.data(i), w.data(i), w.bytes(i)), 0) << i;
+    EXPECT_EQ(read<uint8_t>(back, i), read<uint8_t>(w, i)) << i;
 }
 
-TEST(WeightStore, DTypeErrorsNameTheTensorAndBothDTypes) {
+TEST_P(WeightStoreOnDevice, DTypeErrorsNameTheTensorAndBothDTypes) {
   TempDir dir;
   std::vector<ParamDesc> params = {{"w", DType::BF16, {2}, ""},
                                    {"ids", DType::I32, {2}, ""}};
@@ -316,7 +312,7 @@ TEST(WeightStore, DTypeErrorsNameTheTensorAndBothDTypes) {
   writeSafeTensors(dir.file("good.safetensors"),
                    {{"w", SafeTensorsDType::F32, {2}, f.data()},
                     {"ids", SafeTensorsDType::I32, {2}, small.data()}});
-  WeightStore w(params, cpu());
+  WeightStore w(params, device());
   expectError([&] { w.bindFromSafeTensors(dir.file("ints.safetensors")); },
               {"tensor 'w' is I32, the bundle expects bf16"});
   expectError([&] { w.bindFromSafeTensors(dir.file("floats.safetensors")); },
@@ -329,18 +325,17 @@ TEST(WeightStore, DTypeErrorsNameTheTensorAndBothDTypes) {
   expectError([&] { w.bindFromSafeTensors(dir.file("big.safetensors")); },
               {"tensor 'ids' holds 1099511627776 at element 1, which does "
                "not fit i32"});
-  const int32_t *ids = static_cast<const int32_t *>(w.data(1));
-  EXPECT_EQ(ids[1], 2);
+  EXPECT_EQ(read<int32_t>(w, 1)[1], 2);
 }
 
-TEST(WeightStore, InitRandomFillsHalfPrecisionParams) {
+TEST_P(WeightStoreOnDevice, InitRandomFillsHalfPrecisionParams) {
   std::vector<ParamDesc> params = {{"proj.weight", DType::BF16, {8, 8}, ""},
                                    {"norm.weight", DType::F16, {8}, ""},
                                    {"proj.bias", DType::BF16, {8}, ""},
                                    {"pos", DType::I32, {4}, ""}};
-  WeightStore w(params, cpu());
+  WeightStore w(params, device());
   w.initRandom(9);
-  const uint16_t *proj = static_cast<const uint16_t *>(w.data(0));
+  std::vector<uint16_t> proj = read<uint16_t>(w, 0);
   int nonzero = 0;
   for (int i = 0; i < 64; ++i) {
     float v = bf16ToFloat(proj[i]);
@@ -348,8 +343,8 @@ TEST(WeightStore, InitRandomFillsHalfPrecisionParams) {
     nonzero += v != 0;
   }
   EXPECT_GT(nonzero, 60);
-  const uint16_t *norm = static_cast<const uint16_t *>(w.data(1));
-  const uint16_t *bias = static_cast<const uint16_t *>(w.data(2));
+  std::vector<uint16_t> norm = read<uint16_t>(w, 1),
+                        bias = read<uint16_t>(w, 2);
   for (int i = 0; i < 8; ++i) {
     EXPECT_EQ(norm[i], floatToF16(1.0f));
     EXPECT_EQ(bias[i], 0);
@@ -357,9 +352,9 @@ TEST(WeightStore, InitRandomFillsHalfPrecisionParams) {
   // The same values as an f32 store, rounded.
   std::vector<ParamDesc> f32 = params;
   f32[0].dtype = DType::F32;
-  WeightStore ref(f32, cpu());
+  WeightStore ref(f32, device());
   ref.initRandom(9);
-  const float *r = static_cast<const float *>(ref.data(0));
+  std::vector<float> r = values(ref, 0);
   for (int i = 0; i < 64; ++i)
     EXPECT_EQ(proj[i], floatToBf16(r[i]));
 }

@@ -49,6 +49,21 @@ check 0 "" "${FWD[@]}" --weights="$D/tiny.onnx" --out="$D/c.safetensors"
 check 0 "" compare "$D/b.safetensors" "$D/c.safetensors"
 check 0 "" "${FWD[@]}" --weights "$D/weights_extra.safetensors" \
   --allow-extra lm_head.weight --out "$D/d.safetensors"
+# --device cuda: the CPU's logits where a GPU is present, else one error
+# line saying what is missing (the build's CUDA backend or the GPU).
+"$RUN" "${FWD[@]}" --weights "$D" --out "$D/cuda.safetensors" --device cuda \
+  >"$D/out.txt" 2>"$D/err.txt"
+rc=$?
+if [ $rc -eq 0 ]; then
+  grep -q "forward tiny-lm on cuda:0: " "$D/err.txt" ||
+    { echo "FAIL: cuda forward summary: $(cat "$D/err.txt")"; failures=$((failures + 1)); }
+  check 0 "" compare "$D/cuda.safetensors" "$D/expected.safetensors" --name logits --atol 1e-4
+elif [ $rc -eq 1 ] && [ "$(wc -l <"$D/err.txt")" -eq 1 ] && grep -q "hybrid-run: error: .*no CUDA" "$D/err.txt"; then
+  echo "ok: --device cuda without a GPU: $(cat "$D/err.txt")"
+else
+  echo "FAIL: --device cuda -> exit $rc: $(cat "$D/err.txt")"
+  failures=$((failures + 1))
+fi
 check 0 "" info "$D/tiny.hyb"
 grep -q "model: tiny-lm" "$D/out.txt" && grep -q "input input_ids: i64 \[batch,seq\]" "$D/out.txt" &&
   grep -q "workspace: 1024\*batch\*seq bytes (alignment 256)" "$D/out.txt" &&
@@ -78,6 +93,8 @@ check 2 "unknown flag '--bogus'" "${FWD[@]}" --weights "$D" --out "$D/x.safetens
 check 2 "missing --weights" "${FWD[@]}" --out "$D/x.safetensors"
 check 2 "--out needs a value" "${FWD[@]}" --weights "$D" --out
 check 2 "--threads wants a positive integer" "${FWD[@]}" --weights "$D" --out "$D/x.safetensors" --threads zero
+check 2 "--device wants cpu, cuda or cuda:N, got 'tpu'" "${FWD[@]}" --weights "$D" --out "$D/x.safetensors" --device tpu
+check 2 "--threads applies to --device cpu only" "${FWD[@]}" --weights "$D" --out "$D/x.safetensors" --device cuda --threads 2
 check 2 "--atol wants a non-negative number" compare "$D/a.safetensors" "$D/a.safetensors" --atol -1
 check 2 "expected a BUNDLE" info
 check 2 "unexpected argument 'extra'" info "$D/tiny.hyb" extra

@@ -1,8 +1,8 @@
-// hybrid-run: runs a bundle's forward pass on the CPU device, compares
+// hybrid-run: runs a bundle's forward pass on a device (cpu or cuda), compares
 // tensors of two safetensors files (the parity tests' check), and describes
 // bundles. Errors are one line on stderr: exit 1, or 2 for usage errors.
 #include "hybrid/Bundle.h"
-#include "hybrid/CpuDevice.h"
+#include "hybrid/Devices.h"
 #include "hybrid/Engine.h"
 #include "hybrid/Escape.h"
 #include "hybrid/FileIdentity.h"
@@ -27,11 +27,12 @@ namespace {
 const char *kUsage =
     "usage:\n"
     "  hybrid-run forward BUNDLE --weights W --inputs IN.safetensors\n"
-    "                     --out OUT.safetensors [--threads N]\n"
+    "                     --out OUT.safetensors [--device D] [--threads N]\n"
     "                     [--allow-extra NAME ...]\n"
     "  hybrid-run forward BUNDLE --random-weights SEED --batch B --seq T\n"
-    "                     [--repeat N] [--threads N]\n"
-    "      Runs the bundle's \"forward\" executable on the CPU. W is a\n"
+    "                     [--repeat N] [--device D] [--threads N]\n"
+    "      Runs the bundle's \"forward\" executable on device D: cpu (the\n"
+    "      default; --threads N kernel threads), cuda or cuda:N. W is a\n"
     "      .safetensors file, a folder holding model.safetensors (or a\n"
     "      sharded model.safetensors.index.json), or an .onnx model whose\n"
     "      initializers are the weights (inline or external data beside it).\n"
@@ -42,14 +43,16 @@ const char *kUsage =
     "      not a parameter (tied weights, buffers).\n"
     "      The second form measures speed without files: deterministic\n"
     "      random weights, random input_ids [B,T]; --repeat runs N timed\n"
-    "      calls after one warm-up and reports the best and the mean.\n"
+    "      calls after one warm-up and reports the best and the mean, and\n"
+    "      the best of N device-resident calls (enqueue on a stream and\n"
+    "      wait; inputs and outputs stay on the device).\n"
     "  hybrid-run generate BUNDLE --weights W --prompt IN.safetensors\n"
     "                     --out OUT.safetensors [--prompt-name NAME]\n"
     "                     [--max-new-tokens N] [--min-new-tokens M]\n"
     "                     [--greedy | --temperature T [--top-k K] [--top-p "
     "P]]\n"
     "                     [--seed S] [--eos ID] [--pad ID]\n"
-    "                     [--max-out-tokens C] [--threads N]\n"
+    "                     [--max-out-tokens C] [--device D] [--threads N]\n"
     "  hybrid-run generate BUNDLE --random-weights SEED --batch B\n"
     "                     --prompt-len P [--max-new-tokens N] ...\n"
     "      Generates with the bundle's prefill and decode executables (KV\n"
@@ -280,10 +283,10 @@ void checkOutputIsNoInput(const std::string &out, const std::string &bundle,
 }
 
 int runForward(int argc, char **argv) {
-  Args args =
-      parseArgs("forward", argc, argv, 2,
-                {"--weights", "--inputs", "--out", "--threads", "--allow-extra",
-                 "--random-weights", "--batch", "--seq", "--repeat"});
+  Args args = parseArgs("forward", argc, argv, 2,
+                        {"--weights", "--inputs", "--out", "--threads",
+                         "--allow-extra", "--random-weights", "--batch",
+                         "--seq", "--repeat", "--device"});
   expectPositional(args, 1, "forward", "a BUNDLE");
   std::optional<std::string> randomSeed = args.single("--random-weights");
   if (randomSeed && args.single("--weights"))
@@ -304,17 +307,28 @@ int runForward(int argc, char **argv) {
   int repeat = 1;
   if (auto r = args.single("--repeat"))
     repeat = static_cast<int>(parsePositiveInt(*r, "--repeat"));
-  int threads = 0;
-  if (auto t = args.single("--threads"))
-    threads = static_cast<int>(parsePositiveInt(*t, "--threads"));
+  std::string deviceName = args.single("--device").value_or("cpu");
+  if (!isDeviceName(deviceName))
+    throw UsageError{"forward: --device wants cpu, cuda or cuda:N, got '" +
+                     deviceName + "'"};
+  DeviceOptions deviceOptions;
+  if (auto t = args.single("--threads")) {
+    deviceOptions.cpuThreads =
+        static_cast<int>(parsePositiveInt(*t, "--threads"));
+    if (deviceName != "cpu")
+      throw UsageError{"forward: --threads applies to --device cpu only"};
+  }
   std::set<std::string> allowedExtra;
   if (args.flags.count("--allow-extra"))
     allowedExtra.insert(args.flags["--allow-extra"].begin(),
                         args.flags["--allow-extra"].end());
 
   const std::string &bundlePath = args.positional[0];
+  // The device first: a missing GPU is the error to report, before any
+  // file is read.
+  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
-  Engine engine = Engine::create(bundle, std::make_shared<CpuDevice>(threads));
+  Engine engine = Engine::create(bundle, device);
   if (randomSeed)
     engine.initRandom(static_cast<uint64_t>(
         parseNonNegative(*randomSeed, "--random-weights")));
@@ -362,6 +376,29 @@ int runForward(int argc, char **argv) {
     ms = (ms == 0 || t < ms) ? t : ms;
     totalMs += t;
   }
+  // The same call without the host edge (inputs written before the clock
+  // starts, outputs left on the device): what the executable itself costs.
+  double residentMs = 0;
+  if (repeat > 1) {
+    Executable &exe = engine.executable("forward");
+    std::unique_ptr<Stream> stream = device->createStream();
+    for (int r = 0; r < repeat; ++r) {
+      // The plan may reuse an input's slot once it is read: write it again.
+      for (size_t i = 0; i < exe.inputNames().size(); ++i) {
+        const HostTensor &t = inputs.at(exe.inputNames()[i]);
+        device->copyHostToDevice(exe.input(i).data, t.data(), t.bytes(),
+                                 *stream);
+      }
+      device->synchronize(*stream);
+      auto start = std::chrono::steady_clock::now();
+      exe.enqueue(*stream);
+      device->synchronize(*stream);
+      double t = std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+      residentMs = (residentMs == 0 || t < residentMs) ? t : residentMs;
+    }
+  }
   if (!outPath.empty())
     writeSafeTensors(outPath, outputs,
                      {{"producer", "hybrid-run forward"},
@@ -397,11 +434,24 @@ int runForward(int argc, char **argv) {
       repeat > 1 ? " (best of " + std::to_string(repeat) + "; mean " +
                        std::to_string(totalMs / repeat).substr(0, 7) + " ms)"
                  : "";
+  std::string on = device->name() == "cpu" ? "" : " on " + device->name();
+  std::string resident;
+  if (residentMs > 0) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "; device-resident %.2f ms", residentMs);
+    resident = buf;
+    if (tokensPerS > 0)
+      resident +=
+          ", " +
+          std::to_string(static_cast<long long>(
+              first.shape()[0] * first.shape()[1] / (residentMs / 1000))) +
+          " tokens/s";
+  }
   std::fprintf(stderr,
-               "hybrid-run: forward %s: %s params (%s), %s, %.2f ms%s%s\n",
-               model.c_str(), params.c_str(), bytes.c_str(),
+               "hybrid-run: forward %s%s: %s params (%s), %s, %.2f ms%s%s%s\n",
+               model.c_str(), on.c_str(), params.c_str(), bytes.c_str(),
                tokens.empty() ? "no batch" : tokens.c_str(), ms, mean.c_str(),
-               rate.c_str());
+               rate.c_str(), resident.c_str());
   return 0;
 }
 
@@ -424,7 +474,7 @@ int runGenerate(int argc, char **argv) {
       {"--weights", "--prompt", "--prompt-name", "--out", "--max-new-tokens",
        "--min-new-tokens", "--temperature", "--top-k", "--top-p", "--seed",
        "--eos", "--pad", "--max-out-tokens", "--threads", "--allow-extra",
-       "--random-weights", "--batch", "--prompt-len"});
+       "--random-weights", "--batch", "--prompt-len", "--device"});
   expectPositional(args, 1, "generate", "a BUNDLE");
   auto integer = [&](const char *flag, int64_t dflt, int64_t min) {
     std::optional<std::string> v = args.single(flag);
@@ -459,7 +509,16 @@ int runGenerate(int argc, char **argv) {
   config.temperature = static_cast<float>(real("--temperature", 1.0));
   config.topK = integer("--top-k", 0, 0);
   config.topP = static_cast<float>(real("--top-p", 1.0));
-  int threads = static_cast<int>(integer("--threads", 0, 1));
+  std::string deviceName = args.single("--device").value_or("cpu");
+  if (!isDeviceName(deviceName))
+    throw UsageError{"generate: --device wants cpu, cuda or cuda:N, got '" +
+                     deviceName + "'"};
+  DeviceOptions deviceOptions;
+  if (args.single("--threads")) {
+    deviceOptions.cpuThreads = static_cast<int>(integer("--threads", 0, 1));
+    if (deviceName != "cpu")
+      throw UsageError{"generate: --threads applies to --device cpu only"};
+  }
 
   std::optional<std::string> randomSeed = args.single("--random-weights");
   bool synthetic = args.single("--batch") || args.single("--prompt-len");
@@ -484,8 +543,9 @@ int runGenerate(int argc, char **argv) {
     allowedExtra.insert(args.flags["--allow-extra"].begin(),
                         args.flags["--allow-extra"].end());
 
+  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
-  Engine engine = Engine::create(bundle, std::make_shared<CpuDevice>(threads));
+  Engine engine = Engine::create(bundle, device);
   if (randomSeed)
     engine.initRandom(static_cast<uint64_t>(
         parseNonNegative(*randomSeed, "--random-weights")));

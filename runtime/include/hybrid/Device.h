@@ -117,8 +117,13 @@ public:
   /// Waits on the host until every stream has finished.
   virtual void synchronize() = 0;
 
-  /// Copies enqueued on `stream`. Host memory must stay valid and unchanged
-  /// until the stream has passed the copy (synchronize).
+  /// Copies enqueued on `stream`; they need not wait for the device. The
+  /// portable rule for the host buffer: it stays valid (and, for a copy to
+  /// the device, unchanged) until the stream has passed the copy
+  /// (synchronize). A backend may promise more, never less: the CPU device
+  /// copies at once; the CUDA device has read `src` of copyHostToDevice
+  /// when the call returns, while copyDeviceToHost writes `dst` only when
+  /// the stream reaches the copy.
   virtual void copyHostToDevice(void *dst, const void *src, size_t bytes,
                                 Stream &stream) = 0;
   virtual void copyDeviceToHost(void *dst, const void *src, size_t bytes,

@@ -1,0 +1,461 @@
+// The CUDA backend: device selection, streams and events, host copies
+// through pinned staging, and commands bound to the kernels of
+// kernels/cuda (collectives through a communicator, one rank by default).
+#include "hybrid/CudaDevice.h"
+
+#include "CachingAllocator.h"
+#include "CudaCheck.h"
+#include "HostStaging.h"
+
+#include "cuda/CudaKernels.h"
+
+#include <map>
+#include <mutex>
+
+namespace hybrid {
+
+using cudabackend::CachingAllocator;
+using cudabackend::checkCuda;
+using cudabackend::CurrentDevice;
+using cudabackend::HostStaging;
+
+namespace {
+
+/// Runs a CUDA call in a destructor: errors are ignored (destructors do not
+/// throw, and a failed destroy leaves nothing to recover).
+template <typename Fn> void onDevice(int ordinal, Fn &&fn) noexcept {
+  int previous = -1;
+  cudaGetDevice(&previous);
+  if (previous != ordinal)
+    cudaSetDevice(ordinal);
+  fn();
+  if (previous >= 0 && previous != ordinal)
+    cudaSetDevice(previous);
+}
+
+/// A non-blocking stream of one device (it never waits for the legacy NULL
+/// stream, which other libraries may use).
+class CudaStream : public Stream {
+public:
+  CudaStream(int ordinal, const std::string &device) : ordinal_(ordinal) {
+    CurrentDevice guard(ordinal, device);
+    checkCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+              device, "cudaStreamCreateWithFlags");
+  }
+  ~CudaStream() override {
+    onDevice(ordinal_, [&] { cudaStreamDestroy(stream_); });
+  }
+  cudaStream_t get() const { return stream_; }
+  int ordinal() const { return ordinal_; }
+
+private:
+  int ordinal_;
+  cudaStream_t stream_ = nullptr;
+};
+
+/// An event without timing (cheaper to record and wait on).
+class CudaEvent : public Event {
+public:
+  CudaEvent(int ordinal, const std::string &device) : ordinal_(ordinal) {
+    CurrentDevice guard(ordinal, device);
+    checkCuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), device,
+              "cudaEventCreateWithFlags");
+  }
+  ~CudaEvent() override {
+    onDevice(ordinal_, [&] { cudaEventDestroy(event_); });
+  }
+  cudaEvent_t get() const { return event_; }
+  int ordinal() const { return ordinal_; }
+
+private:
+  int ordinal_;
+  cudaEvent_t event_ = nullptr;
+};
+
+CudaStream &cudaStreamOf(Stream &stream, int ordinal,
+                         const std::string &device) {
+  auto *s = dynamic_cast<CudaStream *>(&stream);
+  if (!s)
+    throw Error(device + ": the stream is not a CUDA stream");
+  if (s->ordinal() != ordinal)
+    throw Error(device +
+                ": the stream belongs to cuda:" + std::to_string(s->ordinal()));
+  return *s;
+}
+
+CudaEvent &cudaEventOf(Event &event, int ordinal, const std::string &device) {
+  auto *e = dynamic_cast<CudaEvent *>(&event);
+  if (!e)
+    throw Error(device + ": the event is not a CUDA event");
+  if (e->ordinal() != ordinal)
+    throw Error(device +
+                ": the event belongs to cuda:" + std::to_string(e->ordinal()));
+  return *e;
+}
+
+size_t viewBytes(const BufferView &v) {
+  return static_cast<size_t>(numElements(v.shape)) * dtypeSize(v.dtype);
+}
+
+/// A collective with one rank: the result is the operand.
+class SingleRankCommunicator : public CudaCommunicator {
+public:
+  explicit SingleRankCommunicator(std::string device)
+      : device_(std::move(device)) {}
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void run(CollectiveKind, const void *in, size_t inBytes, void *out,
+           size_t outBytes, DType, CUstream_st *stream) override {
+    if (inBytes != outBytes)
+      throw Error("with one rank the result must be the operand: got " +
+                  std::to_string(inBytes) + " bytes -> " +
+                  std::to_string(outBytes));
+    if (in == out || !inBytes)
+      return;
+    checkCuda(
+        cudaMemcpyAsync(out, in, inBytes, cudaMemcpyDeviceToDevice, stream),
+        device_, "cudaMemcpyAsync (collective, one rank)");
+  }
+
+private:
+  std::string device_;
+};
+
+} // namespace
+
+struct CudaDevice::Impl {
+  Impl(int ordinal, std::string deviceName)
+      : ordinal(ordinal), name(std::move(deviceName)), memory(ordinal, name),
+        staging(ordinal, name),
+        singleRank(std::make_shared<SingleRankCommunicator>(name)) {}
+
+  int ordinal;
+  std::string name;
+  CachingAllocator memory;
+  HostStaging staging;
+  std::unique_ptr<CudaStream> defaultStream;
+  cuda::Context *context = nullptr;
+  /// The kernels share the context (cuBLASLt handle, plan cache); launches
+  /// and scratch queries from several threads take turns.
+  std::mutex launch;
+  std::shared_ptr<CudaCommunicator> singleRank;
+  std::mutex communicatorsMutex; // guards communicators
+  std::map<std::string, std::shared_ptr<CudaCommunicator>> communicators;
+
+  cudaStream_t native(Stream &s) {
+    return cudaStreamOf(s, ordinal, name).get();
+  }
+};
+
+namespace {
+
+/// A command bound to a CUDA kernel. The CudaCall is built once; each run
+/// refreshes addresses (and shapes when they changed). Operands are read
+/// through BufferView::data and results written through
+/// BufferView::writable, so read-only memory is never written.
+class CudaKernelCommand : public PreparedCommand {
+public:
+  CudaKernelCommand(cuda::KernelEntry entry, const CommandDesc &command,
+                    cuda::Context *context, int ordinal, std::string device,
+                    std::mutex &launch)
+      : entry_(entry), op_(command.op), operands_(command.operands),
+        results_(command.results), ordinal_(ordinal),
+        device_(std::move(device)), launch_(launch) {
+    call_.op = &op_;
+    call_.context = context;
+    call_.operands.resize(operands_.size());
+    call_.results.resize(results_.size());
+  }
+
+  size_t scratchBytes(const std::vector<BufferView> &buffers) override {
+    bindShapes(buffers);
+    // Scratch functions may consult the shared context (GEMM plans).
+    std::lock_guard<std::mutex> lock(launch_);
+    CurrentDevice guard(ordinal_, device_);
+    scratch_ = cuda::scratchBytes(entry_, call_);
+    return scratch_;
+  }
+
+  void run(const std::vector<BufferView> &buffers, bool shapesChanged,
+           Stream &stream, void *scratch) override {
+    if (shapesChanged)
+      bindShapes(buffers);
+    for (size_t i = 0; i < operands_.size(); ++i)
+      if (operands_[i] >= 0)
+        call_.operands[i].data = buffers[operands_[i]].data;
+    for (size_t i = 0; i < results_.size(); ++i) {
+      void *w = buffers[results_[i]].writable;
+      if (!w) // validation rules this out; never write through `data`
+        throw Error("result " + std::to_string(i) + " is read-only memory");
+      call_.results[i].data = w;
+    }
+    call_.scratch = scratch;
+    call_.scratchBytes = scratch ? scratch_ : 0;
+    call_.stream = cudaStreamOf(stream, ordinal_, device_).get();
+    std::lock_guard<std::mutex> lock(launch_);
+    CurrentDevice guard(ordinal_, device_);
+    entry_.run(call_);
+  }
+
+private:
+  void bindShapes(const std::vector<BufferView> &buffers) {
+    for (size_t i = 0; i < operands_.size(); ++i) {
+      if (operands_[i] < 0) {
+        call_.operands[i] = cuda::ConstTensor::absent();
+        continue;
+      }
+      const BufferView &b = buffers[operands_[i]];
+      cuda::ConstTensor &t = call_.operands[i];
+      t.present = true;
+      t.dtype = b.dtype;
+      t.shape = b.shape;
+    }
+    for (size_t i = 0; i < results_.size(); ++i) {
+      const BufferView &b = buffers[results_[i]];
+      call_.results[i].dtype = b.dtype;
+      call_.results[i].shape = b.shape;
+    }
+  }
+
+  cuda::KernelEntry entry_;
+  Op op_;
+  std::vector<int32_t> operands_, results_;
+  int ordinal_;
+  std::string device_;
+  std::mutex &launch_;
+  cuda::CudaCall call_;
+  size_t scratch_ = 0;
+};
+
+/// A collective, run by the communicator the executable names (one rank
+/// unless the device was given another).
+class CudaCollectiveCommand : public PreparedCommand {
+public:
+  CudaCollectiveCommand(ops::Collective op, int32_t operand, int32_t result,
+                        std::shared_ptr<CudaCommunicator> comm, int ordinal,
+                        std::string device)
+      : op_(op), operand_(operand), result_(result), comm_(std::move(comm)),
+        ordinal_(ordinal), device_(std::move(device)) {}
+
+  void run(const std::vector<BufferView> &buffers, bool, Stream &stream,
+           void *) override {
+    const BufferView &in = buffers[operand_], &out = buffers[result_];
+    size_t inBytes = viewBytes(in), outBytes = viewBytes(out);
+    if (in.dtype != out.dtype || (comm_->size() == 1 && inBytes != outBytes))
+      throw Error(std::string("with one rank the result must be the operand: "
+                              "got ") +
+                  dtypeName(in.dtype) + " " + shapeToString(in.shape) + " -> " +
+                  dtypeName(out.dtype) + " " + shapeToString(out.shape));
+    if (!out.writable)
+      throw Error("the result is read-only memory");
+    cudaStream_t s = cudaStreamOf(stream, ordinal_, device_).get();
+    CurrentDevice guard(ordinal_, device_);
+    comm_->run(op_.kind, in.data, inBytes, out.writable, outBytes, in.dtype, s);
+  }
+
+private:
+  ops::Collective op_;
+  int32_t operand_, result_;
+  std::shared_ptr<CudaCommunicator> comm_;
+  int ordinal_;
+  std::string device_;
+};
+
+/// Events are the executable's own (Device::createEvent): it records and
+/// waits on them itself, so the command does nothing (as on the CPU).
+class CudaNoOpCommand : public PreparedCommand {
+public:
+  void run(const std::vector<BufferView> &, bool, Stream &, void *) override {}
+};
+
+} // namespace
+
+int CudaDevice::deviceCount(std::string *why) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    if (why)
+      *why = cudaGetErrorString(status);
+    return 0;
+  }
+  if (count == 0 && why)
+    *why = "the driver reports no CUDA device";
+  return count;
+}
+
+CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
+  std::string name = "cuda:" + std::to_string(ordinal);
+  std::string why;
+  int count = deviceCount(&why);
+  if (count == 0)
+    throw Error(name + ": no CUDA device (" + why + ")");
+  if (ordinal < 0 || ordinal >= count)
+    throw Error(name + ": no such device (this process sees " +
+                std::to_string(count) + " CUDA device" +
+                (count == 1 ? "" : "s") + ")");
+  impl_ = std::make_unique<Impl>(ordinal, name);
+  CurrentDevice guard(ordinal, name);
+  impl_->defaultStream = std::make_unique<CudaStream>(ordinal, name);
+  impl_->context = cuda::createContext();
+}
+
+CudaDevice::~CudaDevice() {
+  if (!impl_)
+    return;
+  onDevice(ordinal_, [&] {
+    // Work still enqueued may use the context, the staging or the memory.
+    cudaDeviceSynchronize();
+    cuda::destroyContext(impl_->context);
+  });
+  impl_->defaultStream.reset();
+}
+
+std::string CudaDevice::name() const { return impl_->name; }
+
+void *CudaDevice::allocate(size_t bytes, size_t alignment) {
+  return impl_->memory.allocate(bytes, alignment);
+}
+
+void CudaDevice::deallocate(void *ptr) { impl_->memory.deallocate(ptr); }
+
+MemoryStats CudaDevice::memoryStats() const { return impl_->memory.stats(); }
+
+CudaCacheStats CudaDevice::cacheStats() const {
+  return impl_->memory.cacheStats();
+}
+
+size_t CudaDevice::trim() { return impl_->memory.trim(); }
+
+Stream &CudaDevice::defaultStream() { return *impl_->defaultStream; }
+
+std::unique_ptr<Stream> CudaDevice::createStream() {
+  return std::make_unique<CudaStream>(ordinal_, impl_->name);
+}
+
+std::unique_ptr<Event> CudaDevice::createEvent() {
+  return std::make_unique<CudaEvent>(ordinal_, impl_->name);
+}
+
+void CudaDevice::record(Event &event, Stream &stream) {
+  cudaEvent_t e = cudaEventOf(event, ordinal_, impl_->name).get();
+  cudaStream_t s = impl_->native(stream);
+  CurrentDevice guard(ordinal_, impl_->name);
+  checkCuda(cudaEventRecord(e, s), impl_->name, "cudaEventRecord");
+}
+
+void CudaDevice::wait(Stream &stream, Event &event) {
+  cudaEvent_t e = cudaEventOf(event, ordinal_, impl_->name).get();
+  cudaStream_t s = impl_->native(stream);
+  CurrentDevice guard(ordinal_, impl_->name);
+  checkCuda(cudaStreamWaitEvent(s, e, 0), impl_->name, "cudaStreamWaitEvent");
+}
+
+void CudaDevice::synchronize(Stream &stream) {
+  cudaStream_t s = impl_->native(stream);
+  CurrentDevice guard(ordinal_, impl_->name);
+  checkCuda(cudaStreamSynchronize(s), impl_->name, "cudaStreamSynchronize");
+}
+
+void CudaDevice::synchronize() {
+  uint64_t ticket = impl_->memory.syncTicket();
+  {
+    CurrentDevice guard(ordinal_, impl_->name);
+    checkCuda(cudaDeviceSynchronize(), impl_->name, "cudaDeviceSynchronize");
+  }
+  // Blocks freed before the synchronisation are no longer in use.
+  impl_->memory.deviceSynchronized(ticket);
+}
+
+void CudaDevice::copyHostToDevice(void *dst, const void *src, size_t bytes,
+                                  Stream &stream) {
+  impl_->staging.toDevice(dst, src, bytes, impl_->native(stream));
+}
+
+void CudaDevice::copyDeviceToHost(void *dst, const void *src, size_t bytes,
+                                  Stream &stream) {
+  impl_->staging.toHost(dst, src, bytes, impl_->native(stream));
+}
+
+void CudaDevice::copyDeviceToDevice(void *dst, const void *src, size_t bytes,
+                                    Stream &stream) {
+  if (!bytes || dst == src)
+    return;
+  cudaStream_t s = impl_->native(stream);
+  uintptr_t d = reinterpret_cast<uintptr_t>(dst),
+            r = reinterpret_cast<uintptr_t>(src);
+  bool overlap = d < r + bytes && r < d + bytes;
+  if (!overlap) {
+    CurrentDevice guard(ordinal_, impl_->name);
+    checkCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s),
+              impl_->name, "cudaMemcpyAsync (device to device)");
+    return;
+  }
+  // cudaMemcpy is undefined on overlap; go through a temporary, which the
+  // allocator reuses only once the device has passed these copies.
+  void *t = allocate(bytes);
+  CurrentDevice guard(ordinal_, impl_->name);
+  cudaError_t status =
+      cudaMemcpyAsync(t, src, bytes, cudaMemcpyDeviceToDevice, s);
+  if (status == cudaSuccess)
+    status = cudaMemcpyAsync(dst, t, bytes, cudaMemcpyDeviceToDevice, s);
+  deallocate(t);
+  checkCuda(status, impl_->name, "cudaMemcpyAsync (device to device)");
+}
+
+void CudaDevice::fillZero(void *dst, size_t bytes, Stream &stream) {
+  if (!bytes)
+    return;
+  cudaStream_t s = impl_->native(stream);
+  CurrentDevice guard(ordinal_, impl_->name);
+  checkCuda(cudaMemsetAsync(dst, 0, bytes, s), impl_->name, "cudaMemsetAsync");
+}
+
+std::unique_ptr<PreparedCommand>
+CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
+  if (std::holds_alternative<ops::RecordEvent>(command.op) ||
+      std::holds_alternative<ops::WaitEvent>(command.op))
+    return std::make_unique<CudaNoOpCommand>();
+  if (auto *c = std::get_if<ops::Collective>(&command.op)) {
+    if (command.operands.size() != 1 || command.results.size() != 1)
+      throw Error("executable '" + exe.name + "': " + opName(command.op) +
+                  " takes one operand and one result");
+    std::shared_ptr<CudaCommunicator> comm = impl_->singleRank;
+    if (c->communicator >= 0 &&
+        static_cast<size_t>(c->communicator) < exe.communicators.size()) {
+      std::lock_guard<std::mutex> lock(impl_->communicatorsMutex);
+      auto it = impl_->communicators.find(exe.communicators[c->communicator]);
+      if (it != impl_->communicators.end())
+        comm = it->second;
+    }
+    return std::make_unique<CudaCollectiveCommand>(
+        *c, command.operands[0], command.results[0], std::move(comm), ordinal_,
+        impl_->name);
+  }
+  cuda::KernelEntry entry = cuda::findKernel(command.op);
+  if (!entry.run)
+    throw Error("executable '" + exe.name +
+                "': the cuda backend has no kernel for '" + opName(command.op) +
+                "'" +
+                (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
+  return std::make_unique<CudaKernelCommand>(
+      entry, command, impl_->context, ordinal_, impl_->name, impl_->launch);
+}
+
+void CudaDevice::setCommunicator(const std::string &name,
+                                 std::shared_ptr<CudaCommunicator> comm) {
+  std::lock_guard<std::mutex> lock(impl_->communicatorsMutex);
+  if (comm)
+    impl_->communicators[name] = std::move(comm);
+  else
+    impl_->communicators.erase(name);
+}
+
+CUstream_st *CudaDevice::nativeStream(Stream &stream) {
+  auto *s = dynamic_cast<CudaStream *>(&stream);
+  if (!s)
+    throw Error("the stream is not a CUDA stream");
+  return s->get();
+}
+
+} // namespace hybrid
