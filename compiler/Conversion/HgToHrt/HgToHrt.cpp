@@ -291,8 +291,10 @@ private:
       if (auto state = func_.getResultAttrOfType<StringAttr>(i, "hg.state")) {
         // Written in place, or unchanged: nothing to copy.
         Value target = stateBuffers_.lookup(state.getValue());
+        // Named for the state: the copy has no source node of its own.
         if (buffers_.lookup(v) != target)
-          b_.create<hrt::CopyOp>(ret.getLoc(), target, buffers_.lookup(v));
+          b_.create<hrt::CopyOp>(NameLoc::get(state), target,
+                                 buffers_.lookup(v));
         continue;
       }
       if (direct_.lookup(v) == outputs_[i])

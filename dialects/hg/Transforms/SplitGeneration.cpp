@@ -35,7 +35,9 @@ public:
   }
 
   OpBuilder &builder() { return b_; }
-  Location loc() { return ret_.getLoc(); }
+  /// Ops the pass adds have no source node; they are named for what they
+  /// do, so bundles do not depend on where the model file was read from.
+  Location loc() { return NameLoc::get(b_.getStringAttr("generation")); }
 
   /// The argument holding state `name` (added on first use) of `type`,
   /// whose dynamic dims are named by `dims` (one entry per dim; "" for
