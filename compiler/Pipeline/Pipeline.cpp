@@ -124,14 +124,41 @@ bool isLanguageModel(mlir::ModuleOp module) {
   return ids && logits;
 }
 
-llvm::Error runGenerationPipeline(mlir::ModuleOp module) {
+llvm::Error runGenerationPipeline(mlir::ModuleOp module,
+                                  std::string *declined) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(hg::createSplitGeneration());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  if (mlir::failed(pm.run(module)))
-    return error("the generation lowering failed (see the diagnostics above)");
+  if (!declined) {
+    if (mlir::failed(pm.run(module)))
+      return error(
+          "the generation lowering failed (see the diagnostics above)");
+    return llvm::Error::success();
+  }
+  // On a copy, with the diagnostics kept: the module changes only when
+  // the whole lowering succeeds.
+  mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
+  std::string messages;
+  {
+    mlir::ScopedDiagnosticHandler keep(
+        module.getContext(), [&](mlir::Diagnostic &d) {
+          if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
+            return mlir::success();
+          llvm::raw_string_ostream os(messages);
+          if (!messages.empty())
+            os << "\n";
+          d.getLocation().print(os);
+          os << ": " << d.str();
+          return mlir::success();
+        });
+    if (mlir::failed(pm.run(*copy))) {
+      *declined = messages.empty() ? "the lowering failed" : messages;
+      return llvm::Error::success();
+    }
+  }
+  module.getBodyRegion().takeBody(copy->getBodyRegion());
   return llvm::Error::success();
 }
 

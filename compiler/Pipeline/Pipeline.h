@@ -25,9 +25,12 @@ std::optional<Phase> parsePhase(llvm::StringRef name);
 
 struct CompileOptions {
   bool fuse = true; ///< run the fusion passes (off: only canonicalise)
-  /// Add @prefill and @decode (KV cache, device-side sampling) when
-  /// @forward is a language model (input_ids -> logits).
-  bool generation = true;
+  /// Whether to add @prefill and @decode (KV cache, device-side sampling)
+  /// to a language model's @forward (input_ids -> logits): Auto adds them
+  /// when the model can run one token at a time and otherwise warns and
+  /// keeps @forward alone; On makes that an error; Off skips them.
+  enum class Generation { Auto, On, Off };
+  Generation generation = Generation::Auto;
   /// Floating-point type of an HF config model's weights and activations
   /// ("float32", "bfloat16", "float16"; also "f32", "bf16", "f16"); empty:
   /// the config's torch_dtype (or dtype), else float32.
@@ -56,8 +59,12 @@ llvm::Error runHgPipeline(mlir::ModuleOp module, const CompileOptions &options);
 bool isLanguageModel(mlir::ModuleOp module);
 
 /// The inference lowering of @forward: @prefill and @decode over a KV
-/// cache (hg-split-generation, hg-kv-cache), then cleanup.
-llvm::Error runGenerationPipeline(mlir::ModuleOp module);
+/// cache (hg-split-generation, hg-kv-cache), then cleanup. With `declined`,
+/// a model the lowering cannot take is no error: the module is left as it
+/// was and `declined` receives the diagnostics, one per line, instead of
+/// the context's handler.
+llvm::Error runGenerationPipeline(mlir::ModuleOp module,
+                                  std::string *declined = nullptr);
 
 /// Lowers the hg functions to hrt executables and plans their memory.
 llvm::Error runHrtPipeline(mlir::ModuleOp module);

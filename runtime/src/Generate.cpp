@@ -35,6 +35,14 @@ symbolValues(const ExecutableDesc &exe,
   return out;
 }
 
+/// The largest value `symbol` may take in `exe`; 0 when unbounded.
+int64_t symbolLimit(const ExecutableDesc &exe, const std::string &symbol) {
+  for (size_t s = 0; s < exe.symbols.size(); ++s)
+    if (exe.symbols[s] == symbol)
+      return exe.symbolMax[s];
+  return 0;
+}
+
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -70,15 +78,29 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
                 std::to_string(config.minNewTokens) +
                 " must be in [0, max_new_tokens = " +
                 std::to_string(config.maxNewTokens) + "]");
-  if (config.maxOutTokens < 1)
-    throw Error("generate: max_out_tokens must be >= 1");
-  if (prompt + config.maxNewTokens > config.maxOutTokens)
+  if (config.maxOutTokens < 0)
+    throw Error("generate: max_out_tokens must be >= 0 (0: automatic)");
+  const int64_t needed = prompt + config.maxNewTokens;
+  const int64_t positionLimit = symbolLimit(prefill.desc(), "cap");
+  if (positionLimit > 0 && needed > positionLimit)
     throw Error("generate: the prompt (" + std::to_string(prompt) +
                 " tokens) and max_new_tokens (" +
                 std::to_string(config.maxNewTokens) + ") need " +
-                std::to_string(prompt + config.maxNewTokens) +
+                std::to_string(needed) + " positions; the model has " +
+                std::to_string(positionLimit));
+  int64_t capacity = config.maxOutTokens;
+  if (capacity == 0) {
+    capacity = positionLimit > 0 ? std::min<int64_t>(512, positionLimit)
+                                 : 512;
+    capacity = std::max(capacity, needed);
+  }
+  if (needed > capacity)
+    throw Error("generate: the prompt (" + std::to_string(prompt) +
+                " tokens) and max_new_tokens (" +
+                std::to_string(config.maxNewTokens) + ") need " +
+                std::to_string(needed) +
                 " KV-cache slots, more than max_out_tokens = " +
-                std::to_string(config.maxOutTokens));
+                std::to_string(capacity));
   if (!config.greedy &&
       (!(config.temperature > 0) || !std::isfinite(config.temperature)))
     throw Error("generate: temperature must be > 0 when sampling, got " +
@@ -148,9 +170,9 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   std::vector<std::pair<std::string, int64_t>> bucket = {
       {"batch", batch},
       {"seq", prompt},
-      {"cap", config.maxOutTokens},
+      {"cap", capacity},
       {"nmax", config.maxNewTokens}};
-  std::vector<int64_t> stateKey = {batch, config.maxOutTokens,
+  std::vector<int64_t> stateKey = {batch, capacity,
                                    config.maxNewTokens};
   if (stateKey != generationBucket_) {
     for (size_t i = 0; i < states_->size(); ++i)

@@ -62,8 +62,10 @@ const char *kUsage =
     "      tokens [B,N], float32 logprobs [B,N] (log-softmax of the\n"
     "      temperature-scaled logits at each chosen token) and int64\n"
     "      lengths [B]. Greedy unless --temperature is given; defaults:\n"
-    "      16 new tokens, no EOS, pad 0, seed 0, --max-out-tokens 512 (the\n"
-    "      KV capacity: prompt + new tokens must fit). The second form\n"
+    "      16 new tokens, no EOS, pad 0, seed 0; --max-out-tokens (the KV\n"
+    "      capacity: prompt + new tokens must fit) is 512, or the model's\n"
+    "      position limit when smaller, or what the call needs when\n"
+    "      larger. The second form\n"
     "      times prefill and decode on random weights and prompts.\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
     "                     [--atol X | --rtol-max R]\n"
@@ -499,7 +501,7 @@ int runGenerate(int argc, char **argv) {
   config.eosTokenId = integer("--eos", -1, -1);
   config.padTokenId = integer("--pad", 0, 0);
   config.seed = static_cast<uint64_t>(integer("--seed", 0, 0));
-  config.maxOutTokens = integer("--max-out-tokens", 512, 1);
+  config.maxOutTokens = integer("--max-out-tokens", 0, 0);
   bool sampling = args.single("--temperature") || args.single("--top-k") ||
                   args.single("--top-p");
   if (greedyFlag && sampling)
@@ -776,11 +778,20 @@ int runInfo(int argc, char **argv) {
                   symShape(buf.shape, e.symbols).c_str());
     }
     std::printf("  params: %s\n", accessName(e.paramAccess));
-    std::string states;
-    for (const StateUse &u : e.states)
-      states += (states.empty() ? "" : ", ") + b.states[u.state].name + " (" +
-                accessName(u.access) + ")";
-    std::printf("  states: %s\n", states.empty() ? "(none)" : states.c_str());
+    if (e.states.empty())
+      std::printf("  states: (none)\n");
+    for (const StateUse &u : e.states) {
+      // The shape this executable sees the state with (symbols its own).
+      std::string shape;
+      for (const BufferDesc &buf : e.buffers)
+        if (buf.kind == BufferKind::State && buf.index == u.state) {
+          shape = " " + symShape(buf.shape, e.symbols);
+          break;
+        }
+      std::printf("  state %s: %s%s, %s\n", b.states[u.state].name.c_str(),
+                  dtypeName(b.states[u.state].dtype), shape.c_str(),
+                  accessName(u.access));
+    }
     if (!e.communicators.empty()) {
       std::string comms;
       for (const std::string &c : e.communicators)

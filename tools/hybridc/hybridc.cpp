@@ -44,6 +44,10 @@ constexpr const char *kUsage =
     "                         activations: float32, bfloat16 or float16\n"
     "                         (default: the config's torch_dtype)\n"
     "  --no-fuse              skip the fusion passes (canonicalise only)\n"
+    "  --generate             require @prefill/@decode (KV-cache generation)\n"
+    "                         for a language model; by default they are\n"
+    "                         added when the model can decode one token at a\n"
+    "                         time, else a warning says why not\n"
     "  --no-generate          compile @forward only (no @prefill/@decode)\n"
     "  -q, --quiet            no summary line\n";
 
@@ -138,7 +142,9 @@ int runHybridc(int argc, char **argv) {
       if (options.dtype.empty())
         return usageError("--dtype needs a type (float32, bfloat16, float16)");
     } else if (a == "--no-generate") {
-      options.generation = false;
+      options.generation = hybridc::CompileOptions::Generation::Off;
+    } else if (a == "--generate") {
+      options.generation = hybridc::CompileOptions::Generation::On;
     } else if (a == "--no-fuse") {
       options.fuse = false;
     } else if (a == "-q" || a == "--quiet") {
@@ -204,10 +210,25 @@ int runHybridc(int argc, char **argv) {
       return 0;
     }
   }
-  if (!hrtInput && options.generation &&
-      hybridc::isLanguageModel(module->get()))
-    if (llvm::Error e = hybridc::runGenerationPipeline(module->get()))
-      return failPhase(std::move(e));
+  using Generation = hybridc::CompileOptions::Generation;
+  if (!hrtInput && options.generation != Generation::Off) {
+    bool languageModel = hybridc::isLanguageModel(module->get());
+    if (!languageModel && options.generation == Generation::On)
+      return fail("--generate: @forward is not a language model (int64 "
+                  "input_ids [batch, seq] -> logits [batch, seq, vocab])");
+    std::string declined;
+    if (languageModel)
+      if (llvm::Error e = hybridc::runGenerationPipeline(
+              module->get(),
+              options.generation == Generation::Auto ? &declined : nullptr))
+        return failPhase(std::move(e));
+    if (!declined.empty())
+      std::fprintf(stderr,
+                   "hybridc: warning: no prefill/decode executables (the "
+                   "bundle has forward only; --generate makes this an "
+                   "error, --no-generate skips the attempt): %s\n",
+                   hybrid::escapeControlCharacters(declined).c_str());
+  }
   if (llvm::Error e = hybridc::runHrtPipeline(module->get()))
     return failPhase(std::move(e));
   if (stopAfter == hybridc::Phase::Hrt) {

@@ -7,6 +7,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -149,4 +150,65 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1 && getInputs().front().getType() == getType())
     return getInputs().front();
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// cumsum
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// cumsum(broadcast_to(c), axis) -> broadcast_to(iota(c, c) along axis):
+/// the running sum of a splat is an arithmetic sequence. Exports compute
+/// position ids this way (cumsum of an all-ones mask); as an iota they are
+/// positions a decode step can offset. Only integer-valued c, where both
+/// forms are exact in every element type iota takes.
+struct CumSumOfSplatIsIota : OpRewritePattern<CumSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CumSumOp op,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = op.getInput().getDefiningOp<BroadcastToOp>();
+    if (!broadcast || op.getReverse())
+      return failure();
+    SplatElementsAttr splat;
+    if (!matchPattern(broadcast.getInput(), m_Constant(&splat)))
+      return failure();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(element) &&
+        !element.isInteger(64) && !element.isInteger(32))
+      return failure();
+    double c = isa<FloatType>(element)
+                   ? splat.getSplatValue<APFloat>().convertToDouble()
+                   : static_cast<double>(
+                         splat.getSplatValue<APInt>().getSExtValue());
+    if (c != std::floor(c) || std::fabs(c) > 1024)
+      return failure();
+    int64_t rank = type.getRank();
+    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    ArrayAttr shape = broadcast.getShape();
+    Attribute length = shape[axis];
+    Location loc = op.getLoc();
+    Value iota = rewriter.create<IotaOp>(
+        loc, RankedTensorType::get({type.getDimSize(axis)}, element),
+        rewriter.getArrayAttr({length}),
+        rewriter.getF64FloatAttr(op.getExclusive() ? 0.0 : c),
+        rewriter.getF64FloatAttr(c));
+    SmallVector<int64_t> lineShape(rank, 1);
+    SmallVector<Attribute> lineDims(rank, rewriter.getI64IntegerAttr(1));
+    lineShape[axis] = type.getDimSize(axis);
+    lineDims[axis] = length;
+    Value line = rewriter.create<ReshapeOp>(
+        loc, RankedTensorType::get(lineShape, element), iota,
+        rewriter.getArrayAttr(lineDims));
+    rewriter.replaceOpWithNewOp<BroadcastToOp>(op, type, line, shape);
+    return success();
+  }
+};
+
+} // namespace
+
+void CumSumOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<CumSumOfSplatIsIota>(context);
 }

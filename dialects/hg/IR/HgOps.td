@@ -255,6 +255,7 @@ def Hg_CumSumOp : Hg_InferredOp<"cumsum"> {
   let results = (outs Hg_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Hg_TriluOp : Hg_InferredOp<"trilu"> {

@@ -2,6 +2,8 @@
 // epilogue and the generation state (see Passes.td for the contract).
 #include "dialects/hg/IR/HgOps.h"
 #include "dialects/hg/Transforms/Passes.h"
+#include "dialects/hg/Transforms/PositionMixing.h"
+#include "dialects/hg/Transforms/ValueShapes.h"
 
 #include "hybrid/SymExpr.h"
 
@@ -383,6 +385,32 @@ class SplitGenerationPass
   }
 
   LogicalResult buildDecode(func::FuncOp forward) {
+    // Every op must compute a position from that position alone, except
+    // the ones this pass and hg-kv-cache rewrite: attention (over the
+    // cache), the positions of the mask, or without a mask the iota over
+    // seq (offset by the slots filled).
+    ValueShapes shapes(forward);
+    Value maskArg = mask_ >= 0 ? forward.getArgument(mask_) : Value();
+    PositionMixing mixing =
+        findPositionMixing(forward, "seq", shapes, [&](Operation *op) {
+          if (isa<AttentionOp>(op))
+            return true;
+          if (auto p = dyn_cast<PositionsOp>(op))
+            return maskArg && p->getOperand(0) == maskArg;
+          if (auto iota = dyn_cast<IotaOp>(op)) {
+            auto length = iota.getLength();
+            auto only = length.size() == 1 ? dyn_cast<StringAttr>(length[0])
+                                           : StringAttr();
+            return !maskArg && only && only.getValue() == "seq";
+          }
+          return false;
+        });
+    if (mixing.op)
+      return mixing.op->emitError()
+             << "hg-split-generation: a decode step cannot run this op one "
+                "token at a time: it "
+             << mixing.why;
+
     func::FuncOp f = cloneAs(forward, "decode", "decode");
     setLimits(forward, f, /*withSeq=*/false);
     StepBuilder s(f);

@@ -39,6 +39,8 @@ public:
   mlir::ArrayAttr shapeAttr(mlir::MLIRContext *context,
                             const hybrid::SymShape &shape) const;
   std::string str(const hybrid::SymExpr &e) const { return e.str(symbols_); }
+  /// The symbols shapes are polynomials in, numbered as the lowering does.
+  const std::vector<std::string> &symbols() const { return symbols_; }
 
   /// Drops the cached shapes of `op`'s results.
   void forget(mlir::Operation *op);

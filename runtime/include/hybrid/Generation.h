@@ -22,8 +22,11 @@ struct GenerateConfig {
   int64_t eosTokenId = -1;  ///< -1: no EOS (every row runs to the end)
   int64_t padTokenId = 0;   ///< what finished rows emit
   /// KV-cache capacity in tokens: prompt + new tokens must fit
-  /// (DeepSpeed's hybrid_engine.max_out_tokens).
-  int64_t maxOutTokens = 512;
+  /// (DeepSpeed's hybrid_engine.max_out_tokens). 0 picks 512, or the
+  /// model's position limit when that is smaller, or prompt + new tokens
+  /// when that is larger. A capacity kept across calls keeps the cache:
+  /// calls with other prompt lengths reuse it without reallocating.
+  int64_t maxOutTokens = 0;
   /// Release the KV cache (and the other generation state) to the device
   /// allocator when generate() returns (DeepSpeed's
   /// release_inference_cache); the next call takes it again.

@@ -185,3 +185,49 @@ func.func @constants() -> tensor<4xf32> {
   %3 = hg.add %0, %1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %3 : tensor<4xf32>
 }
+
+// -----
+
+// The running sum of a broadcast splat is an iota along the summed dim
+// (start c, or 0 when exclusive; step c), broadcast back.
+// CHECK-LABEL: func.func @cumsum_of_ones
+// CHECK: %[[IOTA:.+]] = hg.iota ["seq"] {start = 1.000000e+00 : f64, step = 1.000000e+00 : f64} : tensor<?xf32>
+// CHECK: %[[LINE:.+]] = hg.reshape %[[IOTA]] [1, "seq"] : tensor<?xf32> -> tensor<1x?xf32>
+// CHECK: %[[B:.+]] = hg.broadcast_to %[[LINE]] ["batch", "seq"] : tensor<1x?xf32> -> tensor<?x?xf32>
+// CHECK-NOT: hg.cumsum
+// CHECK: return %[[B]]
+func.func @cumsum_of_ones(%ids: tensor<?x?xi64> {hg.dims = ["batch", "seq"]}) -> tensor<?x?xf32> {
+  %one = hg.constant dense<1.0> : tensor<f32>
+  %0 = hg.broadcast_to %one ["batch", "seq"] : tensor<f32> -> tensor<?x?xf32>
+  %1 = hg.cumsum %0 {axis = 1 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @cumsum_exclusive_i64
+// CHECK: hg.iota [4] {start = 0.000000e+00 : f64, step = 3.000000e+00 : f64} : tensor<4xi64>
+// CHECK: hg.reshape {{.+}} [4, 1] : tensor<4xi64> -> tensor<4x1xi64>
+// CHECK: hg.broadcast_to {{.+}} [4, "n"] : tensor<4x1xi64> -> tensor<4x?xi64>
+func.func @cumsum_exclusive_i64(%x: tensor<?xi64> {hg.dims = ["n"]}) -> tensor<4x?xi64> {
+  %three = hg.constant dense<3> : tensor<1x1xi64>
+  %0 = hg.broadcast_to %three [4, "n"] : tensor<1x1xi64> -> tensor<4x?xi64>
+  %1 = hg.cumsum %0 {axis = 0 : i64, exclusive = true} : tensor<4x?xi64> -> tensor<4x?xi64>
+  return %1 : tensor<4x?xi64>
+}
+
+// -----
+
+// Reverse sums, fractional steps and non-splat inputs stay cumsums.
+// CHECK-LABEL: func.func @cumsum_kept
+// CHECK-COUNT-3: hg.cumsum
+func.func @cumsum_kept(%x: tensor<?xf32> {hg.dims = ["n"]}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %one = hg.constant dense<1.0> : tensor<f32>
+  %half = hg.constant dense<0.5> : tensor<f32>
+  %0 = hg.broadcast_to %one ["n"] : tensor<f32> -> tensor<?xf32>
+  %1 = hg.cumsum %0 {axis = 0 : i64, reverse = true} : tensor<?xf32> -> tensor<?xf32>
+  %2 = hg.broadcast_to %half ["n"] : tensor<f32> -> tensor<?xf32>
+  %3 = hg.cumsum %2 {axis = 0 : i64} : tensor<?xf32> -> tensor<?xf32>
+  %4 = hg.cumsum %x {axis = 0 : i64} : tensor<?xf32> -> tensor<?xf32>
+  return %1, %3, %4 : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+}

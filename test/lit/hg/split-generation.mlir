@@ -88,3 +88,67 @@ module {
 func.func @forward(%x: tensor<?xf32> {hg.name = "x", hg.dims = ["n"]}) -> (tensor<?xf32> {hg.name = "y"}) {
   return %x : tensor<?xf32>
 }
+
+// -----
+
+// An op that reads across positions (here a running sum of the embeddings)
+// cannot run one token at a time: the pass says which and why.
+module {
+  func.func @forward(%ids: tensor<?x?xi64> {hg.name = "input_ids", hg.dims = ["batch", "seq"]},
+                     %emb: tensor<16x8xf32> {hg.param = "embed"})
+      -> (tensor<?x?x16xf32> {hg.name = "logits"}) {
+    %x = hg.embedding %emb, %ids : tensor<16x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+    // expected-error @+1 {{hg-split-generation: a decode step cannot run this op one token at a time: it scans along a dim of size seq}}
+    %c = hg.cumsum %x {axis = 1 : i64} : tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+    %l = hg.linear %c, %emb : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    return %l : tensor<?x?x16xf32>
+  }
+}
+
+// -----
+
+// Unfused attention: scores pair every query position with every key.
+module {
+  func.func @forward(%ids: tensor<?x?xi64> {hg.name = "input_ids", hg.dims = ["batch", "seq"]},
+                     %emb: tensor<16x8xf32> {hg.param = "embed"})
+      -> (tensor<?x?x16xf32> {hg.name = "logits"}) {
+    %x = hg.embedding %emb, %ids : tensor<16x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+    %t = hg.transpose %x [0, 2, 1] : tensor<?x?x8xf32> -> tensor<?x8x?xf32>
+    // expected-error @+1 {{it pairs every position with every other (seq x seq)}}
+    %s = hg.matmul %x, %t : tensor<?x?x8xf32>, tensor<?x8x?xf32> -> tensor<?x?x?xf32>
+    %p = hg.softmax %s {axis = 2 : i64} : tensor<?x?x?xf32> -> tensor<?x?x?xf32>
+    %o = hg.matmul %p, %x : tensor<?x?x?xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+    %l = hg.linear %o, %emb : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    return %l : tensor<?x?x16xf32>
+  }
+}
+
+// -----
+
+// A reshape that folds positions into features, and a slice of positions.
+module {
+  func.func @forward(%ids: tensor<?x?xi64> {hg.name = "input_ids", hg.dims = ["batch", "seq"]},
+                     %emb: tensor<16x8xf32> {hg.param = "embed"})
+      -> (tensor<?x?x16xf32> {hg.name = "logits"}) {
+    %x = hg.embedding %emb, %ids : tensor<16x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+    // expected-error @+1 {{it regroups the elements of different positions of seq}}
+    %r = hg.reshape %x ["batch", "4*seq", 2] : tensor<?x?x8xf32> -> tensor<?x?x2xf32>
+    %b = hg.reshape %r ["batch", "seq", 8] : tensor<?x?x2xf32> -> tensor<?x?x8xf32>
+    %l = hg.linear %b, %emb : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    return %l : tensor<?x?x16xf32>
+  }
+}
+
+// -----
+
+module {
+  func.func @forward(%ids: tensor<?x?xi64> {hg.name = "input_ids", hg.dims = ["batch", "seq"]},
+                     %emb: tensor<16x8xf32> {hg.param = "embed"})
+      -> (tensor<?x?x16xf32> {hg.name = "logits"}) {
+    %x = hg.embedding %emb, %ids : tensor<16x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+    // expected-error @+1 {{it slices along a dim of size seq}}
+    %s = hg.slice %x {axes = array<i64: 1>, starts = array<i64: 1>, ends = array<i64: 9223372036854775807>, steps = array<i64: 1>} : tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+    %l = hg.linear %s, %emb : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    return %l : tensor<?x?x16xf32>
+  }
+}

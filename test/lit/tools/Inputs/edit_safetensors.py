@@ -5,36 +5,13 @@ usage: edit_safetensors.py IN OUT [--drop NAME] [--add NAME] [--reshape NAME]
                                   [--to-f32 NAME] [--keep NAME]
 Only the standard library: the tests run where numpy may be absent.
 """
-import json
+import os
 import struct
 import sys
 
-
-def read(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
-    tensors = {}
-    for name, info in header.items():
-        b, e = info["data_offsets"]
-        tensors[name] = [info["dtype"], info["shape"], body[b:e]]
-    return tensors
-
-
-def write(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, (dtype, shape, raw) in tensors.items():
-        header[name] = {"dtype": dtype, "shape": shape,
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "Inputs"))
+from safetensors_io import read, write  # noqa: E402
 
 
 def main(argv):
