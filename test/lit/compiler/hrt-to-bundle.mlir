@@ -14,7 +14,7 @@
 // CHECK-NEXT: symbols: n <= 64
 // CHECK-NEXT: input x: f32 [n]
 // CHECK-NEXT: params: read
-// CHECK-NEXT: states: total (read_write)
+// CHECK-NEXT: state total: f32 [n], read_write
 // CHECK-NEXT: buffers: 4, commands: 2, streams: 1, events: 0
 // The input x (4*n bytes) and the product t (4*n) each reserve 255 bytes
 // for the 256-byte alignment of their offsets.
@@ -24,7 +24,7 @@
 // CHECK-NEXT: input probe: f32 [n]
 // CHECK-NEXT: output total: f32 [n]
 // CHECK-NEXT: params: read
-// CHECK-NEXT: states: total (read)
+// CHECK-NEXT: state total: f32 [n], read
 
 // SUMMARY: state-demo: 1 parameters (4.0 B), accumulate: 2 commands, workspace 8*n + 510 bytes, read: 1 commands, workspace 8*n + 510 bytes
 // SUMMARY-NEXT: mul {{.*}}hrt-to-bundle.mlir:39:5
