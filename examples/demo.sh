@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job (`make demo`): compile models with hybridc and run them on the
 # CPU runtime. With the shared fixtures present, both frontends are checked
-# against HuggingFace's logits; then a GPT-2 124M-shaped model (random
-# weights: nothing is downloaded) shows forward throughput.
+# against HuggingFace's logits and greedy tokens; then a GPT-2 124M-shaped
+# model (random weights: nothing is downloaded) shows forward throughput and
+# generation speed (prefill, decode per token, tokens/s).
 set -euo pipefail
 build=${1:-build}
 bin=$build/bin
@@ -23,6 +24,14 @@ if [ -d "$fixtures" ]; then
       "$bin/hybrid-run" compare "$work/$m-$src.out.safetensors" "$fixtures/$m/ref.safetensors" \
         --name logits --atol 1e-3
     done
+    # Greedy generation through the KV cache: HF's 16 tokens exactly.
+    printf '%-6s %-5s ' "$m" "gen"
+    "$bin/hybrid-run" generate "$work/$m-hf.hyb" --weights "$fixtures/$m" \
+      --allow-extra lm_head.weight --prompt "$fixtures/$m/ref.safetensors" \
+      --prompt-name greedy_prompt --max-new-tokens 16 --greedy \
+      --out "$work/$m.gen.safetensors" 2>/dev/null
+    "$bin/hybrid-run" compare "$work/$m.gen.safetensors" "$fixtures/$m/ref.safetensors" \
+      --name tokens=greedy_tokens --atol 0
   done
 else
   echo "(no fixtures at $fixtures: skipping the parity check)"
@@ -36,4 +45,11 @@ for shape in "1 128" "4 128"; do
   set -- $shape
   "$bin/hybrid-run" forward "$work/gpt2-124m.hyb" --random-weights 0 \
     --batch "$1" --seq "$2" --repeat 3
+done
+
+echo
+echo "== GPT-2 124M shape, random weights, CPU float32 generation (KV cache)"
+for batch in 1 4; do
+  "$bin/hybrid-run" generate "$work/gpt2-124m.hyb" --random-weights 0 \
+    --batch "$batch" --prompt-len 128 --max-new-tokens 64 --repeat 2
 done

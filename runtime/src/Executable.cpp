@@ -795,55 +795,63 @@ HostTensor filledTensor(DType dtype, const Shape &shape, double value) {
 
 } // namespace
 
-NamedTensors Executable::run(const NamedTensors &inputs) {
+NamedTensors Executable::withDefaults(const NamedTensors &inputs) const {
   const ExecutableDesc &e = *impl_->desc;
-  std::vector<HostTensor> ordered(e.inputs.size());
+  NamedTensors all = inputs;
   std::vector<size_t> defaulted;
   for (size_t p = 0; p < e.inputs.size(); ++p) {
-    auto it = inputs.find(e.inputs[p].name);
-    if (it != inputs.end())
-      ordered[p] = it->second;
-    else if (e.inputs[p].defaultValue)
-      defaulted.push_back(p);
-    else
+    if (inputs.count(e.inputs[p].name))
+      continue;
+    if (!e.inputs[p].defaultValue)
       impl_->fail("missing input " + describeInput(p));
+    defaulted.push_back(p);
   }
-  if (!defaulted.empty()) {
-    // An omitted input takes its shape from the symbols the given inputs
-    // bind (an attention_mask of ones shaped like input_ids).
-    std::vector<int64_t> symbols(e.symbols.size(), 0);
-    for (size_t p = 0; p < e.inputs.size(); ++p) {
-      const SymShape &shape = e.buffers[e.inputs[p].buffer].shape;
-      if (!ordered[p].valid() || ordered[p].shape().size() != shape.size())
-        continue;
-      for (size_t d = 0; d < shape.size(); ++d)
-        if (std::optional<unsigned> s = shape[d].asSymbol())
-          symbols[*s] = ordered[p].shape()[d];
-    }
-    for (size_t p : defaulted) {
-      const BufferDesc &b = e.buffers[e.inputs[p].buffer];
-      Shape shape;
-      for (const SymExpr &d : b.shape) {
-        for (const auto &[monomial, coeff] : d.terms())
-          for (uint8_t s : monomial)
-            if (symbols[s] < 1)
-              impl_->fail("cannot shape the omitted input " + describeInput(p) +
-                          ": no given input binds '" + e.symbols[s] + "'");
-        shape.push_back(d.evaluate(symbols));
-      }
-      ordered[p] = filledTensor(b.dtype, shape, *e.inputs[p].defaultValue);
-    }
+  if (defaulted.empty())
+    return all;
+  // An omitted input takes its shape from the symbols the given inputs
+  // bind (an attention_mask of ones shaped like input_ids).
+  std::vector<int64_t> symbols(e.symbols.size(), 0);
+  for (size_t p = 0; p < e.inputs.size(); ++p) {
+    auto it = inputs.find(e.inputs[p].name);
+    const SymShape &shape = e.buffers[e.inputs[p].buffer].shape;
+    if (it == inputs.end() || it->second.shape().size() != shape.size())
+      continue;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (std::optional<unsigned> s = shape[d].asSymbol())
+        symbols[*s] = it->second.shape()[d];
   }
-  if (inputs.size() != e.inputs.size())
-    for (auto &[name, t] : inputs)
-      if (std::find(impl_->inputNames.begin(), impl_->inputNames.end(), name) ==
-          impl_->inputNames.end()) {
-        std::string expected;
-        for (const std::string &n : impl_->inputNames)
-          expected += (expected.empty() ? "" : ", ") + n;
-        impl_->fail("unexpected input '" + name + "' (inputs: " + expected +
-                    ")");
-      }
+  for (size_t p : defaulted) {
+    const BufferDesc &b = e.buffers[e.inputs[p].buffer];
+    Shape shape;
+    for (const SymExpr &d : b.shape) {
+      for (const auto &[monomial, coeff] : d.terms())
+        for (uint8_t s : monomial)
+          if (symbols[s] < 1)
+            impl_->fail("cannot shape the omitted input " + describeInput(p) +
+                        ": no given input binds '" + e.symbols[s] + "'");
+      shape.push_back(d.evaluate(symbols));
+    }
+    all[e.inputs[p].name] =
+        filledTensor(b.dtype, shape, *e.inputs[p].defaultValue);
+  }
+  return all;
+}
+
+NamedTensors Executable::run(const NamedTensors &inputs) {
+  const ExecutableDesc &e = *impl_->desc;
+  for (auto &[name, t] : inputs)
+    if (std::find(impl_->inputNames.begin(), impl_->inputNames.end(), name) ==
+        impl_->inputNames.end()) {
+      std::string expected;
+      for (const std::string &n : impl_->inputNames)
+        expected += (expected.empty() ? "" : ", ") + n;
+      impl_->fail("unexpected input '" + name + "' (inputs: " + expected +
+                  ")");
+    }
+  NamedTensors all = withDefaults(inputs);
+  std::vector<HostTensor> ordered(e.inputs.size());
+  for (size_t p = 0; p < e.inputs.size(); ++p)
+    ordered[p] = all.at(e.inputs[p].name);
   std::vector<HostTensor> outs = impl_->run(ordered);
   NamedTensors result;
   for (size_t p = 0; p < outs.size(); ++p)

@@ -202,21 +202,12 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   GenerateResult result;
   auto start = std::chrono::steady_clock::now();
   prefill.bind(symbolValues(prefill.desc(), bucket));
+  // An omitted mask is all ones, the executable's default.
+  const NamedTensors all = prefill.withDefaults(inputs);
   for (size_t i = 0; i < prefill.inputNames().size(); ++i) {
-    const std::string &name = prefill.inputNames()[i];
     DeviceTensor slot = prefill.input(i);
-    auto it = inputs.find(name);
-    if (it == inputs.end()) {
-      // An omitted mask: all ones, like the executable's default.
-      HostTensor ones = HostTensor::allocate(slot.dtype, slot.shape);
-      for (int64_t k = 0; k < ones.numel(); ++k)
-        ones.as<int64_t>()[k] = 1;
-      device_->copyHostToDevice(slot.data, ones.data(), ones.bytes(), stream);
-      device_->synchronize(stream);
-      continue;
-    }
-    device_->copyHostToDevice(slot.data, it->second.data(), slot.bytes(),
-                              stream);
+    const HostTensor &t = all.at(prefill.inputNames()[i]);
+    device_->copyHostToDevice(slot.data, t.data(), slot.bytes(), stream);
   }
   prefill.enqueue(stream);
   device_->synchronize(stream);

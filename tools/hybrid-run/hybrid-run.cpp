@@ -72,8 +72,8 @@ const char *kUsage =
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
     "                     [--atol X | --rtol-max R]\n"
     "      Prints max |a-b| per tensor (the --name ones, else every name in\n"
-    "      both files); exits 1 if any exceeds X (default 1e-3) or if shapes\n"
-    "      differ.\n"
+    "      both files; --name NA=NB compares A's NA with B's NB); exits 1 if\n"
+    "      any exceeds X (default 1e-3) or if shapes differ.\n"
     "  hybrid-run info BUNDLE\n"
     "      Prints the bundle's model, every parameter (name, dtype, shape),\n"
     "      its states, and per executable: symbols with their limits,\n"
@@ -385,11 +385,12 @@ int runForward(int argc, char **argv) {
   double residentMs = 0;
   if (repeat > 1) {
     Executable &exe = engine.executable("forward");
+    const NamedTensors all = exe.withDefaults(inputs);
     std::unique_ptr<Stream> stream = device->createStream();
     for (int r = 0; r < repeat; ++r) {
       // The plan may reuse an input's slot once it is read: write it again.
       for (size_t i = 0; i < exe.inputNames().size(); ++i) {
-        const HostTensor &t = inputs.at(exe.inputNames()[i]);
+        const HostTensor &t = all.at(exe.inputNames()[i]);
         device->copyHostToDevice(exe.input(i).data, t.data(), t.bytes(),
                                  *stream);
       }
@@ -689,8 +690,11 @@ int runCompare(int argc, char **argv) {
 
   size_t failed = 0;
   for (const std::string &name : names) {
-    const SafeTensorsEntry &ea = a.get(name);
-    const SafeTensorsEntry &eb = b.get(name);
+    // NAME, or A_NAME=B_NAME for tensors named differently in the two.
+    const size_t eq = name.find('=');
+    const SafeTensorsEntry &ea = a.get(name.substr(0, eq));
+    const SafeTensorsEntry &eb =
+        b.get(eq == std::string::npos ? name : name.substr(eq + 1));
     if (ea.shape != eb.shape) {
       std::printf("%s: shape %s vs %s  FAIL\n", name.c_str(),
                   shapeToString(ea.shape).c_str(),

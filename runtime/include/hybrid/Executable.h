@@ -102,6 +102,10 @@ public:
   NamedTensors run(const NamedTensors &inputs);
   /// The same with inputs and outputs in port order.
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
+  /// `inputs` with each omitted input that has a default (PortDesc::
+  /// defaultValue) filled in, shaped by the symbols the given inputs bind;
+  /// fails naming a missing input that has none.
+  NamedTensors withDefaults(const NamedTensors &inputs) const;
 
   /// Bytes of the one device allocation (0 before the first bind/reserve).
   size_t allocationBytes() const;
