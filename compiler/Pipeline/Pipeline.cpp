@@ -129,6 +129,7 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
   mlir::PassManager pm(module.getContext());
   pm.addPass(hg::createSplitGeneration());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
+  pm.addNestedPass<mlir::func::FuncOp>(hg::createUnitTransposes());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (!declined) {

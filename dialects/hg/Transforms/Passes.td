@@ -112,4 +112,14 @@ def SplitGeneration : Pass<"hg-split-generation", "mlir::ModuleOp"> {
   }];
 }
 
+def UnitTransposes : Pass<"hg-unit-transposes", "mlir::func::FuncOp"> {
+  let summary = "Turn transposes that move only dims of size 1 into reshapes";
+  let description = [{
+    A transpose whose dims larger than 1 (as far as the symbolic shapes
+    show) keep their order moves no element: it becomes an hg.reshape to
+    its result shape, which lowers to a view. A decode step (seq = 1) is
+    full of them around attention.
+  }];
+}
+
 #endif // HG_TRANSFORMS_PASSES_TD
