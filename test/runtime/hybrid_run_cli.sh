@@ -73,7 +73,8 @@ grep -q "model: tiny-lm" "$D/out.txt" && grep -q "input input_ids: i64 \[batch,s
   { echo "FAIL: info output:"; cat "$D/out.txt"; failures=$((failures + 1)); }
 check 0 "" info "$D/state.hyb"
 grep -q "^states: 1" "$D/out.txt" && grep -q "  state acc: f32" "$D/out.txt" &&
-  grep -q "  states: acc (read_write)" "$D/out.txt" && grep -q "  states: acc (read)" "$D/out.txt" &&
+  grep -q "  state acc: f32 \[batch,4\], read_write" "$D/out.txt" &&
+  grep -q "  state acc: f32 \[batch,4\], read$" "$D/out.txt" &&
   grep -q "symbols: batch <= 16" "$D/out.txt" ||
   { echo "FAIL: info output (states):"; cat "$D/out.txt"; failures=$((failures + 1)); }
 check 0 "" --help
