@@ -130,6 +130,7 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
   pm.addPass(hg::createSplitGeneration());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createUnitTransposes());
+  pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseEpilogues());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (!declined) {

@@ -1,6 +1,7 @@
 // The matrix products behind matmul and linear (see Gemm.h).
 #include "Gemm.h"
 
+#include "Activation.h"
 #include "Element.h"
 #include "Parallel.h"
 #include "Scratch.h"
@@ -53,9 +54,12 @@ ConvertBlocks convertBlocks(int64_t M, int64_t N, int64_t K) {
 
 template <typename S>
 void convertingGemmOf(int64_t M, int64_t N, int64_t K, const S *A, int64_t lda,
-                      const S *B, int64_t ldb, bool transB, const S *bias, S *C,
-                      int64_t ldc, char *scratch, size_t perThread,
-                      int threads) {
+                      const S *B, int64_t ldb, bool transB,
+                      const GemmEpilogue &epilogue, S *C, int64_t ldc,
+                      char *scratch, size_t perThread, int threads) {
+  const S *bias = static_cast<const S *>(epilogue.bias);
+  const S *residual = static_cast<const S *>(epilogue.residual);
+  const Activation act = epilogue.activation;
   const ConvertBlocks blocks = convertBlocks(M, N, K);
   const int64_t tilesM = (M + blocks.mb - 1) / blocks.mb;
   const int64_t tilesN = (N + blocks.nb - 1) / blocks.nb;
@@ -91,13 +95,18 @@ void convertingGemmOf(int64_t M, int64_t N, int64_t K, const S *A, int64_t lda,
         }
         for (int64_t i = 0; i < mm; ++i) {
           S *row = C + (i0 + i) * ldc + j0;
+          const S *res = residual ? residual + (i0 + i) * epilogue.ldr + j0
+                                  : nullptr;
           const float *ci = c + i * nn;
-          if (bias)
-            for (int64_t j = 0; j < nn; ++j)
-              row[j] = fromFloat<S>(ci[j] + toFloat(bias[j0 + j]));
-          else
-            for (int64_t j = 0; j < nn; ++j)
-              row[j] = fromFloat<S>(ci[j]);
+          for (int64_t j = 0; j < nn; ++j) {
+            float v = ci[j];
+            if (bias)
+              v += toFloat(bias[j0 + j]);
+            v = activate(act, v);
+            if (res)
+              v += toFloat(res[j]);
+            row[j] = fromFloat<S>(v);
+          }
         }
       });
 }
@@ -163,17 +172,17 @@ size_t convertingGemmScratch(int64_t M, int64_t N, int64_t K) {
 
 void convertingGemm(DType dtype, int64_t M, int64_t N, int64_t K, const void *A,
                     int64_t lda, const void *B, int64_t ldb, bool transB,
-                    const void *bias, void *C, int64_t ldc, void *scratch,
-                    size_t perThread, int threads) {
+                    const GemmEpilogue &epilogue, void *C, int64_t ldc,
+                    void *scratch, size_t perThread, int threads) {
   if (M == 0 || N == 0)
     return;
   useSingleThreadedBlas();
   auto run = [&](auto zero) {
     using S = decltype(zero);
     convertingGemmOf<S>(M, N, K, static_cast<const S *>(A), lda,
-                        static_cast<const S *>(B), ldb, transB,
-                        static_cast<const S *>(bias), static_cast<S *>(C), ldc,
-                        static_cast<char *>(scratch), perThread, threads);
+                        static_cast<const S *>(B), ldb, transB, epilogue,
+                        static_cast<S *>(C), ldc, static_cast<char *>(scratch),
+                        perThread, threads);
   };
   if (dtype == DType::BF16)
     run(Bf16{});

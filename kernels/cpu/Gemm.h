@@ -5,6 +5,7 @@
 // f32 GEMM on blocks converted into the caller's scratch.
 #pragma once
 
+#include "hybrid/Ops.h"
 #include "hybrid/Types.h"
 
 #include <cstddef>
@@ -29,14 +30,26 @@ void checkGemmSizes(int64_t M, int64_t N, int64_t K, const char *kernel);
 /// product.
 size_t convertingGemmScratch(int64_t M, int64_t N, int64_t K);
 
-/// C[M, N] = A[M, K] * op(B) (+ bias[N]) for bf16 or f16 operands (`dtype`)
+/// What a product's result gets before it is stored (a linear layer's
+/// epilogue): bias[N] added, the activation applied, residual[M, N]
+/// (leading dimension ldr) added, in that order; null pointers skip.
+/// Pointers are of the product's dtype.
+struct GemmEpilogue {
+  const void *bias = nullptr;
+  Activation activation = Activation::None;
+  const void *residual = nullptr;
+  int64_t ldr = 0;
+};
+
+/// C[M, N] = epilogue(A[M, K] * op(B)) for bf16 or f16 operands (`dtype`)
 /// and result: blocks of A and B are converted to f32 in each thread's
-/// `perThread` bytes of `scratch`, multiplied by the f32 GEMM, the bias
-/// added, and each result element rounded once. op(B) is B [N, K]
-/// transposed when transB, else B [K, N]. Runs on up to `threads` threads.
+/// `perThread` bytes of `scratch`, multiplied by the f32 GEMM, the
+/// epilogue applied in f32, and each result element rounded once. op(B) is
+/// B [N, K] transposed when transB, else B [K, N]. Runs on up to `threads`
+/// threads.
 void convertingGemm(DType dtype, int64_t M, int64_t N, int64_t K, const void *A,
                     int64_t lda, const void *B, int64_t ldb, bool transB,
-                    const void *bias, void *C, int64_t ldc, void *scratch,
-                    size_t perThread, int threads);
+                    const GemmEpilogue &epilogue, void *C, int64_t ldc,
+                    void *scratch, size_t perThread, int threads);
 
 } // namespace hybrid::cpu

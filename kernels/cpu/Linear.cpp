@@ -1,8 +1,12 @@
 // linear: x[..., K] times weight ([N, K] with transposeWeight, else [K, N])
-// plus an optional bias[N], as one GEMM over all leading dimensions; f32
-// directly, bf16/f16 through converted blocks in scratch.
+// plus an optional bias[N], then the activation, then an optional residual,
+// as one GEMM over all leading dimensions; f32 directly (the epilogue one
+// pass after it), bf16/f16 through converted blocks in scratch (the
+// epilogue in f32 on each block, one rounding).
+#include "Activation.h"
 #include "Element.h"
 #include "Gemm.h"
+#include "Parallel.h"
 #include "Kernels.h"
 #include "Scratch.h"
 
@@ -52,9 +56,10 @@ ScratchLayout linearScratch(const KernelCall &call) {
 } // namespace
 
 void linear(const KernelCall &call) {
-  expectOperands(call, "linear", 2, 1);
+  expectOperands(call, "linear", 2, 2);
   const ConstTensor &input = call.operands[0], &weight = call.operands[1];
   const ConstTensor *biasOperand = optionalOperand(call, 2);
+  const ConstTensor *residualOperand = optionalOperand(call, 3);
   const Tensor &result = call.results[0];
   const DType dtype = input.dtype;
   visitFloat(dtype, "linear", "input", [](auto) {});
@@ -69,15 +74,28 @@ void linear(const KernelCall &call) {
       fail("linear", "bias " + shapeToString(b.shape) + " must have " +
                          std::to_string(s.N) + " elements");
   }
+  if (residualOperand) {
+    expectSameDType(*residualOperand, input, "linear", "residual", "input");
+    expectShape(*residualOperand, s.out, "linear", "residual");
+  }
+  const ops::Linear &attrs = call.attrs<ops::Linear>();
+  if (static_cast<int>(attrs.activation) >= kActivations)
+    fail("linear", "invalid activation " +
+                       std::to_string(static_cast<int>(attrs.activation)));
   checkGemmSizes(s.M, s.N, s.K, "linear");
-  const bool transW = call.attrs<ops::Linear>().transposeWeight;
+  const bool transW = attrs.transposeWeight;
   const int64_t ldw = transW ? s.K : s.N;
+  GemmEpilogue epilogue;
+  epilogue.bias = biasOperand ? biasOperand->data : nullptr;
+  epilogue.activation = attrs.activation;
+  epilogue.residual = residualOperand ? residualOperand->data : nullptr;
+  epilogue.ldr = s.N;
   if (dtype != DType::F32) {
     const ScratchLayout layout = linearScratch(call);
     const int threads = scratchThreads(call, layout, "linear");
     convertingGemm(dtype, s.M, s.N, s.K, input.data, s.K, weight.data, ldw,
-                   transW, biasOperand ? biasOperand->data : nullptr,
-                   result.data, s.N, threadScratch(call, layout, 0),
+                   transW, epilogue, result.data, s.N,
+                   threadScratch(call, layout, 0),
                    alignScratch(layout.perThread), threads);
     return;
   }
@@ -91,10 +109,22 @@ void linear(const KernelCall &call) {
   if (s.K == 0) {
     if (!bias)
       std::fill(y, y + s.M * s.N, 0.0f);
-    return;
+  } else {
+    gemm(false, transW, s.M, s.N, s.K, 1.0f, input.as<float>(), s.K,
+         weight.as<float>(), ldw, bias ? 1.0f : 0.0f, y, s.N);
   }
-  gemm(false, transW, s.M, s.N, s.K, 1.0f, input.as<float>(), s.K,
-       weight.as<float>(), ldw, bias ? 1.0f : 0.0f, y, s.N);
+  // The epilogue in one more pass over the result, row by row.
+  const Activation act = attrs.activation;
+  const float *residual =
+      residualOperand ? residualOperand->as<float>() : nullptr;
+  if (act == Activation::None && !residual)
+    return;
+  parallelFor(s.M, s.N * (act == Activation::None ? 1 : 16), [&](int64_t m) {
+    float *row = y + m * s.N;
+    const float *res = residual ? residual + m * s.N : nullptr;
+    for (int64_t n = 0; n < s.N; ++n)
+      row[n] = activate(act, row[n]) + (res ? res[n] : 0.0f);
+  });
 }
 
 size_t linearScratchBytes(const KernelCall &call, int threads) {

@@ -92,7 +92,7 @@ void matmul(const KernelCall &call) {
              K, reinterpret_cast<const float *>(b), N, 0.0f,
              reinterpret_cast<float *>(c), N);
     } else {
-      convertingGemm(dtype, rows, N, K, a, K, b, N, false, nullptr, c, N,
+      convertingGemm(dtype, rows, N, K, a, K, b, N, false, GemmEpilogue{}, c, N,
                      threadScratch(call, layout, 0),
                      alignScratch(layout.perThread), threads);
     }

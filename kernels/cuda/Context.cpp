@@ -26,6 +26,8 @@ void destroyPlan(GemmPlan &plan) {
     cublasLtMatrixLayoutDestroy(plan.b);
   if (plan.c)
     cublasLtMatrixLayoutDestroy(plan.c);
+  if (plan.r)
+    cublasLtMatrixLayoutDestroy(plan.r);
   plan = GemmPlan{};
 }
 

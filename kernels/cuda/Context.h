@@ -17,13 +17,14 @@ namespace hybrid::cuda {
 
 /// A GEMM's shape, layout, dtype, epilogue, pointer alignments and
 /// workspace limit: everything cuBLASLt's heuristic looks at.
-using GemmKey = std::array<int64_t, 20>;
+using GemmKey = std::array<int64_t, 21>;
 
 /// Descriptors and the algorithm chosen for one GemmKey. `fallback` marks
 /// shapes cuBLASLt has no algorithm for (our own kernel runs them).
 struct GemmPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatrixLayout_t r = nullptr; ///< a residual C (when fused)
   cublasLtMatmulAlgo_t algo = {};
   size_t workspace = 0;
   bool fallback = false;

@@ -1,8 +1,11 @@
 // The GEMMs behind matmul and linear: cuBLASLt with f32 compute (exact f32,
-// no TF32), the bias fused as its epilogue, batches as strided batches; the
+// no TF32), the bias (and a ReLU, or a residual as C) fused as its
+// epilogue, other activations in one elementwise pass after it, batches as
+// strided batches; the
 // descriptors and algorithm of each shape are chosen once and cached in the
 // Context (the heuristic query costs tens of microseconds). A small tiled
 // kernel of our own runs what cuBLASLt declines.
+#include "Activation.cuh"
 #include "Context.h"
 #include "Device.cuh"
 #include "Gemm.h"
@@ -78,14 +81,65 @@ template <typename S> __global__ void tiledGemmKernel(GemmProblem p) {
     if (row < p.M && col < p.N) {
       if (bias)
         acc += toFloat(bias[col]);
+      acc = activate(p.activation, acc);
+      if (p.residual)
+        acc += toFloat(static_cast<const S *>(
+            p.residual)[b * p.strideR + row * p.ldr + col]);
       C[b * p.strideC + row * p.ldc + col] = fromFloat<S>(acc);
     }
   }
 }
 
+/// Which part of the epilogue cuBLASLt runs: the bias, ReLU (when nothing
+/// is added after it) and a residual as its C matrix (D = AB + C + bias,
+/// when no activation follows the sum). The rest runs in finishEpilogue.
+struct LtEpilogue {
+  bool relu = false, residual = false;
+};
+LtEpilogue ltEpilogue(const GemmProblem &p) {
+  LtEpilogue e;
+  e.relu = p.activation == Activation::Relu && !p.residual;
+  e.residual = p.residual && p.activation == Activation::None;
+  return e;
+}
+
+/// y = activation(y) + residual in place, for what cuBLASLt did not fuse.
+template <typename S>
+__global__ void finishEpilogueKernel(GemmProblem p, Activation act,
+                                     bool addResidual) {
+  S *C = static_cast<S *>(p.C);
+  const S *R = static_cast<const S *>(p.residual);
+  const int64_t perBatch = p.M * p.N, n = perBatch * p.batch;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = i / perBatch, rc = i % perBatch;
+    const int64_t row = rc / p.N, col = rc % p.N;
+    S &y = C[b * p.strideC + row * p.ldc + col];
+    float v = activate(act, toFloat(y));
+    if (addResidual)
+      v += toFloat(R[b * p.strideR + row * p.ldr + col]);
+    y = fromFloat<S>(v);
+  }
+}
+
+void finishEpilogue(const GemmProblem &p, const LtEpilogue &done,
+                    cudaStream_t stream, const char *kernel) {
+  const Activation act = done.relu ? Activation::None : p.activation;
+  const bool addResidual = p.residual && !done.residual;
+  if (act == Activation::None && !addResidual)
+    return;
+  visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
+    using S = decltype(zero);
+    finishEpilogueKernel<S><<<gridFor(p.M * p.N * p.batch), kThreads, 0,
+                              stream>>>(p, act, addResidual);
+  });
+  checkLaunch(kernel);
+}
+
 /// The cached plan of `p` (created on first use).
 GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
                   const char *kernel) {
+  const LtEpilogue fused = ltEpilogue(p);
   const GemmKey key = {static_cast<int64_t>(p.dtype),
                        p.transA,
                        p.transB,
@@ -105,7 +159,8 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
                        alignmentOf(p.C),
                        p.bias ? alignmentOf(p.bias) : 0,
                        static_cast<int64_t>(workspace),
-                       0};
+                       (fused.relu ? 1 : 0) | (fused.residual ? 2 : 0),
+                       fused.residual ? alignmentOf(p.residual) : 0};
   auto found = context.gemmPlans.find(key);
   if (found != context.gemmPlans.end())
     return found->second;
@@ -128,17 +183,21 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
   checkLt(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB,
                                          &opB, sizeof(opB)),
           kernel, "cublasLtMatmulDescSetAttribute(TRANSB)");
-  if (p.bias) {
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  if (p.bias || fused.relu) {
+    const cublasLtEpilogue_t epilogue =
+        p.bias ? (fused.relu ? CUBLASLT_EPILOGUE_RELU_BIAS
+                             : CUBLASLT_EPILOGUE_BIAS)
+               : CUBLASLT_EPILOGUE_RELU;
     checkLt(cublasLtMatmulDescSetAttribute(plan.desc,
                                            CUBLASLT_MATMUL_DESC_EPILOGUE,
                                            &epilogue, sizeof(epilogue)),
             kernel, "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+  }
+  if (p.bias)
     checkLt(cublasLtMatmulDescSetAttribute(plan.desc,
                                            CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                            &type, sizeof(type)),
             kernel, "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
-  }
   auto layout = [&](cublasLtMatrixLayout_t *out, int64_t rows, int64_t cols,
                     int64_t ld, int64_t stride) {
     checkLt(cublasLtMatrixLayoutCreate(out, type, rows, cols, ld), kernel,
@@ -159,6 +218,8 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
   layout(&plan.a, p.transB ? p.K : p.N, p.transB ? p.N : p.K, p.ldb, p.strideB);
   layout(&plan.b, p.transA ? p.M : p.K, p.transA ? p.K : p.M, p.lda, p.strideA);
   layout(&plan.c, p.N, p.M, p.ldc, p.strideC);
+  if (fused.residual)
+    layout(&plan.r, p.N, p.M, p.ldr, p.strideR);
 
   cublasLtMatmulPreference_t pref = nullptr;
   checkLt(cublasLtMatmulPreferenceCreate(&pref), kernel,
@@ -184,9 +245,15 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
       sizeof(alignC));
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
+  if (fused.residual) {
+    const uint32_t alignR = static_cast<uint32_t>(alignmentOf(p.residual));
+    cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignR,
+        sizeof(alignR));
+  }
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      context.lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1, &result,
-      &returned);
+      context.lt, plan.desc, plan.a, plan.b, fused.residual ? plan.r : plan.c,
+      plan.c, pref, 1, &result, &returned);
   cublasLtMatmulPreferenceDestroy(pref);
   if (status != CUBLAS_STATUS_SUCCESS || returned == 0 ||
       result.state != CUBLAS_STATUS_SUCCESS) {
@@ -234,10 +301,12 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
                                            CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                            &p.bias, sizeof(p.bias)),
             kernel, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
-  const float alpha = 1.0f, beta = 0.0f;
+  const LtEpilogue fused = ltEpilogue(p);
+  const float alpha = 1.0f, beta = fused.residual ? 1.0f : 0.0f;
   const cublasStatus_t status = cublasLtMatmul(
-      call.context->lt, plan.desc, &alpha, p.B, plan.a, p.A, plan.b, &beta, p.C,
-      plan.c, p.C, plan.c, &plan.algo, call.scratch, plan.workspace, stream);
+      call.context->lt, plan.desc, &alpha, p.B, plan.a, p.A, plan.b, &beta,
+      fused.residual ? p.residual : p.C, fused.residual ? plan.r : plan.c, p.C,
+      plan.c, &plan.algo, call.scratch, plan.workspace, stream);
   // cuBLASLt checks a configuration (a batch stride of 0, say) when it is
   // launched, before enqueueing anything: what it declines runs on our
   // kernel, now and for every later call of the shape.
@@ -247,6 +316,7 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
     return fallbackGemm(p, stream, kernel);
   }
   checkLt(status, kernel, "cublasLtMatmul");
+  finishEpilogue(p, fused, stream, kernel);
 }
 
 } // namespace hybrid::cuda

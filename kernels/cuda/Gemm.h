@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cuda/CudaKernels.h"
+#include "hybrid/Ops.h"
 
 #include <cuda_runtime.h>
 
@@ -16,7 +17,8 @@ namespace hybrid::cuda {
 /// recommends for Hopper).
 constexpr size_t kGemmWorkspaceBytes = size_t(32) << 20;
 
-/// C[b] (M x N, leading dimension ldc) = op(A[b]) op(B[b]) (+ bias[N]) for
+/// C[b] (M x N, leading dimension ldc) = op(A[b]) op(B[b]) (+ bias[N]), then
+/// the activation, then + residual[b] (see below), for
 /// b < batch, all row-major with element strides between batches (0
 /// repeats a matrix). op(A) is A [M, K] (lda), or A stored [K, M] when
 /// transA; op(B) is B [K, N] (ldb), or B stored [N, K] when transB. A, B,
@@ -31,6 +33,12 @@ struct GemmProblem {
   const void *A = nullptr, *B = nullptr;
   const void *bias = nullptr;
   void *C = nullptr;
+  /// The epilogue after bias (a linear layer's): the activation, then
+  /// residual [M, N] (leading dimension ldr, batch stride strideR) added;
+  /// one rounding of each element.
+  Activation activation = Activation::None;
+  const void *residual = nullptr;
+  int64_t ldr = 0, strideR = 0;
 };
 
 /// Enqueues the product on the call's stream with the call's scratch as

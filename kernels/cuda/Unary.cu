@@ -2,6 +2,7 @@
 // the accurate libdevice functions, rounded once), neg/abs/sign/relu (floats
 // and i32/i64), logical not (bool) and the is_nan/is_inf tests (floats to
 // bool). Inputs and results are contiguous and of equal shape.
+#include "Activation.cuh"
 #include "Elementwise.cuh"
 #include "Kernels.h"
 
@@ -40,14 +41,6 @@ struct ReluOp {
   }
 };
 
-// Stable for large |x|: exp never overflows.
-__device__ __forceinline__ float sigmoidOf(float x) {
-  if (x >= 0)
-    return 1.0f / (1.0f + expf(-x));
-  const float e = expf(x);
-  return e / (1.0f + e);
-}
-
 struct ExpOp {
   __device__ float operator()(float x) const { return expf(x); }
 };
@@ -71,19 +64,13 @@ struct SigmoidOp {
   __device__ float operator()(float x) const { return sigmoidOf(x); }
 };
 struct SiluOp {
-  __device__ float operator()(float x) const { return x * sigmoidOf(x); }
+  __device__ float operator()(float x) const { return siluOf(x); }
 };
 struct GeluErfOp {
-  __device__ float operator()(float x) const {
-    return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
-  }
+  __device__ float operator()(float x) const { return geluErfOf(x); }
 };
-// 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), as the CPU kernel computes it.
 struct GeluTanhOp {
-  __device__ float operator()(float x) const {
-    const float k2Alpha = 1.5957691216057308f; // 2 sqrt(2 / pi)
-    return x / (1.0f + expf(-k2Alpha * (x + 0.044715f * x * x * x)));
-  }
+  __device__ float operator()(float x) const { return geluTanhOf(x); }
 };
 struct SinOp {
   __device__ float operator()(float x) const { return sinf(x); }

@@ -1,7 +1,8 @@
 // The CUDA matmul and linear (cuBLASLt) against the CPU oracle: odd sizes,
 // batches with and without broadcasting, 1-D promotion, large K, K == 0,
-// weights both ways round, with and without a bias; f32 exactly (no TF32),
-// bf16 and f16 with f32 accumulation.
+// weights both ways round, with and without a bias, every epilogue
+// (activation, residual); f32 exactly (no TF32), bf16 and f16 with f32
+// accumulation.
 #include "CudaTestSupport.h"
 
 namespace hybrid::cuda::test {
@@ -61,13 +62,52 @@ TEST_F(GemmTest, LinearWeightsAndBias) {
               {randomTensor(dt, c.in, rng, -1, 1),
                randomTensor(dt, w, rng, -1, 1),
                bias ? randomTensor(dt, {c.N}, rng, -1, 1)
-                    : HostTensor::absent()},
+                    : HostTensor::absent(),
+               HostTensor::absent()},
               {HostTensor(dt, out)},
               std::string("linear ") + dtypeName(dt) + " " +
                   shapeToString(c.in) + " N " + std::to_string(c.N) +
                   (transposed ? " [N,K]" : " [K,N]") + (bias ? " bias" : ""),
               &tol);
         }
+}
+
+TEST_F(GemmTest, LinearEpilogues) {
+  // Every activation with and without a residual, with and without a bias:
+  // cuBLASLt's own epilogues (bias, ReLU, residual as C) and the pass after
+  // it (the other activations, an activation before a residual), on shapes
+  // cuBLASLt takes and one with an odd leading dimension.
+  struct Case {
+    Shape in;
+    int64_t N;
+  };
+  const std::vector<Case> cases = {
+      {{4, 768}, 2304}, {{2, 5, 64}, 96}, {{3, 17}, 127}, {{1, 256}, 512}};
+  for (DType dt : kFloatTypes)
+    for (const Case &c : cases)
+      for (int a = 0; a < kActivations; ++a)
+        for (bool residual : {false, true})
+          for (bool bias : {true, false}) {
+            const Activation act = static_cast<Activation>(a);
+            const int64_t K = c.in.back();
+            Shape out = c.in;
+            out.back() = c.N;
+            const Tolerance tol = sumTolerance(dt);
+            expectMatchesCpu(
+                ops::Linear{true, act},
+                {randomTensor(dt, c.in, rng, -1, 1),
+                 randomTensor(dt, {c.N, K}, rng, -1, 1),
+                 bias ? randomTensor(dt, {c.N}, rng, -1, 1)
+                      : HostTensor::absent(),
+                 residual ? randomTensor(dt, out, rng, -1, 1)
+                          : HostTensor::absent()},
+                {HostTensor(dt, out)},
+                std::string("linear ") + dtypeName(dt) + " " +
+                    shapeToString(c.in) + " N " + std::to_string(c.N) + " " +
+                    activationName(act) + (bias ? " bias" : "") +
+                    (residual ? " residual" : ""),
+                &tol);
+          }
 }
 
 TEST_F(GemmTest, RepeatedShapesReuseTheCachedPlan) {
@@ -78,7 +118,8 @@ TEST_F(GemmTest, RepeatedShapesReuseTheCachedPlan) {
     expectMatchesCpu(ops::Linear{true},
                      {randomTensor(DType::BF16, {8, 256}, rng, -1, 1),
                       randomTensor(DType::BF16, {512, 256}, rng, -1, 1),
-                      randomTensor(DType::BF16, {512}, rng, -1, 1)},
+                      randomTensor(DType::BF16, {512}, rng, -1, 1),
+                      HostTensor::absent()},
                      {HostTensor(DType::BF16, {8, 512})}, "linear repeated",
                      &tol);
   }

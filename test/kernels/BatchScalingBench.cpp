@@ -82,22 +82,22 @@ TEST(DISABLED_BatchScaling, Gpt2Kernels) {
     const Op add = ops::Binary{BinaryKind::Add};
     std::function<void()> fns[] = {
         [&] {
-          runKernel(plain, {&x, &wQkv, &bQkv}, out3);
+          runKernel(plain, {&x, &wQkv, &bQkv, nullptr}, out3);
         },
         [&] {
-          runKernel(plain, {&x, &wProj, &bD}, outD);
+          runKernel(plain, {&x, &wProj, &bD, nullptr}, outD);
         },
         [&] {
-          runKernel(plain, {&x, &wFc, &bF}, outF);
+          runKernel(plain, {&x, &wFc, &bF, nullptr}, outF);
         },
         [&] {
-          runKernel(plain, {&h, &wFcProj, &bD}, outD);
+          runKernel(plain, {&h, &wFcProj, &bD, nullptr}, outD);
         },
         [&] {
-          runKernel(plain, {&x, &wHead, nullptr}, outV);
+          runKernel(plain, {&x, &wHead, nullptr, nullptr}, outV);
         },
         [&] {
-          runKernel(ops::Linear{true}, {&x, &wte, nullptr}, outV);
+          runKernel(ops::Linear{true}, {&x, &wte, nullptr, nullptr}, outV);
         },
         [&] {
           runKernel(attn, {&q, &k, &v, nullptr, nullptr, nullptr, nullptr},
@@ -208,7 +208,7 @@ public:
     timed("add", add, {&tok, &pe}, x);
     for (const Layer &l : layers_) {
       timed("layer_norm", ln, {&x, &l.ln1w, &l.ln1b}, h);
-      timed("linear qkv", linear, {&h, &l.wQkv, &l.bQkv}, qkv);
+      timed("linear qkv", linear, {&h, &l.wQkv, &l.bQkv, nullptr}, qkv);
       for (int i = 0; i < 3; ++i) {
         part[i].shape = {B, T, kD};
         timed("slice", ops::Slice{{-1}, {i * kD}, {(i + 1) * kD}, {1}}, {&qkv},
@@ -222,17 +222,17 @@ public:
           attn);
       timed("transpose", toHeads, {&attn}, merged);
       merged.shape = {B, T, kD};
-      timed("linear proj", linear, {&merged, &l.wProj, &l.bProj}, h);
+      timed("linear proj", linear, {&merged, &l.wProj, &l.bProj, nullptr}, h);
       merged.shape = {B, T, kH, Dh};
       timed("add", add, {&x, &h}, x);
       timed("layer_norm", ln, {&x, &l.ln2w, &l.ln2b}, h);
-      timed("linear fc", linear, {&h, &l.wFc, &l.bFc}, ff);
+      timed("linear fc", linear, {&h, &l.wFc, &l.bFc, nullptr}, ff);
       timed("gelu", gelu, {&ff}, ff2);
-      timed("linear fc_proj", linear, {&ff2, &l.wFcProj, &l.bFcProj}, h);
+      timed("linear fc_proj", linear, {&ff2, &l.wFcProj, &l.bFcProj, nullptr}, h);
       timed("add", add, {&x, &h}, x);
     }
     timed("layer_norm", ln, {&x, &lnfw_, &lnfb_}, h);
-    timed("linear lm_head", ops::Linear{true}, {&h, &wte_, nullptr}, logits);
+    timed("linear lm_head", ops::Linear{true}, {&h, &wte_, nullptr, nullptr}, logits);
     return ms;
   }
 

@@ -153,7 +153,7 @@ TEST(KernelTable, UnsupportedDtypesNameTheKernelAndDtype) {
     else
       err = errorOf(op, {&x, nullptr, nullptr}, result);
     if (std::holds_alternative<ops::Linear>(op))
-      err = errorOf(op, {&x, &x, nullptr}, result);
+      err = errorOf(op, {&x, &x, nullptr, nullptr}, result);
     expectNamed(err, op, DType::I64);
   }
   HostTensor i = Random(7).i64({2, 2});

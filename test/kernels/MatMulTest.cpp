@@ -1,8 +1,30 @@
-// matmul (NumPy semantics) and linear against naive triple loops.
+// matmul (NumPy semantics) and linear against naive triple loops, linear's
+// epilogue (activation, residual) against double-precision formulas.
 #include "KernelTestSupport.h"
+
+#include <cmath>
 
 namespace hybrid::cpu::test {
 namespace {
+
+/// The activations in double, from their definitions.
+double activationRef(Activation a, double x) {
+  const double pi = 3.14159265358979323846;
+  switch (a) {
+  case Activation::None:
+    return x;
+  case Activation::Relu:
+    return x > 0 ? x : 0;
+  case Activation::GeluErf:
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  case Activation::GeluTanh:
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
+  case Activation::Silu:
+    return x / (1 + std::exp(-x));
+  }
+  return x;
+}
 
 /// NumPy matmul, written out: promote 1-D operands, broadcast the batch
 /// dimensions, and sum products in double.
@@ -138,7 +160,7 @@ TEST(Linear, TransposedAndPlainWeightsWithBias) {
             }
           HostTensor got(dt, out);
           runKernel(ops::Linear{trans != 0},
-                    {&x, &w, hasBias ? &bias : nullptr}, got);
+                    {&x, &w, hasBias ? &bias : nullptr, nullptr}, got);
           const Tolerance tol = toleranceFor(dt, 1e-4, 1e-5);
           expectNear(got, want, tol.atol, tol.rtol,
                      "linear " + std::string(dtypeName(dt)) + " " +
@@ -148,11 +170,64 @@ TEST(Linear, TransposedAndPlainWeightsWithBias) {
         }
 }
 
+TEST(Linear, EpilogueActivationsAndResidual) {
+  Random rng(54);
+  // Rows of K = 40 products of values in [-1, 1): pre-activations spread
+  // over about [-5, 5], both sides of every activation's bend. The shapes
+  // are the f32 path (one pass after the GEMM) and blocks of the bf16/f16
+  // path (the epilogue per converted block).
+  const std::vector<Shape> inputs = {{3, 40}, {2, 67, 40}, {130, 40}};
+  const int64_t N = 33, K = 40;
+  for (DType dt : kFloatTypes)
+    for (const Shape &in : inputs)
+      for (int a = 0; a < kActivations; ++a)
+        for (int hasResidual = 0; hasResidual <= 1; ++hasResidual) {
+          const Activation act = static_cast<Activation>(a);
+          const bool trans = (a + hasResidual) % 2 == 0;
+          Shape out = in;
+          out.back() = N;
+          HostTensor x = rng.floats(dt, in);
+          HostTensor w = rng.floats(dt, trans ? Shape{N, K} : Shape{K, N});
+          HostTensor bias = rng.floats(dt, {N});
+          HostTensor residual = rng.floats(dt, out);
+          std::vector<double> want(numElements(out));
+          for (int64_t m = 0; m < numElements(out) / N; ++m)
+            for (int64_t n = 0; n < N; ++n) {
+              double sum = bias.at(n);
+              for (int64_t k = 0; k < K; ++k)
+                sum += x.at(m * K + k) *
+                       (trans ? w.at(n * K + k) : w.at(k * N + n));
+              want[m * N + n] = activationRef(act, sum) +
+                                (hasResidual ? residual.at(m * N + n) : 0);
+            }
+          HostTensor got(dt, out);
+          runKernel(ops::Linear{trans, act},
+                    {&x, &w, &bias, hasResidual ? &residual : nullptr}, got);
+          const Tolerance tol = toleranceFor(dt, 1e-4, 1e-5);
+          expectNear(got, want, tol.atol, tol.rtol,
+                     "linear " + std::string(dtypeName(dt)) + " " +
+                         shapeToString(in) + " " + activationName(act) +
+                         " residual " + std::to_string(hasResidual));
+        }
+  // A residual of another shape or dtype than the result is an error.
+  HostTensor x = rng.f32({2, 3}), w = rng.f32({4, 3});
+  HostTensor shortResidual = rng.f32({2, 3});
+  EXPECT_NE(errorOf(ops::Linear{}, {&x, &w, nullptr, &shortResidual},
+                    HostTensor(DType::F32, {2, 4}))
+                .find("residual"),
+            std::string::npos);
+  HostTensor halfResidual = rng.floats(DType::BF16, {2, 4});
+  EXPECT_NE(errorOf(ops::Linear{}, {&x, &w, nullptr, &halfResidual},
+                    HostTensor(DType::F32, {2, 4}))
+                .find("residual"),
+            std::string::npos);
+}
+
 TEST(Linear, DefaultsAndErrors) {
   Random rng(53);
   HostTensor x = rng.f32({2, 3}), w = rng.f32({4, 3}), b = rng.f32({4});
   // transpose_weight defaults to true; three operands imply a bias.
-  HostTensor got = run(ops::Linear{}, {&x, &w, &b}, DType::F32, {2, 4});
+  HostTensor got = run(ops::Linear{}, {&x, &w, &b, nullptr}, DType::F32, {2, 4});
   for (int64_t m = 0; m < 2; ++m)
     for (int64_t n = 0; n < 4; ++n) {
       double sum = b.f()[n];
@@ -161,26 +236,26 @@ TEST(Linear, DefaultsAndErrors) {
       EXPECT_NEAR(got.f()[m * 4 + n], sum, 1e-5);
     }
   HostTensor wrong = rng.f32({4, 5});
-  EXPECT_NE(errorOf(ops::Linear{}, {&x, &wrong, nullptr},
+  EXPECT_NE(errorOf(ops::Linear{}, {&x, &wrong, nullptr, nullptr},
                     HostTensor(DType::F32, {2, 4}))
                 .find("features"),
             std::string::npos);
   HostTensor badBias = rng.f32({5});
-  EXPECT_NE(errorOf(ops::Linear{}, {&x, &w, &badBias},
+  EXPECT_NE(errorOf(ops::Linear{}, {&x, &w, &badBias, nullptr},
                     HostTensor(DType::F32, {2, 4})),
             "");
   // K = 0: the result is the bias.
   for (DType dt : kFloatTypes) {
     HostTensor x0 = rng.floats(dt, {2, 0}), w0 = rng.floats(dt, {4, 0});
     HostTensor b0 = b.to(dt);
-    HostTensor y0 = run(ops::Linear{}, {&x0, &w0, &b0}, dt, {2, 4});
+    HostTensor y0 = run(ops::Linear{}, {&x0, &w0, &b0, nullptr}, dt, {2, 4});
     for (int64_t k = 0; k < 8; ++k)
       EXPECT_EQ(y0.at(k), b0.at(k % 4)) << dtypeName(dt);
   }
   // Weights of another float dtype than the input are an error.
   HostTensor wh = w.to(DType::BF16);
   EXPECT_NE(
-      errorOf(ops::Linear{}, {&x, &wh, nullptr}, HostTensor(DType::F32, {2, 4}))
+      errorOf(ops::Linear{}, {&x, &wh, nullptr, nullptr}, HostTensor(DType::F32, {2, 4}))
           .find("same element type"),
       std::string::npos);
 }

@@ -72,7 +72,7 @@ HostTensor linear(const HostTensor &x, const HostTensor &w,
   Shape out = x.shape;
   out.back() = transposeWeight ? w.shape[0] : w.shape[1];
   HostTensor y(DType::F32, out);
-  runKernel(ops::Linear{transposeWeight}, {&x, &w, bias}, y);
+  runKernel(ops::Linear{transposeWeight}, {&x, &w, bias, nullptr}, y);
   return y;
 }
 HostTensor binary(BinaryKind kind, const HostTensor &a, const HostTensor &b) {

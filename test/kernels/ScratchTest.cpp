@@ -168,7 +168,7 @@ std::vector<FamilyCase> familyCases(DType ft, int64_t scale) {
                {R, 300}});
   c.push_back({"linear",
                ops::Linear{true},
-               {f({R, 260}), f({300, 260}), f({300})},
+               {f({R, 260}), f({300, 260}), f({300}), f({R, 300})},
                {},
                ft,
                {R, 300}});
@@ -295,7 +295,8 @@ TEST(Scratch, BadShapesNeedNoScratchAndDoNotThrow) {
   HostTensor y(DType::BF16, {3, 4});
   KernelCall call;
   call.op = &op;
-  call.operands = {x.cview(), w.cview(), ConstTensor::absent()};
+  call.operands = {x.cview(), w.cview(), ConstTensor::absent(),
+                   ConstTensor::absent()};
   call.results = {y.view()};
   EXPECT_EQ(scratchBytes(findKernel(op), call, 4), 0u);
   call.operands.clear();

@@ -160,7 +160,7 @@ BundleDesc richBundle() {
       command(ops::GatherNd{0}, {6, 0}, {4}),
       command(ops::Rotary{true}, {3, 3, 3}, {4}),
       command(ops::RmsNorm{1e-6, 0}, {3, -1}, {4}),
-      command(ops::Linear{false}, {3, 6, -1}, {4}),
+      command(ops::Linear{false}, {3, 6, -1, -1}, {4}),
       command(ops::MatMul{}, {6, 6}, {4}),
       command(ops::Embedding{}, {6, 0}, {4}),
       command(ops::Select{}, {1, 3, 3}, {4}),
@@ -586,10 +586,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 3: "
+      {"test.hyb: bundle format version 1; this runtime reads version 4: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 3: recompile it with hybridc");
+                 "version 4: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

@@ -477,9 +477,14 @@ private:
         })
         .Case([&](hg::LinearOp o) {
           Value x = in(o.getInput()), w = in(o.getWeight()),
-                bias = in(o.getBias());
+                bias = in(o.getBias()), residual = in(o.getResidual());
+          std::optional<hrt::Activation> act =
+              hrt::symbolizeActivation(o.getActivation());
+          if (!act)
+            return LogicalResult(o.emitError() << "unknown activation '"
+                                               << o.getActivation() << "'");
           b_.create<hrt::LinearOp>(loc, resultBuffer(result), x, w, bias,
-                                   o.getTransposeWeight());
+                                   residual, o.getTransposeWeight(), *act);
           return success();
         })
         .Case([&](hg::EmbeddingOp o) {

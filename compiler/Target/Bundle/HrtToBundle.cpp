@@ -32,6 +32,9 @@ HRT_SAME_KIND(ReduceKind, Sum, Sum)
 HRT_SAME_KIND(ReduceKind, Prod, Prod)
 HRT_SAME_KIND(CollectiveKind, AllGather, AllGather)
 HRT_SAME_KIND(CollectiveKind, AllReduce, AllReduce)
+HRT_SAME_KIND(Activation, None, None)
+HRT_SAME_KIND(Activation, GeluErf, GeluErf)
+HRT_SAME_KIND(Activation, Silu, Silu)
 HRT_SAME_KIND(Access, Read, Read)
 HRT_SAME_KIND(Access, ReadWrite, ReadWrite)
 #undef HRT_SAME_KIND
@@ -142,7 +145,10 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
         return o::RmsNorm{f(c.getEpsilon()), static_cast<int64_t>(c.getAxis())};
       })
       .Case([](hrt::MatMulOp) { return o::MatMul{}; })
-      .Case([](hrt::LinearOp c) { return o::Linear{c.getTransposeWeight()}; })
+      .Case([](hrt::LinearOp c) {
+        return o::Linear{c.getTransposeWeight(),
+                         static_cast<hybrid::Activation>(c.getActivation())};
+      })
       .Case([](hrt::EmbeddingOp) { return o::Embedding{}; })
       .Case([](hrt::RotaryOp c) { return o::Rotary{c.getInterleaved()}; })
       .Case([&](hrt::AttentionOp c) {

@@ -1128,6 +1128,14 @@ LogicalResult LinearOp::verify() {
     if (b.getRank() != 1 || dimsConflict(b.getDimSize(0), n))
       return emitOpError() << "bias " << b << " must be " << formatShape({n});
   }
+  if (Value residual = getResidual(); residual && residual.getType() != getType())
+    return emitOpError() << "residual " << residual.getType()
+                         << " must have the result's type " << getType();
+  StringRef act = getActivation();
+  if (act != "none" && act != "relu" && act != "gelu" && act != "gelu_tanh" &&
+      act != "silu")
+    return emitOpError() << "activation '" << act
+                         << "' is not none, relu, gelu, gelu_tanh or silu";
   return success();
 }
 

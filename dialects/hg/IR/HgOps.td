@@ -337,18 +337,36 @@ def Hg_MatMulOp : Hg_InferredOp<"matmul"> {
   let hasVerifier = 1;
 }
 
-def Hg_LinearOp : Hg_InferredOp<"linear"> {
-  let summary = "x[..., K] times weight, plus optional bias[N]";
+def Hg_LinearOp : Hg_InferredOp<"linear", [AttrSizedOperandSegments]> {
+  let summary = "activation(x[..., K] times weight + bias[N]) + residual";
   let description = [{
     `weight` is [N, K] (PyTorch nn.Linear) when `transpose_weight` is true,
-    [K, N] (GPT-2 Conv1D, ONNX Gemm without transB) when false.
+    [K, N] (GPT-2 Conv1D, ONNX Gemm without transB) when false. The bias,
+    the `activation` ("none", "relu", "gelu", "gelu_tanh", "silu") and the
+    `residual` (the result's type) are the GEMM's epilogue, applied in that
+    order; hg-fuse-epilogues folds them in.
   }];
   let arguments = (ins Hg_FloatTensor:$input, Hg_FloatTensor:$weight,
                        Optional<Hg_FloatTensor>:$bias,
-                       DefaultValuedAttr<BoolAttr, "true">:$transpose_weight);
+                       Optional<Hg_FloatTensor>:$residual,
+                       DefaultValuedAttr<BoolAttr, "true">:$transpose_weight,
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let results = (outs Hg_FloatTensor:$result);
-  let assemblyFormat = "$input `,` $weight (`bias` $bias^)? attr-dict "
+  let assemblyFormat = "$input `,` $weight (`bias` $bias^)? "
+                       "(`residual` $residual^)? attr-dict "
                        "`:` functional-type(operands, results)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+                   "::mlir::Value":$bias, "bool":$transpose_weight), [{
+      build($_builder, $_state, input, weight, bias, ::mlir::Value(),
+            transpose_weight, "none");
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+                   "::mlir::Value":$bias, "::mlir::BoolAttr":$transpose_weight), [{
+      build($_builder, $_state, input, weight, bias, ::mlir::Value(),
+            transpose_weight.getValue(), "none");
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -53,7 +53,8 @@ struct FoldLinearBias : OpRewritePattern<AddOp> {
     for (int side = 0; side < 2; ++side) {
       auto linear = op->getOperand(side).getDefiningOp<LinearOp>();
       Value bias = op->getOperand(1 - side);
-      if (!linear || linear.getBias() || !linear->hasOneUse())
+      if (!linear || linear.getBias() || linear.getResidual() ||
+          linear.getActivation() != "none" || !linear->hasOneUse())
         continue;
       auto biasType = cast<RankedTensorType>(bias.getType());
       if (biasType.getRank() != 1 || !hasFloatElements(bias))

@@ -35,6 +35,19 @@ def FuseAttention : Pass<"hg-fuse-attention", "mlir::func::FuncOp"> {
   }];
 }
 
+def FuseEpilogues : Pass<"hg-fuse-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Fold activations and residual adds into the linear before them";
+  let description = [{
+    The inference pipeline's epilogue fusion: relu, gelu (erf and tanh) and
+    silu of a linear become its `activation`, and an add of a linear and a
+    value of the result's type becomes its `residual` (after the
+    activation), when the linear's result has no other use. The GEMM then
+    applies bias, activation and residual before it stores its output. The
+    training pipeline keeps them apart (the backward pass needs the
+    pre-activation values).
+  }];
+}
+
 def FuseLinear : Pass<"hg-fuse-linear", "mlir::func::FuncOp"> {
   let summary = "Fuse matmul by a parameter matrix (and a bias) into hg.linear";
   let description = [{

@@ -58,6 +58,13 @@ def Hrt_UnaryKind : I32EnumAttr<"UnaryKind", "unary operation", [
   let cppNamespace = "::hybridc::hrt";
 }
 
+def Hrt_Activation : I32EnumAttr<"Activation", "linear epilogue activation", [
+    I32EnumAttrCase<"None", 0, "none">, I32EnumAttrCase<"Relu", 1, "relu">,
+    I32EnumAttrCase<"GeluErf", 2, "gelu">, I32EnumAttrCase<"GeluTanh", 3, "gelu_tanh">,
+    I32EnumAttrCase<"Silu", 4, "silu">]> {
+  let cppNamespace = "::hybridc::hrt";
+}
+
 def Hrt_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
     I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Mean", 1, "mean">,
     I32EnumAttrCase<"Max", 2, "max">, I32EnumAttrCase<"Min", 3, "min">,

@@ -441,9 +441,15 @@ LogicalResult MatMulOp::verify() {
 LogicalResult LinearOp::verify() {
   if (failed(checkStream(*this, getStream())))
     return failure();
-  return checkFloatOperands(
-      *this, getOut(),
-      {{getInput(), "input"}, {getWeight(), "weight"}, {getBias(), "bias"}});
+  if (Value residual = getResidual();
+      residual && residual.getType() != getOut().getType())
+    return emitOpError() << "residual " << residual.getType()
+                         << " must be the result's " << getOut().getType();
+  return checkFloatOperands(*this, getOut(),
+                            {{getInput(), "input"},
+                             {getWeight(), "weight"},
+                             {getBias(), "bias"},
+                             {getResidual(), "residual"}});
 }
 
 LogicalResult LayerNormOp::verify() {

@@ -351,14 +351,20 @@ def Hrt_RmsNormOp : Hrt_CommandOp<"rms_norm", 3> {
   }];
 }
 
-def Hrt_LinearOp : Hrt_CommandOp<"linear", 4> {
-  let summary = "x . weight (+ bias)";
+def Hrt_LinearOp : Hrt_CommandOp<"linear", 5, 1, [AttrSizedOperandSegments]> {
+  let summary = "activation(x . weight (+ bias)) (+ residual)";
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
                             Hrt_Buffer:$weight, Optional<Hrt_Buffer>:$bias,
-                            BoolAttr:$transpose_weight), Hrt_StreamArg);
+                            Optional<Hrt_Buffer>:$residual,
+                            BoolAttr:$transpose_weight,
+                            DefaultValuedAttr<Hrt_Activation,
+                                "::hybridc::hrt::Activation::None">:$activation),
+                       Hrt_StreamArg);
   let assemblyFormat = [{
     $input `:` type($input) `,` $weight `:` type($weight)
-    (`bias` $bias^ `:` type($bias))? `into` $out `:` type($out) attr-dict
+    (`bias` $bias^ `:` type($bias))? (`activation` $activation^)?
+    (`residual` $residual^ `:` type($residual))? `into` $out `:` type($out)
+    attr-dict
   }];
 }
 

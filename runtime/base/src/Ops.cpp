@@ -38,6 +38,13 @@ const char *collectiveKindName(CollectiveKind k) {
   return i < kCollectiveKinds ? names[i] : "?";
 }
 
+const char *activationName(Activation a) {
+  static const char *const names[kActivations] = {"none", "relu", "gelu",
+                                                  "gelu_tanh", "silu"};
+  auto i = static_cast<unsigned>(a);
+  return i < kActivations ? names[i] : "?";
+}
+
 namespace {
 
 struct NameOf {
@@ -100,7 +107,7 @@ struct ArityOf {
   int operator()(const ops::LayerNorm &) const { return 3; }
   int operator()(const ops::RmsNorm &) const { return 2; }
   int operator()(const ops::MatMul &) const { return 2; }
-  int operator()(const ops::Linear &) const { return 3; }
+  int operator()(const ops::Linear &) const { return 4; }
   int operator()(const ops::Embedding &) const { return 2; }
   int operator()(const ops::Rotary &) const { return 3; }
   int operator()(const ops::Attention &) const { return 7; }

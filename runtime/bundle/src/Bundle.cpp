@@ -154,7 +154,9 @@ struct OpEncoder {
     return done(fb::CreateMatMul(fbb), fb::Op_MatMul);
   }
   EncodedOp operator()(const ops::Linear &o) {
-    return done(fb::CreateLinear(fbb, o.transposeWeight), fb::Op_Linear);
+    return done(fb::CreateLinear(fbb, o.transposeWeight,
+                                 static_cast<fb::Activation>(o.activation)),
+                fb::Op_Linear);
   }
   EncodedOp operator()(const ops::Embedding &) {
     return done(fb::CreateEmbedding(fbb), fb::Op_Embedding);
@@ -367,7 +369,9 @@ public:
     case fb::Op_MatMul:
       return ops::MatMul{};
     case fb::Op_Linear:
-      return ops::Linear{c.op_as_Linear()->transpose_weight()};
+      return ops::Linear{
+          c.op_as_Linear()->transpose_weight(),
+          static_cast<Activation>(c.op_as_Linear()->activation())};
     case fb::Op_Embedding:
       return ops::Embedding{};
     case fb::Op_Rotary:
@@ -531,7 +535,7 @@ bool operandOptional(const Op &op, size_t position) {
   if (std::holds_alternative<ops::RmsNorm>(op))
     return position == 1; // weight
   if (std::holds_alternative<ops::Linear>(op))
-    return position == 2; // bias
+    return position == 2 || position == 3; // bias, residual
   if (std::holds_alternative<ops::Attention>(op))
     return position >= 3; // mask, alibi slopes, key length, key mask
   return false;
@@ -862,6 +866,8 @@ private:
             kindOk(o.kind, kReduceKinds);
           else if constexpr (std::is_same_v<T, ops::Collective>)
             kindOk(o.kind, kCollectiveKinds);
+          else if constexpr (std::is_same_v<T, ops::Linear>)
+            kindOk(o.activation, kActivations);
         },
         cmd.op);
 

@@ -134,3 +134,18 @@ module {
     return %s : tensor<?xf32>
   }
 }
+
+// -----
+
+// A linear's epilogue carries over: its activation by name, its residual as
+// a buffer.
+// CHECK-LABEL: hrt.executable @epilogue
+// CHECK: %[[X:.+]] = hrt.input "x"
+// CHECK: hrt.linear %[[X]] : <f32, [2, 8]>, %{{.+}} activation gelu_tanh residual %[[X]] : !hrt.buffer<f32, [2, 8]> into
+module {
+  func.func @epilogue(%x: tensor<2x8xf32> {hg.name = "x"}, %w: tensor<8x8xf32> {hg.param = "w"})
+      -> (tensor<2x8xf32> {hg.name = "y"}) {
+    %l = hg.linear %x, %w residual %x {activation = "gelu_tanh"} : (tensor<2x8xf32>, tensor<8x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    return %l : tensor<2x8xf32>
+  }
+}

@@ -686,3 +686,19 @@ func.func @key_mask(%q: tensor<1x2x3x4xf32>, %m: tensor<1x5xi64>) -> tensor<1x2x
   %a = hg.attention %q, %q, %q key_mask %m {scale = 0.5 : f64} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x5xi64>) -> tensor<1x2x3x4xf32>
   return %a : tensor<1x2x3x4xf32>
 }
+
+// -----
+
+func.func @linear_residual(%x: tensor<2x64xf32>, %w: tensor<128x64xf32>, %r: tensor<128xf32>) {
+  // expected-error @+1 {{'hg.linear' op residual 'tensor<128xf32>' must have the result's type 'tensor<2x128xf32>'}}
+  %0 = hg.linear %x, %w residual %r : (tensor<2x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<2x128xf32>
+  return
+}
+
+// -----
+
+func.func @linear_activation(%x: tensor<2x64xf32>, %w: tensor<128x64xf32>) {
+  // expected-error @+1 {{'hg.linear' op activation 'swish' is not none, relu, gelu, gelu_tanh or silu}}
+  %0 = hg.linear %x, %w {activation = "swish"} : (tensor<2x64xf32>, tensor<128x64xf32>) -> tensor<2x128xf32>
+  return
+}

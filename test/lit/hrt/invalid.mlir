@@ -128,6 +128,27 @@ hrt.executable @mixed_float symbols [] params read {
 
 // -----
 
+hrt.executable @residual_shape symbols [] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 4]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [4, 4]>
+  %r = hrt.input "r" : !hrt.buffer<f32, [1, 4]>
+  %o = hrt.output "o" : !hrt.buffer<f32, [4, 4]>
+  // expected-error @+1 {{residual '!hrt.buffer<f32, [1, 4]>' must be the result's '!hrt.buffer<f32, [4, 4]>'}}
+  hrt.linear %a : !hrt.buffer<f32, [4, 4]>, %w : !hrt.buffer<f32, [4, 4]> residual %r : !hrt.buffer<f32, [1, 4]> into %o : !hrt.buffer<f32, [4, 4]> {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @activation_name symbols [] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 4]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [4, 4]>
+  %o = hrt.output "o" : !hrt.buffer<f32, [4, 4]>
+  // expected-error @+1 {{one of the following enum values for attribute 'activation' [none, relu, gelu, gelu_tanh, silu]}}
+  hrt.linear %a : !hrt.buffer<f32, [4, 4]>, %w : !hrt.buffer<f32, [4, 4]> activation swish into %o : !hrt.buffer<f32, [4, 4]> {transpose_weight = true}
+}
+
+// -----
+
 hrt.executable @indices symbols [] params read {
   %t = hrt.param "t" : !hrt.buffer<f32, [10, 4]>
   %i = hrt.input "i" : !hrt.buffer<f32, [3]>

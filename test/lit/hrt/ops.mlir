@@ -20,6 +20,11 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   %y = hrt.alloc : !hrt.buffer<f32, ["batch*seq", 64]>
   // CHECK: hrt.linear %{{.+}} : <f32, ["batch*seq", 64]>, %[[W]] : <f32, [64, 64]> bias %{{.+}} : !hrt.buffer<f32, [64]> into %{{.+}} {transpose_weight = true}
   hrt.linear %flat : !hrt.buffer<f32, ["batch*seq", 64]>, %w : !hrt.buffer<f32, [64, 64]> bias %one : !hrt.buffer<f32, [64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]> {transpose_weight = true}
+  // The epilogue: bias, then the activation, then a residual.
+  // CHECK: hrt.linear %{{.+}}, %[[W]] : <f32, [64, 64]> bias %{{.+}} : !hrt.buffer<f32, [64]> activation silu residual %{{.+}} : !hrt.buffer<f32, ["batch*seq", 64]> into %{{.+}} {transpose_weight = true}
+  hrt.linear %flat : !hrt.buffer<f32, ["batch*seq", 64]>, %w : !hrt.buffer<f32, [64, 64]> bias %one : !hrt.buffer<f32, [64]> activation silu residual %flat : !hrt.buffer<f32, ["batch*seq", 64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]> {transpose_weight = true}
+  // CHECK: hrt.linear %{{.+}}, %[[W]] : <f32, [64, 64]> activation gelu into
+  hrt.linear %flat : !hrt.buffer<f32, ["batch*seq", 64]>, %w : !hrt.buffer<f32, [64, 64]> activation gelu into %y : !hrt.buffer<f32, ["batch*seq", 64]> {transpose_weight = true}
   // CHECK: hrt.binary add
   hrt.binary add %y : !hrt.buffer<f32, ["batch*seq", 64]>, %one : !hrt.buffer<f32, [64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]>
   // CHECK: hrt.unary gelu_tanh {{.+}} {stream = 1 : i32}

@@ -66,18 +66,25 @@ enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod };
 
 enum class CollectiveKind : uint8_t { AllGather, ReduceScatter, AllReduce };
 
+/// What a linear layer applies to x . W + bias before its residual (the
+/// GEMM epilogue): GeluErf is hg.gelu, GeluTanh its tanh approximation.
+enum class Activation : uint8_t { None, Relu, GeluErf, GeluTanh, Silu };
+
 /// Number of kinds, for tables indexed by kind.
 constexpr int kBinaryKinds = static_cast<int>(BinaryKind::Xor) + 1;
 constexpr int kUnaryKinds = static_cast<int>(UnaryKind::IsInf) + 1;
 constexpr int kReduceKinds = static_cast<int>(ReduceKind::Prod) + 1;
 constexpr int kCollectiveKinds =
     static_cast<int>(CollectiveKind::AllReduce) + 1;
+constexpr int kActivations = static_cast<int>(Activation::Silu) + 1;
 
 /// The hg mnemonic of each kind ("add", "gelu_tanh" reads as "gelu").
 const char *binaryKindName(BinaryKind k);
 const char *unaryKindName(UnaryKind k);
 const char *reduceKindName(ReduceKind k);
 const char *collectiveKindName(CollectiveKind k);
+/// "none", "relu", "gelu", "gelu_tanh", "silu" (hg.linear's spelling).
+const char *activationName(Activation a);
 
 /// The operations. Operands and results are buffer indices of the command;
 /// each struct's comment gives their order. An optional operand that is
@@ -166,10 +173,13 @@ struct RmsNorm {
 };
 /// (lhs, rhs) -> result; NumPy matmul.
 struct MatMul {};
-/// (input, weight, bias?) -> result; weight [N, K] when transposeWeight
-/// (nn.Linear), else [K, N].
+/// (input, weight, bias?, residual?) -> result = activation(input . W +
+/// bias) + residual, each element rounded once; weight [N, K] when
+/// transposeWeight (nn.Linear), else [K, N]; residual has the result's
+/// shape.
 struct Linear {
   bool transposeWeight = true;
+  Activation activation = Activation::None;
 };
 /// (table, ids) -> result.
 struct Embedding {};
