@@ -139,6 +139,10 @@ struct Executable::Impl {
   DeviceAllocation memory;
   bool paramsResolved = false;
   uint64_t stateEpoch = ~uint64_t(0);
+  // The captured graph of the bound bucket (enqueueGraph), valid for the
+  // call key it was made with (see callKey).
+  std::unique_ptr<Graph> graph;
+  std::vector<uintptr_t> graphKey, warmKey;
   // For bindShapes.
   std::vector<int64_t> shapeSymbols;
   std::vector<std::pair<int32_t, int32_t>> boundBy;
@@ -163,7 +167,11 @@ struct Executable::Impl {
   void resolveParams();
   void resolveStates();
   void resolveAliases();
+  void prepareCall();
+  void enqueueCommands(Stream &stream);
   void enqueue(Stream &stream);
+  void enqueueGraph(Stream &stream);
+  std::vector<uintptr_t> callKey() const;
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   DeviceTensor port(const PortDesc &p) const;
 };
@@ -566,8 +574,7 @@ void Executable::Impl::bindShapes(const std::vector<Shape> &shapes) {
   }
 }
 
-void Executable::Impl::enqueue(Stream &stream) {
-  const ExecutableDesc &e = *desc;
+void Executable::Impl::prepareCall() {
   if (!planValid)
     fail("no bucket is bound (bind one first, or call run)");
   bool resolved = false;
@@ -585,6 +592,48 @@ void Executable::Impl::enqueue(Stream &stream) {
   }
   if (resolved)
     resolveAliases();
+}
+
+void Executable::Impl::enqueue(Stream &stream) {
+  prepareCall();
+  enqueueCommands(stream);
+}
+
+/// What a captured graph bakes in: the bucket (plan epoch), the
+/// allocation and every buffer's address. Another value of any of them
+/// needs a new capture.
+std::vector<uintptr_t> Executable::Impl::callKey() const {
+  std::vector<uintptr_t> key;
+  key.reserve(views.size() + 2);
+  key.push_back(static_cast<uintptr_t>(planEpoch));
+  key.push_back(reinterpret_cast<uintptr_t>(memory.get()));
+  for (const BufferView &v : views)
+    key.push_back(reinterpret_cast<uintptr_t>(v.data));
+  return key;
+}
+
+void Executable::Impl::enqueueGraph(Stream &stream) {
+  if (!device->supportsGraphs())
+    return enqueue(stream);
+  prepareCall();
+  std::vector<uintptr_t> key = callKey();
+  if (graph && key == graphKey)
+    return device->launch(*graph, stream);
+  graph.reset();
+  // The first call of a key runs the commands as usual: kernels load,
+  // GEMM plans are made and the shapes are announced outside the capture.
+  if (key != warmKey) {
+    enqueueCommands(stream);
+    warmKey = std::move(key);
+    return;
+  }
+  graph = device->capture(stream, [&] { enqueueCommands(stream); });
+  graphKey = std::move(key);
+  device->launch(*graph, stream);
+}
+
+void Executable::Impl::enqueueCommands(Stream &stream) {
+  const ExecutableDesc &e = *desc;
   auto streamOf = [&](int32_t s) -> Stream & {
     return s == 0 ? stream : *ownStreams[static_cast<size_t>(s) - 1];
   };
@@ -756,6 +805,8 @@ size_t Executable::outputIndex(const std::string &name) const {
 }
 
 void Executable::enqueue(Stream &stream) { impl_->enqueue(stream); }
+
+void Executable::enqueueGraph(Stream &stream) { impl_->enqueueGraph(stream); }
 
 std::vector<HostTensor> Executable::run(const std::vector<HostTensor> &inputs) {
   return impl_->run(inputs);

@@ -43,6 +43,46 @@ int64_t symbolLimit(const ExecutableDesc &exe, const std::string &symbol) {
   return 0;
 }
 
+/// The batch bucket of `batch` rows when decode steps are captured: a
+/// power of two up to 64, then a multiple of 64, so a few graphs serve
+/// every batch size.
+int64_t batchBucket(int64_t batch) {
+  if (batch > 64)
+    return (batch + 63) / 64 * 64;
+  int64_t b = 1;
+  while (b < batch)
+    b *= 2;
+  return b;
+}
+
+/// `t` ([batch, ...]) with its last row repeated up to `rows` rows.
+HostTensor padRows(const HostTensor &t, int64_t rows) {
+  const int64_t batch = t.shape()[0];
+  if (rows == batch)
+    return t;
+  Shape shape = t.shape();
+  shape[0] = rows;
+  HostTensor out = HostTensor::allocate(t.dtype(), shape);
+  const size_t rowBytes = t.bytes() / static_cast<size_t>(batch);
+  auto *dst = static_cast<uint8_t *>(out.data());
+  const auto *src = static_cast<const uint8_t *>(t.data());
+  std::memcpy(dst, src, t.bytes());
+  for (int64_t r = batch; r < rows; ++r)
+    std::memcpy(dst + r * rowBytes, src + (batch - 1) * rowBytes, rowBytes);
+  return out;
+}
+
+/// The first `batch` rows of `t` ([rows, ...]).
+HostTensor firstRows(const HostTensor &t, int64_t batch) {
+  if (t.shape()[0] == batch)
+    return t;
+  Shape shape = t.shape();
+  shape[0] = batch;
+  HostTensor out = HostTensor::allocate(t.dtype(), shape);
+  std::memcpy(out.data(), t.data(), out.bytes());
+  return out;
+}
+
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -127,7 +167,11 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
                   " is outside the vocabulary [0, " + std::to_string(vocab) +
                   ")");
 
-  NamedTensors inputs = {{"input_ids", inputIds}};
+  // With captured steps, the batch runs in its bucket (extra rows repeat
+  // the last one and are dropped at the end).
+  const bool captured = config.cudaGraph && device_->supportsGraphs();
+  const int64_t rows = captured ? batchBucket(batch) : batch;
+  NamedTensors inputs = {{"input_ids", padRows(inputIds, rows)}};
   const bool takesMask =
       std::any_of(prefill.inputNames().begin(), prefill.inputNames().end(),
                   [](const std::string &n) { return n == "attention_mask"; });
@@ -163,16 +207,16 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
                   "(an ONNX export of input_ids only); it cannot run "
                   "padded prompts");
     if (takesMask)
-      inputs["attention_mask"] = m;
+      inputs["attention_mask"] = padRows(m, rows);
   }
 
   // One bucket per shape of generation; the state of another is let go.
   std::vector<std::pair<std::string, int64_t>> bucket = {
-      {"batch", batch},
+      {"batch", rows},
       {"seq", prompt},
       {"cap", capacity},
       {"nmax", config.maxNewTokens}};
-  std::vector<int64_t> stateKey = {batch, capacity,
+  std::vector<int64_t> stateKey = {rows, capacity,
                                    config.maxNewTokens};
   if (stateKey != generationBucket_) {
     for (size_t i = 0; i < states_->size(); ++i)
@@ -217,7 +261,7 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   start = std::chrono::steady_clock::now();
   int64_t steps = 1;
   decode.bind(symbolValues(decode.desc(), bucket));
-  HostTensor finished = HostTensor::allocate(DType::Bool, {batch});
+  HostTensor finished = HostTensor::allocate(DType::Bool, {rows});
   auto allFinished = [&] {
     DeviceTensor f = states_->tensor("gen.finished");
     device_->copyDeviceToHost(finished.data(), f.data, f.bytes(), stream);
@@ -227,7 +271,10 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   };
   bool done = config.eosTokenId >= 0 && allFinished();
   while (!done && steps < config.maxNewTokens) {
-    decode.enqueue(stream);
+    if (captured)
+      decode.enqueueGraph(stream);
+    else
+      decode.enqueue(stream);
     ++steps;
     if (config.eosTokenId >= 0 && steps % config.stopCheckInterval == 0)
       done = allFinished();
@@ -245,8 +292,9 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   };
   HostTensor tokens = read("gen.tokens", DType::I64);
   HostTensor logprobs = read("gen.logprobs", DType::F32);
-  result.lengths = read("gen.lengths", DType::I64);
+  HostTensor lengths = read("gen.lengths", DType::I64);
   device_->synchronize(stream);
+  result.lengths = firstRows(lengths, batch);
   const int64_t width = tokens.shape()[1];
   result.tokens = HostTensor::allocate(DType::I64, {batch, steps});
   result.logprobs = HostTensor::allocate(DType::F32, {batch, steps});

@@ -213,6 +213,51 @@ TEST_P(ExecutableOnDevice, DeviceResidentBindEnqueue) {
   expectError([&] { exe.bind({0}); }, {"forward: batch = 0 but it must be"});
 }
 
+// enqueueGraph replays the same work on what the buffers hold now: new
+// inputs give new outputs, across a second stream and its events, and
+// another bucket captures anew. (On the CPU it is enqueue.)
+TEST_P(ExecutableOnDevice, GraphReplaysReadTheBuffersAnew) {
+  BundleDesc b = normBundle();
+  ExecutableDesc &e = b.executables[0];
+  e.numStreams = 2;
+  e.numEvents = 1;
+  e.commands[4].stream = 1;
+  e.commands.insert(e.commands.begin() + 4,
+                    command(ops::WaitEvent{0}, {}, {}, "", 1));
+  e.commands.insert(e.commands.begin() + 2,
+                    command(ops::RecordEvent{0}, {}, {}));
+  Engine engine = Engine::create(std::move(b), device());
+  engine.initRandom(1);
+  writeDevice(*device(), engine.weights().mutableData(0), kWeight.data(), 16);
+  writeDevice(*device(), engine.weights().mutableData(1), kBias.data(), 16);
+  Executable &exe = engine.executable("forward");
+  std::unique_ptr<Stream> stream = device()->createStream();
+  for (int64_t batch : {3, 5}) {
+    exe.bind({batch});
+    const size_t allocations = device()->memoryStats().allocations;
+    // Call 1 runs the commands, 2 captures them, 3 and 4 replay.
+    for (int call = 0; call < 4; ++call) {
+      std::vector<float> rows = inputRows(batch);
+      for (float &v : rows)
+        v = v * static_cast<float>(call + 1) - static_cast<float>(call);
+      DeviceTensor x = exe.input(exe.inputIndex("x"));
+      device()->copyHostToDevice(x.data, rows.data(), x.bytes(), *stream);
+      exe.enqueueGraph(*stream);
+      DeviceTensor y = exe.output(exe.outputIndex("normed"));
+      std::vector<float> got(static_cast<size_t>(batch) * 4);
+      device()->copyDeviceToHost(got.data(), y.data, y.bytes(), *stream);
+      device()->synchronize(*stream);
+      std::vector<double> want, normed;
+      normReference(rows, batch, want, normed);
+      for (size_t i = 0; i < normed.size(); ++i)
+        ASSERT_NEAR(got[i], normed[i], 1e-5)
+            << "batch " << batch << " call " << call << " at " << i;
+    }
+    EXPECT_EQ(device()->memoryStats().allocations, allocations)
+        << "a call of a bound bucket allocated";
+  }
+}
+
 // A limit is checked before any work: nothing is allocated or run.
 TEST_P(ExecutableOnDevice, SymbolOverItsLimitIsAnErrorBeforeAnyWork) {
   Engine engine = Engine::create(tinyLmBundle(), device());

@@ -1,8 +1,10 @@
 // Engine::generate on every device backend, with the gpt2 fixture compiled
 // by hybridc at build time: sampling reproducibility, EOS and padding of
 // finished rows, the KV-capacity and mask errors (raised before any work),
-// and release_inference_cache returning the cache to the allocator.
-// Greedy parity with HF and padded batches are lit tests (e2e/generate-*).
+// release_inference_cache returning the cache to the allocator, greedy
+// tokens equal to HF's, captured decode steps (CUDA graphs) equal to steps
+// run one by one, and batches padded to their bucket. Greedy parity through
+// both frontends and left-padded prompts are lit tests (e2e/generate-*).
 #include "DeviceTest.h"
 #include "TestSupport.h"
 
@@ -178,6 +180,64 @@ TEST_P(GenerateOnDevice, ReleaseInferenceCacheReturnsItAndTheNextCallRetakes) {
             first.tokens.toVector<int64_t>());
   EXPECT_EQ(third.logprobs.toVector<float>(),
             first.logprobs.toVector<float>());
+}
+
+TEST_P(GenerateOnDevice, GreedyTokensAreHuggingFaces) {
+  SafeTensorsFile ref = SafeTensorsFile::open(kFixture + "/ref.safetensors");
+  HostTensor want = ref.toHost(*ref.find("greedy_tokens"), DType::I64);
+  GenerateConfig greedy;
+  greedy.maxNewTokens = want.shape()[1];
+  GenerateResult r = engine().generate(prompt(), nullptr, greedy);
+  EXPECT_EQ(r.tokens.toVector<int64_t>(), want.toVector<int64_t>());
+}
+
+TEST_P(GenerateOnDevice, CapturedStepsGiveWhatStepsOneByOneGive) {
+  // Where the device has graphs, the default captures decode once and
+  // replays it; without, every step runs kernel by kernel. Same work, so
+  // the same bits. (On the CPU both are the direct path.)
+  GenerateConfig direct = sampling(11);
+  direct.cudaGraph = false;
+  GenerateConfig captured = sampling(11);
+  captured.maxNewTokens = direct.maxNewTokens = 24;
+  GenerateResult a = engine().generate(prompt(), nullptr, direct);
+  GenerateResult b = engine().generate(prompt(), nullptr, captured);
+  GenerateResult c = engine().generate(prompt(), nullptr, captured);
+  EXPECT_EQ(a.tokens.toVector<int64_t>(), b.tokens.toVector<int64_t>());
+  EXPECT_EQ(a.logprobs.toVector<float>(), b.logprobs.toVector<float>());
+  EXPECT_EQ(b.tokens.toVector<int64_t>(), c.tokens.toVector<int64_t>());
+  EXPECT_EQ(b.logprobs.toVector<float>(), c.logprobs.toVector<float>());
+}
+
+TEST_P(GenerateOnDevice, ABatchPaddedToItsBucketKeepsItsRows) {
+  // Three rows (on a device with graphs: run in a bucket of four, the last
+  // row repeated) give the rows of the two-row prompt, and only three.
+  const std::vector<int64_t> two = prompt().toVector<int64_t>();
+  const int64_t len = prompt().shape()[1];
+  std::vector<int64_t> three = two;
+  three.insert(three.end(), two.begin(), two.begin() + len); // row 0 again
+  HostTensor ids = HostTensor::fromVector<int64_t>({3, len}, three);
+  GenerateConfig greedy;
+  GenerateResult pair = engine().generate(prompt(), nullptr, greedy);
+  GenerateResult r = engine().generate(ids, nullptr, greedy);
+  ASSERT_EQ(r.tokens.shape(), (Shape{3, pair.steps}));
+  ASSERT_EQ(r.lengths.shape(), (Shape{3}));
+  const std::vector<int64_t> got = r.tokens.toVector<int64_t>(),
+                             want = pair.tokens.toVector<int64_t>();
+  const int64_t n = pair.steps;
+  for (int64_t row : {0, 1})
+    EXPECT_EQ(std::vector<int64_t>(got.begin() + row * n,
+                                   got.begin() + (row + 1) * n),
+              std::vector<int64_t>(want.begin() + row * n,
+                                   want.begin() + (row + 1) * n))
+        << "row " << row;
+  EXPECT_EQ(std::vector<int64_t>(got.begin() + 2 * n, got.end()),
+            std::vector<int64_t>(want.begin(), want.begin() + n));
+  // Log-probs agree to the GEMMs' batch-size dependence (other row counts
+  // may take other kernels).
+  const std::vector<float> lp = r.logprobs.toVector<float>(),
+                           lpWant = pair.logprobs.toVector<float>();
+  for (int64_t i = 0; i < 2 * n; ++i)
+    EXPECT_NEAR(lp[i], lpWant[i], 1e-4) << "at " << i;
 }
 
 } // namespace

@@ -52,7 +52,8 @@ const char *kUsage =
     "                     [--greedy | --temperature T [--top-k K] [--top-p "
     "P]]\n"
     "                     [--seed S] [--eos ID] [--pad ID]\n"
-    "                     [--max-out-tokens C] [--device D] [--threads N]\n"
+    "                     [--max-out-tokens C] [--no-cuda-graph]\n"
+    "                     [--device D] [--threads N]\n"
     "  hybrid-run generate BUNDLE --random-weights SEED --batch B\n"
     "                     --prompt-len P [--max-new-tokens N] [--repeat R]\n"
     "                     ...\n"
@@ -66,7 +67,9 @@ const char *kUsage =
     "      16 new tokens, no EOS, pad 0, seed 0; --max-out-tokens (the KV\n"
     "      capacity: prompt + new tokens must fit) is 512, or the model's\n"
     "      position limit when smaller, or what the call needs when\n"
-    "      larger. The second form\n"
+    "      larger. On a GPU the decode step is captured once as a CUDA\n"
+    "      graph and replayed (--no-cuda-graph runs it kernel by kernel).\n"
+    "      The second form\n"
     "      times prefill and decode on random weights and prompts; --repeat\n"
     "      R reports the best of R calls after a warm-up.\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
@@ -467,10 +470,12 @@ int runForward(int argc, char **argv) {
 int runGenerate(int argc, char **argv) {
   // --greedy is the one flag without a value.
   std::vector<char *> rest;
-  bool greedyFlag = false;
+  bool greedyFlag = false, noGraph = false;
   for (int i = 0; i < argc; ++i) {
     if (std::string(argv[i]) == "--greedy")
       greedyFlag = true;
+    else if (std::string(argv[i]) == "--no-cuda-graph")
+      noGraph = true;
     else
       rest.push_back(argv[i]);
   }
@@ -506,6 +511,7 @@ int runGenerate(int argc, char **argv) {
   config.padTokenId = integer("--pad", 0, 0);
   config.seed = static_cast<uint64_t>(integer("--seed", 0, 0));
   config.maxOutTokens = integer("--max-out-tokens", 0, 0);
+  config.cudaGraph = !noGraph;
   bool sampling = args.single("--temperature") || args.single("--top-k") ||
                   args.single("--top-p");
   if (greedyFlag && sampling)
@@ -615,14 +621,23 @@ int runGenerate(int argc, char **argv) {
   const double perToken = r.steps > 1 ? r.decodeMs / (r.steps - 1) : 0;
   const double tps =
       r.decodeMs > 0 ? batch * (r.steps - 1) / (r.decodeMs / 1000) : 0;
+  // End to end as HF's generate() is timed: every new token of the batch
+  // (the first comes from the prefill) over prefill + decode.
+  const double totalMs = r.prefillMs + r.decodeMs;
+  const double endToEnd = totalMs > 0 ? batch * r.steps / (totalMs / 1000) : 0;
+  const double peakGiB =
+      static_cast<double>(engine.device().memoryStats().peakBytes) /
+      (1024.0 * 1024.0 * 1024.0);
   std::fprintf(
       stderr,
       "hybrid-run: generate %s: %lldx%lld prompt, %lld new tokens: "
-      "prefill %.2f ms, decode %.3f ms/step, %.0f tokens/s%s\n",
+      "prefill %.2f ms, decode %.3f ms/step, %.0f tokens/s; end to end "
+      "%.2f ms, %.0f tokens/s; peak %.2f GiB%s\n",
       bundle->model.empty() ? "(unnamed model)"
                             : escapeControlCharacters(bundle->model).c_str(),
       static_cast<long long>(batch), static_cast<long long>(ids.shape()[1]),
-      static_cast<long long>(r.steps), r.prefillMs, perToken, tps,
+      static_cast<long long>(r.steps), r.prefillMs, perToken, tps, totalMs,
+      endToEnd, peakGiB,
       repeat > 1 ? (" (best of " + std::to_string(repeat) + ")").c_str()
                  : "");
   return 0;

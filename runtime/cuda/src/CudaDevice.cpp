@@ -411,6 +411,74 @@ void CudaDevice::fillZero(void *dst, size_t bytes, Stream &stream) {
   checkCuda(cudaMemsetAsync(dst, 0, bytes, s), impl_->name, "cudaMemsetAsync");
 }
 
+namespace {
+
+/// An instantiated CUDA graph.
+class CudaGraph : public Graph {
+public:
+  CudaGraph(cudaGraphExec_t exec, int ordinal)
+      : exec_(exec), ordinal_(ordinal) {}
+  ~CudaGraph() override {
+    onDevice(ordinal_, [&] { cudaGraphExecDestroy(exec_); });
+  }
+  cudaGraphExec_t get() const { return exec_; }
+
+private:
+  cudaGraphExec_t exec_;
+  int ordinal_;
+};
+
+} // namespace
+
+std::unique_ptr<Graph>
+CudaDevice::capture(Stream &stream, const std::function<void()> &enqueue) {
+  cudaStream_t s = impl_->native(stream);
+  const std::string &dev = impl_->name;
+  {
+    CurrentDevice guard(ordinal_, dev);
+    // Thread-local: another thread's unrelated CUDA calls (an allocation by
+    // another engine) neither break this capture nor are broken by it.
+    checkCuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
+              dev, "cudaStreamBeginCapture");
+  }
+  // Capture must end whatever happens, or the stream stays unusable.
+  cudaGraph_t graph = nullptr;
+  try {
+    enqueue();
+  } catch (...) {
+    CurrentDevice guard(ordinal_, dev);
+    cudaStreamEndCapture(s, &graph);
+    if (graph)
+      cudaGraphDestroy(graph);
+    cudaGetLastError(); // the capture's error is the exception's
+    throw;
+  }
+  CurrentDevice guard(ordinal_, dev);
+  cudaError_t ended = cudaStreamEndCapture(s, &graph);
+  if (ended != cudaSuccess) {
+    if (graph)
+      cudaGraphDestroy(graph);
+    cudaGetLastError();
+    checkCuda(ended, dev,
+              "cudaStreamEndCapture (something in the captured work was not "
+              "stream work, e.g. a synchronisation or an allocation)");
+  }
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  checkCuda(made, dev, "cudaGraphInstantiate");
+  return std::make_unique<CudaGraph>(exec, ordinal_);
+}
+
+void CudaDevice::launch(Graph &graph, Stream &stream) {
+  auto *g = dynamic_cast<CudaGraph *>(&graph);
+  if (!g)
+    throw Error(impl_->name + ": not a graph captured by a CUDA device");
+  cudaStream_t s = impl_->native(stream);
+  CurrentDevice guard(ordinal_, impl_->name);
+  checkCuda(cudaGraphLaunch(g->get(), s), impl_->name, "cudaGraphLaunch");
+}
+
 std::unique_ptr<PreparedCommand>
 CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
   if (std::holds_alternative<ops::RecordEvent>(command.op) ||

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,15 @@ public:
 class Event {
 public:
   virtual ~Event() = default;
+};
+
+/// Device work recorded once and replayed with one launch (a CUDA graph):
+/// the same kernels with the same arguments and addresses on every launch.
+/// Created by Device::capture; owned by whoever captured it; launched on
+/// the device that captured it.
+class Graph {
+public:
+  virtual ~Graph() = default;
 };
 
 /// A buffer as a command sees it during one call: a device address and a
@@ -131,6 +141,19 @@ public:
   virtual void copyDeviceToDevice(void *dst, const void *src, size_t bytes,
                                   Stream &stream) = 0;
   virtual void fillZero(void *dst, size_t bytes, Stream &stream) = 0;
+
+  /// Whether capture() and launch() work here (CUDA: yes; CPU: no).
+  virtual bool supportsGraphs() const { return false; }
+  /// Records the work `enqueue` puts on `stream` (and on streams that
+  /// wait for it and are joined back into it before it returns) into a
+  /// graph, without running it. Inside `enqueue` only stream work is
+  /// allowed: no allocation, no host copy, no synchronisation. Throws
+  /// hybrid::Error (naming what broke the capture) where that fails or the
+  /// device has no graphs; the stream is usable again either way.
+  virtual std::unique_ptr<Graph> capture(Stream &stream,
+                                         const std::function<void()> &enqueue);
+  /// Enqueues the captured work on `stream`; returns without waiting.
+  virtual void launch(Graph &graph, Stream &stream);
 
   /// Resolves the kernel of `command` (of executable `exe`) once. Throws
   /// hybrid::Error naming the op and the command's loc when this backend

@@ -93,6 +93,15 @@ public:
   /// no bucket is bound, the weights are not loaded, or a command fails to
   /// enqueue (naming the command and its loc).
   void enqueue(Stream &stream);
+  /// enqueue() through a graph on a device that has them (Device::
+  /// supportsGraphs; elsewhere it is enqueue()): the first call for a
+  /// bucket runs the commands, the second captures them once and launches
+  /// the capture, every later call launches it again. Binding another
+  /// bucket, a state that moved or weights bound elsewhere make the next
+  /// calls capture anew. For an executable whose calls differ only in the
+  /// contents of its buffers (a decode step: positions and tokens live on
+  /// the device), so that the replay is the same work.
+  void enqueueGraph(Stream &stream);
 
   /// Host edge: binds the bucket of the inputs' shapes (by name; exactly the
   /// executable's inputs), copies them in, enqueues, copies the outputs out

@@ -33,6 +33,12 @@ struct GenerateConfig {
   bool releaseInferenceCache = false;
   /// Decode steps between two looks at whether every row finished.
   int64_t stopCheckInterval = 8;
+  /// Capture the decode step once per batch bucket and replay it for every
+  /// position (DeepSpeed's hybrid_engine.enable_cuda_graph), on devices
+  /// that have graphs (CUDA; the CPU runs steps directly). A batch is then
+  /// padded up to its bucket (a power of two up to 64, then a multiple of
+  /// 64) with copies of its last row, whose results are dropped.
+  bool cudaGraph = true;
 };
 
 struct GenerateResult {

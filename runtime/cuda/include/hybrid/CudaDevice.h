@@ -130,6 +130,13 @@ public:
                           Stream &stream) override;
   void fillZero(void *dst, size_t bytes, Stream &stream) override;
 
+  /// CUDA graphs: stream capture in thread-local mode, instantiated once;
+  /// launch is cudaGraphLaunch.
+  bool supportsGraphs() const override { return true; }
+  std::unique_ptr<Graph> capture(Stream &stream,
+                                 const std::function<void()> &enqueue) override;
+  void launch(Graph &graph, Stream &stream) override;
+
   std::unique_ptr<PreparedCommand> prepare(const CommandDesc &command,
                                            const ExecutableDesc &exe) override;
 
