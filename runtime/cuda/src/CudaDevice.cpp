@@ -6,9 +6,11 @@
 #include "CachingAllocator.h"
 #include "CudaCheck.h"
 #include "HostStaging.h"
+#include "KernelProfile.h"
 
 #include "cuda/CudaKernels.h"
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -18,6 +20,7 @@ using cudabackend::CachingAllocator;
 using cudabackend::checkCuda;
 using cudabackend::CurrentDevice;
 using cudabackend::HostStaging;
+using cudabackend::KernelProfile;
 
 namespace {
 
@@ -141,6 +144,8 @@ struct CudaDevice::Impl {
   std::shared_ptr<CudaCommunicator> singleRank;
   std::mutex communicatorsMutex; // guards communicators
   std::map<std::string, std::shared_ptr<CudaCommunicator>> communicators;
+  /// Set when HYBRID_CUDA_PROFILE asks for per-kernel times.
+  std::unique_ptr<KernelProfile> profile;
 
   cudaStream_t native(Stream &s) {
     return cudaStreamOf(s, ordinal, name).get();
@@ -157,10 +162,10 @@ class CudaKernelCommand : public PreparedCommand {
 public:
   CudaKernelCommand(cuda::KernelEntry entry, const CommandDesc &command,
                     cuda::Context *context, int ordinal, std::string device,
-                    std::mutex &launch)
+                    std::mutex &launch, KernelProfile *profile)
       : entry_(entry), op_(command.op), operands_(command.operands),
         results_(command.results), ordinal_(ordinal),
-        device_(std::move(device)), launch_(launch) {
+        device_(std::move(device)), launch_(launch), profile_(profile) {
     call_.op = &op_;
     call_.context = context;
     call_.operands.resize(operands_.size());
@@ -194,7 +199,10 @@ public:
     call_.stream = cudaStreamOf(stream, ordinal_, device_).get();
     std::lock_guard<std::mutex> lock(launch_);
     CurrentDevice guard(ordinal_, device_);
-    entry_.run(call_);
+    if (profile_)
+      profile_->measure(call_.stream, profileKey_, [&] { entry_.run(call_); });
+    else
+      entry_.run(call_);
   }
 
 private:
@@ -215,6 +223,18 @@ private:
       call_.results[i].dtype = b.dtype;
       call_.results[i].shape = b.shape;
     }
+    if (profile_) {
+      // "linear bf16 [1,2048] [2048,2048] -> [1,2048]"
+      profileKey_ = opName(op_);
+      if (!call_.results.empty())
+        profileKey_ += std::string(" ") + dtypeName(call_.results[0].dtype);
+      for (const cuda::ConstTensor &t : call_.operands)
+        if (t.present)
+          profileKey_ += " " + shapeToString(t.shape);
+      profileKey_ += " ->";
+      for (const cuda::Tensor &t : call_.results)
+        profileKey_ += " " + shapeToString(t.shape);
+    }
   }
 
   cuda::KernelEntry entry_;
@@ -223,6 +243,8 @@ private:
   int ordinal_;
   std::string device_;
   std::mutex &launch_;
+  KernelProfile *profile_;
+  std::string profileKey_;
   cuda::CudaCall call_;
   size_t scratch_ = 0;
 };
@@ -298,6 +320,8 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   CurrentDevice guard(ordinal, name);
   impl_->defaultStream = std::make_unique<CudaStream>(ordinal, name);
   impl_->context = cuda::createContext();
+  if (KernelProfile::requested())
+    impl_->profile = std::make_unique<KernelProfile>(ordinal, name);
 }
 
 CudaDevice::~CudaDevice() {
@@ -308,6 +332,10 @@ CudaDevice::~CudaDevice() {
     cudaDeviceSynchronize();
     cuda::destroyContext(impl_->context);
   });
+  if (impl_->profile) {
+    const std::string table = impl_->profile->report();
+    std::fputs(table.c_str(), stderr);
+  }
   impl_->defaultStream.reset();
 }
 
@@ -430,6 +458,8 @@ private:
 
 } // namespace
 
+bool CudaDevice::supportsGraphs() const { return !impl_->profile; }
+
 std::unique_ptr<Graph>
 CudaDevice::capture(Stream &stream, const std::function<void()> &enqueue) {
   cudaStream_t s = impl_->native(stream);
@@ -506,8 +536,10 @@ CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
                 "': the cuda backend has no kernel for '" + opName(command.op) +
                 "'" +
                 (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
-  return std::make_unique<CudaKernelCommand>(
-      entry, command, impl_->context, ordinal_, impl_->name, impl_->launch);
+  return std::make_unique<CudaKernelCommand>(entry, command, impl_->context,
+                                             ordinal_, impl_->name,
+                                             impl_->launch,
+                                             impl_->profile.get());
 }
 
 void CudaDevice::setCommunicator(const std::string &name,

@@ -79,6 +79,11 @@ public:
 /// op and the command's loc. Errors of CUDA calls are hybrid::Error naming
 /// the device, the call and CUDA's error string, on one line.
 ///
+/// With HYBRID_CUDA_PROFILE=1 in the environment, every kernel command is
+/// timed on the GPU (two events around it, waited for) and the device
+/// prints the time per op and shapes to stderr when it is destroyed; graphs
+/// are off then.
+///
 /// Every entry point makes the device current for its CUDA calls and
 /// restores the caller's current device, so a thread may use another
 /// device in between.
@@ -131,8 +136,9 @@ public:
   void fillZero(void *dst, size_t bytes, Stream &stream) override;
 
   /// CUDA graphs: stream capture in thread-local mode, instantiated once;
-  /// launch is cudaGraphLaunch.
-  bool supportsGraphs() const override { return true; }
+  /// launch is cudaGraphLaunch. Not while HYBRID_CUDA_PROFILE times every
+  /// kernel (that waits after each launch).
+  bool supportsGraphs() const override;
   std::unique_ptr<Graph> capture(Stream &stream,
                                  const std::function<void()> &enqueue) override;
   void launch(Graph &graph, Stream &stream) override;
