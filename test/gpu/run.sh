@@ -6,7 +6,8 @@
 # every test (CPU and CUDA), checks that bundles compiled elsewhere reproduce
 # HF's logits on the CPU and the GPU (f32 within 1e-3; bf16 bundles within
 # 2e-2 / 3e-2 of the largest logit of the f32 bundle on the same GPU and
-# weights), and times GPT-2 124M's forward.
+# weights), that greedy generation on the GPU gives HF's tokens (and the
+# CPU's log-probs), and times GPT-2 124M's forward.
 # One line per check; exits 1 if any failed.
 set -uo pipefail
 build=${1:-build}
@@ -83,6 +84,32 @@ for m in gpt2 opt llama; do
   else
     fail "$m: no hf-bf16.hyb or model-bf16.safetensors staged (run test/gpu/prepare.sh again)"
   fi
+done
+
+# Greedy generation on the GPU (decode captured as a CUDA graph): the tokens
+# are HF's greedy_tokens, and the log-probs those of the CPU within 1e-4.
+for m in gpt2 opt llama; do
+  for src in hf onnx; do
+    w=$bundles/$m/model.safetensors; [ $src = onnx ] && w=$bundles/$m/model.onnx
+    for dev in cpu cuda; do
+      err=$($out/bin/hybrid-run generate $bundles/$m/$src.hyb --weights "$w" \
+        --allow-extra lm_head.weight --device $dev --prompt $bundles/$m/ref.safetensors \
+        --prompt-name greedy_prompt --max-new-tokens 16 --greedy \
+        --out $out/$m-$src-$dev.gen.safetensors 2>&1) || fail "$m $src generate $dev: $err"
+    done
+    if line=$($out/bin/hybrid-run compare $out/$m-$src-cuda.gen.safetensors \
+        $bundles/$m/ref.safetensors --name tokens=greedy_tokens --atol 0 2>/dev/null); then
+      echo "ok    $m $src cuda greedy tokens = HF: $line"
+    else
+      fail "$m $src cuda greedy tokens: $line"
+    fi
+    if line=$($out/bin/hybrid-run compare $out/$m-$src-cuda.gen.safetensors \
+        $out/$m-$src-cpu.gen.safetensors --name logprobs --atol 1e-4 2>/dev/null); then
+      echo "ok    $m $src cuda log-probs vs cpu: $line"
+    else
+      fail "$m $src cuda log-probs vs cpu: $line"
+    fi
+  done
 done
 
 # GPT-2 124M forward (random weights, host edge included: ids in, logits out).
