@@ -131,6 +131,7 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
   pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createUnitTransposes());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseEpilogues());
+  pm.addNestedPass<mlir::func::FuncOp>(hg::createSinkSlices());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (!declined) {

@@ -185,7 +185,9 @@ struct CumSumOfSplatIsIota : OpRewritePattern<CumSumOp> {
     if (c != std::floor(c) || std::fabs(c) > 1024)
       return failure();
     int64_t rank = type.getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    // (I64Attr reads back as uint64_t: make it signed before normalising.)
+    const int64_t given = static_cast<int64_t>(op.getAxis());
+    const int64_t axis = given < 0 ? given + rank : given;
     ArrayAttr shape = broadcast.getShape();
     Attribute length = shape[axis];
     Location loc = op.getLoc();

@@ -218,6 +218,19 @@ func.func @cumsum_exclusive_i64(%x: tensor<?xi64> {hg.dims = ["n"]}) -> tensor<4
 
 // -----
 
+// A negative axis counts from the end (axis -1 of a rank-2 tensor is 1).
+// CHECK-LABEL: func.func @cumsum_negative_axis
+// CHECK: hg.iota ["seq"] {start = 2.000000e+00 : f64, step = 2.000000e+00 : f64} : tensor<?xf32>
+// CHECK-NOT: hg.cumsum
+func.func @cumsum_negative_axis(%ids: tensor<?x?xi64> {hg.dims = ["batch", "seq"]}) -> tensor<?x?xf32> {
+  %two = hg.constant dense<2.0> : tensor<f32>
+  %0 = hg.broadcast_to %two ["batch", "seq"] : tensor<f32> -> tensor<?x?xf32>
+  %1 = hg.cumsum %0 {axis = -1 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}
+
+// -----
+
 // Reverse sums, fractional steps and non-splat inputs stay cumsums.
 // CHECK-LABEL: func.func @cumsum_kept
 // CHECK-COUNT-3: hg.cumsum
