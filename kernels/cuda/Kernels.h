@@ -65,6 +65,7 @@ void gatherNd(const CudaCall &call);    // GatherNd.cu
 void iota(const CudaCall &call);        // Iota.cu
 void cumsum(const CudaCall &call);      // CumSum.cu
 void trilu(const CudaCall &call);       // Trilu.cu
+void cacheWrite(const CudaCall &call);  // CacheWrite.cu
 
 // Reduce.cu
 void reduceSum(const CudaCall &call);

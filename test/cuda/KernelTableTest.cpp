@@ -20,7 +20,7 @@ std::vector<Op> everyOp() {
                          ops::CumSum{},      ops::Trilu{},     ops::Softmax{},
                          ops::LayerNorm{},   ops::RmsNorm{},   ops::MatMul{},
                          ops::Linear{},      ops::Embedding{}, ops::Rotary{},
-                         ops::Attention{}});
+                         ops::Attention{},   ops::CacheWrite{}});
   return ops;
 }
 
