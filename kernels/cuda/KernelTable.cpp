@@ -85,9 +85,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::RecordEvent &) const { return {}; }
   KernelEntry operator()(const ops::WaitEvent &) const { return {}; }
   KernelEntry operator()(const ops::CacheWrite &) const { return {cacheWrite}; }
-  // Sampling: no CUDA kernel yet; a bundle that uses it fails to load on
-  // the CUDA device, naming the op.
-  KernelEntry operator()(const ops::Sample &) const { return {}; }
+  KernelEntry operator()(const ops::Sample &) const {
+    return {sample, sampleScratchBytes};
+  }
 };
 
 } // namespace

@@ -99,4 +99,8 @@ void rotary(const CudaCall &call);    // Rotary.cu
 void attention(const CudaCall &call);
 size_t attentionScratchBytes(const CudaCall &call);
 
+// Sample.cu
+void sample(const CudaCall &call);
+size_t sampleScratchBytes(const CudaCall &call);
+
 } // namespace hybrid::cuda::kernels
