@@ -59,6 +59,7 @@ TEST_F(KernelErrorTest, BadCallsThrowNamingTheKernel) {
                        {randomTensor(DType::F32, {1, 3, 2, 8}, rng),
                         randomTensor(DType::F32, {1, 2, 2, 8}, rng),
                         randomTensor(DType::F32, {1, 2, 2, 8}, rng),
+                        HostTensor::absent(), HostTensor::absent(),
                         HostTensor::absent(), HostTensor::absent()},
                        {HostTensor(DType::F32, {1, 3, 2, 8})}),
                Error);
