@@ -1,11 +1,14 @@
 // sample: the next token of each row of logits, greedy or drawn under
 // temperature, top-k and top-p with a Philox uniform per (seed, counter,
 // row), so every backend draws the same tokens for the same seed and step.
+// Token weights are the integers of common/TokenWeights.h (the CUDA kernel
+// computes the same bits), so every sum below is exact.
 #include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
 #include "Scratch.h"
 
+#include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
 #include <algorithm>
@@ -21,7 +24,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 /// The order tokens are kept and walked in: most likely first, ties by
 /// index (a strict total order, so any sorting algorithm gives the same).
 struct MoreLikely {
-  const float *weight;
+  const uint64_t *weight;
   bool operator()(int32_t a, int32_t b) const {
     return weight[a] > weight[b] || (weight[a] == weight[b] && a < b);
   }
@@ -33,7 +36,7 @@ struct MoreLikely {
 /// the worst case (a flat distribution) is O(V log V).
 class RankedTokens {
 public:
-  RankedTokens(int32_t *order, int64_t n, const float *weight)
+  RankedTokens(int32_t *order, int64_t n, const uint64_t *weight)
       : order_(order), n_(n), less_{weight} {}
 
   int32_t operator[](int64_t i) {
@@ -70,12 +73,12 @@ struct SamplingParams {
 };
 
 struct RowBuffers {
-  float *weight;  // [V]
-  int32_t *order; // [V]
+  uint64_t *weight; // [V]
+  int32_t *order;   // [V]
 };
 RowBuffers carveRow(Carve &carve, int64_t V) {
   RowBuffers r;
-  r.weight = carve.take<float>(V);
+  r.weight = carve.take<uint64_t>(V);
   r.order = carve.take<int32_t>(V);
   return r;
 }
@@ -111,6 +114,42 @@ ScratchLayout sampleScratch(const KernelCall &call) {
   return {0, carve.used()};
 }
 
+/// Fills weight[j] = tokenWeight(logit j) and appends the tokens of weight
+/// above 0 to `order` (by index); returns how many. The weights are the
+/// bits common/TokenWeights.h defines, so any instruction set gives the
+/// same.
+template <typename S>
+inline int64_t weighTokens(const S *logits, int64_t V, float top,
+                           float temperature, int q, uint64_t *weight,
+                           int32_t *order) {
+  int64_t n = 0;
+  for (int64_t j = 0; j < V; ++j) {
+    const uint64_t w =
+        sampling::tokenWeight(toFloat(logits[j]), top, temperature, q);
+    if (w > 0) {
+      weight[j] = w;
+      order[n++] = static_cast<int32_t>(j);
+    }
+  }
+  return n;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \
+    !defined(__FMA__)
+// A build for any x86-64 compiles std::fma as a call into libm (software
+// on CPUs without FMA, ~15x slower); the same loop compiled for FMA runs on
+// CPUs that have it (the results are the same: fma is exact either way).
+// flatten inlines the weight's whole call tree, so every fma in it is one
+// instruction.
+#define HYBRID_SAMPLE_FMA_DISPATCH 1
+template <typename S>
+__attribute__((target("fma"), flatten)) int64_t
+weighTokensFma(const S *logits, int64_t V, float top, float temperature, int q,
+               uint64_t *weight, int32_t *order) {
+  return weighTokens(logits, V, top, temperature, q, weight, order);
+}
+#endif
+
 /// The token of one row of V logits with uniform u.
 template <typename S>
 int64_t sampleRow(const S *logits, int64_t V, const SamplingParams &params,
@@ -130,52 +169,55 @@ int64_t sampleRow(const S *logits, int64_t V, const SamplingParams &params,
   // Greedy (a NaN temperature too), or nothing has a finite probability.
   if (!(params.temperature > 0) || top == -kInf)
     return best;
-  // Weights exp((l - max) / T): softmax(l / T) up to its normaliser, without
-  // the overflow of l / T for small T (which then tends to the argmax, as
-  // it should). Tokens of weight 0 (or NaN logits) are never drawn and are
-  // left out of the ranking.
-  int64_t n = 0;
-  for (int64_t j = 0; j < V; ++j) {
-    const float l = toFloat(logits[j]);
-    const float w = top == kInf ? (l == kInf ? 1.0f : 0.0f)
-                                : std::exp((l - top) / params.temperature);
-    if (w > 0) {
-      buf.weight[j] = w;
-      buf.order[n++] = static_cast<int32_t>(j);
-    }
-  }
+  // Integer weights floor(2^q exp((l - max) / T)) (common/TokenWeights.h):
+  // softmax(l / T) up to its normaliser. Tokens of weight 0 (NaN or -inf
+  // logits, probabilities below 2^-q of the top one) are never drawn and
+  // are left out of the ranking. Sums of weights are exact integers below
+  // 2^53, so they are exact as doubles too.
+  const int q = sampling::weightBits(V);
+#ifdef HYBRID_SAMPLE_FMA_DISPATCH
+  static const bool hasFma = __builtin_cpu_supports("fma");
+  const int64_t n = hasFma ? weighTokensFma(logits, V, top, params.temperature,
+                                            q, buf.weight, buf.order)
+                           : weighTokens(logits, V, top, params.temperature, q,
+                                         buf.weight, buf.order);
+#else
+  const int64_t n =
+      weighTokens(logits, V, top, params.temperature, q, buf.weight, buf.order);
+#endif
   RankedTokens ranked(buf.order, n, buf.weight);
   int64_t kept = n;
   if (params.topK > 0 && params.topK < n) {
     kept = params.topK;
     ranked.sortFirst(kept);
   }
-  double total = 0; // (the order of this sum is immaterial in double)
+  uint64_t total = 0;
   for (int64_t i = 0; i < kept; ++i)
     total += buf.weight[buf.order[i]];
   if (params.topP < 1) { // (NaN keeps all)
     // The shortest prefix whose probability reaches top_p; at least one.
-    const double target = static_cast<double>(params.topP) * total;
-    double cumulative = 0;
+    const double target =
+        static_cast<double>(params.topP) * static_cast<double>(total);
+    uint64_t cumulative = 0;
     int64_t i = 0;
     while (i < kept) {
       cumulative += buf.weight[ranked[i++]];
-      if (cumulative >= target)
+      if (static_cast<double>(cumulative) >= target)
         break;
     }
     kept = i;
     total = cumulative;
   }
-  // Walk the kept tokens until their cumulative probability exceeds u.
-  const double threshold = static_cast<double>(u) * total;
-  double cumulative = 0;
+  // Walk the kept tokens until their cumulative weight exceeds u * total.
+  const double threshold = static_cast<double>(u) * static_cast<double>(total);
+  uint64_t cumulative = 0;
   for (int64_t i = 0; i < kept; ++i) {
     const int32_t token = ranked[i];
     cumulative += buf.weight[token];
-    if (cumulative > threshold)
+    if (static_cast<double>(cumulative) > threshold)
       return token;
   }
-  return ranked[kept - 1]; // rounding left u unreached
+  return ranked[kept - 1]; // (unreachable: u < 1 keeps the threshold below)
 }
 
 } // namespace

@@ -1,16 +1,21 @@
 // attention: scaled dot-product attention with grouped KV heads, causal and
 // sliding-window limits aligned to the end of the keys, an additive
-// broadcast mask and ALiBi slopes, on f32, bf16 or f16 (computed in f32),
-// with the CPU kernel's semantics (a row with no visible key, or only -inf
-// scores, gives zeros). Two paths, neither with O(T x S) memory:
+// broadcast mask, ALiBi slopes, a key count read from device memory when
+// the kernel runs (key_length: a KV cache's filled slots, so one captured
+// decode step serves every position) and a per-row key padding mask
+// (key_mask), on f32, bf16 or f16 (computed in f32), with the CPU kernel's
+// semantics (a row with no visible key, or only -inf scores, gives zeros;
+// keys past key_length and padding keys are never read). Two paths,
+// neither with O(T x S) memory:
 //  * prompts (T > kDecodeRows, head sizes <= 256): a flash-style tiled
 //    kernel, one block per 16-32 query rows of a head, key/value tiles of
 //    32 staged in shared memory as f32, an online (running-max) softmax
 //    and the output accumulated in registers;
-//  * decode steps and short prompts: one block per query row and key
-//    split; small batches split the keys over many blocks (split-K) whose
-//    partial maxima, sums and outputs meet in scratch and are combined by a
-//    second kernel.
+//  * decode steps and short prompts (flash-decoding): one block per query
+//    row and key split; small batches split each row's visible keys (as
+//    many as exist when the kernel runs) over many blocks whose partial
+//    maxima, sums and outputs meet in scratch and are combined by a second
+//    kernel.
 // Both run on CUDA cores in f32 (exact against the f32 oracle); tensor-core
 // tiles are later tuning.
 #include "Device.cuh"
@@ -32,6 +37,9 @@ constexpr int kDecodeWarps = 4;
 struct AttnParams {
   const void *q = nullptr, *k = nullptr, *v = nullptr;
   const void *mask = nullptr, *slopes = nullptr;
+  const int64_t *keyLength = nullptr; ///< i64 [1] in device memory, or null
+  const void *keyMask = nullptr;      ///< [B, S], i32 or i64, or null
+  bool keyMask64 = false;
   void *out = nullptr;
   float *partial = nullptr; ///< split-K partials: [rows][splits][Dv + 2]
   int64_t B = 0, Hq = 0, Hkv = 0, T = 0, S = 0, Dh = 0, Dv = 0, group = 1;
@@ -39,18 +47,48 @@ struct AttnParams {
   float scale = 1;
   bool causal = false;
   int64_t window = 0;
-  int splits = 1;
-  int64_t splitLen = 0;
+  int splits = 1; ///< decode: the most blocks a row's keys split over
 
-  /// Visible keys [begin, end) of query row i (as the CPU kernel).
-  __device__ void keyRange(int64_t i, int64_t &begin, int64_t &end) const {
-    const int64_t last = i + S - T; // the key aligned with query i
+  /// The keys that exist, [0, keys): key_length's value, read when the
+  /// kernel runs, else S; S stays the buffers' stride. -1 for a key_length
+  /// outside [0, S], which the device cannot report without a host sync:
+  /// the rows then become NaN (the CPU kernel raises an error), so the
+  /// mistake shows instead of passing for attention over a clamped cache.
+  __device__ int64_t keyCount() const {
+    if (!keyLength)
+      return S;
+    const int64_t n = *keyLength;
+    return n >= 0 && n <= S ? n : -1;
+  }
+
+  /// Visible keys [begin, end) of query row i among `keys` (as the CPU
+  /// kernel: the limits align to the end of the keys that exist).
+  __device__ void keyRange(int64_t i, int64_t keys, int64_t &begin,
+                           int64_t &end) const {
+    const int64_t last = i + keys - T; // the key aligned with query i
     begin = 0;
-    end = S;
+    end = keys;
     if (causal)
-      end = last + 1 < 0 ? 0 : last + 1 > S ? S : last + 1;
+      end = last + 1 < 0 ? 0 : last + 1 > keys ? keys : last + 1;
     if (window > 0 && last + 1 > window)
-      begin = last - window + 1 < S ? last - window + 1 : S;
+      begin = last - window + 1 < keys ? last - window + 1 : keys;
+  }
+
+  /// Whether key j (< S) of batch row b is a token, not padding.
+  __device__ bool keyVisible(int64_t b, int64_t j) const {
+    if (!keyMask)
+      return true;
+    const int64_t e = b * S + j;
+    return keyMask64 ? static_cast<const int64_t *>(keyMask)[e] != 0
+                     : static_cast<const int32_t *>(keyMask)[e] != 0;
+  }
+
+  /// The blocks a decode row with `len` visible keys uses: at least
+  /// kMinSplitKeys keys each, at most `splits`. Both decode kernels
+  /// compute it from the same key count.
+  __device__ int splitsFor(int64_t len) const {
+    const int64_t wanted = (len + kMinSplitKeys - 1) / kMinSplitKeys;
+    return wanted < 1 ? 1 : wanted > splits ? splits : static_cast<int>(wanted);
   }
 
   /// Score of query row i of head (b, h) against key j from its raw dot
@@ -76,8 +114,7 @@ struct AttnPlan {
   bool flash = false;
   int headBound = 0;     ///< flash: 64, 128 or 256 (>= Dh and Dv)
   int valuesPerLane = 0; ///< decode: Dv <= 32 * valuesPerLane
-  int splits = 1;
-  int64_t splitLen = 0;
+  int splits = 1;        ///< decode: for S keys; fewer when fewer exist
   size_t scratch = 0;
 };
 
@@ -86,12 +123,6 @@ AttnParams describe(const CudaCall &call) {
                     &value = call.operands.at(2);
   const Tensor &result = call.results.at(0);
   AttnParams p;
-  // key_length and key_mask (operands 5 and 6, KV-cache decoding) are not
-  // implemented here yet: refuse rather than ignore them.
-  for (size_t i : {size_t(5), size_t(6)})
-    if (call.operands.size() > i && call.operands[i].present)
-      fail("attention", std::string(i == 5 ? "key_length" : "key_mask") +
-                            " is not supported by the CUDA kernel yet");
   expectFloat(query.dtype, "attention", "query");
   expectSameDType(key, query, "attention", "key", "query");
   expectSameDType(value, query, "attention", "value", "query");
@@ -149,6 +180,19 @@ AttnParams describe(const CudaCall &call) {
                             std::to_string(p.Hq) + ")");
     p.slopes = slopes->data;
   }
+  if (const ConstTensor *length = optionalOperand(call, 5)) {
+    expectDType(*length, DType::I64, "attention", "key_length");
+    if (length->numel() != 1)
+      fail("attention", "key_length " + shapeToString(length->shape) +
+                            " must hold one element");
+    p.keyLength = static_cast<const int64_t *>(length->data);
+  }
+  if (const ConstTensor *keyMask = optionalOperand(call, 6)) {
+    expectIndex(keyMask->dtype, "attention", "key_mask");
+    expectShape(*keyMask, {p.B, p.S}, "attention", "key_mask");
+    p.keyMask = keyMask->data;
+    p.keyMask64 = keyMask->dtype == DType::I64;
+  }
   p.q = query.data;
   p.k = key.data;
   p.v = value.data;
@@ -173,6 +217,8 @@ AttnPlan planAttention(const AttnParams &p) {
                        : perLane <= 4 ? 4
                        : perLane <= 8 ? 8
                                       : 16;
+  // Splits for S keys (with key_length, an upper bound: each row splits
+  // the keys that exist when the kernel runs, splitsFor).
   const int64_t rows = p.B * p.Hq * p.T;
   int64_t splits = 1;
   if (rows > 0 && p.S > 0) {
@@ -180,9 +226,7 @@ AttnPlan planAttention(const AttnParams &p) {
     const int64_t bySequence = (p.S + kMinSplitKeys - 1) / kMinSplitKeys;
     splits = std::clamp<int64_t>(std::min(wanted, bySequence), 1, kMaxSplits);
   }
-  plan.splitLen = std::max<int64_t>((p.S + splits - 1) / splits, 1);
-  plan.splits = static_cast<int>(
-      std::max<int64_t>((p.S + plan.splitLen - 1) / plan.splitLen, 1));
+  plan.splits = static_cast<int>(splits);
   if (plan.splits > 1)
     plan.scratch =
         static_cast<size_t>(rows) * plan.splits * (p.Dv + 2) * sizeof(float);
@@ -218,6 +262,7 @@ __global__ void __launch_bounds__(FlashConfig<HD>::kThreads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * C::kBlockRows;
   const int64_t lastRow = std::min<int64_t>(i0 + C::kBlockRows, p.T) - 1;
+  const int64_t keys = p.keyCount();
 
   for (int64_t bh = blockIdx.y; bh < p.B * p.Hq; bh += gridDim.y) {
     const int64_t b = bh / p.Hq, h = bh % p.Hq, hk = h / p.group;
@@ -225,6 +270,12 @@ __global__ void __launch_bounds__(FlashConfig<HD>::kThreads)
     const S *K = static_cast<const S *>(p.k) + (b * p.Hkv + hk) * p.S * p.Dh;
     const S *V = static_cast<const S *>(p.v) + (b * p.Hkv + hk) * p.S * p.Dv;
     S *O = static_cast<S *>(p.out) + bh * p.T * p.Dv;
+    if (keys < 0) { // a bad key_length (keyCount); uniform over the block
+      for (int64_t e = threadIdx.x; e < C::kBlockRows * p.Dv; e += C::kThreads)
+        if (i0 + e / p.Dv < p.T)
+          O[i0 * p.Dv + e] = fromFloat<S>(NAN);
+      continue;
+    }
 
     __syncthreads(); // the previous head may still read Qs
     for (int e = threadIdx.x; e < C::kBlockRows * HD; e += C::kThreads) {
@@ -243,17 +294,21 @@ __global__ void __launch_bounds__(FlashConfig<HD>::kThreads)
     }
     // Keys any row of the block sees (ranges move right with the row).
     int64_t first, last, unused;
-    p.keyRange(i0, first, unused);
-    p.keyRange(lastRow, unused, last);
+    p.keyRange(i0, keys, first, unused);
+    p.keyRange(lastRow, keys, unused, last);
 
     for (int64_t j0 = first; j0 < last; j0 += C::kBlockKeys) {
       __syncthreads(); // everyone is done with the previous tile
+      // Keys past the count and padding keys are zeros here (never read):
+      // their weight is 0, and 0 times whatever an unfilled slot holds
+      // could be NaN.
       for (int e = threadIdx.x; e < C::kBlockKeys * HD; e += C::kThreads) {
         const int r = e / HD, d = e % HD;
         const int64_t j = j0 + r;
+        const bool present = j < keys && p.keyVisible(b, j);
         Ks[r * C::kKeyStride + d] =
-            j < p.S && d < p.Dh ? toFloat(K[j * p.Dh + d]) : 0.0f;
-        Vs[e] = j < p.S && d < p.Dv ? toFloat(V[j * p.Dv + d]) : 0.0f;
+            present && d < p.Dh ? toFloat(K[j * p.Dh + d]) : 0.0f;
+        Vs[e] = present && d < p.Dv ? toFloat(V[j * p.Dv + d]) : 0.0f;
       }
       __syncthreads();
 
@@ -274,12 +329,14 @@ __global__ void __launch_bounds__(FlashConfig<HD>::kThreads)
         }
       }
       const int64_t j = j0 + lane;
+      // A padding key is hidden whatever the additive mask says.
+      const bool token = j < keys && p.keyVisible(b, j);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const int64_t i = i0 + warp * R + r;
         int64_t begin, end;
-        p.keyRange(i, begin, end);
-        const bool visible = i < p.T && j >= begin && j < end;
+        p.keyRange(i, keys, begin, end);
+        const bool visible = token && i < p.T && j >= begin && j < end;
         const float sc = visible ? p.score<S>(s[r], b, h, i, j) : -INFINITY;
         const float mNew = maxOf(m[r], warpMax(sc));
         if (mNew == -INFINITY) { // nothing visible yet: contributes nothing
@@ -352,8 +409,10 @@ void launchFlash(const AttnParams &p, cudaStream_t stream) {
 // ---------------------------------------------------------------------------
 // Decode steps: one block per (query row, key split).
 
-/// Warps take keys in turn; lanes split the head for the dot product (a
-/// warp sum) and own value columns lane + 32 c. Each warp keeps its own
+/// The row's visible keys (as many as exist when the kernel runs) are split
+/// evenly over splitsFor(their number) blocks; blocks beyond that return at
+/// once. Warps take keys in turn; lanes split the head for the dot product
+/// (a warp sum) and own value columns lane + 32 c. Each warp keeps its own
 /// running maximum, sum and output; the block combines them, then either
 /// writes the row (one split) or its partial to scratch.
 template <typename S, int VPL>
@@ -367,6 +426,23 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   const int split = blockIdx.y;
   const int64_t i = row % p.T, bh = row / p.T;
   const int64_t b = bh / p.Hq, h = bh % p.Hq, hk = h / p.group;
+  const int64_t keys = p.keyCount();
+  if (keys < 0) { // a bad key_length (keyCount); split rows: the combine
+    if (p.splits == 1)
+      for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
+        static_cast<S *>(p.out)[row * p.Dv + d] = fromFloat<S>(NAN);
+    return;
+  }
+  int64_t begin, end;
+  p.keyRange(i, keys, begin, end);
+  const int64_t len = end > begin ? end - begin : 0;
+  const int used = p.splitsFor(len);
+  if (split >= used)
+    return;
+  const int64_t share = (len + used - 1) / used;
+  begin += split * share;
+  end = std::min<int64_t>(end, begin + share);
+
   const S *Qr = static_cast<const S *>(p.q) + row * p.Dh;
   const S *K = static_cast<const S *>(p.k) + (b * p.Hkv + hk) * p.S * p.Dh;
   const S *V = static_cast<const S *>(p.v) + (b * p.Hkv + hk) * p.S * p.Dv;
@@ -374,24 +450,23 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
     q[d] = toFloat(Qr[d]);
   __syncthreads();
 
-  int64_t begin, end;
-  p.keyRange(i, begin, end);
-  begin = std::max<int64_t>(begin, split * p.splitLen);
-  end = std::min<int64_t>(end, (split + 1) * p.splitLen);
-
   float m = -INFINITY, l = 0, acc[VPL];
 #pragma unroll
   for (int c = 0; c < VPL; ++c)
     acc[c] = 0;
   for (int64_t j = begin + warp; j < end; j += kDecodeWarps) {
+    if (!p.keyVisible(b, j))
+      continue; // padding: never read
     const S *kj = K + j * p.Dh;
     float dot = 0;
     for (int64_t d = lane; d < p.Dh; d += 32)
       dot += q[d] * toFloat(kj[d]);
     const float sc = p.score<S>(warpSum(dot), b, h, i, j);
-    const float mNew = maxOf(m, sc);
-    if (mNew == -INFINITY)
+    // Weight 0: adds nothing, and its value (maybe an unwritten slot) is
+    // never read, as on the CPU.
+    if (sc == -INFINITY)
       continue;
+    const float mNew = maxOf(m, sc);
     const float alpha = m == -INFINITY ? 0.0f : expf(m - mNew);
     const float pj = expf(sc - mNew);
     l = l * alpha + pj;
@@ -444,26 +519,35 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   }
 }
 
-/// Combines the splits of each row: rescales every partial to the row's
-/// maximum and normalises once.
+/// Combines the splits of each row (as many as the decode kernel used):
+/// rescales every partial to the row's maximum and normalises once.
 template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
   const int64_t row = blockIdx.x;
+  S *O = static_cast<S *>(p.out) + row * p.Dv;
+  const int64_t keys = p.keyCount();
+  if (keys < 0) { // a bad key_length (keyCount)
+    for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
+      O[d] = fromFloat<S>(NAN);
+    return;
+  }
+  int64_t begin, end;
+  p.keyRange(row % p.T, keys, begin, end);
+  const int used = p.splitsFor(end > begin ? end - begin : 0);
   const float *part = p.partial + row * p.splits * (p.Dv + 2);
   const int64_t width = p.Dv + 2;
   float mRow = -INFINITY;
-  for (int s = 0; s < p.splits; ++s)
+  for (int s = 0; s < used; ++s)
     mRow = maxOf(mRow, part[s * width]);
   float lRow = 0;
-  for (int s = 0; s < p.splits; ++s) {
+  for (int s = 0; s < used; ++s) {
     const float ms = part[s * width];
     if (ms != -INFINITY)
       lRow += part[s * width + 1] * expf(ms - mRow);
   }
   const float inv = mRow == -INFINITY ? 0.0f : 1.0f / lRow;
-  S *O = static_cast<S *>(p.out) + row * p.Dv;
   for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
     float v = 0;
-    for (int s = 0; s < p.splits; ++s) {
+    for (int s = 0; s < used; ++s) {
       const float ms = part[s * width];
       if (ms != -INFINITY)
         v += part[s * width + 2 + d] * expf(ms - mRow);
@@ -493,14 +577,13 @@ void launchDecode(const AttnParams &p, cudaStream_t stream) {
 } // namespace
 
 void attention(const CudaCall &call) {
-  expectOperands(call, "attention", 3, 2);
+  expectOperands(call, "attention", 3, 4);
   AttnParams p = describe(call);
   const AttnPlan plan = planAttention(p);
   expectScratch(call, plan.scratch, "attention");
   if (p.B * p.Hq * p.T * p.Dv == 0)
     return;
   p.splits = plan.splits;
-  p.splitLen = plan.splitLen;
   p.partial = static_cast<float *>(call.scratch);
   const cudaStream_t stream = streamOf(call);
   visitFloat(call.operands[0].dtype, "attention", "query", [&](auto zero) {

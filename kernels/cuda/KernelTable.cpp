@@ -84,10 +84,10 @@ struct EntryOf {
   KernelEntry operator()(const ops::Collective &) const { return {}; }
   KernelEntry operator()(const ops::RecordEvent &) const { return {}; }
   KernelEntry operator()(const ops::WaitEvent &) const { return {}; }
-  // Generation ops (KV-cache writes, sampling): no CUDA kernel yet; a
-  // bundle that uses them fails to load on the CUDA device, naming the op.
-  KernelEntry operator()(const ops::CacheWrite &) const { return {}; }
-  KernelEntry operator()(const ops::Sample &) const { return {}; }
+  KernelEntry operator()(const ops::CacheWrite &) const { return {cacheWrite}; }
+  KernelEntry operator()(const ops::Sample &) const {
+    return {sample, sampleScratchBytes};
+  }
 };
 
 } // namespace

@@ -65,6 +65,7 @@ void gatherNd(const CudaCall &call);    // GatherNd.cu
 void iota(const CudaCall &call);        // Iota.cu
 void cumsum(const CudaCall &call);      // CumSum.cu
 void trilu(const CudaCall &call);       // Trilu.cu
+void cacheWrite(const CudaCall &call);  // CacheWrite.cu
 
 // Reduce.cu
 void reduceSum(const CudaCall &call);
@@ -97,5 +98,9 @@ void rotary(const CudaCall &call);    // Rotary.cu
 // Attention.cu
 void attention(const CudaCall &call);
 size_t attentionScratchBytes(const CudaCall &call);
+
+// Sample.cu
+void sample(const CudaCall &call);
+size_t sampleScratchBytes(const CudaCall &call);
 
 } // namespace hybrid::cuda::kernels

@@ -1,8 +1,11 @@
 // The CUDA attention and rotary kernels against the CPU oracle: prompts
 // (the flash path) and decode steps with long key sequences (the split-K
 // path), causal, sliding-window, GQA, ALiBi, broadcast additive masks,
-// T > S, unusual head sizes, fully masked rows; rotary half-split and
-// interleaved, partial rotary_dim, per-batch cos/sin.
+// T > S, unusual head sizes, fully masked rows; KV-cache attention with
+// key_length read from device memory (NaN in the unfilled slots, a
+// captured decode step replayed at growing lengths, bad lengths give NaN)
+// and key_mask padding; rotary half-split and interleaved, partial
+// rotary_dim, per-batch cos/sin.
 #include "CudaTestSupport.h"
 
 #include <cmath>
@@ -88,10 +91,11 @@ TEST_F(AttentionTest, MatchesTheCpuKernel) {
       attrs.causal = c.causal;
       attrs.slidingWindow = c.window;
       const Tolerance tol = sumTolerance(dt);
-      expectMatchesCpu(attrs, {q, k, v, mask, slopes},
-                       {HostTensor(dt, {c.B, c.Hq, c.T, c.Dv})},
-                       std::string("attention ") + c.name + " " + dtypeName(dt),
-                       &tol);
+      expectMatchesCpu(
+          attrs,
+          {q, k, v, mask, slopes, HostTensor::absent(), HostTensor::absent()},
+          {HostTensor(dt, {c.B, c.Hq, c.T, c.Dv})},
+          std::string("attention ") + c.name + " " + dtypeName(dt), &tol);
     }
 }
 
@@ -109,10 +113,213 @@ TEST_F(AttentionTest, FullyMaskedRowsGiveZeros) {
                      {randomTensor(DType::F32, {1, 2, T, 64}, rng),
                       randomTensor(DType::F32, {1, 2, S, 64}, rng),
                       randomTensor(DType::F32, {1, 2, S, 64}, rng), mask,
+                      HostTensor::absent(), HostTensor::absent(),
                       HostTensor::absent()},
                      {HostTensor(DType::F32, {1, 2, T, 64})},
                      "attention masked row T " + std::to_string(T), &tol);
   }
+}
+
+/// A KV-cache attention case: `length` keys of an S-slot cache exist (-1:
+/// no key_length operand), key_mask pads the first keys of each batch row
+/// when `padded`.
+struct CacheCase {
+  const char *name;
+  int64_t B, Hq, Hkv, T, S, Dh, Dv;
+  bool causal;
+  int64_t window, length;
+  bool padded;
+  Shape mask = {}; ///< additive mask; empty: none
+  bool alibi = false;
+};
+
+const std::vector<CacheCase> kCacheCases = {
+    {"decode empty cache", 2, 4, 2, 1, 300, 64, 64, true, 0, 0, false},
+    {"decode first key", 2, 4, 2, 1, 300, 64, 64, true, 0, 1, false},
+    {"decode short", 2, 4, 2, 1, 300, 64, 64, true, 0, 37, true},
+    {"decode full cache", 2, 4, 4, 1, 300, 64, 64, true, 0, 300, true},
+    {"decode split", 1, 2, 1, 1, 2000, 64, 64, true, 0, 1500, true},
+    {"decode split plain",
+     1,
+     2,
+     1,
+     1,
+     2000,
+     64,
+     64,
+     false,
+     0,
+     777,
+     true,
+     {1, 1, 1, 2000},
+     true},
+    {"decode split sliding", 1, 2, 2, 1, 3000, 64, 64, true, 300, 2500, false},
+    {"decode batch gqa", 16, 32, 8, 1, 512, 128, 128, true, 0, 200, true},
+    {"decode no length", 2, 4, 2, 1, 500, 64, 64, true, 0, -1, true},
+    {"decode few rows", 1, 4, 2, 5, 600, 64, 64, true, 0, 450, true},
+    {"decode big head", 1, 2, 2, 1, 300, 320, 512, true, 0, 200, true},
+    {"prefill into cache", 2, 2, 1, 20, 64, 64, 64, true, 0, 40, true},
+    {"prefill plain",
+     1,
+     4,
+     2,
+     33,
+     100,
+     64,
+     64,
+     false,
+     0,
+     90,
+     true,
+     {1, 1, 33, 100},
+     true},
+    {"prefill padded", 2, 2, 2, 40, 40, 64, 64, true, 0, -1, true},
+    {"prefill fewer keys than rows", 1, 2, 1, 50, 128, 128, 128, true, 0, 30,
+     false},
+    {"prefill sliding", 1, 2, 1, 64, 200, 64, 64, true, 17, 150, true},
+};
+
+TEST_F(AttentionTest, KeyLengthAndKeyMaskMatchTheCpuKernel) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dt : kFloatTypes)
+    for (const CacheCase &c : kCacheCases) {
+      const int64_t n = c.length >= 0 ? c.length : c.S;
+      const HostTensor q = randomTensor(dt, {c.B, c.Hq, c.T, c.Dh}, rng, -1, 1);
+      HostTensor k = randomTensor(dt, {c.B, c.Hkv, c.S, c.Dh}, rng, -1, 1);
+      HostTensor v = randomTensor(dt, {c.B, c.Hkv, c.S, c.Dv}, rng, -1, 1);
+      // Row b's first (3 + 7b) % (n + 1) keys are padding, row 0 also key 2.
+      HostTensor keyMask = HostTensor::absent();
+      if (c.padded) {
+        keyMask = HostTensor(c.B % 2 ? DType::I32 : DType::I64, {c.B, c.S});
+        for (int64_t b = 0; b < c.B; ++b)
+          for (int64_t j = 0; j < c.S; ++j)
+            keyMask.set(b * c.S + j, j >= (3 + 7 * b) % (n + 1) &&
+                                         !(b == 0 && j == 2 && n > 4));
+      }
+      // Unfilled slots hold NaN: neither kernel may read them. Padding
+      // keys too where the CPU takes its row path (decode steps), which
+      // never reads them either (its GEMM path multiplies them by 0).
+      for (int64_t b = 0; b < c.B; ++b)
+        for (int64_t j = 0; j < c.S; ++j) {
+          const bool padding =
+              c.padded && c.T == 1 && keyMask.at(b * c.S + j) == 0;
+          if (j < n && !padding)
+            continue;
+          for (int64_t hk = 0; hk < c.Hkv; ++hk) {
+            for (int64_t d = 0; d < c.Dh; ++d)
+              k.set(((b * c.Hkv + hk) * c.S + j) * c.Dh + d, nan);
+            for (int64_t d = 0; d < c.Dv; ++d)
+              v.set(((b * c.Hkv + hk) * c.S + j) * c.Dv + d, nan);
+          }
+        }
+      const HostTensor mask = c.mask.empty()
+                                  ? HostTensor::absent()
+                                  : randomTensor(dt, c.mask, rng, -2, 2);
+      HostTensor slopes = HostTensor::absent();
+      if (c.alibi) {
+        slopes = HostTensor(dt, {c.Hq});
+        for (int64_t h = 0; h < c.Hq; ++h)
+          slopes.set(h, std::pow(2.0, -8.0 * (h + 1) / c.Hq));
+      }
+      const HostTensor length =
+          c.length >= 0 ? tensorOf(DType::I64, {1}, {double(c.length)})
+                        : HostTensor::absent();
+      ops::Attention attrs;
+      attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.Dh));
+      attrs.causal = c.causal;
+      attrs.slidingWindow = c.window;
+      const Tolerance tol = sumTolerance(dt);
+      expectMatchesCpu(attrs, {q, k, v, mask, slopes, length, keyMask},
+                       {HostTensor(dt, {c.B, c.Hq, c.T, c.Dv})},
+                       std::string("attention ") + c.name + " " + dtypeName(dt),
+                       &tol);
+    }
+}
+
+TEST_F(AttentionTest, OneGraphServesEveryKeyLength) {
+  // A decode step against a 2048-slot cache captured once (its split count
+  // planned for the capacity) and replayed as the cache fills: each length
+  // splits the keys that exist, as many blocks as they need.
+  const int64_t B = 2, Hq = 8, Hkv = 2, S = 2048, D = 64;
+  const HostTensor q = randomTensor(DType::BF16, {B, Hq, 1, D}, rng, -1, 1);
+  const HostTensor k = randomTensor(DType::BF16, {B, Hkv, S, D}, rng, -1, 1);
+  const HostTensor v = randomTensor(DType::BF16, {B, Hkv, S, D}, rng, -1, 1);
+  ops::Attention attrs;
+  attrs.scale = 0.125;
+  attrs.causal = true;
+  const HostTensor none = HostTensor::absent();
+  const HostTensor result(DType::BF16, {B, Hq, 1, D});
+  CapturedCall step(attrs,
+                    {q, k, v, none, none, tensorOf(DType::I64, {1}, {1}), none},
+                    {result});
+  const Tolerance tol = sumTolerance(DType::BF16);
+  for (int64_t n : {1, 2, 127, 128, 129, 700, 2047, 2048, 300}) {
+    const HostTensor length = tensorOf(DType::I64, {1}, {double(n)});
+    step.setOperand(5, length);
+    const std::vector<HostTensor> gpu = step.replay();
+    const std::vector<HostTensor> cpu =
+        runCpu(attrs, {q, k, v, none, none, length, none}, {result});
+    expectClose(gpu[0], cpu[0], tol,
+                "replay at key_length " + std::to_string(n));
+  }
+}
+
+TEST_F(AttentionTest, BadKeyLengthGivesNaNRows) {
+  // The CPU kernel raises an error; the device, which reads key_length
+  // when it runs, makes every row NaN instead (flash, decode and split
+  // decode paths).
+  struct Case {
+    int64_t T, S, length;
+  };
+  for (const Case &c : {Case{1, 300, -1}, Case{1, 2000, 2001}, Case{20, 64, 65},
+                        Case{3, 64, int64_t(1) << 40}}) {
+    const std::vector<HostTensor> operands = {
+        randomTensor(DType::F32, {1, 2, c.T, 64}, rng),
+        randomTensor(DType::F32, {1, 1, c.S, 64}, rng),
+        randomTensor(DType::F32, {1, 1, c.S, 64}, rng),
+        HostTensor::absent(),
+        HostTensor::absent(),
+        tensorOf(DType::I64, {1}, {double(c.length)}),
+        HostTensor::absent()};
+    ops::Attention attrs;
+    attrs.causal = true;
+    const HostTensor result(DType::F32, {1, 2, c.T, 64});
+    EXPECT_THROW(runCpu(attrs, operands, {result}), Error);
+    const HostTensor gpu = runCuda(attrs, operands, {result})[0];
+    for (int64_t e = 0; e < gpu.numel(); ++e)
+      ASSERT_TRUE(std::isnan(gpu.at(e)))
+          << "T " << c.T << " key_length " << c.length << " element " << e;
+  }
+}
+
+TEST_F(AttentionTest, BadKeyLengthAndKeyMaskOperands) {
+  const HostTensor q = randomTensor(DType::F32, {2, 2, 1, 8}, rng);
+  const HostTensor kv = randomTensor(DType::F32, {2, 2, 5, 8}, rng);
+  const HostTensor none = HostTensor::absent();
+  auto error = [&](const HostTensor &length, const HostTensor &keyMask) {
+    try {
+      runCuda(ops::Attention{}, {q, kv, kv, none, none, length, keyMask},
+              {HostTensor(DType::F32, {2, 2, 1, 8})});
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const HostTensor length = tensorOf(DType::I64, {1}, {3});
+  const HostTensor keyMask = randomTensor(DType::I64, {2, 5}, rng, 0, 1);
+  for (const std::string &message :
+       {error(tensorOf(DType::I32, {1}, {3}), none),
+        error(tensorOf(DType::I64, {2}, {3, 3}), none),
+        error(length, randomTensor(DType::I64, {2, 4}, rng, 0, 1)),
+        error(length, randomTensor(DType::F32, {2, 5}, rng))}) {
+    EXPECT_NE(message.find("attention: "), std::string::npos) << message;
+    EXPECT_NE(message.find("key_"), std::string::npos) << message;
+  }
+  EXPECT_EQ(error(length, keyMask), "no error");
+  // Operands are positional: all seven, absent ones included.
+  EXPECT_THROW(runCuda(ops::Attention{}, {q, kv, kv, none, none},
+                       {HostTensor(DType::F32, {2, 2, 1, 8})}),
+               Error);
 }
 
 TEST_F(AttentionTest, RotaryConventions) {

@@ -169,10 +169,11 @@ constexpr uint8_t kGuardByte = 0xA5;
 
 std::vector<HostTensor> runCpu(const Op &op,
                                const std::vector<HostTensor> &operands,
-                               const std::vector<HostTensor> &results) {
+                               const std::vector<HostTensor> &results,
+                               bool inPlace) {
   std::vector<HostTensor> out;
   for (const HostTensor &r : results)
-    out.emplace_back(r.dtype, r.shape);
+    out.push_back(inPlace ? r : HostTensor(r.dtype, r.shape));
   cpu::KernelCall call;
   call.op = &op;
   for (const HostTensor &t : operands)
@@ -205,10 +206,11 @@ Context *testContext() {
 
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
-                                const std::vector<HostTensor> &results) {
+                                const std::vector<HostTensor> &results,
+                                bool inPlace) {
   std::vector<HostTensor> out;
   for (const HostTensor &r : results)
-    out.emplace_back(r.dtype, r.shape);
+    out.push_back(inPlace ? r : HostTensor(r.dtype, r.shape));
   CudaCall call;
   call.op = &op;
   call.context = testContext();
@@ -228,8 +230,13 @@ std::vector<HostTensor> runCuda(const Op &op,
   std::vector<void *> resultData;
   for (const HostTensor &r : out) {
     buffers.push_back(std::make_unique<DeviceBuffer>(r.bytes.size()));
-    // Poison: every element a kernel forgets shows up as a mismatch.
-    check(cudaMemset(buffers.back()->data, 0xFF, r.bytes.size()), "cudaMemset");
+    if (inPlace && !r.bytes.empty())
+      check(cudaMemcpy(buffers.back()->data, r.bytes.data(), r.bytes.size(),
+                       cudaMemcpyHostToDevice),
+            "cudaMemcpy to device");
+    else // poison: every element a kernel forgets shows up as a mismatch
+      check(cudaMemset(buffers.back()->data, 0xFF, r.bytes.size()),
+            "cudaMemset");
     Tensor t;
     t.data = buffers.back()->data;
     t.dtype = r.dtype;
@@ -275,6 +282,108 @@ std::vector<HostTensor> runCuda(const Op &op,
     if (!out[i].bytes.empty())
       check(cudaMemcpy(out[i].bytes.data(), resultData[i], out[i].bytes.size(),
                        cudaMemcpyDeviceToHost),
+            "cudaMemcpy to host");
+  return out;
+}
+
+struct CapturedCall::State {
+  Op op;
+  std::vector<std::unique_ptr<DeviceBuffer>> operands, results;
+  std::vector<HostTensor> out; ///< the results' dtypes and shapes
+  std::unique_ptr<DeviceBuffer> scratch;
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+CapturedCall::CapturedCall(const Op &op,
+                           const std::vector<HostTensor> &operands,
+                           const std::vector<HostTensor> &results)
+    : state_(new State) {
+  State &s = *state_;
+  s.op = op;
+  CudaCall call;
+  call.op = &s.op;
+  call.context = testContext();
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const HostTensor &t = operands[i];
+    if (!t.present) {
+      s.operands.push_back(nullptr);
+      call.operands.push_back(ConstTensor::absent());
+      continue;
+    }
+    s.operands.push_back(std::make_unique<DeviceBuffer>(t.bytes.size()));
+    setOperand(i, t);
+    call.operands.emplace_back(s.operands.back()->data, t.dtype, t.shape);
+  }
+  for (const HostTensor &r : results) {
+    s.results.push_back(std::make_unique<DeviceBuffer>(r.bytes.size()));
+    if (!r.bytes.empty())
+      check(cudaMemcpy(s.results.back()->data, r.bytes.data(), r.bytes.size(),
+                       cudaMemcpyHostToDevice),
+            "cudaMemcpy to device");
+    s.out.emplace_back(r.dtype, r.shape);
+    Tensor t;
+    t.data = s.results.back()->data;
+    t.dtype = r.dtype;
+    t.shape = r.shape;
+    call.results.push_back(t);
+  }
+  const KernelEntry entry = findKernel(op);
+  EXPECT_NE(entry.run, nullptr) << opName(op) << " has no CUDA kernel";
+  if (!entry.run)
+    return;
+  call.scratchBytes = scratchBytes(entry, call);
+  s.scratch = std::make_unique<DeviceBuffer>(call.scratchBytes);
+  call.scratch = call.scratchBytes ? s.scratch->data : nullptr;
+  check(cudaStreamCreate(&s.stream), "cudaStreamCreate");
+  call.stream = reinterpret_cast<Stream>(s.stream);
+  check(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeGlobal),
+        "cudaStreamBeginCapture");
+  std::string error;
+  try {
+    entry.run(call);
+  } catch (const Error &e) {
+    error = e.what();
+  }
+  const cudaError_t ended = cudaStreamEndCapture(s.stream, &s.graph);
+  EXPECT_EQ(error, "") << opName(op) << " failed while captured";
+  check(ended, "cudaStreamEndCapture (did the kernel sync or allocate?)");
+  if (ended == cudaSuccess && error.empty())
+    check(cudaGraphInstantiate(&s.exec, s.graph, 0), "cudaGraphInstantiate");
+}
+
+CapturedCall::~CapturedCall() {
+  if (state_->exec)
+    cudaGraphExecDestroy(state_->exec);
+  if (state_->graph)
+    cudaGraphDestroy(state_->graph);
+  if (state_->stream)
+    cudaStreamDestroy(state_->stream);
+  delete state_;
+}
+
+void CapturedCall::setOperand(size_t i, const HostTensor &t) {
+  ASSERT_LT(i, state_->operands.size());
+  ASSERT_NE(state_->operands[i], nullptr) << "operand " << i << " is absent";
+  if (!t.bytes.empty())
+    check(cudaMemcpy(state_->operands[i]->data, t.bytes.data(), t.bytes.size(),
+                     cudaMemcpyHostToDevice),
+          "cudaMemcpy to device");
+}
+
+std::vector<HostTensor> CapturedCall::replay() {
+  State &s = *state_;
+  std::vector<HostTensor> out = s.out;
+  EXPECT_NE(s.exec, nullptr) << "nothing was captured";
+  if (!s.exec)
+    return out;
+  check(cudaGraphLaunch(s.exec, s.stream), "cudaGraphLaunch");
+  check(cudaStreamSynchronize(s.stream), "graph execution");
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!out[i].bytes.empty())
+      check(cudaMemcpy(out[i].bytes.data(), s.results[i]->data,
+                       out[i].bytes.size(), cudaMemcpyDeviceToHost),
             "cudaMemcpy to host");
   return out;
 }

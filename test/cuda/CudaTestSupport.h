@@ -66,16 +66,44 @@ Tolerance defaultTolerance(DType dt);
 /// result's largest magnitude.
 Tolerance sumTolerance(DType dt);
 
-/// Runs `op` on the CPU oracle; results have the given dtypes and shapes.
+/// Runs `op` on the CPU oracle; results have the given dtypes and shapes
+/// and start as zeros, or with the given results' contents when `inPlace`
+/// (kernels that update their result, like cache_write).
 std::vector<HostTensor> runCpu(const Op &op,
                                const std::vector<HostTensor> &operands,
-                               const std::vector<HostTensor> &results);
+                               const std::vector<HostTensor> &results,
+                               bool inPlace = false);
 
 /// Runs `op` on the GPU with exactly the declared scratch; fails the test
-/// when the kernel writes past it.
+/// when the kernel writes past it. Results start poisoned, or with the
+/// given results' contents when `inPlace`.
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
-                                const std::vector<HostTensor> &results);
+                                const std::vector<HostTensor> &results,
+                                bool inPlace = false);
+
+/// One call of `op` captured once in a CUDA graph (global capture mode, so
+/// a host sync, copy or allocation in the kernel fails the capture) and
+/// replayed with new operand contents: what a decode step does with its
+/// position, key length and RNG counter. Operands, results (uploaded with
+/// the given contents) and the declared scratch stay in device memory.
+class CapturedCall {
+public:
+  CapturedCall(const Op &op, const std::vector<HostTensor> &operands,
+               const std::vector<HostTensor> &results);
+  ~CapturedCall();
+  CapturedCall(const CapturedCall &) = delete;
+  CapturedCall &operator=(const CapturedCall &) = delete;
+
+  /// Overwrites operand `i` (same shape and dtype) before the next replay.
+  void setOperand(size_t i, const HostTensor &t);
+  /// Launches the graph, waits, and returns the results.
+  std::vector<HostTensor> replay();
+
+private:
+  struct State;
+  State *state_;
+};
 
 /// Expects `gpu` to match `cpu` element by element (NaN matches NaN).
 void expectClose(const HostTensor &gpu, const HostTensor &cpu, Tolerance tol,

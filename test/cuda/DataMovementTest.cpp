@@ -1,6 +1,7 @@
 // The CUDA data-movement kernels (copy, fill, transpose, broadcast_to, slice,
-// concat, gather, gather_nd, iota, trilu, embedding) against the CPU oracle:
-// every element size, odd shapes, negative axes, steps and indices.
+// concat, gather, gather_nd, iota, trilu, embedding, cache_write) against
+// the CPU oracle: every element size, odd shapes, negative axes, steps and
+// indices; cache_write's offset read from device memory by a captured graph.
 #include "CudaTestSupport.h"
 
 #include <algorithm>
@@ -192,6 +193,97 @@ TEST_F(DataMovementTest, EmbeddingRows) {
                          std::string("embedding ") + dtypeName(dt) + " D " +
                              std::to_string(D));
       }
+}
+
+/// cache_write of `update` into a copy of `cache` at `offset` on both
+/// backends; the bytes must be equal (it only moves elements).
+void expectCacheWrite(const HostTensor &cache, const HostTensor &update,
+                      int64_t axis, int64_t offset) {
+  const std::string what =
+      std::string("cache_write ") + dtypeName(cache.dtype) + " " +
+      shapeToString(update.shape) + " into " + shapeToString(cache.shape) +
+      " axis " + std::to_string(axis) + " at " + std::to_string(offset);
+  const HostTensor at = tensorOf(DType::I64, {1}, {double(offset)});
+  const ops::CacheWrite op{axis};
+  const std::vector<HostTensor> cpu =
+      runCpu(op, {update, at}, {cache}, /*inPlace=*/true);
+  const std::vector<HostTensor> gpu =
+      runCuda(op, {update, at}, {cache}, /*inPlace=*/true);
+  EXPECT_TRUE(gpu[0].bytes == cpu[0].bytes) << what;
+}
+
+TEST_F(DataMovementTest, CacheWriteSlicesAtEveryPlace) {
+  struct Case {
+    Shape cache;
+    int64_t axis, n;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 10, 8}, 2, 1},  // a decode step into [B, H, S, D]
+      {{2, 3, 10, 8}, -2, 4}, // a prompt, negative axis
+      {{5, 7}, 0, 2},         {{3, 9, 5}, 1, 2},
+      {{2, 2, 3, 11}, 3, 3}, // one element per run
+      {{4, 6, 3}, 1, 1},     // 3-element runs (odd byte counts)
+      {{3, 4, 64}, 1, 4},    // the whole axis
+      {{2, 3, 10, 8}, 2, 0}, // nothing to write
+  };
+  for (DType dt : kAllTypes)
+    for (const Case &c : cases) {
+      const int64_t axis =
+          c.axis < 0 ? c.axis + int64_t(c.cache.size()) : c.axis;
+      Shape u = c.cache;
+      u[axis] = c.n;
+      const int64_t dim = c.cache[axis];
+      const HostTensor cache = randomTensor(dt, c.cache, rng, -50, 50);
+      const HostTensor update = randomTensor(dt, u, rng, -50, 50);
+      for (int64_t offset : {int64_t(0), (dim - c.n) / 2, dim - c.n})
+        expectCacheWrite(cache, update, c.axis, offset);
+    }
+}
+
+TEST_F(DataMovementTest, CacheWriteOutOfRangeWritesNothing) {
+  // The CPU kernel raises an error; the device, which cannot report one
+  // without a host sync, must leave the cache as it was.
+  const HostTensor cache = randomTensor(DType::BF16, {2, 3, 10, 8}, rng);
+  const HostTensor update = randomTensor(DType::BF16, {2, 3, 2, 8}, rng);
+  for (int64_t offset : {int64_t(-1), int64_t(9), int64_t(1) << 40}) {
+    const HostTensor at = tensorOf(DType::I64, {1}, {double(offset)});
+    const ops::CacheWrite op{2};
+    EXPECT_THROW(runCpu(op, {update, at}, {cache}, true), Error);
+    const std::vector<HostTensor> gpu =
+        runCuda(op, {update, at}, {cache}, /*inPlace=*/true);
+    EXPECT_TRUE(gpu[0].bytes == cache.bytes) << "offset " << offset;
+  }
+  // Known from the shapes: no offset fits.
+  try {
+    runCuda(ops::CacheWrite{2},
+            {randomTensor(DType::BF16, {2, 3, 11, 8}, rng),
+             tensorOf(DType::I64, {1}, {0})},
+            {cache}, true);
+    ADD_FAILURE() << "an update longer than the cache was accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("cache_write:"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(DataMovementTest, CacheWriteOneGraphServesEveryPosition) {
+  // A decode step's write captured once and replayed at positions 0..15
+  // (the offset changes in device memory between replays) fills the cache
+  // as sixteen separate CPU calls do.
+  const int64_t S = 16;
+  HostTensor cpuCache = randomTensor(DType::F16, {2, 4, S, 64}, rng);
+  HostTensor update = randomTensor(DType::F16, {2, 4, 1, 64}, rng);
+  CapturedCall step(ops::CacheWrite{2},
+                    {update, tensorOf(DType::I64, {1}, {0})}, {cpuCache});
+  for (int64_t position = 0; position < S; ++position) {
+    update = randomTensor(DType::F16, {2, 4, 1, 64}, rng);
+    const HostTensor at = tensorOf(DType::I64, {1}, {double(position)});
+    step.setOperand(0, update);
+    step.setOperand(1, at);
+    const std::vector<HostTensor> gpu = step.replay();
+    cpuCache = runCpu(ops::CacheWrite{2}, {update, at}, {cpuCache}, true)[0];
+    ASSERT_TRUE(gpu[0].bytes == cpuCache.bytes) << "position " << position;
+  }
 }
 
 } // namespace

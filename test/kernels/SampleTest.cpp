@@ -3,6 +3,7 @@
 // frequencies against the renormalised probabilities (chi-square).
 #include "KernelTestSupport.h"
 
+#include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
 #include <cstdio>
@@ -12,12 +13,12 @@
 namespace hybrid::cpu::test {
 namespace {
 
-/// The op's description, slowly: weights exp((l - max) / T) in f32 (tokens
-/// of weight 0 never drawn), every token ranked by weight (ties by index),
-/// the first top_k kept, then the shortest prefix reaching top_p, then the
-/// walk until the cumulative weight exceeds u times the kept total. Sums run
-/// in the kernel's order (they are in double, so only the last bits could
-/// tell, but the tokens must match exactly).
+/// The op's description, slowly: integer weights floor(2^q exp((l - max) /
+/// T)) (common/TokenWeights.h; tokens of weight 0 never drawn), every token
+/// ranked by weight (ties by index) with a stable full sort, the first
+/// top_k kept, then the shortest prefix reaching top_p, then the walk until
+/// the cumulative weight exceeds u times the kept total. The sums are exact
+/// integers, so the order they are added in cannot matter.
 int64_t referenceSample(const std::vector<float> &l, float temperature,
                         float topP, int64_t topK, float u) {
   const int64_t V = static_cast<int64_t>(l.size());
@@ -30,46 +31,40 @@ int64_t referenceSample(const std::vector<float> &l, float temperature,
   const float top = l[best];
   if (!(temperature > 0) || top == -INFINITY)
     return best;
-  std::vector<float> w(V);
-  std::vector<int32_t> candidates;
+  const int q = sampling::weightBits(V);
+  std::vector<uint64_t> w(V);
+  std::vector<int32_t> ranked;
   for (int64_t j = 0; j < V; ++j) {
-    w[j] = top == INFINITY ? (l[j] == INFINITY ? 1.0f : 0.0f)
-                           : std::exp((l[j] - top) / temperature);
+    w[j] = sampling::tokenWeight(l[j], top, temperature, q);
     if (w[j] > 0)
-      candidates.push_back(static_cast<int32_t>(j));
+      ranked.push_back(static_cast<int32_t>(j));
   }
-  std::vector<int32_t> ranked = candidates;
   std::stable_sort(ranked.begin(), ranked.end(),
                    [&](int32_t a, int32_t b) { return w[a] > w[b]; });
   const int64_t n = static_cast<int64_t>(ranked.size());
-  int64_t kept = n;
-  double total = 0;
-  if (topK > 0 && topK < n) {
-    kept = topK;
-    for (int64_t i = 0; i < kept; ++i)
-      total += w[ranked[i]];
-  } else {
-    for (int32_t j : candidates)
-      total += w[j];
-  }
+  const int64_t kept = topK > 0 && topK < n ? topK : n;
+  uint64_t total = 0;
+  for (int64_t i = 0; i < kept; ++i)
+    total += w[ranked[i]];
+  int64_t walked = kept;
   if (topP < 1) {
-    double cumulative = 0;
+    uint64_t cumulative = 0;
     int64_t i = 0;
     while (i < kept) {
       cumulative += w[ranked[i++]];
-      if (cumulative >= double(topP) * total)
+      if (double(cumulative) >= double(topP) * double(total))
         break;
     }
-    kept = i;
+    walked = i;
     total = cumulative;
   }
-  double cumulative = 0;
-  for (int64_t i = 0; i < kept; ++i) {
+  uint64_t cumulative = 0;
+  for (int64_t i = 0; i < walked; ++i) {
     cumulative += w[ranked[i]];
-    if (cumulative > double(u) * total)
+    if (double(cumulative) > double(u) * double(total))
       return ranked[i];
   }
-  return ranked[kept - 1];
+  return ranked[walked - 1];
 }
 
 /// Runs the kernel on rows of logits with {temperature, top_p, top_k} and
@@ -95,6 +90,45 @@ TEST(Sample, GreedyTakesTheFirstLargestAndIgnoresNaN) {
       expectEqual(got, i64({5}, {1, 1, 0, 0, 2}),
                   std::string("greedy ") + dtypeName(dt));
     }
+}
+
+TEST(Sample, TokenWeightsAreScaledExponentials) {
+  // Sums of V weights stay exact (below 2^53), and a weight fits 41 bits.
+  for (int64_t V : {int64_t(1), int64_t(4095), int64_t(4096), int64_t(8192),
+                    int64_t(50257), int64_t(128256), int64_t(INT32_MAX)}) {
+    const int q = sampling::weightBits(V);
+    EXPECT_LE(q, 40) << "V " << V;
+    EXPECT_LT(static_cast<long double>(V) * std::ldexp(1.0L, q),
+              std::ldexp(1.0L, 53))
+        << "V " << V;
+  }
+  // floor(2^q e^x) against long double, over the whole range of x that
+  // weighs anything: within one unit plus 1e-12 relative.
+  Random rng(602);
+  for (int q : {40, 36, 30}) {
+    const double lowest = -(q + 1) * std::log(2.0);
+    for (int i = 0; i < 20000; ++i) {
+      const float x = rng.uniform(static_cast<float>(lowest), 0);
+      const long double exact =
+          std::ldexp(std::exp(static_cast<long double>(x)), q);
+      const uint64_t w = sampling::scaledExp(x, q);
+      ASSERT_LE(std::fabs(static_cast<long double>(w) - std::floor(exact)),
+                1 + 1e-12L * exact)
+          << "x " << x << " q " << q;
+    }
+    EXPECT_EQ(sampling::scaledExp(0.0f, q), uint64_t{1} << q);
+    EXPECT_EQ(sampling::scaledExp(-0.0f, q), uint64_t{1} << q);
+    EXPECT_EQ(sampling::scaledExp(static_cast<float>(lowest) * 1.01f, q), 0u);
+    EXPECT_EQ(sampling::scaledExp(-INFINITY, q), 0u);
+    EXPECT_EQ(sampling::scaledExp(NAN, q), 0u);
+  }
+  // The token's weight: the top one 2^q, NaN and -inf 0, +inf tops alone.
+  EXPECT_EQ(sampling::tokenWeight(3, 3, 0.7f, 40), uint64_t{1} << 40);
+  EXPECT_EQ(sampling::tokenWeight(NAN, 3, 0.7f, 40), 0u);
+  EXPECT_EQ(sampling::tokenWeight(-INFINITY, 3, 0.7f, 40), 0u);
+  EXPECT_EQ(sampling::tokenWeight(INFINITY, INFINITY, 2, 40),
+            uint64_t{1} << 40);
+  EXPECT_EQ(sampling::tokenWeight(1e30f, INFINITY, 2, 40), 0u);
 }
 
 TEST(Sample, DrawsExactlyTheReferenceToken) {

@@ -1,0 +1,553 @@
+// sample: the next token of each row of logits, exactly the token the CPU
+// kernel (kernels/cpu/Sample.cpp) draws for the same inputs: the argmax
+// (first on ties, NaN ignored) when greedy, else a draw under temperature,
+// top-k and top-p with the Philox uniform per (seed, counter, row). One
+// block per row. Token weights are the integers of common/TokenWeights.h
+// (the CPU's bits) and every decision compares exact integer sums, so
+// finding the kept sets and the drawn token by radix selection, where the
+// CPU sorts and walks, cannot change the result.
+#include "Device.cuh"
+#include "Kernels.h"
+
+#include "common/TokenWeights.h"
+#include "hybrid/Philox.h"
+
+#include <climits>
+#include <string>
+
+namespace hybrid::cuda::kernels {
+namespace {
+
+using u64 = unsigned long long; // what atomics and shuffles take
+
+/// One block per row: a decode batch (B <= 64) is few rows, and one block
+/// streams a 128K vocabulary in a few microseconds per pass.
+constexpr int kSampleThreads = 1024;
+constexpr int kWarps = kSampleThreads / 32;
+/// Radix digits of 11 bits over keys below 2^54: passes at bits 43, 32, 21,
+/// 10 and 0 (the last overlaps the one before, which is harmless).
+constexpr int kDigitBits = 11, kDigits = 1 << kDigitBits, kTopShift = 43;
+constexpr int kDigitsPerThread = kDigits / kSampleThreads;
+/// Candidates that are sorted in shared memory once a selection has
+/// narrowed them this far.
+constexpr int kCapacity = 4096;
+constexpr int kPerThread = kCapacity / kSampleThreads;
+static_assert(kDigitsPerThread * kSampleThreads == kDigits);
+static_assert(kPerThread * kSampleThreads == kCapacity);
+
+/// A token's rank key: its weight above its complemented index. Keys are
+/// distinct, 0 for weight 0, and in descending order they are the CPU's
+/// walking order (weight descending, ties by index). With the index bits
+/// the bit width of V, weights of at most 2^q (weightBits) keep every key
+/// below 2^54.
+struct KeyLayout {
+  int indexBits = 0;
+  u64 indexMask = 0;
+
+  __device__ static KeyLayout of(int64_t V) {
+    KeyLayout k;
+    while ((static_cast<u64>(V) >> k.indexBits) != 0)
+      ++k.indexBits;
+    k.indexMask = (u64{1} << k.indexBits) - 1;
+    return k;
+  }
+  __device__ u64 key(u64 weight, int64_t token) const {
+    return weight ? weight << indexBits | (indexMask - token) : 0;
+  }
+  __device__ u64 weight(u64 key) const { return key >> indexBits; }
+  __device__ int64_t token(u64 key) const {
+    return static_cast<int64_t>(indexMask - (key & indexMask));
+  }
+};
+
+/// Tokens counted from the start of the walking order. (No member
+/// initialisers: it lives in shared memory.)
+struct Prefix {
+  u64 count, weight;
+};
+
+/// What a selection looks for: the first token in walking order whose
+/// prefix (it and every token before it) reaches a count (top-k), a weight
+/// (top-p: at least p times the kept total) or exceeds one (the draw: u
+/// times the total). Weights below 2^53 convert to double exactly, so the
+/// comparisons are the CPU kernel's.
+struct Goal {
+  enum Kind { Count, WeightAtLeast, WeightAbove } kind = Count;
+  u64 count = 0;
+  double weight = 0;
+
+  __device__ bool reached(u64 n, u64 w) const {
+    if (kind == Count)
+      return n >= count;
+    const double sum = static_cast<double>(w);
+    return kind == WeightAtLeast ? sum >= weight : sum > weight;
+  }
+};
+
+/// The selected token's key and the prefix through it.
+struct Selected {
+  u64 key;
+  Prefix through;
+};
+
+struct SampleShared {
+  union {
+    struct {
+      unsigned count[kDigits];
+      u64 weight[kDigits];
+    } histogram;
+    u64 candidates[kCapacity];
+  };
+  u64 warpTotals[kWarps];
+  float warpBest[kWarps];
+  int64_t warpBestIndex[kWarps];
+  int chosen, lowestDigit;
+  unsigned gathered;
+  Prefix above;
+  u64 bucketCount;
+  Selected result;
+};
+
+/// The sum of v over the block, for every thread.
+__device__ u64 blockSum(u64 v, SampleShared &sh) {
+  v = warpSum(v);
+  __syncthreads(); // earlier readers of warpTotals are done
+  if (threadIdx.x % 32 == 0)
+    sh.warpTotals[threadIdx.x / 32] = v;
+  __syncthreads();
+  u64 total = 0;
+  for (int w = 0; w < kWarps; ++w)
+    total += sh.warpTotals[w];
+  return total;
+}
+
+/// The sum of v over the threads before this one, and over all of them.
+__device__ u64 blockExclusiveScan(u64 v, SampleShared &sh, u64 &total) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  u64 inclusive = v;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const u64 t = __shfl_up_sync(0xffffffffu, inclusive, o);
+    if (lane >= o)
+      inclusive += t;
+  }
+  __syncthreads();
+  if (lane == 31)
+    sh.warpTotals[warp] = inclusive;
+  __syncthreads();
+  u64 before = 0;
+  total = 0;
+  for (int w = 0; w < kWarps; ++w) {
+    const u64 t = sh.warpTotals[w];
+    before += w < warp ? t : 0;
+    total += t;
+  }
+  return before + inclusive - v;
+}
+
+/// The argmax of the row (first on ties, NaN ignored; 0 when every logit
+/// is NaN) and its logit in `top` (-inf then).
+template <typename S>
+__device__ int64_t argmax(const S *row, int64_t V, float &top,
+                          SampleShared &sh) {
+  constexpr int64_t kNone = INT64_MAX;
+  float best = -INFINITY;
+  int64_t index = kNone;
+  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
+    const float l = toFloat(row[j]);
+    if (l == l && (l > best || index == kNone)) {
+      best = l;
+      index = j;
+    }
+  }
+  // (value, index) pairs combine by value, then the lower index; a thread
+  // without one holds (-inf, kNone), which loses to any real element.
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float b = __shfl_xor_sync(0xffffffffu, best, o);
+    const int64_t i = __shfl_xor_sync(0xffffffffu, index, o);
+    if (b > best || (b == best && i < index)) {
+      best = b;
+      index = i;
+    }
+  }
+  if (threadIdx.x % 32 == 0) {
+    sh.warpBest[threadIdx.x / 32] = best;
+    sh.warpBestIndex[threadIdx.x / 32] = index;
+  }
+  __syncthreads();
+  best = -INFINITY;
+  index = kNone;
+  for (int w = 0; w < kWarps; ++w) {
+    const float b = sh.warpBest[w];
+    const int64_t i = sh.warpBestIndex[w];
+    if (b > best || (b == best && i < index)) {
+      best = b;
+      index = i;
+    }
+  }
+  top = best;
+  return index == kNone ? 0 : index;
+}
+
+/// Whether `key` is a candidate: kept (>= lowest) and in the bucket the
+/// passes so far chose (its `fixed` bits equal `prefix`).
+__device__ bool isCandidate(u64 key, u64 lowest, u64 prefix, u64 fixed) {
+  return key >= lowest && (key & fixed) == prefix;
+}
+
+/// The count and weight of the candidates per digit (key >> shift) % 2^11.
+/// A thread adds runs of equal digits at once: most keys of a row share the
+/// lowest digit (the long tail of tiny weights), and per-key atomics on one
+/// address would serialise.
+__device__ void histogram(const u64 *keys, int64_t V, u64 lowest, u64 prefix,
+                          u64 fixed, int shift, KeyLayout layout,
+                          SampleShared &sh) {
+  for (int d = threadIdx.x; d < kDigits; d += kSampleThreads) {
+    sh.histogram.count[d] = 0;
+    sh.histogram.weight[d] = 0;
+  }
+  __syncthreads();
+  int run = -1;
+  unsigned runCount = 0;
+  u64 runWeight = 0;
+  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
+    const u64 key = keys[j];
+    if (!isCandidate(key, lowest, prefix, fixed))
+      continue;
+    const int d = static_cast<int>((key >> shift) & (kDigits - 1));
+    if (d != run) {
+      if (runCount) {
+        atomicAdd(&sh.histogram.count[run], runCount);
+        atomicAdd(&sh.histogram.weight[run], runWeight);
+      }
+      run = d;
+      runCount = 0;
+      runWeight = 0;
+    }
+    ++runCount;
+    runWeight += layout.weight(key);
+  }
+  if (runCount) {
+    atomicAdd(&sh.histogram.count[run], runCount);
+    atomicAdd(&sh.histogram.weight[run], runWeight);
+  }
+  __syncthreads();
+}
+
+/// After a histogram: the highest digit whose bucket holds the goal (the
+/// highest non-empty one whose cumulative prefix from the top reaches it;
+/// the goal is monotone along the walking order), then `above` grows by the
+/// buckets above it and `count` becomes its size. Thread t owns the digits
+/// 2047 - 2t and 2046 - 2t, so the thread order is the walking order.
+__device__ int chooseDigit(const Goal &goal, Prefix &above, u64 &count,
+                           SampleShared &sh) {
+  unsigned n[kDigitsPerThread];
+  u64 w[kDigitsPerThread], ownCount = 0, ownWeight = 0;
+#pragma unroll
+  for (int e = 0; e < kDigitsPerThread; ++e) {
+    const int d = kDigits - 1 - (threadIdx.x * kDigitsPerThread + e);
+    n[e] = sh.histogram.count[d];
+    w[e] = sh.histogram.weight[d];
+    ownCount += n[e];
+    ownWeight += w[e];
+  }
+  if (threadIdx.x == 0) {
+    sh.chosen = -1;
+    sh.lowestDigit = kDigits;
+  }
+  u64 unused;
+  u64 countBefore = blockExclusiveScan(ownCount, sh, unused);
+  u64 weightBefore = blockExclusiveScan(ownWeight, sh, unused);
+#pragma unroll
+  for (int e = 0; e < kDigitsPerThread; ++e) {
+    const int d = kDigits - 1 - (threadIdx.x * kDigitsPerThread + e);
+    countBefore += n[e];
+    weightBefore += w[e];
+    if (n[e] == 0)
+      continue;
+    atomicMin(&sh.lowestDigit, d);
+    if (goal.reached(above.count + countBefore, above.weight + weightBefore))
+      atomicMax(&sh.chosen, d);
+  }
+  __syncthreads();
+  // (Unreachable: the candidates always hold the goal. The CPU kernel then
+  // takes the last kept token; the lowest bucket holds it.)
+  const int chosen = sh.chosen >= 0 ? sh.chosen : sh.lowestDigit;
+  // The owner of the chosen digit publishes the prefix before its bucket.
+  countBefore -= ownCount;
+  weightBefore -= ownWeight;
+#pragma unroll
+  for (int e = 0; e < kDigitsPerThread; ++e) {
+    const int d = kDigits - 1 - (threadIdx.x * kDigitsPerThread + e);
+    if (d == chosen) {
+      sh.above.count = above.count + countBefore;
+      sh.above.weight = above.weight + weightBefore;
+      sh.bucketCount = n[e];
+    }
+    countBefore += n[e];
+    weightBefore += w[e];
+  }
+  __syncthreads();
+  above = sh.above;
+  count = sh.bucketCount;
+  __syncthreads(); // everyone has read sh before it is reused
+  return chosen;
+}
+
+/// Copies the candidates into shared memory (order lost) and returns how
+/// many; at most kCapacity.
+__device__ int gatherCandidates(const u64 *keys, int64_t V, u64 lowest,
+                                u64 prefix, u64 fixed, SampleShared &sh) {
+  if (threadIdx.x == 0)
+    sh.gathered = 0;
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  for (int64_t base = 0; base < V; base += kSampleThreads) {
+    const int64_t j = base + threadIdx.x;
+    const u64 key = j < V ? keys[j] : 0;
+    const bool take = j < V && isCandidate(key, lowest, prefix, fixed);
+    const unsigned mask = __ballot_sync(0xffffffffu, take);
+    if (mask == 0)
+      continue;
+    const int leader = __ffs(mask) - 1;
+    unsigned first = 0;
+    if (lane == leader)
+      first = atomicAdd(&sh.gathered, static_cast<unsigned>(__popc(mask)));
+    first = __shfl_sync(0xffffffffu, first, leader);
+    const unsigned slot = first + __popc(mask & ((1u << lane) - 1));
+    if (take && slot < kCapacity)
+      sh.candidates[slot] = key;
+  }
+  __syncthreads();
+  return sh.gathered < kCapacity ? static_cast<int>(sh.gathered) : kCapacity;
+}
+
+/// Sorts candidates[0, c) descending (walking order): a bitonic sort over
+/// the next power of two, padded with 0 keys, which sort last.
+__device__ void sortCandidates(int c, SampleShared &sh) {
+  int size = 1;
+  while (size < c)
+    size <<= 1;
+  for (int i = c + threadIdx.x; i < size; i += kSampleThreads)
+    sh.candidates[i] = 0;
+  __syncthreads();
+  for (int k = 2; k <= size; k <<= 1)
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      for (int i = threadIdx.x; i < size; i += kSampleThreads) {
+        const int partner = i ^ j;
+        if (partner <= i)
+          continue;
+        const u64 a = sh.candidates[i], b = sh.candidates[partner];
+        const bool descending = (i & k) == 0;
+        if (descending ? a < b : a > b) {
+          sh.candidates[i] = b;
+          sh.candidates[partner] = a;
+        }
+      }
+      __syncthreads();
+    }
+}
+
+/// The goal's token among candidates[0, c), sorted, which follow `above`
+/// in the walking order. Thread t owns positions [4t, 4t + 4).
+__device__ Selected resolveSorted(int c, const Goal &goal, Prefix above,
+                                  KeyLayout layout, SampleShared &sh) {
+  u64 w[kPerThread], own = 0;
+#pragma unroll
+  for (int e = 0; e < kPerThread; ++e) {
+    const int pos = threadIdx.x * kPerThread + e;
+    w[e] = pos < c ? layout.weight(sh.candidates[pos]) : 0;
+    own += w[e];
+  }
+  if (threadIdx.x == 0)
+    sh.chosen = c;
+  u64 unused;
+  const u64 before = above.weight + blockExclusiveScan(own, sh, unused);
+  u64 cumulative = before;
+#pragma unroll
+  for (int e = 0; e < kPerThread; ++e) {
+    const int pos = threadIdx.x * kPerThread + e;
+    if (pos >= c)
+      break;
+    cumulative += w[e];
+    if (goal.reached(above.count + pos + 1, cumulative)) {
+      atomicMin(&sh.chosen, pos);
+      break;
+    }
+  }
+  __syncthreads();
+  // (c - 1, the last candidate, is unreachable, as in chooseDigit; so is
+  // c = 0, where position 0 holds a padding key.)
+  const int found = sh.chosen < c ? sh.chosen : c > 0 ? c - 1 : 0;
+  if (found / kPerThread == static_cast<int>(threadIdx.x)) {
+    cumulative = before;
+    for (int e = 0; e <= found % kPerThread; ++e)
+      cumulative += w[e];
+    sh.result.key = sh.candidates[found];
+    sh.result.through.count = above.count + found + 1;
+    sh.result.through.weight = cumulative;
+  }
+  __syncthreads();
+  const Selected result = sh.result;
+  __syncthreads(); // everyone has read sh before it is reused
+  return result;
+}
+
+/// The first token in walking order whose prefix reaches `goal`, among the
+/// `count` keys >= `lowest` (the kept tokens: a prefix of the walking
+/// order that holds the goal). Radix passes narrow the candidates from the
+/// top digit down until they fit in shared memory (usually after one or
+/// two passes; a key is a full 54 bits after five), where they are sorted
+/// and scanned.
+__device__ Selected select(const u64 *keys, int64_t V, u64 lowest, u64 count,
+                           const Goal &goal, KeyLayout layout,
+                           SampleShared &sh) {
+  Prefix above = {}; // the tokens before the candidates
+  u64 prefix = 0, fixed = 0;
+  for (int shift = kTopShift; count > kCapacity;
+       shift = shift > kDigitBits ? shift - kDigitBits : 0) {
+    histogram(keys, V, lowest, prefix, fixed, shift, layout, sh);
+    const u64 digit = static_cast<u64>(chooseDigit(goal, above, count, sh));
+    prefix |= digit << shift;
+    fixed |= static_cast<u64>(kDigits - 1) << shift;
+    if (shift == 0) // every bit fixed: one key (keys are distinct)
+      break;
+  }
+  const int c = gatherCandidates(keys, V, lowest, prefix, fixed, sh);
+  sortCandidates(c, sh);
+  return resolveSorted(c, goal, above, layout, sh);
+}
+
+/// Row blockIdx.x: logits [V] of type S, the call's {temperature, top_p,
+/// top_k} and {seed, counter} from device memory, keys [V] of scratch.
+template <typename S>
+__global__ void __launch_bounds__(kSampleThreads)
+    sampleKernel(const S *logits, const float *params, const int64_t *rng,
+                 int64_t *out, u64 *scratch, int64_t V) {
+  __shared__ SampleShared sh;
+  const int64_t b = blockIdx.x;
+  const S *row = logits + b * V;
+  const float temperature = params[0], topP = params[1], topKValue = params[2];
+  float top;
+  const int64_t best = argmax(row, V, top, sh);
+  // Greedy (a NaN temperature too), or nothing has a finite probability.
+  if (!(temperature > 0) || top == -INFINITY) {
+    if (threadIdx.x == 0)
+      out[b] = best;
+    return;
+  }
+  const int q = sampling::weightBits(V);
+  const KeyLayout layout = KeyLayout::of(V);
+  u64 *keys = scratch + b * V;
+  u64 positive = 0, total = 0;
+  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
+    const u64 w = sampling::tokenWeight(toFloat(row[j]), top, temperature, q);
+    keys[j] = layout.key(w, j);
+    positive += w != 0;
+    total += w;
+  }
+  positive = blockSum(positive, sh); // (its barriers publish the keys)
+  total = blockSum(total, sh);
+  // top_k travels as a float: truncated; <= 0 or NaN keeps all.
+  const u64 topK = topKValue >= 1
+                       ? static_cast<u64>(topKValue < 1e18f ? topKValue : 1e18f)
+                       : 0;
+  u64 lowest = 1, kept = positive; // keys >= lowest are kept
+  if (topK > 0 && topK < positive) {
+    Goal goal;
+    goal.kind = Goal::Count;
+    goal.count = topK;
+    const Selected k = select(keys, V, lowest, kept, goal, layout, sh);
+    lowest = k.key;
+    kept = topK;
+    total = k.through.weight;
+  }
+  if (topP < 1) { // (NaN keeps all)
+    // The shortest prefix whose weight reaches top_p of the kept total.
+    Goal goal;
+    goal.kind = Goal::WeightAtLeast;
+    goal.weight = static_cast<double>(topP) * static_cast<double>(total);
+    const Selected p = select(keys, V, lowest, kept, goal, layout, sh);
+    lowest = p.key;
+    kept = p.through.count;
+    total = p.through.weight;
+  }
+  // The first kept token whose cumulative weight exceeds u times the total.
+  const float u =
+      philoxUniform(static_cast<uint64_t>(rng[0]),
+                    static_cast<uint64_t>(rng[1]), static_cast<uint64_t>(b));
+  Goal goal;
+  goal.kind = Goal::WeightAbove;
+  goal.weight = static_cast<double>(u) * static_cast<double>(total);
+  const Selected drawn = select(keys, V, lowest, kept, goal, layout, sh);
+  if (threadIdx.x == 0)
+    out[b] = layout.token(drawn.key);
+}
+
+/// Checks the call's shapes and dtypes (as the CPU kernel); returns B and V.
+void describe(const CudaCall &call, int64_t &B, int64_t &V) {
+  const ConstTensor &logits = call.operands.at(0),
+                    &sampling = call.operands.at(1), &rng = call.operands.at(2);
+  const Tensor &result = call.results.at(0);
+  expectFloat(logits.dtype, "sample", "logits");
+  expectRank(logits, 2, "sample", "logits");
+  expectDType(sampling, DType::F32, "sample", "sampling");
+  if (sampling.numel() != 3)
+    fail("sample", "sampling " + shapeToString(sampling.shape) +
+                       " must hold {temperature, top_p, top_k}");
+  expectDType(rng, DType::I64, "sample", "rng");
+  if (rng.numel() != 2)
+    fail("sample",
+         "rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
+  B = logits.shape[0];
+  V = logits.shape[1];
+  if (V > INT32_MAX)
+    fail("sample", "vocabulary of " + std::to_string(V) + " is too large");
+  expectDType(result, DType::I64, "sample", "result");
+  expectShape(result, {B}, "sample", "result");
+}
+
+/// The rank keys of every row: 8 bytes per logit.
+size_t keyBytes(int64_t B, int64_t V) {
+  return static_cast<size_t>(B) * static_cast<size_t>(V) * sizeof(u64);
+}
+
+} // namespace
+
+void sample(const CudaCall &call) {
+  expectArity(call, "sample", 3, 1);
+  int64_t B, V;
+  describe(call, B, V);
+  expectScratch(call, keyBytes(B, V), "sample");
+  if (B == 0)
+    return;
+  if (V == 0)
+    fail("sample", "logits " + shapeToString(call.operands[0].shape) +
+                       " have no tokens to sample from");
+  if (B > INT32_MAX)
+    fail("sample", std::to_string(B) + " rows are too many");
+  const cudaStream_t stream = streamOf(call);
+  visitFloat(call.operands[0].dtype, "sample", "logits", [&](auto zero) {
+    using S = decltype(zero);
+    sampleKernel<S><<<static_cast<unsigned>(B), kSampleThreads, 0, stream>>>(
+        static_cast<const S *>(call.operands[0].data),
+        static_cast<const float *>(call.operands[1].data),
+        static_cast<const int64_t *>(call.operands[2].data),
+        static_cast<int64_t *>(call.results[0].data),
+        static_cast<u64 *>(call.scratch), V);
+  });
+  checkLaunch("sample");
+}
+
+size_t sampleScratchBytes(const CudaCall &call) {
+  try {
+    int64_t B, V;
+    describe(call, B, V);
+    return keyBytes(B, V);
+  } catch (...) {
+    return 0; // the run reports malformed calls
+  }
+}
+
+} // namespace hybrid::cuda::kernels
