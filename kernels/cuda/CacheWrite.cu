@@ -79,11 +79,11 @@ void cacheWrite(const CudaCall &call) {
     const int64_t w = static_cast<int64_t>(sizeof(W));
     const int64_t innerWords = innerBytes / w;
     const int64_t runWords = n * innerWords;
-    cacheWriteKernel<W><<<gridFor(rows * runWords), kThreads, 0,
-                          streamOf(call)>>>(
-        static_cast<W *>(result.data), static_cast<const W *>(update.data),
-        static_cast<const int64_t *>(offset.data), rows, runWords,
-        dim * innerWords, innerWords, n, dim);
+    cacheWriteKernel<W>
+        <<<gridFor(rows * runWords), kThreads, 0, streamOf(call)>>>(
+            static_cast<W *>(result.data), static_cast<const W *>(update.data),
+            static_cast<const int64_t *>(offset.data), rows, runWords,
+            dim * innerWords, innerWords, n, dim);
   });
   checkLaunch("cache_write");
 }
