@@ -30,7 +30,7 @@ namespace {
 constexpr int64_t kDecodeRows = 8;
 /// Blocks the decode path aims for (a few per multiprocessor of an H200),
 /// and the fewest keys a split gets.
-constexpr int64_t kDecodeTargetBlocks = 512, kMinSplitKeys = 128;
+constexpr int64_t kDecodeTargetBlocks = 512, kMinSplitKeys = 64;
 constexpr int kMaxSplits = 64;
 constexpr int kDecodeWarps = 4;
 
@@ -411,10 +411,33 @@ void launchFlash(const AttnParams &p, cudaStream_t stream) {
 
 /// The row's visible keys (as many as exist when the kernel runs) are split
 /// evenly over splitsFor(their number) blocks; blocks beyond that return at
-/// once. Warps take keys in turn; lanes split the head for the dot product
-/// (a warp sum) and own value columns lane + 32 c. Each warp keeps its own
+/// once. Warps take chunks of 32 keys in turn, a key per lane for the dot
+/// product; lanes own value columns lane + 32 c. Each warp keeps its own
 /// running maximum, sum and output; the block combines them, then either
 /// writes the row (one split) or its partial to scratch.
+/// q . k over n entries, q in f32 (shared memory), k one key's row: 16-byte
+/// loads when the row's size and address allow, else one entry at a time.
+template <typename S>
+__device__ __forceinline__ float dotRow(const float *q, const S *k,
+                                        int64_t n) {
+  constexpr int kPerLoad = 16 / sizeof(S);
+  float dot = 0;
+  if (n % kPerLoad == 0 && reinterpret_cast<uintptr_t>(k) % 16 == 0) {
+    const uint4 *k16 = reinterpret_cast<const uint4 *>(k);
+    for (int64_t v = 0; v < n / kPerLoad; ++v) {
+      const uint4 word = k16[v];
+      const S *e = reinterpret_cast<const S *>(&word);
+#pragma unroll
+      for (int t = 0; t < kPerLoad; ++t)
+        dot += q[v * kPerLoad + t] * toFloat(e[t]);
+    }
+    return dot;
+  }
+  for (int64_t d = 0; d < n; ++d)
+    dot += q[d] * toFloat(k[d]);
+  return dot;
+}
+
 template <typename S, int VPL>
 __global__ void __launch_bounds__(32 * kDecodeWarps)
     decodeAttentionKernel(AttnParams p) {
@@ -454,28 +477,39 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
 #pragma unroll
   for (int c = 0; c < VPL; ++c)
     acc[c] = 0;
-  for (int64_t j = begin + warp; j < end; j += kDecodeWarps) {
-    if (!p.keyVisible(b, j))
-      continue; // padding: never read
-    const S *kj = K + j * p.Dh;
-    float dot = 0;
-    for (int64_t d = lane; d < p.Dh; d += 32)
-      dot += q[d] * toFloat(kj[d]);
-    const float sc = p.score<S>(warpSum(dot), b, h, i, j);
-    // Weight 0: adds nothing, and its value (maybe an unwritten slot) is
-    // never read, as on the CPU.
-    if (sc == -INFINITY)
+  // Keys in chunks of 32, a key per lane: a chunk's dot products run side
+  // by side (each lane reads its key's row), then every lane scales its
+  // value columns by the chunk's weights, key after key (independent
+  // loads, coalesced across the lanes).
+  for (int64_t c0 = begin + 32 * warp; c0 < end; c0 += 32 * kDecodeWarps) {
+    const int64_t j = c0 + lane;
+    float sc = -INFINITY;
+    if (j < end && p.keyVisible(b, j))
+      sc = p.score<S>(dotRow(q, K + j * p.Dh, p.Dh), b, h, i, j);
+    // Weight 0 (masked, padding, past the end): adds nothing, and its value
+    // (maybe an unwritten slot) is never read, as on the CPU.
+    unsigned live = __ballot_sync(0xffffffffu, sc != -INFINITY);
+    if (!live)
       continue;
-    const float mNew = maxOf(m, sc);
+    const float mNew = maxOf(m, warpMax(sc));
     const float alpha = m == -INFINITY ? 0.0f : expf(m - mNew);
-    const float pj = expf(sc - mNew);
-    l = l * alpha + pj;
+    const float pj = sc == -INFINITY ? 0.0f : expf(sc - mNew);
+    l = l * alpha + warpSum(pj);
     m = mNew;
-    const S *vj = V + j * p.Dv;
 #pragma unroll
-    for (int c = 0; c < VPL; ++c) {
-      const int64_t d = lane + 32 * c;
-      acc[c] = acc[c] * alpha + (d < p.Dv ? pj * toFloat(vj[d]) : 0.0f);
+    for (int c = 0; c < VPL; ++c)
+      acc[c] *= alpha;
+    while (live) {
+      const int t = __ffs(live) - 1;
+      live &= live - 1;
+      const float pt = __shfl_sync(0xffffffffu, pj, t);
+      const S *vj = V + (c0 + t) * p.Dv;
+#pragma unroll
+      for (int c = 0; c < VPL; ++c) {
+        const int64_t d = lane + 32 * c;
+        if (d < p.Dv)
+          acc[c] += pt * toFloat(vj[d]);
+      }
     }
   }
   if (lane == 0) {

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <vector>
 
 namespace hybrid::cuda {
 
@@ -28,6 +29,10 @@ struct GemmPlan {
   cublasLtMatmulAlgo_t algo = {};
   size_t workspace = 0;
   bool fallback = false;
+  /// The heuristic's best few algorithms (algo is the first) until the
+  /// first call outside a stream capture times them and keeps the fastest.
+  std::vector<cublasLtMatmulHeuristicResult_t> candidates;
+  bool tuned = false;
 };
 
 struct Context {

@@ -1,10 +1,11 @@
 // The GEMMs behind matmul and linear: cuBLASLt with f32 compute (exact f32,
 // no TF32), the bias (and a ReLU, or a residual as C) fused as its
 // epilogue, other activations in one elementwise pass after it, batches as
-// strided batches; the
-// descriptors and algorithm of each shape are chosen once and cached in the
-// Context (the heuristic query costs tens of microseconds). A small tiled
-// kernel of our own runs what cuBLASLt declines.
+// strided batches. The descriptors of each shape are made once and cached
+// in the Context (the heuristic query costs tens of microseconds), and the
+// first call outside a stream capture times the heuristic's best few
+// algorithms on its operands and keeps the fastest. A small tiled kernel of
+// our own runs what cuBLASLt declines.
 #include "Activation.cuh"
 #include "Context.h"
 #include "Device.cuh"
@@ -15,6 +16,9 @@
 
 namespace hybrid::cuda {
 namespace {
+
+/// Algorithms of the heuristic that a plan times on its first call.
+constexpr int kGemmCandidates = 8;
 
 void checkLt(cublasStatus_t status, const char *kernel, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -243,7 +247,7 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
   cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC,
       sizeof(alignC));
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kGemmCandidates] = {};
   int returned = 0;
   if (fused.residual) {
     const uint32_t alignR = static_cast<uint32_t>(alignmentOf(p.residual));
@@ -253,14 +257,18 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
   }
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
       context.lt, plan.desc, plan.a, plan.b, fused.residual ? plan.r : plan.c,
-      plan.c, pref, 1, &result, &returned);
+      plan.c, pref, kGemmCandidates, results, &returned);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (status != CUBLAS_STATUS_SUCCESS || returned == 0 ||
-      result.state != CUBLAS_STATUS_SUCCESS) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    for (int i = 0; i < returned; ++i)
+      if (results[i].state == CUBLAS_STATUS_SUCCESS)
+        plan.candidates.push_back(results[i]);
+  if (plan.candidates.empty()) {
     plan.fallback = true;
   } else {
-    plan.algo = result.algo;
-    plan.workspace = result.workspaceSize;
+    plan.algo = plan.candidates[0].algo;
+    plan.workspace = plan.candidates[0].workspaceSize;
+    plan.tuned = plan.candidates.size() == 1;
   }
   return context.gemmPlans.emplace(key, plan).first->second;
 }
@@ -285,6 +293,70 @@ void fallbackGemm(const GemmProblem &p, cudaStream_t stream,
   checkLaunch(kernel);
 }
 
+namespace {
+
+/// One cuBLASLt call of `p` with `algo` (the plan's descriptors).
+cublasStatus_t runLt(const CudaCall &call, const GemmProblem &p,
+                     const GemmPlan &plan, const cublasLtMatmulAlgo_t &algo,
+                     size_t workspace, cudaStream_t stream) {
+  const LtEpilogue fused = ltEpilogue(p);
+  const float alpha = 1.0f, beta = fused.residual ? 1.0f : 0.0f;
+  return cublasLtMatmul(call.context->lt, plan.desc, &alpha, p.B, plan.a, p.A,
+                        plan.b, &beta, fused.residual ? p.residual : p.C,
+                        fused.residual ? plan.r : plan.c, p.C, plan.c, &algo,
+                        call.scratch, workspace, stream);
+}
+
+/// Times the plan's candidate algorithms on this call's operands (best of
+/// a few runs each, after one to warm up) and keeps the fastest. The
+/// heuristic's first pick is often far from the best for the skinny
+/// products of decoding (a few rows against a large weight matrix). Runs
+/// write only the result, which the real call writes again. Not during a
+/// stream capture (nothing runs then): the next call outside one tunes.
+void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
+          cudaStream_t stream) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess ||
+      capturing != cudaStreamCaptureStatusNone)
+    return;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  if (cudaEventCreate(&start) != cudaSuccess ||
+      cudaEventCreate(&stop) != cudaSuccess) {
+    cudaGetLastError();
+    if (start)
+      cudaEventDestroy(start);
+    plan.tuned = true; // keep the heuristic's pick
+    return;
+  }
+  float best = INFINITY;
+  for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
+    if (runLt(call, p, plan, c.algo, c.workspaceSize, stream) !=
+        CUBLAS_STATUS_SUCCESS)
+      continue;
+    float fastest = INFINITY;
+    for (int r = 0; r < 3; ++r) {
+      cudaEventRecord(start, stream);
+      runLt(call, p, plan, c.algo, c.workspaceSize, stream);
+      cudaEventRecord(stop, stream);
+      float ms = INFINITY;
+      if (cudaEventSynchronize(stop) == cudaSuccess &&
+          cudaEventElapsedTime(&ms, start, stop) == cudaSuccess)
+        fastest = std::min(fastest, ms);
+    }
+    if (fastest < best) {
+      best = fastest;
+      plan.algo = c.algo;
+      plan.workspace = c.workspaceSize;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGetLastError(); // a candidate that failed leaves nothing behind
+  plan.tuned = true;
+}
+
+} // namespace
+
 void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   if (p.M == 0 || p.N == 0 || p.batch == 0)
     return;
@@ -301,12 +373,11 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
                                            CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                            &p.bias, sizeof(p.bias)),
             kernel, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  if (!plan.tuned)
+    tune(call, p, plan, stream);
   const LtEpilogue fused = ltEpilogue(p);
-  const float alpha = 1.0f, beta = fused.residual ? 1.0f : 0.0f;
-  const cublasStatus_t status = cublasLtMatmul(
-      call.context->lt, plan.desc, &alpha, p.B, plan.a, p.A, plan.b, &beta,
-      fused.residual ? p.residual : p.C, fused.residual ? plan.r : plan.c, p.C,
-      plan.c, &plan.algo, call.scratch, plan.workspace, stream);
+  const cublasStatus_t status =
+      runLt(call, p, plan, plan.algo, plan.workspace, stream);
   // cuBLASLt checks a configuration (a batch stride of 0, say) when it is
   // launched, before enqueueing anything: what it declines runs on our
   // kernel, now and for every later call of the shape.

@@ -102,8 +102,8 @@ def SinkSlices : Pass<"hg-sink-slices", "mlir::func::FuncOp"> {
   let summary = "Slice rows before the row-wise ops that produce them";
   let description = [{
     slice(linear(x, W, b, residual r)) becomes linear(slice(x), W, b,
-    slice(r)), and slice(layer_norm / rms_norm(x)) becomes
-    norm(slice(x)), when the slice cuts only rows (not linear's last axis,
+    slice(r)), slice(layer_norm / rms_norm(x)) becomes norm(slice(x)) and
+    slice(cast(x)) becomes cast(slice(x)), when the slice cuts only rows (not linear's last axis,
     not the normalised axes) and the op's result has no other use. @prefill
     keeps the last position's logits: the LM head, the final norm and what
     feeds them row by row then run on that position only.

@@ -5,6 +5,7 @@
 // then run on one position per row instead of the whole prompt.
 //   slice(linear(x, W, b, residual r)) -> linear(slice(x), W, b, slice(r))
 //   slice(layer_norm / rms_norm(x))    -> norm(slice(x))
+//   slice(cast(x))                     -> cast(slice(x))
 // A slice qualifies when it slices only axes the op treats as rows (not
 // linear's last axis, not the normalised axes) and the op's result has no
 // other use.
@@ -101,11 +102,28 @@ struct SinkThroughNorm : OpRewritePattern<SliceOp> {
   }
 };
 
+/// slice(cast(x)) -> cast(slice(x)): the logits' cast to f32 sits between
+/// the slice and the LM head.
+struct SinkThroughCast : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cast = op.getInput().getDefiningOp<CastOp>();
+    if (!cast || !cast->hasOneUse())
+      return failure();
+    Value rows = sliceLike(rewriter, op, cast.getInput());
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), rows);
+    rewriter.eraseOp(cast);
+    return success();
+  }
+};
+
 struct SinkSlicesPass : impl::SinkSlicesBase<SinkSlicesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<SinkThroughLinear, SinkThroughNorm<LayerNormOp>,
-                 SinkThroughNorm<RmsNormOp>>(&getContext());
+                 SinkThroughNorm<RmsNormOp>, SinkThroughCast>(&getContext());
     (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns));
   }
 };

@@ -57,3 +57,18 @@ func.func @kept(%x: tensor<4x8x16xf32>, %w: tensor<32x16xf32>)
   %5 = hg.slice %4 {axes = array<i64: 0>, ends = array<i64: 2>, starts = array<i64: 0>, steps = array<i64: 1>} : tensor<4x8x16xf32> -> tensor<2x8x16xf32>
   return %1, %3, %5, %4 : tensor<4x8x8xf32>, tensor<4x8x4xf32>, tensor<2x8x16xf32>, tensor<4x8x16xf32>
 }
+
+// -----
+
+// Through the logits' cast to f32 (a bf16 model), then the LM head.
+// CHECK-LABEL: func.func @cast_logits
+// CHECK: %[[S:.+]] = hg.slice %{{.+}} : tensor<?x?x32xbf16> -> tensor<?x1x32xbf16>
+// CHECK: %[[L:.+]] = hg.linear %[[S]]
+// CHECK: hg.cast %[[L]] : tensor<?x1x100xbf16> -> tensor<?x1x100xf32>
+func.func @cast_logits(%h: tensor<?x?x32xbf16> {hg.dims = ["b", "t", 32]},
+                       %e: tensor<100x32xbf16>) -> tensor<?x1x100xf32> {
+  %0 = hg.linear %h, %e : (tensor<?x?x32xbf16>, tensor<100x32xbf16>) -> tensor<?x?x100xbf16>
+  %1 = hg.cast %0 : tensor<?x?x100xbf16> -> tensor<?x?x100xf32>
+  %2 = hg.slice %1 {axes = array<i64: 1>, ends = array<i64: 9223372036854775807>, starts = array<i64: -1>, steps = array<i64: 1>} : tensor<?x?x100xf32> -> tensor<?x1x100xf32>
+  return %2 : tensor<?x1x100xf32>
+}
