@@ -84,6 +84,7 @@ check 1 "compare: 1 of 1 tensors differ (atol 0.1)" compare "$D/expected.safeten
 grep -q "logits: max |a-b| = 0.5 .* FAIL" "$D/out.txt" ||
   { echo "FAIL: compare output: $(cat "$D/out.txt")"; failures=$((failures + 1)); }
 check 0 "" compare "$D/expected.safetensors" "$D/shifted.safetensors" --atol 0.6
+check 1 "bundle 'tiny-lm' has no executable 'nope' (it has: forward)" forward "$D/tiny.hyb" --inputs "$D/inputs.safetensors" --weights "$D" --out "$D/x.safetensors" --executable nope
 check 1 "no tensor 'nope'" compare "$D/a.safetensors" "$D/expected.safetensors" --name nope
 check 1 "no tensor in common" compare "$D/inputs_missing.safetensors" "$D/expected.safetensors"
 

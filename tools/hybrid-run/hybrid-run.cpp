@@ -28,7 +28,7 @@ const char *kUsage =
     "usage:\n"
     "  hybrid-run forward BUNDLE --weights W --inputs IN.safetensors\n"
     "                     --out OUT.safetensors [--device D] [--threads N]\n"
-    "                     [--allow-extra NAME ...]\n"
+    "                     [--allow-extra NAME ...] [--executable NAME]\n"
     "  hybrid-run forward BUNDLE --random-weights SEED --batch B --seq T\n"
     "                     [--repeat N] [--device D] [--threads N]\n"
     "      Runs the bundle's \"forward\" executable on device D: cpu (the\n"
@@ -40,7 +40,9 @@ const char *kUsage =
     "      [B,T]) is read from IN by name; other tensors in IN are\n"
     "      ignored. All outputs (e.g. float32 logits [B,T,V]) are\n"
     "      written to OUT. --allow-extra names a checkpoint tensor that is\n"
-    "      not a parameter (tied weights, buffers).\n"
+      "      not a parameter (tied weights, buffers). --executable runs\n"
+    "      another of the bundle's executables the same way (e.g.\n"
+    "      forward_grad, made by hg-autodiff).\n"
     "      The second form measures speed without files: deterministic\n"
     "      random weights, random input_ids [B,T]; --repeat runs N timed\n"
     "      calls after one warm-up and reports the best and the mean, and\n"
@@ -293,7 +295,7 @@ int runForward(int argc, char **argv) {
   Args args = parseArgs("forward", argc, argv, 2,
                         {"--weights", "--inputs", "--out", "--threads",
                          "--allow-extra", "--random-weights", "--batch",
-                         "--seq", "--repeat", "--device"});
+                         "--seq", "--repeat", "--device", "--executable"});
   expectPositional(args, 1, "forward", "a BUNDLE");
   std::optional<std::string> randomSeed = args.single("--random-weights");
   if (randomSeed && args.single("--weights"))
@@ -341,7 +343,8 @@ int runForward(int argc, char **argv) {
         parseNonNegative(*randomSeed, "--random-weights")));
   else
     engine.loadWeights(weightsPath, allowedExtra);
-  Executable &forward = engine.executable("forward");
+  const std::string exeName = args.single("--executable").value_or("forward");
+  Executable &forward = engine.executable(exeName);
 
   NamedTensors inputs;
   if (synthetic)
@@ -359,12 +362,12 @@ int runForward(int argc, char **argv) {
       continue; // omitted: filled with its default (e.g. a mask of ones)
     if (!e)
       throw Error(inputsPath + ": no tensor '" + name + "' (the bundle's " +
-                  "forward takes " + forward.describeInput(i) + ")");
+                  exeName + " takes " + forward.describeInput(i) + ")");
     std::optional<DType> dt = toDType(e->dtype);
     if (!dt)
       throw Error(inputsPath + ": tensor '" + name + "' is " +
-                  safeTensorsDTypeName(e->dtype) + "; forward takes " +
-                  forward.describeInput(i));
+                  safeTensorsDTypeName(e->dtype) + "; " + exeName +
+                  " takes " + forward.describeInput(i));
     inputs.emplace(name, in->toHost(*e, *dt));
   }
 
@@ -374,7 +377,7 @@ int runForward(int argc, char **argv) {
   double ms = 0, totalMs = 0;
   for (int r = 0; r < repeat + (repeat > 1 ? 1 : 0); ++r) {
     auto start = std::chrono::steady_clock::now();
-    outputs = engine.forward(inputs);
+    outputs = forward.run(inputs);
     double t = std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - start)
                    .count();
@@ -387,7 +390,7 @@ int runForward(int argc, char **argv) {
   // starts, outputs left on the device): what the executable itself costs.
   double residentMs = 0;
   if (repeat > 1) {
-    Executable &exe = engine.executable("forward");
+    Executable &exe = forward;
     const NamedTensors all = exe.withDefaults(inputs);
     std::unique_ptr<Stream> stream = device->createStream();
     for (int r = 0; r < repeat; ++r) {

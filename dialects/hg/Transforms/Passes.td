@@ -5,6 +5,30 @@
 include "mlir/Pass/PassBase.td"
 
 //===----------------------------------------------------------------------===//
+// Training: the train lowering of @forward (DESIGN §1)
+//===----------------------------------------------------------------------===//
+
+def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode gradients of a scalar loss w.r.t. the parameters";
+  let description = [{
+    Adds @<function>_grad: a copy of @<function> that returns its result
+    named `loss` (one float) and, for each parameter argument (`hg.param`),
+    the gradient of the loss with respect to it (`hg.name` =
+    "grad.<checkpoint name>"). Each op's vector-Jacobian rule comes from
+    VjpOpInterface (VjpRules.cpp); gradients of a value used several times
+    are summed; integer and boolean values stop gradients. An op on the
+    path with float results and no rule is an error naming it, as is a
+    linear with a fused epilogue (differentiate first, fuse after).
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"forward\"",
+           "the function to differentiate">,
+    Option<"loss", "loss", "std::string", "\"loss\"",
+           "the hg.name of its scalar result">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion of exported subgraphs into hg's transformer ops
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,186 @@
+// hg-autodiff: reverse-mode differentiation of a function's scalar loss
+// with respect to its parameters. @F's copy @F_grad returns the loss and,
+// for every parameter argument, its gradient (hg.name "grad.<checkpoint
+// name>", the parameter's type). Gradients flow from the loss back through
+// each op's vector-Jacobian rule (VjpInterface.td), in reverse program
+// order; a value used several times gets the sum of its uses' gradients.
+// Values that cannot carry a gradient (integers, booleans) stop it; an op
+// on the path that has float results but no rule is an error naming it.
+#include "dialects/hg/Transforms/Passes.h"
+#include "dialects/hg/Transforms/VjpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace hybridc::hg {
+
+#define GEN_PASS_DEF_AUTODIFF
+#include "dialects/hg/Transforms/Passes.h.inc"
+
+namespace {
+
+bool isFloat(Value v) {
+  auto t = dyn_cast<ShapedType>(v.getType());
+  return t && isa<FloatType>(t.getElementType());
+}
+
+/// Whether `type` holds one element (a scalar loss).
+bool isScalar(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.hasStaticShape() && t.getNumElements() == 1;
+}
+
+struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
+  using AutodiffBase::AutodiffBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registerVjpRules(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      module.emitError() << "hg-autodiff: no function @" << function;
+      return signalPassFailure();
+    }
+    // The loss: the result named `loss`, a float scalar.
+    std::optional<unsigned> lossIndex;
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (auto n = func.getResultAttrOfType<StringAttr>(i, "hg.name");
+          n && n.getValue() == loss)
+        lossIndex = i;
+    if (!lossIndex) {
+      func.emitError() << "hg-autodiff: @" << function
+                       << " has no result named '" << loss << "'";
+      return signalPassFailure();
+    }
+    Type lossType = func.getFunctionType().getResult(*lossIndex);
+    if (!isScalar(lossType) ||
+        !isa<FloatType>(cast<ShapedType>(lossType).getElementType())) {
+      func.emitError() << "hg-autodiff: the loss must be one float, got "
+                       << lossType;
+      return signalPassFailure();
+    }
+    const std::string name = function + "_grad";
+    if (module.lookupSymbol(name)) {
+      module.emitError() << "hg-autodiff: @" << name << " exists already";
+      return signalPassFailure();
+    }
+
+    // @F_grad starts as a copy of @F.
+    OpBuilder top(module.getContext());
+    top.setInsertionPointAfter(func);
+    auto grad = cast<func::FuncOp>(top.clone(*func));
+    grad.setSymName(name);
+    Block &body = grad.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value lossValue = ret.getOperand(*lossIndex);
+
+    // Gradients by value, built before the return.
+    OpBuilder b(ret);
+    ValueShapes shapes(grad);
+    VjpContext context(b, shapes);
+    DenseMap<Value, Value> grads;
+    auto accumulate = [&](Value v, Value g) {
+      auto [it, fresh] = grads.try_emplace(v, g);
+      if (!fresh)
+        it->second = b.create<AddOp>(g.getLoc(), it->second, g);
+    };
+    context.setLoc(lossValue.getLoc());
+    accumulate(lossValue,
+               b.create<BroadcastToOp>(
+                   lossValue.getLoc(),
+                   context.scalar(1.0, cast<ShapedType>(lossType)
+                                           .getElementType()),
+                   b.getArrayAttr(llvm::to_vector(llvm::map_range(
+                       cast<RankedTensorType>(lossType).getShape(),
+                       [&](int64_t d) -> Attribute {
+                         return b.getI64IntegerAttr(d);
+                       })))));
+
+    // The forward ops, last first (ops built here go after the return's
+    // position in this list, so they are not visited).
+    SmallVector<Operation *> forward;
+    for (Operation &op : body.without_terminator())
+      forward.push_back(&op);
+    for (Operation *op : llvm::reverse(forward)) {
+      SmallVector<Value> resultGrads;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        Value g = grads.lookup(r);
+        resultGrads.push_back(g);
+        any |= static_cast<bool>(g);
+      }
+      if (!any)
+        continue;
+      if (llvm::none_of(op->getOperands(), isFloat))
+        continue; // nothing to pass a gradient to
+      auto rule = dyn_cast<VjpOpInterface>(op);
+      if (!rule) {
+        op->emitError() << "hg-autodiff: no gradient rule for '"
+                        << op->getName() << "'";
+        return signalPassFailure();
+      }
+      // A result without a gradient gets zeros when the rule needs one.
+      for (auto [i, r] : llvm::enumerate(op->getResults()))
+        if (!resultGrads[i] && isFloat(r)) {
+          ArrayAttr shape = context.shapeOf(r);
+          if (!shape)
+            return signalPassFailure();
+          resultGrads[i] = b.create<BroadcastToOp>(
+              op->getLoc(),
+              context.scalar(0.0, cast<ShapedType>(r.getType()).getElementType()),
+              shape);
+        }
+      context.setLoc(op->getLoc());
+      SmallVector<Value> operandGrads(op->getNumOperands());
+      // A rule that fails has said why, at the op.
+      if (failed(rule.buildVjp(context, resultGrads, operandGrads)))
+        return signalPassFailure();
+      for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
+        if (g && isFloat(operand))
+          accumulate(operand, g);
+    }
+
+    // Returns the loss and each parameter's gradient (zeros when the loss
+    // does not depend on it).
+    SmallVector<Value> results = {lossValue};
+    SmallVector<Type> types = {lossType};
+    SmallVector<std::string> names = {loss};
+    for (BlockArgument arg : body.getArguments()) {
+      auto param = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                     "hg.param");
+      if (!param || !isFloat(arg))
+        continue;
+      Value g = grads.lookup(arg);
+      if (!g) {
+        context.setLoc(arg.getLoc());
+        ArrayAttr shape = context.shapeOf(arg);
+        if (!shape)
+          return signalPassFailure();
+        g = b.create<BroadcastToOp>(
+            arg.getLoc(),
+            context.scalar(0.0, cast<ShapedType>(arg.getType()).getElementType()),
+            shape);
+      }
+      results.push_back(g);
+      types.push_back(g.getType());
+      names.push_back("grad." + param.getValue().str());
+    }
+    b.create<func::ReturnOp>(ret.getLoc(), results);
+    ret.erase();
+    grad.setFunctionType(
+        FunctionType::get(module.getContext(), grad.getArgumentTypes(), types));
+    SmallVector<Attribute> resultAttrs;
+    for (const std::string &n : names)
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("hg.name", b.getStringAttr(n))));
+    grad.setAllResultAttrs(resultAttrs);
+  }
+};
+
+} // namespace
+} // namespace hybridc::hg

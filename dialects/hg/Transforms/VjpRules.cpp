@@ -1,0 +1,423 @@
+// The vector-Jacobian rules of hg ops (VjpInterface.td), written with hg
+// ops only, so every backend that runs the forward runs the backward too:
+// elementwise arithmetic and activations, shape ops (reshape, transpose,
+// broadcast), reductions, softmax / log-softmax, matmul and linear. Fused
+// backward kernels (attention, norms, cross-entropy) replace these
+// decompositions later; ops without a rule make hg-autodiff name them.
+#include "dialects/hg/Transforms/VjpInterface.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+
+namespace hybridc::hg {
+
+#include "dialects/hg/Transforms/VjpInterface.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// VjpContext
+//===----------------------------------------------------------------------===//
+
+Value VjpContext::scalar(double value, Type elementType) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element =
+      isa<FloatType>(elementType)
+          ? Attribute(builder_.getFloatAttr(elementType, value))
+          : Attribute(builder_.getIntegerAttr(elementType,
+                                              static_cast<int64_t>(value)));
+  return make<ConstantOp>(DenseElementsAttr::get(type, element));
+}
+
+ArrayAttr VjpContext::shapeOf(Value value) {
+  std::optional<hybrid::SymShape> shape = shapes_.get(value);
+  if (!shape) {
+    emitError(loc_) << "hg-autodiff: the shape of " << value.getType()
+                    << " is not known symbolically";
+    return {};
+  }
+  return shapes_.shapeAttr(builder_.getContext(), *shape);
+}
+
+Value VjpContext::unbroadcast(Value grad, Value like) {
+  std::optional<hybrid::SymShape> g = shapes_.get(grad), l = shapes_.get(like);
+  if (!g || !l) {
+    emitError(loc_) << "hg-autodiff: cannot undo the broadcast of "
+                    << like.getType() << " (shapes not known symbolically)";
+    return {};
+  }
+  if (*g == *l && grad.getType() == like.getType())
+    return grad;
+  const size_t lead = g->size() - l->size();
+  SmallVector<int64_t> axes;
+  for (size_t i = 0; i < g->size(); ++i)
+    if (i < lead ||
+        ((*l)[i - lead] == hybrid::SymExpr(1) && (*g)[i] != hybrid::SymExpr(1)))
+      axes.push_back(static_cast<int64_t>(i));
+  Value summed = axes.empty() ? grad : make<ReduceSumOp>(grad, axes, true);
+  if (summed.getType() == like.getType())
+    return summed;
+  return make<ReshapeOp>(summed, shapes_.shapeAttr(builder_.getContext(), *l));
+}
+
+ArrayAttr VjpContext::rowsOf(Value value) {
+  std::optional<hybrid::SymShape> shape = shapes_.get(value);
+  if (!shape || shape->empty()) {
+    emitError(loc_) << "hg-autodiff: the shape of " << value.getType()
+                    << " is not known symbolically";
+    return {};
+  }
+  hybrid::SymExpr rows(1);
+  for (size_t i = 0; i + 1 < shape->size(); ++i)
+    rows = rows * (*shape)[i];
+  return shapes_.shapeAttr(builder_.getContext(), {rows, shape->back()});
+}
+
+Value VjpContext::broadcastBack(Value grad, Value like,
+                                ArrayRef<int64_t> axes, bool keepdims) {
+  std::optional<hybrid::SymShape> l = shapes_.get(like);
+  if (!l) {
+    emitError(loc_) << "hg-autodiff: the shape of " << like.getType()
+                    << " is not known symbolically";
+    return {};
+  }
+  if (!keepdims) {
+    hybrid::SymShape kept = *l;
+    const int64_t rank = static_cast<int64_t>(kept.size());
+    for (int64_t i = 0; i < rank; ++i)
+      if (axes.empty() || llvm::is_contained(axes, i) ||
+          llvm::is_contained(axes, i - rank))
+        kept[i] = hybrid::SymExpr(1);
+    grad = make<ReshapeOp>(grad, shapes_.shapeAttr(builder_.getContext(), kept));
+  }
+  return make<BroadcastToOp>(grad,
+                             shapes_.shapeAttr(builder_.getContext(), *l));
+}
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+bool isFloat(Value v) {
+  return isa<FloatType>(cast<ShapedType>(v.getType()).getElementType());
+}
+
+Type elementOf(Value v) { return cast<ShapedType>(v.getType()).getElementType(); }
+
+/// A null value fails the rule (the context has reported why).
+LogicalResult ok(std::initializer_list<Value> values) {
+  for (Value v : values)
+    if (!v)
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Rules
+//===----------------------------------------------------------------------===//
+
+using Grads = SmallVectorImpl<Value>;
+
+LogicalResult vjp(AddOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  if (isFloat(op.getLhs()))
+    out[0] = c.unbroadcast(g[0], op.getLhs());
+  if (isFloat(op.getRhs()))
+    out[1] = c.unbroadcast(g[0], op.getRhs());
+  return ok({out[0], out[1]});
+}
+
+LogicalResult vjp(SubOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  out[0] = c.unbroadcast(g[0], op.getLhs());
+  out[1] = c.unbroadcast(c.make<NegOp>(g[0]), op.getRhs());
+  return ok({out[0], out[1]});
+}
+
+LogicalResult vjp(MulOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  out[0] = c.unbroadcast(c.make<MulOp>(g[0], op.getRhs()), op.getLhs());
+  out[1] = c.unbroadcast(c.make<MulOp>(g[0], op.getLhs()), op.getRhs());
+  return ok({out[0], out[1]});
+}
+
+LogicalResult vjp(DivOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  // d(a / b) = da / b - y db / b with y = a / b.
+  Value gOverB = c.make<DivOp>(g[0], op.getRhs());
+  out[0] = c.unbroadcast(gOverB, op.getLhs());
+  out[1] = c.unbroadcast(
+      c.make<NegOp>(c.make<MulOp>(gOverB, op.getResult())), op.getRhs());
+  return ok({out[0], out[1]});
+}
+
+LogicalResult vjp(NegOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  out[0] = c.make<NegOp>(g[0]);
+  (void)op;
+  return success();
+}
+
+LogicalResult vjp(ExpOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  out[0] = c.make<MulOp>(g[0], op.getResult());
+  return success();
+}
+
+LogicalResult vjp(LogOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  out[0] = c.make<DivOp>(g[0], op.getInput());
+  return success();
+}
+
+LogicalResult vjp(SqrtOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  // d sqrt(x) = dx / (2 y)
+  Value half = c.scalar(0.5, elementOf(op.getResult()));
+  out[0] = c.make<MulOp>(c.make<DivOp>(g[0], op.getResult()), half);
+  return success();
+}
+
+LogicalResult vjp(RsqrtOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  // y = x^-1/2: dy = -y^3 / 2 dx
+  Value y = op.getResult();
+  Value cube = c.make<MulOp>(c.make<MulOp>(y, y), y);
+  Value minusHalf = c.scalar(-0.5, elementOf(y));
+  out[0] = c.make<MulOp>(c.make<MulOp>(g[0], cube), minusHalf);
+  return success();
+}
+
+LogicalResult vjp(ReciprocalOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  Value y = op.getResult();
+  out[0] = c.make<NegOp>(c.make<MulOp>(g[0], c.make<MulOp>(y, y)));
+  return success();
+}
+
+LogicalResult vjp(TanhOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  Value y = op.getResult();
+  Value one = c.scalar(1.0, elementOf(y));
+  out[0] = c.make<MulOp>(g[0], c.make<SubOp>(one, c.make<MulOp>(y, y)));
+  return success();
+}
+
+LogicalResult vjp(SigmoidOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  Value y = op.getResult();
+  Value one = c.scalar(1.0, elementOf(y));
+  out[0] = c.make<MulOp>(g[0], c.make<MulOp>(y, c.make<SubOp>(one, y)));
+  return success();
+}
+
+LogicalResult vjp(ReluOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  Value zero = c.scalar(0.0, elementOf(op.getInput()));
+  Value positive = c.make<GreaterOp>(op.getInput(), zero);
+  out[0] = c.make<SelectOp>(positive, g[0], zero);
+  return success();
+}
+
+LogicalResult vjp(SiluOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  // y = x s(x): dy = s (1 + x (1 - s)) dx
+  Value x = op.getInput();
+  Value s = c.make<SigmoidOp>(x);
+  Value one = c.scalar(1.0, elementOf(x));
+  Value slope = c.make<MulOp>(
+      s, c.make<AddOp>(one, c.make<MulOp>(x, c.make<SubOp>(one, s))));
+  out[0] = c.make<MulOp>(g[0], slope);
+  return success();
+}
+
+LogicalResult vjp(GeluOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  Value x = op.getInput();
+  Type t = elementOf(x);
+  Value half = c.scalar(0.5, t), one = c.scalar(1.0, t);
+  Value slope;
+  if (op.getApproximate() == "tanh") {
+    // y = x/2 (1 + tanh u), u = k (x + a x^3):
+    // dy = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) k (1 + 3 a x^2)
+    const double k = std::sqrt(2.0 / kPi), a = 0.044715;
+    Value x2 = c.make<MulOp>(x, x);
+    Value u = c.make<MulOp>(
+        c.scalar(k, t),
+        c.make<AddOp>(x, c.make<MulOp>(c.scalar(a, t), c.make<MulOp>(x2, x))));
+    Value th = c.make<TanhOp>(u);
+    Value du = c.make<MulOp>(
+        c.scalar(k, t),
+        c.make<AddOp>(one, c.make<MulOp>(c.scalar(3 * a, t), x2)));
+    Value left = c.make<MulOp>(half, c.make<AddOp>(one, th));
+    Value right = c.make<MulOp>(
+        c.make<MulOp>(half, x),
+        c.make<MulOp>(c.make<SubOp>(one, c.make<MulOp>(th, th)), du));
+    slope = c.make<AddOp>(left, right);
+  } else {
+    // y = x Phi(x): dy = Phi(x) + x phi(x)
+    Value cdf = c.make<MulOp>(
+        half, c.make<AddOp>(one, c.make<ErfOp>(c.make<MulOp>(
+                                     x, c.scalar(1 / std::sqrt(2.0), t)))));
+    Value pdf = c.make<MulOp>(
+        c.scalar(1 / std::sqrt(2 * kPi), t),
+        c.make<ExpOp>(c.make<MulOp>(c.scalar(-0.5, t), c.make<MulOp>(x, x))));
+    slope = c.make<AddOp>(cdf, c.make<MulOp>(x, pdf));
+  }
+  out[0] = c.make<MulOp>(g[0], slope);
+  return success();
+}
+
+LogicalResult vjp(CastOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  if (!isFloat(op.getInput()))
+    return success(); // no gradient into integers
+  out[0] = c.builder().create<CastOp>(c.loc(), op.getInput().getType(), g[0]);
+  return success();
+}
+
+LogicalResult vjp(SelectOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  Value zero = c.scalar(0.0, elementOf(op.getResult()));
+  out[1] = c.unbroadcast(c.make<SelectOp>(op.getCond(), g[0], zero),
+                         op.getLhs());
+  out[2] = c.unbroadcast(c.make<SelectOp>(op.getCond(), zero, g[0]),
+                         op.getRhs());
+  return ok({out[1], out[2]});
+}
+
+LogicalResult vjp(ReshapeOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  ArrayAttr shape = c.shapeOf(op.getInput());
+  if (!shape)
+    return failure();
+  out[0] = c.make<ReshapeOp>(g[0], shape);
+  return success();
+}
+
+LogicalResult vjp(TransposeOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  ArrayRef<int64_t> perm = op.getPerm();
+  SmallVector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = static_cast<int64_t>(i);
+  out[0] = c.make<TransposeOp>(g[0], inverse);
+  return success();
+}
+
+LogicalResult vjp(BroadcastToOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  out[0] = c.unbroadcast(g[0], op.getInput());
+  return ok({out[0]});
+}
+
+LogicalResult vjp(ReduceSumOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  out[0] = c.broadcastBack(g[0], op.getInput(), op.getAxes(), op.getKeepdims());
+  return ok({out[0]});
+}
+
+LogicalResult vjp(ReduceMeanOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  Value spread =
+      c.broadcastBack(g[0], op.getInput(), op.getAxes(), op.getKeepdims());
+  if (!spread)
+    return failure();
+  // Divided by the count of reduced elements: a sum of ones over the same
+  // axes (symbolic sizes stay symbolic).
+  Value input = op.getInput();
+  ArrayAttr shape = c.shapeOf(input);
+  if (!shape)
+    return failure();
+  Value ones = c.make<BroadcastToOp>(c.scalar(1.0, elementOf(input)), shape);
+  Value count = c.make<ReduceSumOp>(ones, op.getAxes(), true);
+  out[0] = c.make<DivOp>(spread, count);
+  return success();
+}
+
+LogicalResult vjp(SoftmaxOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  // dx = y (g - sum(g y))
+  Value y = op.getResult();
+  const int64_t axis = static_cast<int64_t>(op.getAxis());
+  Value dot =
+      c.make<ReduceSumOp>(c.make<MulOp>(g[0], y), ArrayRef<int64_t>{axis}, true);
+  out[0] = c.make<MulOp>(y, c.make<SubOp>(g[0], dot));
+  return success();
+}
+
+LogicalResult vjp(LogSoftmaxOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // dx = g - exp(y) sum(g)
+  const int64_t axis = static_cast<int64_t>(op.getAxis());
+  Value total = c.make<ReduceSumOp>(g[0], ArrayRef<int64_t>{axis}, true);
+  out[0] = c.make<SubOp>(
+      g[0], c.make<MulOp>(c.make<ExpOp>(op.getResult()), total));
+  return success();
+}
+
+/// The last two dims swapped.
+Value swapLast(VjpContext &c, Value v) {
+  const int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+  SmallVector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[rank - 2], perm[rank - 1]);
+  return c.make<TransposeOp>(v, perm);
+}
+
+LogicalResult vjp(MatMulOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  Value a = op.getLhs(), b = op.getRhs();
+  if (cast<RankedTensorType>(a.getType()).getRank() < 2 ||
+      cast<RankedTensorType>(b.getType()).getRank() < 2)
+    return emitError(c.loc())
+           << "hg-autodiff: no gradient rule yet for a matmul of a 1-D operand";
+  out[0] = c.unbroadcast(c.make<MatMulOp>(g[0], swapLast(c, b)), a);
+  out[1] = c.unbroadcast(c.make<MatMulOp>(swapLast(c, a), g[0]), b);
+  return ok({out[0], out[1]});
+}
+
+LogicalResult vjp(LinearOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  if (op.getResidual() || op.getActivation() != "none")
+    return emitError(c.loc())
+           << "hg-autodiff: a linear with a fused epilogue has no gradient "
+              "rule (differentiate before hg-fuse-epilogues)";
+  Value x = op.getInput(), w = op.getWeight();
+  const bool transposed = op.getTransposeWeight();
+  // dx = g W ([N, K] weights) or g W^T ([K, N]): a linear with the
+  // weight's other reading.
+  out[0] = c.make<LinearOp>(g[0], w, Value(), !transposed);
+  // dW from the rows of x and g, leading dims flattened to [M, K] and
+  // [M, N].
+  auto xType = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> leading(xType.getRank() - 1);
+  std::iota(leading.begin(), leading.end(), 0);
+  Value x2 = x, g2 = g[0];
+  if (xType.getRank() != 2) {
+    ArrayAttr xRows = c.rowsOf(x), gRows = c.rowsOf(g[0]);
+    if (!xRows || !gRows)
+      return failure();
+    x2 = c.make<ReshapeOp>(x, xRows);
+    g2 = c.make<ReshapeOp>(g[0], gRows);
+  }
+  out[1] = transposed ? c.make<MatMulOp>(swapLast(c, g2), x2)
+                      : c.make<MatMulOp>(swapLast(c, x2), g2);
+  if (op.getBias())
+    out[2] = leading.empty() ? g[0]
+                             : c.make<ReduceSumOp>(g[0], leading, false);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+struct Rule : VjpOpInterface::ExternalModel<Rule<OpT>, OpT> {
+  LogicalResult buildVjp(Operation *op, VjpContext &context,
+                         ArrayRef<Value> resultGrads,
+                         SmallVectorImpl<Value> &operandGrads) const {
+    return vjp(cast<OpT>(op), context, resultGrads, operandGrads);
+  }
+};
+
+template <typename... Ops> void attach(MLIRContext *context) {
+  (Ops::template attachInterface<Rule<Ops>>(*context), ...);
+}
+
+} // namespace
+
+void registerVjpRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, HgDialect *) {
+    attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
+           ReciprocalOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp, CastOp,
+           SelectOp, ReshapeOp, TransposeOp, BroadcastToOp, ReduceSumOp,
+           ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, MatMulOp, LinearOp>(context);
+  });
+}
+
+} // namespace hybridc::hg
