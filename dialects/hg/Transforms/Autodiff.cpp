@@ -4,8 +4,9 @@
 // name>", the parameter's type). Gradients flow from the loss back through
 // each op's vector-Jacobian rule (VjpInterface.td), in reverse program
 // order; a value used several times gets the sum of its uses' gradients.
-// Values that cannot carry a gradient (integers, booleans) stop it; an op
-// on the path that has float results but no rule is an error naming it.
+// Only values that depend on a parameter carry gradients (integers,
+// booleans, position tables and masks do not); an op on that path without
+// a rule is an error naming it.
 #include "dialects/hg/Transforms/Passes.h"
 #include "dialects/hg/Transforms/VjpInterface.h"
 
@@ -102,10 +103,23 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
                        })))));
 
     // The forward ops, last first (ops built here go after the return's
-    // position in this list, so they are not visited).
+    // position in this list, so they are not visited). Only values that
+    // depend on a parameter need gradients (activity analysis): position
+    // tables, masks and index arithmetic are left alone.
     SmallVector<Operation *> forward;
-    for (Operation &op : body.without_terminator())
+    DenseSet<Value> varied;
+    for (BlockArgument arg : body.getArguments())
+      if (isFloat(arg) &&
+          grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "hg.param"))
+        varied.insert(arg);
+    for (Operation &op : body.without_terminator()) {
       forward.push_back(&op);
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return varied.contains(v); }))
+        for (Value r : op.getResults())
+          if (isFloat(r))
+            varied.insert(r);
+    }
     for (Operation *op : llvm::reverse(forward)) {
       SmallVector<Value> resultGrads;
       bool any = false;
@@ -116,8 +130,9 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
       }
       if (!any)
         continue;
-      if (llvm::none_of(op->getOperands(), isFloat))
-        continue; // nothing to pass a gradient to
+      if (llvm::none_of(op->getOperands(),
+                        [&](Value v) { return varied.contains(v); }))
+        continue; // nothing upstream depends on a parameter
       auto rule = dyn_cast<VjpOpInterface>(op);
       if (!rule) {
         op->emitError() << "hg-autodiff: no gradient rule for '"
@@ -141,7 +156,7 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
       if (failed(rule.buildVjp(context, resultGrads, operandGrads)))
         return signalPassFailure();
       for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
-        if (g && isFloat(operand))
+        if (g && varied.contains(operand))
           accumulate(operand, g);
     }
 

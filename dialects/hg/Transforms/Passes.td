@@ -8,6 +8,16 @@ include "mlir/Pass/PassBase.td"
 // Training: the train lowering of @forward (DESIGN §1)
 //===----------------------------------------------------------------------===//
 
+def CausalLmLoss : Pass<"hg-causal-lm-loss", "mlir::ModuleOp"> {
+  let summary = "@forward_loss: HuggingFace's causal-LM loss of @forward";
+  let description = [{
+    Adds @forward_loss, a copy of @forward (input_ids -> logits) returning
+    `loss` [1]: the mean cross-entropy (in f32) of the logits at position t
+    against input_ids[t + 1], over labels other than -100, as HF computes
+    it with labels = input_ids.
+  }];
+}
+
 def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode gradients of a scalar loss w.r.t. the parameters";
   let description = [{

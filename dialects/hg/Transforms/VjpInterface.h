@@ -29,6 +29,12 @@ public:
   mlir::ArrayAttr shapeOf(mlir::Value value);
   /// [product of the leading dims, last dim] of `value`'s shape.
   mlir::ArrayAttr rowsOf(mlir::Value value);
+  /// `value`'s symbolic shape (an error at the current op when unknown).
+  std::optional<hybrid::SymShape> symShape(mlir::Value value);
+  /// The shape attribute of a symbolic shape.
+  mlir::ArrayAttr attr(const hybrid::SymShape &shape);
+  /// Zeros of `elementType` and `shape`.
+  mlir::Value zeros(mlir::Type elementType, const hybrid::SymShape &shape);
   /// The gradient `grad` of a value `like` was broadcast into, summed back
   /// to `like`'s shape (over the leading dims `like` lacks and the dims
   /// where `like` has size 1); `grad` itself when the shapes agree.

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -73,6 +74,22 @@ ArrayAttr VjpContext::rowsOf(Value value) {
   for (size_t i = 0; i + 1 < shape->size(); ++i)
     rows = rows * (*shape)[i];
   return shapes_.shapeAttr(builder_.getContext(), {rows, shape->back()});
+}
+
+std::optional<hybrid::SymShape> VjpContext::symShape(Value value) {
+  std::optional<hybrid::SymShape> shape = shapes_.get(value);
+  if (!shape)
+    emitError(loc_) << "hg-autodiff: the shape of " << value.getType()
+                    << " is not known symbolically";
+  return shape;
+}
+
+ArrayAttr VjpContext::attr(const hybrid::SymShape &shape) {
+  return shapes_.shapeAttr(builder_.getContext(), shape);
+}
+
+Value VjpContext::zeros(Type elementType, const hybrid::SymShape &shape) {
+  return make<BroadcastToOp>(scalar(0.0, elementType), attr(shape));
 }
 
 Value VjpContext::broadcastBack(Value grad, Value like,
@@ -392,6 +409,292 @@ LogicalResult vjp(LinearOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   return success();
 }
 
+/// Means over `axes` (keepdims) of `x`.
+Value meanOver(VjpContext &c, Value x, ArrayRef<int64_t> axes) {
+  return c.make<ReduceMeanOp>(x, axes, true);
+}
+
+/// The normalised axes [axis, rank) of a norm over `x`.
+SmallVector<int64_t> normAxes(Value x, int64_t axis) {
+  const int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t a = axis < 0 ? axis + rank : axis; a < rank; ++a)
+    axes.push_back(a);
+  return axes;
+}
+
+LogicalResult vjp(LayerNormOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // x^ = (x - mean) rstd, y = x^ w + b:
+  // dx = rstd (dx^ - mean(dx^) - x^ mean(dx^ x^)), dx^ = g w.
+  Value x = op.getInput();
+  Type t = elementOf(x);
+  SmallVector<int64_t> axes =
+      normAxes(x, static_cast<int64_t>(op.getAxis()));
+  Value centred = c.make<SubOp>(x, meanOver(c, x, axes));
+  Value var = meanOver(c, c.make<MulOp>(centred, centred), axes);
+  Value rstd = c.make<RsqrtOp>(
+      c.make<AddOp>(var, c.scalar(op.getEpsilon().convertToDouble(), t)));
+  Value xhat = c.make<MulOp>(centred, rstd);
+  Value gxhat = op.getWeight() ? c.make<MulOp>(g[0], op.getWeight()) : g[0];
+  Value inner = c.make<SubOp>(
+      c.make<SubOp>(gxhat, meanOver(c, gxhat, axes)),
+      c.make<MulOp>(xhat, meanOver(c, c.make<MulOp>(gxhat, xhat), axes)));
+  out[0] = c.make<MulOp>(rstd, inner);
+  if (op.getWeight())
+    out[1] = c.unbroadcast(c.make<MulOp>(g[0], xhat), op.getWeight());
+  if (op.getBias())
+    out[op.getWeight() ? 2 : 1] = c.unbroadcast(g[0], op.getBias());
+  return success();
+}
+
+LogicalResult vjp(RmsNormOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // x^ = x r, r = rsqrt(mean(x^2) + eps), y = x^ w:
+  // dx = r (dx^ - x^ mean(dx^ x^)), dx^ = g w.
+  Value x = op.getInput();
+  Type t = elementOf(x);
+  SmallVector<int64_t> axes =
+      normAxes(x, static_cast<int64_t>(op.getAxis()));
+  Value r = c.make<RsqrtOp>(
+      c.make<AddOp>(meanOver(c, c.make<MulOp>(x, x), axes),
+                    c.scalar(op.getEpsilon().convertToDouble(), t)));
+  Value xhat = c.make<MulOp>(x, r);
+  Value gxhat = op.getWeight() ? c.make<MulOp>(g[0], op.getWeight()) : g[0];
+  out[0] = c.make<MulOp>(
+      r, c.make<SubOp>(gxhat, c.make<MulOp>(xhat, meanOver(
+                                                 c, c.make<MulOp>(gxhat, xhat),
+                                                 axes))));
+  if (op.getWeight())
+    out[1] = c.unbroadcast(c.make<MulOp>(g[0], xhat), op.getWeight());
+  return success();
+}
+
+LogicalResult vjp(EmbeddingOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // d table = onehot(ids)^T g over all ids: [M, V]^T [M, D]. (A fused
+  // scatter-add kernel replaces this product later.)
+  Value table = op.getTable(), ids = op.getIds();
+  std::optional<hybrid::SymShape> ts = c.symShape(table),
+                                  is = c.symShape(ids);
+  if (!ts || !is)
+    return failure();
+  hybrid::SymExpr m(1);
+  for (const hybrid::SymExpr &d : *is)
+    m = m * d;
+  Type idType = elementOf(ids);
+  Value column = c.make<ReshapeOp>(ids, c.attr({m, hybrid::SymExpr(1)}));
+  Value vocab = c.builder().create<IotaOp>(
+      c.loc(), RankedTensorType::get({cast<RankedTensorType>(table.getType())
+                                          .getDimSize(0)},
+                                     idType),
+      c.attr({(*ts)[0]}), c.builder().getF64FloatAttr(0),
+      c.builder().getF64FloatAttr(1));
+  Value row = c.make<ReshapeOp>(vocab, c.attr({hybrid::SymExpr(1), (*ts)[0]}));
+  Value hot = c.make<EqualOp>(column, row);
+  auto hotType = RankedTensorType::get(
+      cast<RankedTensorType>(hot.getType()).getShape(), elementOf(table));
+  Value onehot = c.builder().create<CastOp>(c.loc(), hotType, hot);
+  Value g2 = c.make<ReshapeOp>(g[0], c.attr({m, (*ts)[1]}));
+  out[0] = c.make<MatMulOp>(swapLast(c, onehot), g2);
+  return success();
+}
+
+LogicalResult vjp(RotaryOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  // y = x cos + rot(x) sin with rot(x) = [-x2, x1] (halves of the last
+  // dim): dx = g cos + rot^T(g sin), rot^T(z) = [z2, -z1].
+  if (op.getInterleaved())
+    return emitError(c.loc())
+           << "hg-autodiff: no gradient rule yet for interleaved rotary";
+  Value x = op.getInput();
+  std::optional<hybrid::SymShape> xs = c.symShape(x),
+                                  cs = c.symShape(op.getCos());
+  if (!xs || !cs)
+    return failure();
+  // cos / sin [B or 1, T, D] read as [B or 1, 1, T, D].
+  hybrid::SymShape tableShape = {(*cs)[0], hybrid::SymExpr(1), (*cs)[1],
+                                 (*cs)[2]};
+  Value cosine = c.make<ReshapeOp>(op.getCos(), c.attr(tableShape));
+  Value sine = c.make<ReshapeOp>(op.getSin(), c.attr(tableShape));
+  const int64_t d = cast<RankedTensorType>(x.getType()).getDimSize(3);
+  if (ShapedType::isDynamic(d) || d % 2)
+    return emitError(c.loc())
+           << "hg-autodiff: rotary needs an even, static head size";
+  Value z = c.make<MulOp>(g[0], sine);
+  auto half = [&](int64_t start, int64_t end) {
+    auto zt = cast<RankedTensorType>(z.getType());
+    SmallVector<int64_t> shape(zt.getShape());
+    shape[3] = d / 2;
+    return c.builder().create<SliceOp>(
+        c.loc(), zt.clone(shape), z, ArrayRef<int64_t>{3},
+        ArrayRef<int64_t>{start}, ArrayRef<int64_t>{end},
+        ArrayRef<int64_t>{1});
+  };
+  Value z1 = half(0, d / 2), z2 = half(d / 2, d);
+  Value rotT = c.make<ConcatOp>(ValueRange{z2, c.make<NegOp>(z1)},
+                                c.builder().getI64IntegerAttr(3));
+  out[0] = c.make<AddOp>(c.make<MulOp>(g[0], cosine), rotT);
+  return success();
+}
+
+LogicalResult vjp(SliceOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  // The gradient of the kept part, with zeros where the slice cut.
+  Value x = op.getInput();
+  std::optional<hybrid::SymShape> xs = c.symShape(x);
+  if (!xs)
+    return failure();
+  const int64_t rank = static_cast<int64_t>(xs->size());
+  Value grad = g[0];
+  for (auto [axis0, start, end, step] :
+       llvm::zip(op.getAxes(), op.getStarts(), op.getEnds(), op.getSteps())) {
+    const int64_t axis = axis0 < 0 ? axis0 + rank : axis0;
+    const hybrid::SymExpr dim = (*xs)[axis];
+    std::optional<int64_t> known = dim.constant();
+    if (step != 1)
+      return emitError(c.loc())
+             << "hg-autodiff: no gradient rule yet for a strided slice";
+    // The cut before and after the kept range, as (symbolic) sizes.
+    hybrid::SymExpr before(0), after(0);
+    if (known) {
+      auto clampTo = [&](int64_t v) {
+        if (v < 0)
+          v += *known;
+        return std::clamp<int64_t>(v, 0, *known);
+      };
+      const int64_t s = clampTo(start);
+      const int64_t e = end == INT64_MAX ? *known : std::max(s, clampTo(end));
+      before = hybrid::SymExpr(s);
+      after = hybrid::SymExpr(*known - e);
+    } else if (start >= 0 && (end == INT64_MAX || end < 0)) {
+      before = hybrid::SymExpr(start);
+      after = hybrid::SymExpr(end == INT64_MAX ? 0 : -end);
+    } else {
+      return emitError(c.loc()) << "hg-autodiff: no gradient rule yet for "
+                                   "this slice of a symbolic dim";
+    }
+    std::optional<hybrid::SymShape> gs = c.symShape(grad);
+    if (!gs)
+      return failure();
+    SmallVector<Value> parts;
+    auto pad = [&](const hybrid::SymExpr &n) {
+      if (n == hybrid::SymExpr(0))
+        return;
+      hybrid::SymShape shape = *gs;
+      shape[axis] = n;
+      parts.push_back(c.zeros(elementOf(grad), shape));
+    };
+    pad(before);
+    parts.push_back(grad);
+    pad(after);
+    if (parts.size() > 1)
+      grad = c.make<ConcatOp>(ValueRange(parts),
+                              c.builder().getI64IntegerAttr(axis));
+  }
+  if (grad.getType() != x.getType())
+    grad = c.make<ReshapeOp>(grad, c.attr(*xs));
+  out[0] = grad;
+  return success();
+}
+
+LogicalResult vjp(AttentionOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // Recomputes the probabilities p = softmax(s), s = q k^T scale (+ mask,
+  // causal / window limits, key padding), then
+  //   dv = p^T g, dp = g v^T, ds = p (dp - sum(dp p)),
+  //   dq = ds k scale, dk = ds^T q scale,
+  // with grouped KV heads repeated for the products and summed back.
+  // (A fused backward kernel replaces this decomposition later.)
+  if (op.getKeyLength())
+    return emitError(c.loc()) << "hg-autodiff: attention over a KV cache "
+                                 "(key_length) has no gradient rule";
+  if (op.getAlibiSlopes())
+    return emitError(c.loc())
+           << "hg-autodiff: no gradient rule yet for ALiBi attention";
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Type t = elementOf(q);
+  std::optional<hybrid::SymShape> qs = c.symShape(q), ks = c.symShape(k),
+                                  vs = c.symShape(v);
+  if (!qs || !ks || !vs)
+    return failure();
+  std::optional<int64_t> hq = (*qs)[1].constant(), hkv = (*ks)[1].constant();
+  if (!hq || !hkv || *hkv == 0 || *hq % *hkv)
+    return emitError(c.loc()) << "hg-autodiff: attention heads must be static";
+  const int64_t group = *hq / *hkv;
+  const hybrid::SymExpr B = (*qs)[0], T = (*qs)[2], S = (*ks)[2];
+  auto repeat = [&](Value kv, const hybrid::SymShape &shape) {
+    if (group == 1)
+      return kv;
+    hybrid::SymShape one = {B, shape[1], hybrid::SymExpr(1), S, shape[3]};
+    hybrid::SymShape many = one;
+    many[2] = hybrid::SymExpr(group);
+    Value r = c.make<ReshapeOp>(kv, c.attr(one));
+    r = c.make<BroadcastToOp>(r, c.attr(many));
+    return c.make<ReshapeOp>(r, c.attr({B, hybrid::SymExpr(*hq), S, shape[3]}));
+  };
+  auto unrepeat = [&](Value grad, const hybrid::SymShape &shape) {
+    if (group == 1)
+      return grad;
+    Value r = c.make<ReshapeOp>(
+        grad, c.attr({B, shape[1], hybrid::SymExpr(group), S, shape[3]}));
+    return c.make<ReduceSumOp>(r, ArrayRef<int64_t>{2}, false);
+  };
+  Value kr = repeat(k, *ks), vr = repeat(v, *vs);
+  const double scale = op.getScale().convertToDouble();
+  Value scores = c.make<MulOp>(c.make<MatMulOp>(q, swapLast(c, kr)),
+                               c.scalar(scale, t));
+  if (op.getMask())
+    scores = c.make<AddOp>(scores, op.getMask());
+  // Which keys each query sees: [T, S] from the limits, [B, 1, 1, S] from
+  // the padding.
+  Value visible;
+  auto both = [&](Value a, Value b) {
+    return a ? c.make<AndOp>(a, b) : b;
+  };
+  OpBuilder &b = c.builder();
+  if (op.getCausal() || op.getSlidingWindow() > 0) {
+    if (T != S)
+      return emitError(c.loc())
+             << "hg-autodiff: causal attention needs as many queries as keys";
+    auto i64 = b.getI64Type();
+    Value qi = c.make<ReshapeOp>(
+        b.create<IotaOp>(c.loc(), RankedTensorType::get({ShapedType::kDynamic}, i64),
+                         c.attr({T}), b.getF64FloatAttr(0), b.getF64FloatAttr(1)),
+        c.attr({T, hybrid::SymExpr(1)}));
+    Value kj = c.make<ReshapeOp>(
+        b.create<IotaOp>(c.loc(), RankedTensorType::get({ShapedType::kDynamic}, i64),
+                         c.attr({S}), b.getF64FloatAttr(0), b.getF64FloatAttr(1)),
+        c.attr({hybrid::SymExpr(1), S}));
+    if (op.getCausal())
+      visible = c.make<LessEqualOp>(kj, qi);
+    if (int64_t w = static_cast<int64_t>(op.getSlidingWindow()); w > 0)
+      visible = both(visible,
+                     c.make<GreaterOp>(kj, c.make<SubOp>(qi, c.scalar(w, i64))));
+  }
+  if (Value km = op.getKeyMask()) {
+    Value pad = c.make<EqualOp>(km, c.scalar(0, elementOf(km)));
+    Value token = c.make<ReshapeOp>(
+        c.make<NotOp>(pad), c.attr({B, hybrid::SymExpr(1), hybrid::SymExpr(1), S}));
+    visible = both(visible, token);
+  }
+  if (visible)
+    scores = c.make<SelectOp>(visible, scores, c.scalar(-INFINITY, t));
+  Value p = c.make<SoftmaxOp>(scores, b.getI64IntegerAttr(3));
+  // A query that sees no key reads nothing (as the kernels): 0, not NaN.
+  p = c.make<SelectOp>(c.make<IsNanOp>(p), c.scalar(0.0, t), p);
+  Value gp = c.make<MatMulOp>(g[0], swapLast(c, vr));
+  Value gvr = c.make<MatMulOp>(swapLast(c, p), g[0]);
+  Value gs = c.make<MulOp>(
+      p, c.make<SubOp>(gp, c.make<ReduceSumOp>(c.make<MulOp>(gp, p),
+                                               ArrayRef<int64_t>{3}, true)));
+  Value gsScaled = c.make<MulOp>(gs, c.scalar(scale, t));
+  out[0] = c.make<MatMulOp>(gsScaled, kr);
+  out[1] = unrepeat(c.make<MatMulOp>(swapLast(c, gsScaled), q), *ks);
+  out[2] = unrepeat(gvr, *vs);
+  if (op.getMask())
+    out[3] = c.unbroadcast(gs, op.getMask());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
@@ -416,7 +719,9 @@ void registerVjpRules(DialectRegistry &registry) {
     attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
            ReciprocalOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp, CastOp,
            SelectOp, ReshapeOp, TransposeOp, BroadcastToOp, ReduceSumOp,
-           ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, MatMulOp, LinearOp>(context);
+           ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, MatMulOp, LinearOp,
+           LayerNormOp, RmsNormOp, EmbeddingOp, RotaryOp, SliceOp,
+           AttentionOp>(context);
   });
 }
 
