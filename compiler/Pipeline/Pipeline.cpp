@@ -165,6 +165,20 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
   return llvm::Error::success();
 }
 
+llvm::Error runTrainPipeline(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(hg::createCausalLmLoss());
+  hg::AutodiffOptions autodiff;
+  autodiff.function = "forward_loss";
+  pm.addPass(hg::createAutodiff(autodiff));
+  pm.addPass(hg::createAdamW());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (mlir::failed(pm.run(module)))
+    return error("the training lowering failed (see the diagnostics above)");
+  return llvm::Error::success();
+}
+
 llvm::Error runHrtPipeline(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(createConvertHgToHrt());

@@ -31,6 +31,10 @@ struct CompileOptions {
   /// keeps @forward alone; On makes that an error; Off skips them.
   enum class Generation { Auto, On, Off };
   Generation generation = Generation::Auto;
+  /// Whether to add the training executables of a language model:
+  /// @forward_loss (HF's causal-LM loss), @forward_loss_grad (its
+  /// gradients) and @train_step (gradients, then AdamW in place).
+  bool train = false;
   /// Floating-point type of an HF config model's weights and activations
   /// ("float32", "bfloat16", "float16"; also "f32", "bf16", "f16"); empty:
   /// the config's torch_dtype (or dtype), else float32.
@@ -65,6 +69,10 @@ bool isLanguageModel(mlir::ModuleOp module);
 /// the context's handler.
 llvm::Error runGenerationPipeline(mlir::ModuleOp module,
                                   std::string *declined = nullptr);
+
+/// The training lowering of a language model's @forward: hg-causal-lm-loss,
+/// hg-autodiff, hg-adamw, then cleanup.
+llvm::Error runTrainPipeline(mlir::ModuleOp module);
 
 /// Lowers the hg functions to hrt executables and plans their memory.
 llvm::Error runHrtPipeline(mlir::ModuleOp module);

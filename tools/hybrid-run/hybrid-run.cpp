@@ -74,6 +74,16 @@ const char *kUsage =
     "      The second form\n"
     "      times prefill and decode on random weights and prompts; --repeat\n"
     "      R reports the best of R calls after a warm-up.\n"
+    "  hybrid-run train-step BUNDLE --weights W --inputs IN.safetensors\n"
+    "                     --out OUT.safetensors [--optimizer adamw]\n"
+    "                     [--lr LR] [--betas B1,B2] [--eps E]\n"
+    "                     [--weight-decay WD] [--device D] [--threads N]\n"
+    "      One causal-LM training step (a bundle compiled with hybridc\n"
+    "      --train): loss of input_ids (labels = inputs, shifted as HF\n"
+    "      does; attention_mask from IN when present), gradients, AdamW\n"
+    "      (defaults: lr 1e-3, betas 0.9,0.999, eps 1e-8, weight decay\n"
+    "      0.01). Writes float32 loss [1], grad.<name> per parameter and\n"
+    "      logits_after (forward on the same inputs after the step).\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
     "                     [--atol X | --rtol-max R]\n"
     "      Prints max |a-b| per tensor (the --name ones, else every name in\n"
@@ -851,10 +861,111 @@ int runInfo(int argc, char **argv) {
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// train-step
+//===----------------------------------------------------------------------===//
+
+int runTrainStep(int argc, char **argv) {
+  Args args = parseArgs("train-step", argc, argv, 2,
+                        {"--weights", "--inputs", "--out", "--optimizer",
+                         "--lr", "--betas", "--eps", "--weight-decay",
+                         "--threads", "--allow-extra", "--device"});
+  expectPositional(args, 1, "train-step", "a BUNDLE");
+  const std::string weightsPath = args.required("--weights", "train-step");
+  const std::string inputsPath = args.required("--inputs", "train-step");
+  const std::string outPath = args.required("--out", "train-step");
+  const std::string &bundlePath = args.positional[0];
+  checkOutputIsNoInput(outPath, bundlePath, weightsPath, inputsPath);
+  const std::string optimizer = args.single("--optimizer").value_or("adamw");
+  if (optimizer != "adamw")
+    throw UsageError{"train-step: --optimizer '" + optimizer +
+                     "' is not supported (adamw)"};
+  // Hyperparameters the executable takes as inputs; omitted ones keep its
+  // defaults (torch.optim.AdamW's, lr 1e-3).
+  NamedTensors hyper;
+  auto scalar = [&](const char *name, double v) {
+    hyper[name] = HostTensor::fromVector<float>({1}, {static_cast<float>(v)});
+  };
+  if (auto v = args.single("--lr"))
+    scalar("lr", parseNonNegative(*v, "--lr"));
+  if (auto v = args.single("--eps"))
+    scalar("eps", parseNonNegative(*v, "--eps"));
+  if (auto v = args.single("--weight-decay"))
+    scalar("weight_decay", parseNonNegative(*v, "--weight-decay"));
+  if (auto v = args.single("--betas")) {
+    size_t comma = v->find(',');
+    if (comma == std::string::npos)
+      throw UsageError{"train-step: --betas wants B1,B2, got '" + *v + "'"};
+    double b1 = parseNonNegative(v->substr(0, comma), "--betas");
+    double b2 = parseNonNegative(v->substr(comma + 1), "--betas");
+    if (b1 >= 1 || b2 >= 1)
+      throw UsageError{"train-step: --betas must be below 1, got '" + *v +
+                       "'"};
+    scalar("beta1", b1);
+    scalar("beta2", b2);
+  }
+  std::string deviceName = args.single("--device").value_or("cpu");
+  if (!isDeviceName(deviceName))
+    throw UsageError{"train-step: --device wants cpu, cuda or cuda:N, got '" +
+                     deviceName + "'"};
+  DeviceOptions deviceOptions;
+  if (auto t = args.single("--threads"))
+    deviceOptions.cpuThreads =
+        static_cast<int>(parsePositiveInt(*t, "--threads"));
+  std::set<std::string> allowedExtra;
+  if (args.flags.count("--allow-extra"))
+    allowedExtra.insert(args.flags["--allow-extra"].begin(),
+                        args.flags["--allow-extra"].end());
+
+  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
+  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
+  Engine engine = Engine::create(bundle, device);
+  if (!engine.hasExecutable("train_step"))
+    throw Error(bundlePath + ": no train_step executable (compile the model "
+                             "with hybridc --train)");
+  engine.loadWeights(weightsPath, allowedExtra);
+  // input_ids and, when the file has it, attention_mask.
+  SafeTensorsFile in = SafeTensorsFile::open(inputsPath);
+  NamedTensors batch;
+  for (const char *name : {"input_ids", "attention_mask"}) {
+    const SafeTensorsEntry *e = in.find(name);
+    if (!e && std::string(name) == "attention_mask")
+      continue;
+    if (!e)
+      throw Error(inputsPath + ": no tensor 'input_ids' (int64 [batch, seq])");
+    if (e->dtype != SafeTensorsDType::I64 && e->dtype != SafeTensorsDType::I32)
+      throw Error(inputsPath + ": " + name + " is " +
+                  safeTensorsDTypeName(e->dtype) +
+                  "; it must be int64 [batch, seq]");
+    batch[name] = in.toHost(*e, DType::I64);
+  }
+  Executable &step = engine.executable("train_step");
+  NamedTensors inputs = batch;
+  for (auto &[name, t] : hyper)
+    inputs[name] = t;
+  auto start = std::chrono::steady_clock::now();
+  NamedTensors out = step.run(step.withDefaults(inputs));
+  const double stepMs = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  // The logits after the step, on the same weights the step wrote.
+  NamedTensors after = engine.forward(engine.executable("forward")
+                                          .withDefaults(batch));
+  out["logits_after"] = after.at("logits");
+  writeSafeTensors(outPath, out,
+                   {{"producer", "hybrid-run train-step"},
+                    {"bundle", bundlePath},
+                    {"weights", weightsPath}});
+  std::fprintf(stderr, "hybrid-run: train-step: loss %.6f, %.2f ms\n",
+               static_cast<double>(out.at("loss").as<float>()[0]), stepMs);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   try {
     if (argc < 2)
-      throw UsageError{"no subcommand (forward, generate, compare or info; "
+      throw UsageError{"no subcommand (forward, generate, train-step, compare or "
+                       "info; "
                        "see 'hybrid-run --help')"};
     std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -870,13 +981,15 @@ int main(int argc, char **argv) {
       return runForward(argc, argv);
     if (cmd == "generate")
       return runGenerate(argc, argv);
+    if (cmd == "train-step")
+      return runTrainStep(argc, argv);
     if (cmd == "compare")
       return runCompare(argc, argv);
     if (cmd == "info")
       return runInfo(argc, argv);
     throw UsageError{"unknown subcommand '" + cmd +
-                     "' (forward, generate, compare or info; see "
-                     "'hybrid-run --help')"};
+                     "' (forward, generate, train-step, compare or info; "
+                     "see 'hybrid-run --help')"};
   } catch (const UsageError &e) {
     std::fprintf(stderr, "hybrid-run: error: %s\n",
                  escapeControlCharacters(e.message).c_str());

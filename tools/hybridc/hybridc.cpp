@@ -49,6 +49,9 @@ constexpr const char *kUsage =
     "                         added when the model can decode one token at a\n"
     "                         time, else a warning says why not\n"
     "  --no-generate          compile @forward only (no @prefill/@decode)\n"
+    "  --train                also the training executables of a language\n"
+    "                         model: @forward_loss (HF's causal-LM loss),\n"
+    "                         @forward_loss_grad, @train_step (AdamW)\n"
     "  -q, --quiet            no summary line\n";
 
 int usageError(const std::string &msg) {
@@ -145,6 +148,8 @@ int runHybridc(int argc, char **argv) {
       options.generation = hybridc::CompileOptions::Generation::Off;
     } else if (a == "--generate") {
       options.generation = hybridc::CompileOptions::Generation::On;
+    } else if (a == "--train") {
+      options.train = true;
     } else if (a == "--no-fuse") {
       options.fuse = false;
     } else if (a == "-q" || a == "--quiet") {
@@ -209,6 +214,13 @@ int runHybridc(int argc, char **argv) {
       module->get().print(llvm::outs());
       return 0;
     }
+  }
+  if (!hrtInput && options.train) {
+    if (!hybridc::isLanguageModel(module->get()))
+      return fail("--train: @forward is not a language model (int64 "
+                  "input_ids [batch, seq] -> logits [batch, seq, vocab])");
+    if (llvm::Error e = hybridc::runTrainPipeline(module->get()))
+      return failPhase(std::move(e));
   }
   using Generation = hybridc::CompileOptions::Generation;
   if (!hrtInput && options.generation != Generation::Off) {

@@ -108,6 +108,8 @@ public:
     if (failed(collectStateResults(ret)) || failed(lowerArguments()) ||
         failed(createOutputs(ret)))
       return failure();
+    if (!writtenParams_.empty())
+      exe_.setParamAccess(hrt::Access::ReadWrite);
     for (Operation &op : func_.getBody().front())
       if (&op != ret && failed(lowerOp(&op)))
         return failure();
@@ -197,7 +199,31 @@ private:
       if (auto name = func_.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                          "hg.state"))
         args[name.getValue()] = arg;
+    llvm::StringMap<BlockArgument> paramArgs;
+    for (BlockArgument arg : func_.getArguments())
+      if (auto name = func_.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                         "hg.param"))
+        paramArgs[name.getValue()] = arg;
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      // Results tagged hg.param write that parameter (an optimizer step):
+      // the executable then reads and writes the weights.
+      if (auto param = func_.getResultAttrOfType<StringAttr>(i, "hg.param")) {
+        auto arg = paramArgs.find(param.getValue());
+        if (arg == paramArgs.end())
+          return func_.emitError()
+                 << "result #" << i << " writes parameter '"
+                 << param.getValue() << "' that no argument of @"
+                 << func_.getSymName() << " is";
+        if (arg->second.getType() != v.getType())
+          return func_.emitError()
+                 << "result #" << i << " writes parameter '"
+                 << param.getValue() << "' with type " << v.getType()
+                 << ", the parameter is " << arg->second.getType();
+        if (!writtenParams_.insert({param.getValue(), v}).second)
+          return func_.emitError() << "parameter '" << param.getValue()
+                                   << "' is written by two results";
+        continue;
+      }
       auto name = func_.getResultAttrOfType<StringAttr>(i, "hg.state");
       if (!name)
         continue;
@@ -266,11 +292,15 @@ private:
   /// and returned once is written straight into its port.
   LogicalResult createOutputs(func::ReturnOp ret) {
     llvm::DenseMap<Value, unsigned> uses;
+    auto writesBack = [&](unsigned i) {
+      return func_.getResultAttrOfType<StringAttr>(i, "hg.state") ||
+             func_.getResultAttrOfType<StringAttr>(i, "hg.param");
+    };
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-      if (!func_.getResultAttrOfType<StringAttr>(i, "hg.state"))
+      if (!writesBack(i))
         ++uses[v];
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-      if (func_.getResultAttrOfType<StringAttr>(i, "hg.state")) {
+      if (writesBack(i)) {
         outputs_.push_back(Value());
         continue;
       }
@@ -288,6 +318,14 @@ private:
 
   void copyToOutputs(func::ReturnOp ret) {
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (auto param = func_.getResultAttrOfType<StringAttr>(i, "hg.param")) {
+        // After every read of the old value: the commands run in order.
+        Value target = params_.lookup(param.getValue());
+        if (buffers_.lookup(v) != target)
+          b_.create<hrt::CopyOp>(NameLoc::get(param), target,
+                                 buffers_.lookup(v));
+        continue;
+      }
       if (auto state = func_.getResultAttrOfType<StringAttr>(i, "hg.state")) {
         // Written in place, or unchanged: nothing to copy.
         Value target = stateBuffers_.lookup(state.getValue());
@@ -574,6 +612,7 @@ private:
   llvm::StringMap<Value> params_;
   SmallVector<Value> outputs_;           // per result; null for state results
   llvm::StringMap<Value> writtenStates_; // state name -> its new value
+  llvm::StringMap<Value> writtenParams_; // parameter name -> its new value
   llvm::StringMap<BlockArgument> stateArgs_;      // state name -> old value
   llvm::StringMap<Value> stateBuffers_;           // state name -> hrt.state
   llvm::DenseMap<Value, StringRef> inPlaceState_; // value -> state it fills

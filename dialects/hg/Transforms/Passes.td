@@ -18,6 +18,19 @@ def CausalLmLoss : Pass<"hg-causal-lm-loss", "mlir::ModuleOp"> {
   }];
 }
 
+def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
+  let summary = "@train_step: the gradients, then an AdamW step in place";
+  let description = [{
+    Adds @train_step: @forward_loss_grad's loss and gradients, then
+    torch.optim.AdamW's update (decoupled weight decay, bias-corrected
+    moments) of every parameter with a gradient, written back in place
+    (results tagged `hg.param`). The moments (`opt.exp_avg.<name>`,
+    `opt.exp_avg_sq.<name>`, f32) and the step count (`opt.step`) are
+    state; lr, beta1, beta2, eps and weight_decay are f32 [1] inputs with
+    defaults 1e-3, 0.9, 0.999, 1e-8 and 0.01.
+  }];
+}
+
 def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode gradients of a scalar loss w.r.t. the parameters";
   let description = [{

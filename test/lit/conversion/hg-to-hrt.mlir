@@ -149,3 +149,29 @@ module {
     return %l : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// A result tagged hg.param writes that parameter back (an optimizer step):
+// the executable's parameter access is read_write and the new value is
+// copied into the parameter's buffer.
+// CHECK-LABEL: hrt.executable @step symbols [] params read_write
+// CHECK: %[[W:.+]] = hrt.param "w" : <f32, [4]>
+// CHECK: hrt.binary sub
+// CHECK: hrt.copy %{{.+}} : <f32, [4]> into %[[W]]
+module {
+  func.func @step(%w: tensor<4xf32> {hg.param = "w"}, %g: tensor<4xf32> {hg.name = "g"})
+      -> (tensor<4xf32> {hg.param = "w"}) {
+    %0 = hg.sub %w, %g : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{result #0 writes parameter 'v' that no argument of @bad_step is}}
+  func.func @bad_step(%w: tensor<4xf32> {hg.param = "w"}) -> (tensor<4xf32> {hg.param = "v"}) {
+    return %w : tensor<4xf32>
+  }
+}
