@@ -16,6 +16,7 @@ for m in gpt2 opt llama; do
   cp "$fixtures/$m/config.json" "$fixtures/$m/model.safetensors" \
     "$fixtures/$m/ref.safetensors" "$fixtures/$m/model.onnx" "$out/$m/"
   "$build/bin/hybridc" compile "$fixtures/$m" -o "$out/$m/hf.hyb" -q
+  "$build/bin/hybridc" compile "$fixtures/$m" --train -o "$out/$m/train.hyb" -q
   "$build/bin/hybridc" compile "$fixtures/$m" --dtype=bfloat16 -o "$out/$m/hf-bf16.hyb" -q
   python3 test/lit/e2e/Inputs/round_to_bf16.py "$fixtures/$m/model.safetensors" \
     "$out/$m/model-bf16.safetensors"
