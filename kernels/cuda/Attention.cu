@@ -12,12 +12,15 @@
 //    32 staged in shared memory as f32, an online (running-max) softmax
 //    and the output accumulated in registers;
 //  * decode steps and short prompts (flash-decoding): one block per query
-//    row and key split; small batches split each row's visible keys (as
+//    row and key split, each warp staging chunks of 32 keys and their
+//    values in shared memory with asynchronous 16-byte copies (one memory
+//    latency per chunk); small batches split each row's visible keys (as
 //    many as exist when the kernel runs) over many blocks whose partial
 //    maxima, sums and outputs meet in scratch and are combined by a second
 //    kernel.
 // Both run on CUDA cores in f32 (exact against the f32 oracle); tensor-core
 // tiles are later tuning.
+#include "Context.h"
 #include "Device.cuh"
 #include "Kernels.h"
 
@@ -48,6 +51,9 @@ struct AttnParams {
   bool causal = false;
   int64_t window = 0;
   int splits = 1; ///< decode: the most blocks a row's keys split over
+  /// decode: K and V rows are whole 16-byte words at 16-byte addresses
+  /// (staged with 16-byte copies, else element by element).
+  bool stageWords = false;
 
   /// The keys that exist, [0, keys): key_length's value, read when the
   /// kernel runs, else S; S stays the buffers' stride. -1 for a key_length
@@ -409,20 +415,87 @@ void launchFlash(const AttnParams &p, cudaStream_t stream) {
 // ---------------------------------------------------------------------------
 // Decode steps: one block per (query row, key split).
 
-/// The row's visible keys (as many as exist when the kernel runs) are split
-/// evenly over splitsFor(their number) blocks; blocks beyond that return at
-/// once. Warps take chunks of 32 keys in turn, a key per lane for the dot
-/// product; lanes own value columns lane + 32 c. Each warp keeps its own
-/// running maximum, sum and output; the block combines them, then either
-/// writes the row (one split) or its partial to scratch.
-/// q . k over n entries, q in f32 (shared memory), k one key's row: 16-byte
-/// loads when the row's size and address allow, else one entry at a time.
+/// The decode kernel's shared memory (all dynamic). Per warp: the query
+/// row (f32; each warp its own copy, so no block barrier stands between
+/// loading it and staging the first keys), then a chunk of 32 key rows and
+/// 32 value rows in the storage type. Key rows are padded to an odd number
+/// of 16-byte words, so the 8 lanes of a quarter warp reading 16 bytes of 8
+/// different rows hit distinct banks. After the warps' areas, the block's
+/// combine: each warp's running maximum and sum, and its 32 * VPL output
+/// columns.
+struct DecodeShared {
+  int64_t qBytes = 0, keyStride = 0, keyBytes = 0, perWarp = 0;
+  int64_t combineFloats = 0; ///< per warp
+
+  __host__ __device__ int64_t bytes(int64_t warps) const {
+    return warps * (perWarp + combineFloats * 4);
+  }
+};
+
+__host__ __device__ inline DecodeShared
+decodeShared(int64_t Dh, int64_t Dv, int64_t elementSize, int valuesPerLane) {
+  DecodeShared d;
+  d.qBytes = (Dh * 4 + 15) / 16 * 16;
+  d.keyStride = ((Dh * elementSize + 15) / 16 | 1) * 16;
+  d.keyBytes = 32 * d.keyStride;
+  d.perWarp = d.qBytes + d.keyBytes + (32 * Dv * elementSize + 15) / 16 * 16;
+  d.combineFloats = 2 + 32 * valuesPerLane;
+  return d;
+}
+
+/// A 16-byte copy from global to shared memory that completes in the
+/// background (cp.async; waitStaged waits for this thread's copies).
+__device__ __forceinline__ void copy16Async(void *shared, const void *global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst),
+               "l"(global)
+               : "memory");
+#else
+  *static_cast<uint4 *>(shared) = *static_cast<const uint4 *>(global);
+#endif
+}
+
+__device__ __forceinline__ void waitStaged() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
+/// Copies the rows of src (32 rows of n elements, contiguous) whose bit is
+/// set in `rows` to dst (rows `stride` bytes apart), the warp's lanes over
+/// consecutive 16-byte words (coalesced; all in flight at once) when
+/// `words`, else element by element. Rows without their bit are not read:
+/// they may be past the keys that exist, or padding.
 template <typename S>
-__device__ __forceinline__ float dotRow(const float *q, const S *k,
-                                        int64_t n) {
+__device__ void stageRows(char *dst, int64_t stride, const S *src, int64_t n,
+                          unsigned rows, bool words) {
+  const int lane = threadIdx.x % 32;
+  if (words) {
+    const int64_t perRow = n * static_cast<int64_t>(sizeof(S)) / 16;
+    for (int64_t e = lane; e < 32 * perRow; e += 32) {
+      const int64_t r = e / perRow;
+      if (rows >> r & 1)
+        copy16Async(dst + r * stride + (e - r * perRow) * 16,
+                    reinterpret_cast<const uint4 *>(src) + e);
+    }
+    return;
+  }
+  for (int64_t e = lane; e < 32 * n; e += 32) {
+    const int64_t r = e / n;
+    if (rows >> r & 1)
+      reinterpret_cast<S *>(dst + r * stride)[e - r * n] = src[e];
+  }
+}
+
+/// q . k over n entries, q in f32 and k one staged key row (both in shared
+/// memory): 16-byte reads of k when the row's size allows (staged rows
+/// start 16-byte aligned), else one entry at a time.
+template <typename S>
+__device__ __forceinline__ float dotRow(const float *q, const S *k, int64_t n) {
   constexpr int kPerLoad = 16 / sizeof(S);
   float dot = 0;
-  if (n % kPerLoad == 0 && reinterpret_cast<uintptr_t>(k) % 16 == 0) {
+  if (n % kPerLoad == 0) {
     const uint4 *k16 = reinterpret_cast<const uint4 *>(k);
     for (int64_t v = 0; v < n / kPerLoad; ++v) {
       const uint4 word = k16[v];
@@ -438,13 +511,29 @@ __device__ __forceinline__ float dotRow(const float *q, const S *k,
   return dot;
 }
 
+/// The row's visible keys (as many as exist when the kernel runs) are split
+/// evenly over splitsFor(their number) blocks; blocks beyond that return at
+/// once. Warps take chunks of 32 keys in turn: the warp stages the chunk's
+/// visible key and value rows in its shared memory (copies all in flight
+/// together), then a lane computes one key's dot product and lanes own
+/// value columns lane + 32 c for the weighted sum. Each warp keeps its own
+/// running maximum, sum and output; the block combines them, then either
+/// writes the row (one split) or its partial to scratch.
 template <typename S, int VPL>
 __global__ void __launch_bounds__(32 * kDecodeWarps)
     decodeAttentionKernel(AttnParams p) {
-  extern __shared__ float q[]; // Dh
-  __shared__ float warpM[kDecodeWarps], warpL[kDecodeWarps];
-  __shared__ float warpAcc[kDecodeWarps][32 * VPL];
+  extern __shared__ float4 decodeShared4[];
+  const DecodeShared layout = decodeShared(p.Dh, p.Dv, sizeof(S), VPL);
+  const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  char *shared = reinterpret_cast<char *>(decodeShared4);
+  float *warpM = reinterpret_cast<float *>(shared + warps * layout.perWarp);
+  float *warpL = warpM + warps;
+  float *warpAcc = warpL + warps; // [warps][32 * VPL]
+  char *mine = shared + warp * layout.perWarp;
+  float *q = reinterpret_cast<float *>(mine); // Dh
+  char *keys16 = mine + layout.qBytes;
+  const S *values = reinterpret_cast<const S *>(keys16 + layout.keyBytes);
   const int64_t row = blockIdx.x; // (b * Hq + h) * T + i
   const int split = blockIdx.y;
   const int64_t i = row % p.T, bh = row / p.T;
@@ -469,25 +558,33 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   const S *Qr = static_cast<const S *>(p.q) + row * p.Dh;
   const S *K = static_cast<const S *>(p.k) + (b * p.Hkv + hk) * p.S * p.Dh;
   const S *V = static_cast<const S *>(p.v) + (b * p.Hkv + hk) * p.S * p.Dv;
-  for (int64_t d = threadIdx.x; d < p.Dh; d += blockDim.x)
+  for (int64_t d = lane; d < p.Dh; d += 32)
     q[d] = toFloat(Qr[d]);
-  __syncthreads();
 
   float m = -INFINITY, l = 0, acc[VPL];
 #pragma unroll
   for (int c = 0; c < VPL; ++c)
     acc[c] = 0;
-  // Keys in chunks of 32, a key per lane: a chunk's dot products run side
-  // by side (each lane reads its key's row), then every lane scales its
-  // value columns by the chunk's weights, key after key (independent
-  // loads, coalesced across the lanes).
-  for (int64_t c0 = begin + 32 * warp; c0 < end; c0 += 32 * kDecodeWarps) {
+  for (int64_t c0 = begin + 32 * warp; c0 < end; c0 += 32 * warps) {
     const int64_t j = c0 + lane;
+    const bool visible = j < end && p.keyVisible(b, j);
+    const unsigned rows = __ballot_sync(0xffffffffu, visible);
+    __syncwarp(); // every lane is done with the previous chunk
+    stageRows(keys16, layout.keyStride, K + c0 * p.Dh, p.Dh, rows,
+              p.stageWords);
+    stageRows(keys16 + layout.keyBytes, p.Dv * int64_t(sizeof(S)),
+              V + c0 * p.Dv, p.Dv, rows, p.stageWords);
+    waitStaged();
+    __syncwarp(); // the chunk (and q) are in shared memory for every lane
     float sc = -INFINITY;
-    if (j < end && p.keyVisible(b, j))
-      sc = p.score<S>(dotRow(q, K + j * p.Dh, p.Dh), b, h, i, j);
+    if (visible)
+      sc = p.score<S>(
+          dotRow(q,
+                 reinterpret_cast<const S *>(keys16 + lane * layout.keyStride),
+                 p.Dh),
+          b, h, i, j);
     // Weight 0 (masked, padding, past the end): adds nothing, and its value
-    // (maybe an unwritten slot) is never read, as on the CPU.
+    // (maybe an unwritten slot, never staged) is never read, as on the CPU.
     unsigned live = __ballot_sync(0xffffffffu, sc != -INFINITY);
     if (!live)
       continue;
@@ -503,12 +600,12 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
       const int t = __ffs(live) - 1;
       live &= live - 1;
       const float pt = __shfl_sync(0xffffffffu, pj, t);
-      const S *vj = V + (c0 + t) * p.Dv;
+      const S *vt = values + t * p.Dv;
 #pragma unroll
       for (int c = 0; c < VPL; ++c) {
         const int64_t d = lane + 32 * c;
         if (d < p.Dv)
-          acc[c] += pt * toFloat(vj[d]);
+          acc[c] += pt * toFloat(vt[d]);
       }
     }
   }
@@ -518,26 +615,33 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   }
 #pragma unroll
   for (int c = 0; c < VPL; ++c)
-    warpAcc[warp][lane + 32 * c] = acc[c];
+    warpAcc[warp * 32 * VPL + lane + 32 * c] = acc[c];
   __syncthreads();
 
   float mBlock = -INFINITY;
-  for (int w = 0; w < kDecodeWarps; ++w)
+  for (int w = 0; w < warps; ++w)
     mBlock = maxOf(mBlock, warpM[w]);
   float factor[kDecodeWarps], lBlock = 0;
+#pragma unroll
   for (int w = 0; w < kDecodeWarps; ++w) {
-    factor[w] = warpM[w] == -INFINITY ? 0.0f : expf(warpM[w] - mBlock);
-    lBlock += warpL[w] * factor[w];
+    factor[w] =
+        w >= warps || warpM[w] == -INFINITY ? 0.0f : expf(warpM[w] - mBlock);
+    lBlock += w < warps ? warpL[w] * factor[w] : 0.0f;
   }
+  // The block's output column d, unnormalised.
+  auto blockSum = [&](int64_t d) {
+    float v = 0;
+#pragma unroll
+    for (int w = 0; w < kDecodeWarps; ++w)
+      if (w < warps)
+        v += warpAcc[w * 32 * VPL + d] * factor[w];
+    return v;
+  };
   if (p.splits == 1) {
     S *O = static_cast<S *>(p.out) + row * p.Dv;
     const float inv = mBlock == -INFINITY ? 0.0f : 1.0f / lBlock;
-    for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
-      float v = 0;
-      for (int w = 0; w < kDecodeWarps; ++w)
-        v += warpAcc[w][d] * factor[w];
-      O[d] = fromFloat<S>(v * inv);
-    }
+    for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
+      O[d] = fromFloat<S>(blockSum(d) * inv);
     return;
   }
   float *part = p.partial + (row * p.splits + split) * (p.Dv + 2);
@@ -545,12 +649,8 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
     part[0] = mBlock;
     part[1] = lBlock;
   }
-  for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
-    float v = 0;
-    for (int w = 0; w < kDecodeWarps; ++w)
-      v += warpAcc[w][d] * factor[w];
-    part[2 + d] = v;
-  }
+  for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
+    part[2 + d] = blockSum(d);
 }
 
 /// Combines the splits of each row (as many as the decode kernel used):
@@ -590,17 +690,37 @@ template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
   }
 }
 
+/// Launches the decode kernel with as many warps (up to kDecodeWarps) as
+/// the staging buffers of the head sizes leave room for in `maxShared`
+/// bytes of shared memory per block (the device's opt-in limit).
 template <typename S, int VPL>
-void launchDecode(const AttnParams &p, cudaStream_t stream) {
+void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
   const int64_t rows = p.B * p.Hq * p.T;
   if (rows > 0x7fffffff)
     fail("attention", "too many query rows");
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(p.splits));
-  const size_t shared = static_cast<size_t>(p.Dh) * sizeof(float);
-  if (shared > 48 * 1024)
-    fail("attention", "query head size " + std::to_string(p.Dh) +
-                          " is too large for the decode kernel");
-  decodeAttentionKernel<S, VPL><<<grid, 32 * kDecodeWarps, shared, stream>>>(p);
+  const DecodeShared layout = decodeShared(p.Dh, p.Dv, sizeof(S), VPL);
+  int64_t warps = kDecodeWarps;
+  while (warps > 0 && layout.bytes(warps) > static_cast<int64_t>(maxShared))
+    --warps;
+  if (warps < 1)
+    fail("attention", "head sizes " + std::to_string(p.Dh) + " / " +
+                          std::to_string(p.Dv) +
+                          " do not fit the decode kernel's shared memory");
+  const size_t shared = layout.bytes(warps);
+  if (shared > 48 * 1024) {
+    static bool raised = false; // per instantiation, once per process
+    if (!raised) {
+      checkCuda(
+          cudaFuncSetAttribute(decodeAttentionKernel<S, VPL>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(maxShared)),
+          "attention", "cudaFuncSetAttribute");
+      raised = true;
+    }
+  }
+  decodeAttentionKernel<S, VPL>
+      <<<grid, static_cast<unsigned>(32 * warps), shared, stream>>>(p);
   checkLaunch("attention");
   if (p.splits > 1) {
     combineSplitsKernel<S><<<static_cast<unsigned>(rows), 128, 0, stream>>>(p);
@@ -619,6 +739,13 @@ void attention(const CudaCall &call) {
     return;
   p.splits = plan.splits;
   p.partial = static_cast<float *>(call.scratch);
+  const auto elementSize =
+      static_cast<int64_t>(dtypeSize(call.operands[0].dtype));
+  p.stageWords = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 &&
+                 reinterpret_cast<uintptr_t>(p.v) % 16 == 0 &&
+                 p.Dh * elementSize % 16 == 0 && p.Dv * elementSize % 16 == 0;
+  const size_t maxShared =
+      call.context ? call.context->maxSharedPerBlockOptin : 48 * 1024;
   const cudaStream_t stream = streamOf(call);
   visitFloat(call.operands[0].dtype, "attention", "query", [&](auto zero) {
     using S = decltype(zero);
@@ -634,15 +761,15 @@ void attention(const CudaCall &call) {
     }
     switch (plan.valuesPerLane) {
     case 1:
-      return launchDecode<S, 1>(p, stream);
+      return launchDecode<S, 1>(p, maxShared, stream);
     case 2:
-      return launchDecode<S, 2>(p, stream);
+      return launchDecode<S, 2>(p, maxShared, stream);
     case 4:
-      return launchDecode<S, 4>(p, stream);
+      return launchDecode<S, 4>(p, maxShared, stream);
     case 8:
-      return launchDecode<S, 8>(p, stream);
+      return launchDecode<S, 8>(p, maxShared, stream);
     default:
-      return launchDecode<S, 16>(p, stream);
+      return launchDecode<S, 16>(p, maxShared, stream);
     }
   });
 }

@@ -40,6 +40,7 @@ Context *createContext() {
   checkCuda(cudaGetDeviceProperties(&props, context->device), "cuda context",
             "cudaGetDeviceProperties");
   context->smCount = props.multiProcessorCount;
+  context->computeMajor = props.major;
   context->maxSharedPerBlockOptin = props.sharedMemPerBlockOptin;
   checkCublas(cublasLtCreate(&context->lt), "cublasLtCreate");
   return context.release();

@@ -17,8 +17,9 @@
 namespace hybrid::cuda {
 
 /// A GEMM's shape, layout, dtype, epilogue, pointer alignments and
-/// workspace limit: everything cuBLASLt's heuristic looks at.
-using GemmKey = std::array<int64_t, 21>;
+/// workspace limit: everything cuBLASLt's heuristic and the timing of the
+/// candidates look at.
+using GemmKey = std::array<int64_t, 23>;
 
 /// Descriptors and the algorithm chosen for one GemmKey. `fallback` marks
 /// shapes cuBLASLt has no algorithm for (our own kernel runs them).
@@ -32,12 +33,19 @@ struct GemmPlan {
   /// The heuristic's best few algorithms (algo is the first) until the
   /// first call outside a stream capture times them and keeps the fastest.
   std::vector<cublasLtMatmulHeuristicResult_t> candidates;
+  /// Split counts of our skinny kernel (SkinnyGemm.h) timed beside them,
+  /// for the few-row products it takes.
+  std::vector<int> skinnyCandidates;
+  /// The skinny kernel's split count when it measured fastest (it then runs
+  /// instead of cuBLASLt), else 0.
+  int skinnySplits = 0;
   bool tuned = false;
 };
 
 struct Context {
   int device = 0;
   int smCount = 0;
+  int computeMajor = 0; ///< compute capability (8: Ampere, 9: Hopper)
   size_t maxSharedPerBlockOptin = 0;
   cublasLtHandle_t lt = nullptr;
   std::map<GemmKey, GemmPlan> gemmPlans;

@@ -4,15 +4,19 @@
 // strided batches. The descriptors of each shape are made once and cached
 // in the Context (the heuristic query costs tens of microseconds), and the
 // first call outside a stream capture times the heuristic's best few
-// algorithms on its operands and keeps the fastest. A small tiled kernel of
+// algorithms on its operands, and our skinny kernel (SkinnyGemm.h) for
+// products of a few rows, and keeps the fastest. A small tiled kernel of
 // our own runs what cuBLASLt declines.
 #include "Activation.cuh"
 #include "Context.h"
 #include "Device.cuh"
 #include "Gemm.h"
+#include "SkinnyGemm.h"
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <string>
 
 namespace hybrid::cuda {
 namespace {
@@ -140,6 +144,16 @@ void finishEpilogue(const GemmProblem &p, const LtEpilogue &done,
   checkLaunch(kernel);
 }
 
+/// Whether the skinny kernel is timed for `p`: HYBRID_CUDA_SKINNY=0 leaves
+/// every product to cuBLASLt (to measure it alone), and bf16/f16 need the
+/// tensor cores of sm_80 or later.
+bool skinnyAllowed(const Context &context, const GemmProblem &p) {
+  const char *env = std::getenv("HYBRID_CUDA_SKINNY");
+  if (env && std::string(env) == "0")
+    return false;
+  return p.dtype == DType::F32 || context.computeMajor >= 8;
+}
+
 /// The cached plan of `p` (created on first use).
 GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
                   const char *kernel) {
@@ -164,7 +178,9 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
                        p.bias ? alignmentOf(p.bias) : 0,
                        static_cast<int64_t>(workspace),
                        (fused.relu ? 1 : 0) | (fused.residual ? 2 : 0),
-                       fused.residual ? alignmentOf(p.residual) : 0};
+                       fused.residual ? alignmentOf(p.residual) : 0,
+                       static_cast<int64_t>(p.activation),
+                       p.residual != nullptr};
   auto found = context.gemmPlans.find(key);
   if (found != context.gemmPlans.end())
     return found->second;
@@ -268,7 +284,10 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
   } else {
     plan.algo = plan.candidates[0].algo;
     plan.workspace = plan.candidates[0].workspaceSize;
-    plan.tuned = plan.candidates.size() == 1;
+    if (skinnyAllowed(context, p))
+      plan.skinnyCandidates =
+          skinnySplitCandidates(p, workspace, context.smCount);
+    plan.tuned = plan.candidates.size() == 1 && plan.skinnyCandidates.empty();
   }
   return context.gemmPlans.emplace(key, plan).first->second;
 }
@@ -307,14 +326,16 @@ cublasStatus_t runLt(const CudaCall &call, const GemmProblem &p,
                         call.scratch, workspace, stream);
 }
 
-/// Times the plan's candidate algorithms on this call's operands (best of
-/// a few runs each, after one to warm up) and keeps the fastest. The
-/// heuristic's first pick is often far from the best for the skinny
-/// products of decoding (a few rows against a large weight matrix). Runs
-/// write only the result, which the real call writes again. Not during a
-/// stream capture (nothing runs then): the next call outside one tunes.
+/// Times the plan's candidates on this call's operands (best of a few runs
+/// each, after one to warm up) and keeps the fastest: cuBLASLt's
+/// algorithms (with the part of the epilogue it does not fuse) and the
+/// skinny kernel's split counts. The heuristic's first pick is often far
+/// from the best for the skinny products of decoding (a few rows against a
+/// large weight matrix). Runs write only the result (and scratch), which
+/// the real call writes again. Not during a stream capture (nothing runs
+/// then): the next call outside one tunes.
 void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
-          cudaStream_t stream) {
+          size_t workspace, cudaStream_t stream, const char *kernel) {
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess ||
       capturing != cudaStreamCaptureStatusNone)
@@ -328,25 +349,47 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     plan.tuned = true; // keep the heuristic's pick
     return;
   }
-  float best = INFINITY;
-  for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
-    if (runLt(call, p, plan, c.algo, c.workspaceSize, stream) !=
-        CUBLAS_STATUS_SUCCESS)
-      continue;
+  // Milliseconds of the fastest of three runs; infinite when `run`, which
+  // enqueues one, says the first failed.
+  auto timeRuns = [&](auto run) {
+    if (!run())
+      return INFINITY;
     float fastest = INFINITY;
     for (int r = 0; r < 3; ++r) {
       cudaEventRecord(start, stream);
-      runLt(call, p, plan, c.algo, c.workspaceSize, stream);
+      run();
       cudaEventRecord(stop, stream);
       float ms = INFINITY;
       if (cudaEventSynchronize(stop) == cudaSuccess &&
           cudaEventElapsedTime(&ms, start, stop) == cudaSuccess)
         fastest = std::min(fastest, ms);
     }
-    if (fastest < best) {
-      best = fastest;
+    return fastest;
+  };
+  const LtEpilogue fused = ltEpilogue(p);
+  float best = INFINITY;
+  for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
+    const float ms = timeRuns([&] {
+      if (runLt(call, p, plan, c.algo, c.workspaceSize, stream) !=
+          CUBLAS_STATUS_SUCCESS)
+        return false;
+      finishEpilogue(p, fused, stream, kernel);
+      return true;
+    });
+    if (ms < best) {
+      best = ms;
       plan.algo = c.algo;
       plan.workspace = c.workspaceSize;
+    }
+  }
+  for (int splits : plan.skinnyCandidates) {
+    const float ms = timeRuns([&] {
+      skinnyGemm(p, splits, call.scratch, workspace, stream, kernel);
+      return true;
+    });
+    if (ms < best) {
+      best = ms;
+      plan.skinnySplits = splits;
     }
   }
   cudaEventDestroy(start);
@@ -374,7 +417,10 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
                                            &p.bias, sizeof(p.bias)),
             kernel, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   if (!plan.tuned)
-    tune(call, p, plan, stream);
+    tune(call, p, plan, workspace, stream, kernel);
+  if (plan.skinnySplits > 0)
+    return skinnyGemm(p, plan.skinnySplits, call.scratch, workspace, stream,
+                      kernel);
   const LtEpilogue fused = ltEpilogue(p);
   const cublasStatus_t status =
       runLt(call, p, plan, plan.algo, plan.workspace, stream);

@@ -2,8 +2,9 @@
 // population variance (two passes, statistics in double as the CPU kernel
 // keeps them), then * weight + bias; floats (f32, bf16, f16) computed in f32
 // and rounded once. One block per row; the row is staged in shared memory
-// as f32 when it fits. Weights without the row's shape are expanded into
-// scratch first.
+// as f32 when it fits, or for few rows (a decode step's) held in registers
+// with its weight and bias, all loaded at once. Weights without the row's
+// shape are expanded into scratch first.
 #include "Kernels.h"
 #include "Norm.cuh"
 
@@ -41,6 +42,51 @@ __global__ void layerNormKernel(const S *x, S *y, int64_t rows, int64_t n,
       yr[i] = fromFloat<S>(v);
     }
     __syncthreads(); // the next row overwrites `row`
+  }
+}
+
+/// Few rows: the row, weight and bias in registers (C chunks of 4 per
+/// thread), the mean and the sum of squared deviations from them.
+template <typename S, int C, bool Vec>
+__global__ void __launch_bounds__(kRowThreads)
+    layerNormRowsKernel(const S *x, S *y, int64_t rows, int64_t n, double eps,
+                        NormWeight<S> weight, NormWeight<S> bias) {
+  __shared__ double reduction[32];
+  const int count = static_cast<int>(n); // <= kRegisterRow
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    float v[4 * C], w[4 * C], b[4 * C];
+    loadOwned<C, Vec>(x + r * n, count, v, 0.0f);
+    weight.template owned<C, Vec>(count, w, 1.0f);
+    bias.template owned<C, Vec>(count, b, 0.0f);
+    double sum = 0;
+#pragma unroll
+    for (int j = 0; j < 4 * C; ++j)
+      sum += v[j]; // zeros past the end
+    const double mean = blockSum(sum, reduction) / static_cast<double>(n);
+    double sq = 0;
+#pragma unroll
+    for (int j = 0; j < 4 * C; ++j)
+      if (ownedIndex<Vec>(j) < count) {
+        const double d = v[j] - mean;
+        sq += d * d;
+      }
+    sq = blockSum(sq, reduction);
+    const float inv =
+        static_cast<float>(1.0 / ::sqrt(sq / static_cast<double>(n) + eps));
+    const float meanF = static_cast<float>(mean);
+    S *yr = y + r * n;
+#pragma unroll
+    for (int j = 0; j < 4 * C; ++j) {
+      const int i = ownedIndex<Vec>(j);
+      if (i >= count)
+        continue;
+      float o = (v[j] - meanF) * inv;
+      if (weight.present())
+        o *= w[j];
+      if (bias.present())
+        o += b[j];
+      yr[i] = fromFloat<S>(o);
+    }
   }
 }
 
@@ -100,11 +146,23 @@ void layerNorm(const CudaCall &call) {
     } else if (b) {
       bias.direct = static_cast<const S *>(b->data);
     }
-    const bool staged = s.n <= kStagedRow;
-    layerNormKernel<<<gridFor(s.rows, 1), normThreads(s.n),
-                      staged ? s.n * sizeof(float) : 0, stream>>>(
-        static_cast<const S *>(input.data), static_cast<S *>(result.data),
-        s.rows, s.n, attrs.epsilon, weight, bias, staged);
+    const auto *x = static_cast<const S *>(input.data);
+    auto *y = static_cast<S *>(result.data);
+    if (const RowsInRegisters few = rowsInRegisters(s.rows, s.n);
+        few.chunks > 0) {
+      visitRowsInRegisters(
+          few.chunks, rowChunksAligned(x, s.n, weight, bias),
+          [&](auto chunks, auto vec) {
+            layerNormRowsKernel<S, chunks.value, vec.value>
+                <<<gridFor(s.rows, 1), few.threads, 0, stream>>>(
+                    x, y, s.rows, s.n, attrs.epsilon, weight, bias);
+          });
+    } else {
+      const bool staged = s.n <= kStagedRow;
+      layerNormKernel<<<gridFor(s.rows, 1), normThreads(s.n),
+                        staged ? s.n * sizeof(float) : 0, stream>>>(
+          x, y, s.rows, s.n, attrs.epsilon, weight, bias, staged);
+    }
     checkLaunch("layer_norm");
   });
 }

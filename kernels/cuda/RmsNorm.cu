@@ -1,8 +1,9 @@
 // rms_norm: x / sqrt(mean(x^2) + eps) over dims [axis, rank) (mean in
 // double, as the CPU kernel), then * weight (Llama, T5); floats (f32, bf16,
 // f16) computed in f32 and rounded once. One block per row, staged in
-// shared memory as f32 when it fits; a weight without the row's shape is
-// expanded into scratch first.
+// shared memory as f32 when it fits, or for few rows (a decode step's) held
+// in registers with its weight, all loaded at once; a weight without the
+// row's shape is expanded into scratch first.
 #include "Kernels.h"
 #include "Norm.cuh"
 
@@ -27,6 +28,34 @@ __global__ void rmsNormKernel(const S *x, S *y, int64_t rows, int64_t n,
                                             : v * inv);
     }
     __syncthreads(); // the next row overwrites `row`
+  }
+}
+
+/// Few rows: the row and weight in registers (C chunks of 4 per thread).
+template <typename S, int C, bool Vec>
+__global__ void __launch_bounds__(kRowThreads)
+    rmsNormRowsKernel(const S *x, S *y, int64_t rows, int64_t n, double eps,
+                      NormWeight<S> weight) {
+  __shared__ double reduction[32];
+  const int count = static_cast<int>(n); // <= kRegisterRow
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    float v[4 * C], w[4 * C];
+    loadOwned<C, Vec>(x + r * n, count, v, 0.0f);
+    weight.template owned<C, Vec>(count, w, 1.0f);
+    double sq = 0;
+#pragma unroll
+    for (int j = 0; j < 4 * C; ++j)
+      sq += static_cast<double>(v[j]) * v[j]; // zeros past the end
+    sq = blockSum(sq, reduction);
+    const float inv =
+        static_cast<float>(1.0 / ::sqrt(sq / static_cast<double>(n) + eps));
+    S *yr = y + r * n;
+#pragma unroll
+    for (int j = 0; j < 4 * C; ++j) {
+      const int i = ownedIndex<Vec>(j);
+      if (i < count)
+        yr[i] = fromFloat<S>(weight.present() ? v[j] * inv * w[j] : v[j] * inv);
+    }
   }
 }
 
@@ -65,11 +94,23 @@ void rmsNorm(const CudaCall &call) {
     } else if (w) {
       weight.direct = static_cast<const S *>(w->data);
     }
-    const bool staged = s.n <= kStagedRow;
-    rmsNormKernel<<<gridFor(s.rows, 1), normThreads(s.n),
-                    staged ? s.n * sizeof(float) : 0, stream>>>(
-        static_cast<const S *>(input.data), static_cast<S *>(result.data),
-        s.rows, s.n, attrs.epsilon, weight, staged);
+    const auto *x = static_cast<const S *>(input.data);
+    auto *y = static_cast<S *>(result.data);
+    if (const RowsInRegisters few = rowsInRegisters(s.rows, s.n);
+        few.chunks > 0) {
+      visitRowsInRegisters(
+          few.chunks, rowChunksAligned(x, s.n, weight, NormWeight<S>{}),
+          [&](auto chunks, auto vec) {
+            rmsNormRowsKernel<S, chunks.value, vec.value>
+                <<<gridFor(s.rows, 1), few.threads, 0, stream>>>(
+                    x, y, s.rows, s.n, attrs.epsilon, weight);
+          });
+    } else {
+      const bool staged = s.n <= kStagedRow;
+      rmsNormKernel<<<gridFor(s.rows, 1), normThreads(s.n),
+                      staged ? s.n * sizeof(float) : 0, stream>>>(
+          x, y, s.rows, s.n, attrs.epsilon, weight, staged);
+    }
     checkLaunch("rms_norm");
   });
 }

@@ -1,11 +1,11 @@
 // The CUDA attention and rotary kernels against the CPU oracle: prompts
 // (the flash path) and decode steps with long key sequences (the split-K
-// path), causal, sliding-window, GQA, ALiBi, broadcast additive masks,
-// T > S, unusual head sizes, fully masked rows; KV-cache attention with
-// key_length read from device memory (NaN in the unfilled slots, a
-// captured decode step replayed at growing lengths, bad lengths give NaN)
-// and key_mask padding; rotary half-split and interleaved, partial
-// rotary_dim, per-batch cos/sin.
+// path) and at model sizes, causal, sliding-window, GQA, ALiBi, broadcast
+// additive masks, T > S, unusual head sizes, fully masked rows; KV-cache
+// attention with key_length read from device memory (NaN in the unfilled
+// slots, a captured decode step replayed at growing lengths, bad lengths
+// give NaN) and key_mask padding; rotary half-split and interleaved,
+// partial rotary_dim, per-batch cos/sin.
 #include "CudaTestSupport.h"
 
 #include <cmath>
@@ -67,6 +67,7 @@ const std::vector<AttnCase> kAttnCases = {
     {"decode few rows", 1, 4, 2, 5, 600, 64, 64, true},
     {"decode big head", 1, 2, 2, 1, 300, 320, 512, true},
     {"decode tiny", 1, 1, 1, 1, 1, 8, 8, true},
+    {"decode odd head", 2, 4, 2, 3, 300, 36, 20, true},
     {"empty keys", 1, 2, 2, 3, 0, 16, 16}};
 
 TEST_F(AttentionTest, MatchesTheCpuKernel) {
@@ -158,6 +159,7 @@ const std::vector<CacheCase> kCacheCases = {
     {"decode no length", 2, 4, 2, 1, 500, 64, 64, true, 0, -1, true},
     {"decode few rows", 1, 4, 2, 5, 600, 64, 64, true, 0, 450, true},
     {"decode big head", 1, 2, 2, 1, 300, 320, 512, true, 0, 200, true},
+    {"decode odd head", 2, 4, 2, 1, 300, 36, 20, true, 0, 150, true},
     {"prefill into cache", 2, 2, 1, 20, 64, 64, 64, true, 0, 40, true},
     {"prefill plain",
      1,
@@ -234,6 +236,60 @@ TEST_F(AttentionTest, KeyLengthAndKeyMaskMatchTheCpuKernel) {
                        std::string("attention ") + c.name + " " + dtypeName(dt),
                        &tol);
     }
+}
+
+TEST_F(AttentionTest, DecodeAtModelSizes) {
+  // Decode steps as a model runs them: 32 query heads against a 512-slot
+  // cache holding 129 to 300 keys (OPT-1.3B's 64-dim heads; Llama's 128-dim
+  // heads in groups of 4), batch 1 (split keys) and 32 (one block per row),
+  // the unfilled slots NaN and, at batch 32, left padding hidden by
+  // key_mask (NaN too): each staged chunk copies only the rows that exist.
+  struct Case {
+    int64_t B, Hq, Hkv, D;
+    bool padded;
+  };
+  const int64_t S = 512;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dt : {DType::BF16, DType::F32})
+    for (const Case &c :
+         {Case{1, 32, 32, 64, false}, Case{32, 32, 32, 64, true},
+          Case{4, 32, 8, 128, true}})
+      for (int64_t n : {129, 200, 300}) {
+        const HostTensor q = randomTensor(dt, {c.B, c.Hq, 1, c.D}, rng, -1, 1);
+        HostTensor k = randomTensor(dt, {c.B, c.Hkv, S, c.D}, rng, -1, 1);
+        HostTensor v = randomTensor(dt, {c.B, c.Hkv, S, c.D}, rng, -1, 1);
+        HostTensor keyMask = HostTensor::absent();
+        if (c.padded) {
+          keyMask = HostTensor(DType::I64, {c.B, S});
+          for (int64_t b = 0; b < c.B; ++b)
+            for (int64_t j = 0; j < S; ++j)
+              keyMask.set(b * S + j, j >= (5 * b) % 90);
+        }
+        for (int64_t b = 0; b < c.B; ++b)
+          for (int64_t j = 0; j < S; ++j) {
+            if (j < n && (!c.padded || keyMask.at(b * S + j) != 0))
+              continue;
+            for (int64_t hk = 0; hk < c.Hkv; ++hk)
+              for (int64_t d = 0; d < c.D; ++d) {
+                k.set(((b * c.Hkv + hk) * S + j) * c.D + d, nan);
+                v.set(((b * c.Hkv + hk) * S + j) * c.D + d, nan);
+              }
+          }
+        ops::Attention attrs;
+        attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.D));
+        attrs.causal = true;
+        const Tolerance tol = sumTolerance(dt);
+        expectMatchesCpu(
+            attrs,
+            {q, k, v, HostTensor::absent(), HostTensor::absent(),
+             tensorOf(DType::I64, {1}, {double(n)}), keyMask},
+            {HostTensor(dt, {c.B, c.Hq, 1, c.D})},
+            std::string("attention decode ") + dtypeName(dt) + " B " +
+                std::to_string(c.B) + " heads " + std::to_string(c.Hq) + "/" +
+                std::to_string(c.Hkv) + " dims " + std::to_string(c.D) +
+                " keys " + std::to_string(n) + (c.padded ? " padded" : ""),
+            &tol);
+      }
 }
 
 TEST_F(AttentionTest, OneGraphServesEveryKeyLength) {

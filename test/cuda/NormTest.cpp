@@ -1,7 +1,8 @@
 // The CUDA layer_norm and rms_norm against the CPU oracle: short and long
-// rows (staged in shared memory or not), unaligned rows (no vector loads),
-// normalising over several dimensions, absent, in-place and broadcast
-// (expanded into scratch) weights and biases.
+// rows (staged in shared memory or not), few rows (held in registers, a
+// decode step's), unaligned rows (no vector loads), normalising over
+// several dimensions, absent, in-place and broadcast (expanded into
+// scratch) weights and biases.
 #include "CudaTestSupport.h"
 
 namespace hybrid::cuda::test {
@@ -21,7 +22,8 @@ const std::vector<NormCase> kNormCases = {
     {{2, 3, 64}, -2, {3, 64}},   {{2, 3, 64}, -2, {64}},
     {{2, 3, 64}, 1, {1, 1, 64}}, {{1, 1}, -1, {1}},
     {{9, 4097}, -1, {1, 4097}},  {{6, 5, 3}, 0, {5, 1}},
-    {{2, 11264}, -1, {11264}},   {{2, 11268}, -1, {11268}}};
+    {{2, 11264}, -1, {11264}},   {{2, 11268}, -1, {11268}},
+    {{300, 768}, -1, {768}},     {{257, 4100}, -1, {1, 4100}}};
 
 TEST_F(NormTest, LayerNorm) {
   for (DType dt : kFloatTypes)
@@ -52,6 +54,36 @@ TEST_F(NormTest, RmsNorm) {
           ops::RmsNorm{1e-6, c.axis}, {x, w}, {HostTensor(dt, c.in)},
           std::string("rms_norm ") + dtypeName(dt) + " " + shapeToString(c.in) +
               " weight " + shapeToString(c.weight));
+    }
+}
+
+TEST_F(NormTest, FewRows) {
+  // Decode-step shapes (a row per batch entry), the register kernels'
+  // limits (8192 elements, 256 rows) and odd rows (element loads).
+  const std::vector<Shape> shapes = {{1, 2048}, {3, 2048}, {32, 2048},
+                                     {1, 8192}, {2, 8191}, {256, 64},
+                                     {5, 100},  {7, 1},    {1, 3, 2047}};
+  for (DType dt : kFloatTypes)
+    for (const Shape &in : shapes) {
+      const Shape w = {in.back()};
+      const HostTensor x = randomTensor(dt, in, rng, -3, 5);
+      const std::string what =
+          std::string(dtypeName(dt)) + " " + shapeToString(in);
+      for (int affine = 0; affine < 3; ++affine) {
+        // weight and bias, weight only, neither
+        const HostTensor weight = affine < 2
+                                      ? randomTensor(dt, w, rng, 0.5, 1.5)
+                                      : HostTensor::absent();
+        const HostTensor bias = affine == 0 ? randomTensor(dt, w, rng, -1, 1)
+                                            : HostTensor::absent();
+        expectMatchesCpu(
+            ops::LayerNorm{1e-5, -1}, {x, weight, bias}, {HostTensor(dt, in)},
+            "layer_norm " + what + " affine " + std::to_string(affine));
+        if (affine > 0)
+          expectMatchesCpu(
+              ops::RmsNorm{1e-6, -1}, {x, weight}, {HostTensor(dt, in)},
+              "rms_norm " + what + " affine " + std::to_string(affine));
+      }
     }
 }
 

@@ -1,0 +1,649 @@
+// The skinny GEMM: C = x W (+ bias, activation, + residual) for a few rows
+// of x (M <= 32) against a large weight, the product of a decode step's
+// linear layers, bound by reading W once. Every warp streams a tile of W
+// with 16-byte loads, several steps in flight before it uses any; bf16/f16
+// multiply on tensor cores (mma.sync m16n8k16, f32 accumulation), f32 on
+// CUDA cores (exact f32). The warps of a block share one column tile and
+// split its K range (their sums meet in shared memory, in warp order);
+// when the columns give too few blocks, blocks split K as well and a
+// second kernel sums their partials from scratch. The epilogue (bias, the
+// activation, the residual, one rounding) runs on the final sums.
+#include "Activation.cuh"
+#include "Device.cuh"
+#include "SkinnyGemm.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace hybrid::cuda {
+namespace {
+
+/// x rows per mma tile (mma's n is 8), and per grid.z slice of the f32
+/// kernel.
+constexpr int kRowTile = 8;
+/// The most blocks a column tile's K range is split over.
+constexpr int kMaxSplits = 16;
+
+struct SkinnyParams {
+  const void *x = nullptr, *w = nullptr, *bias = nullptr, *residual = nullptr;
+  void *out = nullptr;
+  /// [splits][M][N] f32 partial sums when blocks split K, else null.
+  float *partial = nullptr;
+  int64_t M = 0, N = 0, K = 0;
+  int64_t ldx = 0, ldw = 0, ldc = 0, ldr = 0;
+  /// K steps each warp takes (the last warps may get fewer or none).
+  int64_t stepsPerSlice = 0;
+  Activation activation = Activation::None;
+};
+
+/// Element (m, n) of the result from its sum over K: bias, activation,
+/// residual, one rounding (GemmProblem's epilogue).
+template <typename S>
+__device__ __forceinline__ void finishElement(const SkinnyParams &p, int64_t m,
+                                              int64_t n, float v) {
+  if (p.bias)
+    v += toFloat(static_cast<const S *>(p.bias)[n]);
+  v = activate(p.activation, v);
+  if (p.residual)
+    v += toFloat(static_cast<const S *>(p.residual)[m * p.ldr + n]);
+  static_cast<S *>(p.out)[m * p.ldc + n] = fromFloat<S>(v);
+}
+
+/// The K steps [begin, end) of this thread's warp: slice blockIdx.y *
+/// kWarps + warp of the split K range.
+template <int kWarps>
+__device__ __forceinline__ void warpSteps(const SkinnyParams &p, int64_t stepK,
+                                          int64_t &begin, int64_t &end) {
+  const int64_t steps = (p.K + stepK - 1) / stepK;
+  const int64_t slice =
+      static_cast<int64_t>(blockIdx.y) * kWarps + threadIdx.x / 32;
+  begin = std::min(slice * p.stepsPerSlice, steps);
+  end = std::min(begin + p.stepsPerSlice, steps);
+}
+
+/// Sums accumulator i of lane l over the block's warps (in warp order, so
+/// results do not depend on timing) and hands each sum to its element
+/// coord(i, l) -> (m, n): the epilogue, or the block's partial when blocks
+/// split K. `red` holds kWarps * kAcc * 32 floats.
+template <typename S, int kWarps, int kAcc, typename Coord>
+__device__ __forceinline__ void finishBlock(const SkinnyParams &p,
+                                            const float (&acc)[kAcc],
+                                            float *red, Coord coord) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i)
+    red[(warp * kAcc + i) * 32 + lane] = acc[i];
+  __syncthreads();
+  for (int e = threadIdx.x; e < kAcc * 32; e += 32 * kWarps) {
+    float v = 0;
+    for (int w = 0; w < kWarps; ++w)
+      v += red[w * kAcc * 32 + e];
+    int64_t m, n;
+    coord(e / 32, e % 32, m, n);
+    if (m >= p.M || n >= p.N)
+      continue;
+    if (p.partial)
+      p.partial[(blockIdx.y * p.M + m) * p.N + n] = v;
+    else
+      finishElement<S>(p, m, n, v);
+  }
+}
+
+/// Sums the blocks' partials of each element and applies the epilogue.
+template <typename S>
+__global__ void skinnyCombineKernel(SkinnyParams p, int splits) {
+  const int64_t total = p.M * p.N;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    float v = 0;
+    for (int s = 0; s < splits; ++s)
+      v += p.partial[s * total + e];
+    finishElement<S>(p, e / p.N, e % p.N, v);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// bf16 / f16 on tensor cores.
+//
+// mma.m16n8k16 computes D[16 x 8] += A[16 x 16] B[16 x 8]; we give it A =
+// a tile of W^T (16 output columns by 16 k) and B = x^T (16 k by 8 rows of
+// x), so D holds 16 columns of 8 result rows. Thread (g = lane / 4, t =
+// lane % 4) holds A's rows g and g + 8 and k slots {2t, 2t+1, 2t+8, 2t+9},
+// B's column g and the same slots, and D's rows g, g + 8 by columns 2t,
+// 2t + 1. A dot product does not care which slot holds which k as long as
+// A and B agree, nor D which row holds which column of W as long as the
+// epilogue knows: both are chosen so that every thread's share of W is
+// whole 16-byte runs of memory.
+//  * W [N, K] (nn.Linear): thread (g, t) loads W row n0 + g (and + 8) at
+//    k0 + 8t .. 8t + 7; those 8 k fill its slots of two mmas (k0 + 8t + 0..3,
+//    then + 4..7). x row m is loaded the same way (16 bytes).
+//  * W [K, N] (Conv1D): thread (g, t) loads W rows k0 + 4t + j (j < 4) at
+//    columns n0 + 8g .. 8g + 7; A row g of tile c is column n0 + 8g + 2c,
+//    row g + 8 column n0 + 8g + 2c + 1, and slots {2t, 2t+1, 2t+8, 2t+9}
+//    are k0 + 4t + 0..3, so four mmas (64 columns) take one step's 16 k.
+//    x row m is loaded at k0 + 4t .. 4t + 3 (8 bytes).
+
+template <bool NK, int MT> struct MmaConfig {
+  /// Warps per block (all on one column tile, splitting K).
+  static constexpr int kWarps = NK ? 8 : 4;
+  /// 16-column A tiles per warp: [N, K] takes two when x has several row
+  /// tiles (each x fragment then serves two mmas, halving its reads).
+  static constexpr int kTiles = NK ? (MT == 1 ? 1 : 2) : 4;
+  static constexpr int kCols = 16 * kTiles;
+  static constexpr int kStepK = NK ? 32 : 16;
+  /// Steps whose loads are in flight together (~96 registers of them).
+  static constexpr int kUnroll = NK ? (MT == 1   ? 8
+                                       : MT == 2 ? 4
+                                                 : 3)
+                                    : (MT == 4 ? 2 : 4);
+  static constexpr int kAcc = kTiles * MT * 4;
+};
+
+/// One step's fragments as loaded from memory.
+template <bool NK, int MT> struct MmaStep {
+  uint4 a[MmaConfig<NK, MT>::kTiles][2]; ///< W rows g, g + 8 of each tile
+  uint4 b[MT];                           ///< x row 8 mt + g
+};
+template <int MT> struct MmaStep<false, MT> {
+  uint4 a[4]; ///< W rows k0 + 4t + j, columns n0 + 8g .. + 7
+  uint2 b[MT];
+};
+
+template <typename S>
+__device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1,
+                                    uint32_t a2, uint32_t a3, uint32_t b0,
+                                    uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<S, Bf16>)
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  __trap(); // the host runs bf16/f16 here only on sm_80 and later
+#endif
+}
+
+/// `count` (clamped to [0, 8]) 2-byte elements from p, zeros after them,
+/// packed as a 16-byte load would hold them.
+__device__ __forceinline__ uint4 gather8(const uint16_t *p, int64_t count) {
+  uint32_t word[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t lo = 2 * i < count ? p[2 * i] : 0;
+    const uint32_t hi = 2 * i + 1 < count ? p[2 * i + 1] : 0;
+    word[i] = lo | hi << 16;
+  }
+  return make_uint4(word[0], word[1], word[2], word[3]);
+}
+__device__ __forceinline__ uint2 gather4(const uint16_t *p, int64_t count) {
+  const uint4 v = gather8(p, count < 4 ? count : 4);
+  return make_uint2(v.x, v.y);
+}
+
+__device__ __forceinline__ uint32_t wordOf(const uint4 &v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+template <typename S, bool NK, int MT, bool Vec>
+__global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
+    skinnyMmaKernel(SkinnyParams p) {
+  using Cfg = MmaConfig<NK, MT>;
+  constexpr int T = Cfg::kTiles;
+  __shared__ float red[Cfg::kWarps * Cfg::kAcc * 32];
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * Cfg::kCols;
+  const auto *x = static_cast<const uint16_t *>(p.x);
+  const auto *w = static_cast<const uint16_t *>(p.w);
+  // Rows past the end are read as the last row (valid memory): a row of A
+  // or a column of B only reaches its own row / column of D, which is not
+  // stored.
+  const uint16_t *xRow[MT];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+    xRow[mt] = x + std::min<int64_t>(mt * kRowTile + g, p.M - 1) * p.ldx;
+  const uint16_t *wRow[NK ? T : 1][2];
+  int64_t col = 0, colVec = 0; // [K, N]: this thread's 8 columns
+  if constexpr (NK) {
+#pragma unroll
+    for (int a = 0; a < T; ++a)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        wRow[a][h] =
+            w + std::min<int64_t>(n0 + 16 * a + 8 * h + g, p.N - 1) * p.ldw;
+  } else {
+    col = n0 + 8 * g;
+    colVec = std::min<int64_t>(col, p.N - 8); // Vec: N % 8 == 0, so N >= 8
+  }
+
+  auto load = [&](MmaStep<NK, MT> &f, int64_t step) {
+    const bool vec = Vec && (step + 1) * Cfg::kStepK <= p.K;
+    if constexpr (NK) {
+      const int64_t k = step * Cfg::kStepK + 8 * t;
+#pragma unroll
+      for (int a = 0; a < T; ++a)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          f.a[a][h] =
+              vec ? __ldcs(reinterpret_cast<const uint4 *>(wRow[a][h] + k))
+                  : gather8(wRow[a][h] + k, p.K - k);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+        f.b[mt] = vec ? __ldg(reinterpret_cast<const uint4 *>(xRow[mt] + k))
+                      : gather8(xRow[mt] + k, p.K - k);
+    } else {
+      const int64_t k = step * Cfg::kStepK + 4 * t;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (vec)
+          f.a[j] = __ldcs(
+              reinterpret_cast<const uint4 *>(w + (k + j) * p.ldw + colVec));
+        else if (k + j < p.K)
+          f.a[j] = gather8(w + (k + j) * p.ldw + col, p.N - col);
+        else
+          f.a[j] = make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+        f.b[mt] = vec ? __ldg(reinterpret_cast<const uint2 *>(xRow[mt] + k))
+                      : gather4(xRow[mt] + k, p.K - k);
+    }
+  };
+  float acc[T][MT][4] = {};
+  auto compute = [&](const MmaStep<NK, MT> &f) {
+    if constexpr (NK) {
+#pragma unroll
+      for (int a = 0; a < T; ++a)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          mma<S>(acc[a][mt], f.a[a][0].x, f.a[a][1].x, f.a[a][0].y, f.a[a][1].y,
+                 f.b[mt].x, f.b[mt].y);
+          mma<S>(acc[a][mt], f.a[a][0].z, f.a[a][1].z, f.a[a][0].w, f.a[a][1].w,
+                 f.b[mt].z, f.b[mt].w);
+        }
+    } else {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        // Tile c: columns n0 + 8g + 2c (A row g: low halves) and + 1 (row
+        // g + 8: high halves) at k0 + 4t + j.
+        const uint32_t w0 = wordOf(f.a[0], c), w1 = wordOf(f.a[1], c);
+        const uint32_t w2 = wordOf(f.a[2], c), w3 = wordOf(f.a[3], c);
+        const uint32_t a0 = __byte_perm(w0, w1, 0x5410);
+        const uint32_t a1 = __byte_perm(w0, w1, 0x7632);
+        const uint32_t a2 = __byte_perm(w2, w3, 0x5410);
+        const uint32_t a3 = __byte_perm(w2, w3, 0x7632);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+          mma<S>(acc[c][mt], a0, a1, a2, a3, f.b[mt].x, f.b[mt].y);
+      }
+    }
+  };
+
+  int64_t s, end;
+  warpSteps<Cfg::kWarps>(p, Cfg::kStepK, s, end);
+  // Every load of a batch is issued before the first is used (the batch
+  // waits for memory once); a short slice is one partial batch.
+  for (; s < end; s += Cfg::kUnroll) {
+    MmaStep<NK, MT> f[Cfg::kUnroll];
+#pragma unroll
+    for (int u = 0; u < Cfg::kUnroll; ++u)
+      if (s + u < end)
+        load(f[u], s + u);
+#pragma unroll
+    for (int u = 0; u < Cfg::kUnroll; ++u)
+      if (s + u < end)
+        compute(f[u]);
+  }
+
+  float flat[Cfg::kAcc];
+#pragma unroll
+  for (int a = 0; a < T; ++a)
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        flat[(a * MT + mt) * 4 + c] = acc[a][mt][c];
+  // D element c of (tile a, row tile mt): x row 8 mt + 2t (+ 1 for odd c)
+  // and the output column that A row g (+ 8 for c >= 2) of the tile holds
+  // (the layouts above).
+  finishBlock<S, Cfg::kWarps>(
+      p, flat, red, [&](int i, int l, int64_t &m, int64_t &n) {
+        const int a = i / (MT * 4), mt = i / 4 % MT, c = i % 4;
+        const int gl = l / 4, tl = l % 4;
+        m = mt * kRowTile + 2 * tl + (c & 1);
+        n = NK ? n0 + 16 * a + gl + 8 * (c >> 1)
+               : n0 + 8 * gl + 2 * a + (c >> 1);
+      });
+}
+
+// ---------------------------------------------------------------------------
+// f32 on CUDA cores: 8 rows of x per grid.z slice, 4 x 8 sums per thread.
+//  * W [N, K]: the block's 4 columns; lane l reads each at k0 + 4l .. + 3
+//    (a warp reads 512 contiguous bytes of a row); the 32 sums of a lane
+//    are reduced over the warp by halving exchanges (lane l ends with sum
+//    l: column l / 8, row l % 8).
+//  * W [K, N]: lane l owns columns n0 + 4l .. + 3 and walks rows k0 .. + 3
+//    (a warp reads 512 contiguous bytes of each).
+
+template <bool NK> struct FmaConfig {
+  static constexpr int kWarps = 8;
+  static constexpr int kCols = NK ? 4 : 128;
+  static constexpr int kStepK = NK ? 128 : 4;
+  static constexpr int kUnroll = 2;
+  static constexpr int kAcc = NK ? 1 : 32;
+};
+
+struct FmaStep {
+  float4 w[4]; ///< [N, K]: columns n0 + c; [K, N]: rows k0 + j
+  float4 x[kRowTile];
+};
+
+__device__ __forceinline__ float4 gather4f(const float *p, int64_t count) {
+  return make_float4(count > 0 ? p[0] : 0.0f, count > 1 ? p[1] : 0.0f,
+                     count > 2 ? p[2] : 0.0f, count > 3 ? p[3] : 0.0f);
+}
+
+__device__ __forceinline__ float componentOf(const float4 &v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+/// Lane l ends with the warp's sum of v[l] (31 exchanges; v is consumed).
+__device__ __forceinline__ float reduceScatter(float (&v)[32]) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int halving = 0; halving < 5; ++halving) {
+    const int o = 16 >> halving;
+    const bool upper = lane & o;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      if (i >= o) // (a constant bound would not unroll before the outer loop)
+        continue;
+      // Keep the half this lane ends in, send the partner the other.
+      const float send = upper ? v[i] : v[i + o];
+      const float keep = upper ? v[i + o] : v[i];
+      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+    }
+  }
+  return v[0];
+}
+
+template <bool NK, bool Vec>
+__global__ void __launch_bounds__(32 * FmaConfig<NK>::kWarps)
+    skinnyFmaKernel(SkinnyParams p) {
+  using Cfg = FmaConfig<NK>;
+  __shared__ float red[Cfg::kWarps * Cfg::kAcc * 32];
+  const int lane = threadIdx.x % 32;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * Cfg::kCols;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.z) * kRowTile;
+  const auto *x = static_cast<const float *>(p.x);
+  const auto *w = static_cast<const float *>(p.w);
+  const float *xRow[kRowTile]; // past the end: the last row, not stored
+#pragma unroll
+  for (int m = 0; m < kRowTile; ++m)
+    xRow[m] = x + std::min<int64_t>(m0 + m, p.M - 1) * p.ldx;
+  const int64_t col = n0 + 4 * lane;                      // [K, N]
+  const int64_t colVec = std::min<int64_t>(col, p.N - 4); // Vec: N % 4 == 0
+
+  auto load = [&](FmaStep &f, int64_t step) {
+    const bool vec = Vec && (step + 1) * Cfg::kStepK <= p.K;
+    const int64_t k = step * Cfg::kStepK + (NK ? 4 * lane : 0);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      if constexpr (NK) {
+        const float *row = w + std::min<int64_t>(n0 + c, p.N - 1) * p.ldw + k;
+        f.w[c] = vec ? __ldcs(reinterpret_cast<const float4 *>(row))
+                     : gather4f(row, p.K - k);
+      } else if (vec) {
+        f.w[c] = __ldcs(
+            reinterpret_cast<const float4 *>(w + (k + c) * p.ldw + colVec));
+      } else {
+        f.w[c] = k + c < p.K ? gather4f(w + (k + c) * p.ldw + col, p.N - col)
+                             : make_float4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < kRowTile; ++m)
+      f.x[m] = vec ? __ldg(reinterpret_cast<const float4 *>(xRow[m] + k))
+                   : gather4f(xRow[m] + k, p.K - k);
+  };
+  float acc[4][kRowTile] = {};
+  auto compute = [&](const FmaStep &f) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+#pragma unroll
+      for (int m = 0; m < kRowTile; ++m) {
+        const float4 xv = f.x[m];
+        if constexpr (NK) {
+          const float4 wv = f.w[c];
+          acc[c][m] += wv.x * xv.x + wv.y * xv.y + wv.z * xv.z + wv.w * xv.w;
+        } else {
+          acc[c][m] +=
+              componentOf(f.w[0], c) * xv.x + componentOf(f.w[1], c) * xv.y +
+              componentOf(f.w[2], c) * xv.z + componentOf(f.w[3], c) * xv.w;
+        }
+      }
+  };
+
+  int64_t s, end;
+  warpSteps<Cfg::kWarps>(p, Cfg::kStepK, s, end);
+  // Every load of a batch is issued before the first is used (the batch
+  // waits for memory once); a short slice is one partial batch.
+  for (; s < end; s += Cfg::kUnroll) {
+    FmaStep f[Cfg::kUnroll];
+#pragma unroll
+    for (int u = 0; u < Cfg::kUnroll; ++u)
+      if (s + u < end)
+        load(f[u], s + u);
+#pragma unroll
+    for (int u = 0; u < Cfg::kUnroll; ++u)
+      if (s + u < end)
+        compute(f[u]);
+  }
+
+  float flat[32];
+#pragma unroll
+  for (int c = 0; c < 4; ++c)
+#pragma unroll
+    for (int m = 0; m < kRowTile; ++m)
+      flat[c * kRowTile + m] = acc[c][m];
+  if constexpr (NK) {
+    const float mine[1] = {reduceScatter(flat)};
+    finishBlock<float, Cfg::kWarps>(p, mine, red,
+                                    [&](int, int l, int64_t &m, int64_t &n) {
+                                      n = n0 + l / kRowTile;
+                                      m = m0 + l % kRowTile;
+                                    });
+  } else {
+    finishBlock<float, Cfg::kWarps>(p, flat, red,
+                                    [&](int i, int l, int64_t &m, int64_t &n) {
+                                      n = n0 + 4 * l + i / kRowTile;
+                                      m = m0 + i % kRowTile;
+                                    });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Host side.
+
+/// How a problem is tiled (from its shape and dtype alone).
+struct SkinnyGeometry {
+  int rowTiles = 1;    ///< mma: x row tiles of 8 (MT: 1, 2 or 4)
+  int64_t cols = 0;    ///< output columns per block
+  int64_t stepK = 0;   ///< k per warp step
+  int warps = 0;       ///< per block
+  int64_t mGroups = 1; ///< f32: grid.z slices of 8 rows
+};
+
+template <bool NK, int MT> SkinnyGeometry mmaGeometry() {
+  using Cfg = MmaConfig<NK, MT>;
+  SkinnyGeometry g;
+  g.rowTiles = MT;
+  g.cols = Cfg::kCols;
+  g.stepK = Cfg::kStepK;
+  g.warps = Cfg::kWarps;
+  return g;
+}
+
+SkinnyGeometry geometryOf(const GemmProblem &p) {
+  const int mt = p.M <= 8 ? 1 : p.M <= 16 ? 2 : 4;
+  if (p.dtype == DType::F32) {
+    SkinnyGeometry g;
+    g.cols = p.transB ? FmaConfig<true>::kCols : FmaConfig<false>::kCols;
+    g.stepK = p.transB ? FmaConfig<true>::kStepK : FmaConfig<false>::kStepK;
+    g.warps = FmaConfig<true>::kWarps;
+    g.mGroups = (p.M + kRowTile - 1) / kRowTile;
+    return g;
+  }
+  if (p.transB)
+    return mt == 1   ? mmaGeometry<true, 1>()
+           : mt == 2 ? mmaGeometry<true, 2>()
+                     : mmaGeometry<true, 4>();
+  return mt == 1   ? mmaGeometry<false, 1>()
+         : mt == 2 ? mmaGeometry<false, 2>()
+                   : mmaGeometry<false, 4>();
+}
+
+bool aligned(const void *ptr, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0;
+}
+
+/// Whether every weight and x load can be one 16-byte word (x rows of the
+/// 2-byte [K, N] kernel: 8 bytes): aligned bases, leading dimensions and
+/// (for [K, N]) columns in whole words.
+bool vectorLoads(const GemmProblem &p) {
+  const int64_t perWord = p.dtype == DType::F32 ? 4 : 8;
+  return aligned(p.A, 16) && aligned(p.B, 16) && p.lda % perWord == 0 &&
+         p.ldb % perWord == 0 && (p.transB || p.N % perWord == 0);
+}
+
+template <typename S, bool NK, int MT>
+void launchMma(const SkinnyParams &sp, bool vec, dim3 grid,
+               cudaStream_t stream) {
+  constexpr int threads = 32 * MmaConfig<NK, MT>::kWarps;
+  if (vec)
+    skinnyMmaKernel<S, NK, MT, true><<<grid, threads, 0, stream>>>(sp);
+  else
+    skinnyMmaKernel<S, NK, MT, false><<<grid, threads, 0, stream>>>(sp);
+}
+
+template <bool NK>
+void launchFma(const SkinnyParams &sp, bool vec, dim3 grid,
+               cudaStream_t stream) {
+  constexpr int threads = 32 * FmaConfig<NK>::kWarps;
+  if (vec)
+    skinnyFmaKernel<NK, true><<<grid, threads, 0, stream>>>(sp);
+  else
+    skinnyFmaKernel<NK, false><<<grid, threads, 0, stream>>>(sp);
+}
+
+} // namespace
+
+bool skinnyGemmSupports(const GemmProblem &p) {
+  const bool floating =
+      p.dtype == DType::F32 || p.dtype == DType::BF16 || p.dtype == DType::F16;
+  return floating && p.batch == 1 && !p.transA && p.M >= 1 &&
+         p.M <= kSkinnyMaxRows && p.N >= 1 && p.K >= 1 &&
+         (p.N + 3) / 4 <= INT_MAX;
+}
+
+size_t skinnyGemmScratchBytes(const GemmProblem &p, int splits) {
+  return splits > 1 ? static_cast<size_t>(splits) * p.M * p.N * sizeof(float)
+                    : 0;
+}
+
+std::vector<int> skinnySplitCandidates(const GemmProblem &p,
+                                       size_t scratchBytes, int smCount) {
+  std::vector<int> splits;
+  if (!skinnyGemmSupports(p))
+    return splits;
+  splits.push_back(1);
+  const SkinnyGeometry g = geometryOf(p);
+  const int64_t blocks = (p.N + g.cols - 1) / g.cols * g.mGroups;
+  const int64_t steps = (p.K + g.stepK - 1) / g.stepK;
+  // Up to the first count that gives every multiprocessor two blocks.
+  for (int s = 2; s <= kMaxSplits && blocks * (s / 2) < 2 * smCount; s *= 2) {
+    if (int64_t(s) * g.warps > steps ||
+        skinnyGemmScratchBytes(p, s) > scratchBytes)
+      break;
+    splits.push_back(s);
+  }
+  return splits;
+}
+
+void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
+                size_t scratchBytes, cudaStream_t stream, const char *kernel) {
+  if (!skinnyGemmSupports(p))
+    fail(kernel, "the skinny GEMM does not take a " + std::to_string(p.M) +
+                     " x " + std::to_string(p.K) + " x " + std::to_string(p.N) +
+                     " product of " + std::to_string(p.batch) + " batches");
+  if (splits < 1 || splits > 65535)
+    fail(kernel, "invalid skinny GEMM split count " + std::to_string(splits));
+  if (skinnyGemmScratchBytes(p, splits) > scratchBytes)
+    fail(kernel, "the skinny GEMM with " + std::to_string(splits) +
+                     " splits needs " +
+                     std::to_string(skinnyGemmScratchBytes(p, splits)) +
+                     " bytes of scratch, got " + std::to_string(scratchBytes));
+  const SkinnyGeometry g = geometryOf(p);
+  SkinnyParams sp;
+  sp.x = p.A;
+  sp.w = p.B;
+  sp.bias = p.bias;
+  sp.residual = p.residual;
+  sp.out = p.C;
+  sp.partial = splits > 1 ? static_cast<float *>(scratch) : nullptr;
+  sp.M = p.M;
+  sp.N = p.N;
+  sp.K = p.K;
+  sp.ldx = p.lda;
+  sp.ldw = p.ldb;
+  sp.ldc = p.ldc;
+  sp.ldr = p.ldr;
+  sp.activation = p.activation;
+  const int64_t steps = (p.K + g.stepK - 1) / g.stepK;
+  const int64_t slices = int64_t(splits) * g.warps;
+  sp.stepsPerSlice = (steps + slices - 1) / slices;
+  const dim3 grid(static_cast<unsigned>((p.N + g.cols - 1) / g.cols),
+                  static_cast<unsigned>(splits),
+                  static_cast<unsigned>(g.mGroups));
+  const bool vec = vectorLoads(p);
+  visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
+    using S = decltype(zero);
+    if constexpr (std::is_same_v<S, float>) {
+      if (p.transB)
+        launchFma<true>(sp, vec, grid, stream);
+      else
+        launchFma<false>(sp, vec, grid, stream);
+    } else {
+      switch (g.rowTiles * (p.transB ? 1 : -1)) {
+      case 1:
+        return launchMma<S, true, 1>(sp, vec, grid, stream);
+      case 2:
+        return launchMma<S, true, 2>(sp, vec, grid, stream);
+      case 4:
+        return launchMma<S, true, 4>(sp, vec, grid, stream);
+      case -1:
+        return launchMma<S, false, 1>(sp, vec, grid, stream);
+      case -2:
+        return launchMma<S, false, 2>(sp, vec, grid, stream);
+      default:
+        return launchMma<S, false, 4>(sp, vec, grid, stream);
+      }
+    }
+  });
+  checkLaunch(kernel);
+  if (splits > 1) {
+    visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
+      using S = decltype(zero);
+      skinnyCombineKernel<S>
+          <<<gridFor(p.M * p.N), kThreads, 0, stream>>>(sp, splits);
+    });
+    checkLaunch(kernel);
+  }
+}
+
+} // namespace hybrid::cuda

@@ -1,0 +1,45 @@
+// Our own GEMM for products with a few rows (a decode step's linear layers:
+// M <= 32 against a large weight), which streams the weights once with
+// 16-byte loads; Gemm.cu times it against cuBLASLt's algorithms on a
+// plan's first call and keeps it only where it is faster.
+#pragma once
+
+#include "Gemm.h"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace hybrid::cuda {
+
+/// The most rows (M) the skinny kernel takes.
+constexpr int64_t kSkinnyMaxRows = 32;
+
+/// Whether skinnyGemm runs `p`: one batch, op(A) = A (not transposed),
+/// 1 <= M <= kSkinnyMaxRows, K >= 1, N >= 1, f32, bf16 or f16. bf16/f16
+/// run on tensor cores (mma.sync, sm_80 and later; f32 accumulation), f32
+/// on CUDA cores (exact f32). Both weight layouts (transB or not).
+bool skinnyGemmSupports(const GemmProblem &p);
+
+/// The split counts worth timing for `p` (1 first): how many blocks share
+/// each column tile's K range, for shapes whose columns alone give too few
+/// blocks for `smCount` multiprocessors; only those whose partial sums fit
+/// in `scratchBytes`.
+std::vector<int> skinnySplitCandidates(const GemmProblem &p,
+                                       size_t scratchBytes, int smCount);
+
+/// Scratch bytes skinnyGemm needs with `splits` (f32 partial sums
+/// [splits][M][N] when splits > 1, else none).
+size_t skinnyGemmScratchBytes(const GemmProblem &p, int splits);
+
+/// Enqueues C = A B (+ bias[N]), the activation, then + residual, one
+/// rounding per element (GemmProblem's semantics), with the K range split
+/// over `splits` blocks (a second kernel then sums the partials in scratch
+/// and applies the epilogue). Allocates nothing and never synchronises.
+/// Throws naming `kernel` for a problem it does not support or too little
+/// scratch.
+void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
+                size_t scratchBytes, cudaStream_t stream, const char *kernel);
+
+} // namespace hybrid::cuda

@@ -1,0 +1,397 @@
+// The skinny GEMM (SkinnyGemm.h) against the CPU linear kernel: called
+// directly (whatever the timing would pick) for 1 to 32 rows, large and odd
+// K and N, both weight layouts, every activation with and without bias and
+// residual, split K ranges (the combine kernel), unaligned operands (no
+// 16-byte loads), f32 / bf16 / f16, with its declared scratch followed by a
+// guard region; once captured in a CUDA graph and replayed with new
+// operands; and through the linear op, whose plan times it against
+// cuBLASLt (HYBRID_CUDA_SKINNY=0 leaves cuBLASLt alone).
+#include "CudaTestSupport.h"
+
+#include "cuda/Context.h"
+#include "cuda/SkinnyGemm.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+namespace hybrid::cuda::test {
+namespace {
+
+class SkinnyGemmTest : public CudaKernelTest {};
+
+void cudaOk(cudaError_t e, const char *what) {
+  ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e);
+}
+
+constexpr size_t kGuardBytes = 4096;
+constexpr uint8_t kGuardByte = 0xA5;
+
+/// Device memory holding a tensor `offset` bytes past a 256-byte boundary.
+struct DeviceTensor {
+  char *base = nullptr;
+  void *data = nullptr;
+  size_t bytes = 0;
+  DeviceTensor(size_t n, size_t offset) : bytes(n) {
+    cudaOk(cudaMalloc(&base, n + offset + 1), "cudaMalloc");
+    data = base + offset;
+  }
+  ~DeviceTensor() { cudaFree(base); }
+  DeviceTensor(const DeviceTensor &) = delete;
+  DeviceTensor &operator=(const DeviceTensor &) = delete;
+  void upload(const HostTensor &t) {
+    cudaOk(cudaMemcpy(data, t.bytes.data(), t.bytes.size(),
+                      cudaMemcpyHostToDevice),
+           "cudaMemcpy to device");
+  }
+};
+
+/// A linear's operands in device memory and the GemmProblem of Linear.cpp
+/// over them: x [M, K], weight [N, K] (transposed) or [K, N], optional
+/// bias [N] and residual [M, N]; every tensor `offset` bytes off alignment.
+struct DeviceLinear {
+  std::vector<std::unique_ptr<DeviceTensor>> operands;
+  std::unique_ptr<DeviceTensor> result;
+  HostTensor out;
+  GemmProblem problem;
+
+  DeviceLinear(const ops::Linear &attrs, const std::vector<HostTensor> &tensors,
+               size_t offset) {
+    for (const HostTensor &t : tensors) {
+      if (!t.present) {
+        operands.push_back(nullptr);
+        continue;
+      }
+      operands.push_back(
+          std::make_unique<DeviceTensor>(t.bytes.size(), offset));
+      operands.back()->upload(t);
+    }
+    const HostTensor &x = tensors[0], &w = tensors[1];
+    GemmProblem &p = problem;
+    p.dtype = x.dtype;
+    p.transB = attrs.transposeWeight;
+    p.K = x.shape.back();
+    p.N = p.transB ? w.shape[0] : w.shape[1];
+    p.M = x.numel() / p.K;
+    p.lda = p.K;
+    p.ldb = p.transB ? p.K : p.N;
+    p.ldc = p.N;
+    p.ldr = p.N;
+    p.activation = attrs.activation;
+    Shape outShape = x.shape;
+    outShape.back() = p.N;
+    out = HostTensor(x.dtype, outShape);
+    result = std::make_unique<DeviceTensor>(out.bytes.size(), offset);
+    p.A = operands[0]->data;
+    p.B = operands[1]->data;
+    p.bias = operands[2] ? operands[2]->data : nullptr;
+    p.residual = operands[3] ? operands[3]->data : nullptr;
+    p.C = result->data;
+  }
+
+  HostTensor download() const {
+    HostTensor t = out;
+    cudaOk(cudaMemcpy(t.bytes.data(), result->data, t.bytes.size(),
+                      cudaMemcpyDeviceToHost),
+           "cudaMemcpy to host");
+    return t;
+  }
+};
+
+/// The skinny kernel's result for a linear (operands as the linear op takes
+/// them), with exactly its declared scratch and a guard region after it.
+HostTensor runSkinny(const ops::Linear &attrs,
+                     const std::vector<HostTensor> &operands, int splits,
+                     size_t offset = 0) {
+  DeviceLinear linear(attrs, operands, offset);
+  EXPECT_TRUE(skinnyGemmSupports(linear.problem));
+  cudaOk(cudaMemset(linear.result->data, 0xFF, linear.out.bytes.size()),
+         "cudaMemset");
+  const size_t declared = skinnyGemmScratchBytes(linear.problem, splits);
+  DeviceTensor scratch(declared + kGuardBytes, 0);
+  cudaOk(cudaMemset(scratch.data, 0xFF, declared), "cudaMemset");
+  cudaOk(cudaMemset(scratch.base + declared, kGuardByte, kGuardBytes),
+         "cudaMemset");
+  cudaStream_t stream = nullptr;
+  cudaOk(cudaStreamCreate(&stream), "cudaStreamCreate");
+  skinnyGemm(linear.problem, splits, declared ? scratch.data : nullptr,
+             declared, stream, "linear");
+  cudaOk(cudaStreamSynchronize(stream), "skinny GEMM");
+  cudaOk(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  std::vector<uint8_t> guard(kGuardBytes);
+  cudaOk(cudaMemcpy(guard.data(), scratch.base + declared, kGuardBytes,
+                    cudaMemcpyDeviceToHost),
+         "cudaMemcpy guard");
+  EXPECT_TRUE(std::all_of(guard.begin(), guard.end(),
+                          [](uint8_t b) { return b == kGuardByte; }))
+      << "the skinny GEMM wrote past its " << declared << " bytes of scratch";
+  return linear.download();
+}
+
+/// Operands of a linear: x [M, K], the weight as `transposed` says (the
+/// same random values either way round), bias and residual when asked.
+struct LinearOperands {
+  HostTensor x, weightNK, bias, residual;
+  std::vector<HostTensor> forLayout(bool transposed) const {
+    HostTensor w = weightNK;
+    if (!transposed)
+      w.shape = {weightNK.shape[1], weightNK.shape[0]};
+    return {x, w, bias, residual};
+  }
+};
+
+LinearOperands randomLinear(DType dt, int64_t M, int64_t K, int64_t N,
+                            bool bias, bool residual, std::mt19937 &rng) {
+  LinearOperands o;
+  o.x = randomTensor(dt, {M, K}, rng, -1, 1);
+  o.weightNK = randomTensor(dt, {N, K}, rng, -1, 1);
+  o.bias = bias ? randomTensor(dt, {N}, rng, -1, 1) : HostTensor::absent();
+  o.residual =
+      residual ? randomTensor(dt, {M, N}, rng, -1, 1) : HostTensor::absent();
+  return o;
+}
+
+std::string describe(DType dt, int64_t M, int64_t K, int64_t N, bool transposed,
+                     Activation act, bool bias, bool residual, int splits) {
+  return std::string(dtypeName(dt)) + " " + std::to_string(M) + " x " +
+         std::to_string(K) + " -> " + std::to_string(N) +
+         (transposed ? " [N,K] " : " [K,N] ") + activationName(act) +
+         (bias ? " bias" : "") + (residual ? " residual" : "") + " splits " +
+         std::to_string(splits);
+}
+
+void expectSkinnyMatchesCpu(const LinearOperands &o, bool transposed,
+                            Activation act, int splits, size_t offset = 0) {
+  const ops::Linear attrs{transposed, act};
+  const std::vector<HostTensor> operands = o.forLayout(transposed);
+  const int64_t M = o.x.shape[0], K = o.x.shape[1], N = o.weightNK.shape[0];
+  const std::string what =
+      describe(o.x.dtype, M, K, N, transposed, act, o.bias.present,
+               o.residual.present, splits) +
+      (offset ? " offset " + std::to_string(offset) : "");
+  SCOPED_TRACE(what);
+  const HostTensor out(o.x.dtype, {M, N});
+  const HostTensor cpu = runCpu(attrs, operands, {out})[0];
+  const HostTensor gpu = runSkinny(attrs, operands, splits, offset);
+  expectClose(gpu, cpu, sumTolerance(o.x.dtype), what);
+}
+
+TEST_F(SkinnyGemmTest, MatchesTheCpuLinear) {
+  // Decode shapes (q/k/v, fc1, fc2, the LM head) and odd ones; each with
+  // its own epilogue, whole and with K split over three blocks per column
+  // tile (uneven slices, the combine kernel).
+  struct Case {
+    int64_t M, K, N;
+  };
+  const std::vector<Case> cases = {
+      {1, 2048, 2048}, {1, 8192, 2048}, {2, 1000, 72},   {3, 2048, 8192},
+      {5, 777, 1001},  {7, 130, 33},    {16, 2048, 512}, {32, 2048, 2048},
+      {32, 777, 1001}, {9, 24, 4104},   {1, 2048, 50272}};
+  int index = 0;
+  for (DType dt : kFloatTypes)
+    for (const Case &c : cases) {
+      const Activation act = static_cast<Activation>(index % kActivations);
+      const bool bias = index % 2 == 0, residual = index % 3 != 0;
+      ++index;
+      const LinearOperands o =
+          randomLinear(dt, c.M, c.K, c.N, bias, residual, rng);
+      for (bool transposed : {true, false})
+        for (int splits : {1, 3})
+          expectSkinnyMatchesCpu(o, transposed, act, splits);
+    }
+}
+
+TEST_F(SkinnyGemmTest, EveryEpilogue) {
+  struct Case {
+    int64_t M, K, N;
+  };
+  for (DType dt : kFloatTypes)
+    for (const Case &c : {Case{3, 200, 301}, Case{1, 512, 1024}})
+      for (bool bias : {true, false})
+        for (bool residual : {false, true}) {
+          const LinearOperands o =
+              randomLinear(dt, c.M, c.K, c.N, bias, residual, rng);
+          for (int a = 0; a < kActivations; ++a)
+            for (bool transposed : {true, false})
+              for (int splits : {1, 2})
+                expectSkinnyMatchesCpu(o, transposed,
+                                       static_cast<Activation>(a), splits);
+        }
+}
+
+TEST_F(SkinnyGemmTest, UnalignedOperands) {
+  // Sizes that allow 16-byte loads but addresses that do not (a tensor in
+  // the middle of a buffer): the element-wise path.
+  for (DType dt : kFloatTypes)
+    for (int64_t M : {1, 12})
+      for (bool transposed : {true, false}) {
+        const LinearOperands o = randomLinear(dt, M, 512, 264, true, true, rng);
+        expectSkinnyMatchesCpu(o, transposed, Activation::GeluTanh, 2,
+                               dtypeSize(dt));
+      }
+}
+
+TEST_F(SkinnyGemmTest, CapturedGraphReplaysNewOperands) {
+  // One capture (global mode: a sync or allocation in the call fails it) of
+  // split products (the combine kernel too), replayed after the operands
+  // are overwritten in place.
+  struct Case {
+    DType dt;
+    bool transposed;
+    int64_t M, K, N;
+    Activation act;
+    int splits;
+  };
+  for (const Case &c :
+       {Case{DType::BF16, true, 1, 2048, 2048, Activation::Silu, 4},
+        Case{DType::F16, false, 3, 1024, 520, Activation::GeluErf, 2},
+        Case{DType::F32, true, 2, 777, 1001, Activation::Relu, 3}}) {
+    const ops::Linear attrs{c.transposed, c.act};
+    LinearOperands o = randomLinear(c.dt, c.M, c.K, c.N, true, true, rng);
+    DeviceLinear linear(attrs, o.forLayout(c.transposed), 0);
+    const size_t scratchBytes =
+        skinnyGemmScratchBytes(linear.problem, c.splits);
+    DeviceTensor scratch(scratchBytes, 0);
+    cudaStream_t stream = nullptr;
+    cudaOk(cudaStreamCreate(&stream), "cudaStreamCreate");
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cudaOk(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
+           "cudaStreamBeginCapture");
+    skinnyGemm(linear.problem, c.splits, scratch.data, scratchBytes, stream,
+               "linear");
+    cudaOk(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    cudaOk(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int round = 0; round < 3; ++round) {
+      if (round > 0) {
+        o = randomLinear(c.dt, c.M, c.K, c.N, true, true, rng);
+        const std::vector<HostTensor> fresh = o.forLayout(c.transposed);
+        for (size_t i = 0; i < fresh.size(); ++i)
+          linear.operands[i]->upload(fresh[i]);
+      }
+      cudaOk(cudaMemset(linear.result->data, 0xFF, linear.out.bytes.size()),
+             "cudaMemset");
+      cudaOk(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+      cudaOk(cudaStreamSynchronize(stream), "graph execution");
+      const std::string what = describe(c.dt, c.M, c.K, c.N, c.transposed,
+                                        c.act, true, true, c.splits) +
+                               " replay " + std::to_string(round);
+      const HostTensor cpu =
+          runCpu(attrs, o.forLayout(c.transposed), {linear.out})[0];
+      expectClose(linear.download(), cpu, sumTolerance(c.dt), what);
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+/// The plan of the linear call of these sizes in the test context.
+const GemmPlan *planOf(DType dt, bool transposed, int64_t M, int64_t K,
+                       int64_t N) {
+  for (const auto &[key, plan] : testContext()->gemmPlans)
+    if (key[0] == static_cast<int64_t>(dt) && key[2] == transposed &&
+        key[3] == M && key[4] == N && key[5] == K)
+      return &plan;
+  return nullptr;
+}
+
+TEST_F(SkinnyGemmTest, LinearTimesItAgainstCublasLt) {
+  // Through the linear op: the first call times cuBLASLt's algorithms and
+  // the skinny kernel's split counts and keeps the fastest; either way the
+  // result matches the CPU. Which one won is printed (the benchmark's
+  // concern, not the test's).
+  struct Case {
+    DType dt;
+    bool transposed;
+    int64_t M, K, N;
+    Activation act;
+    bool residual;
+  };
+  for (const Case &c :
+       {Case{DType::BF16, true, 1, 2048, 2048, Activation::None, false},
+        Case{DType::BF16, true, 1, 2048, 8192, Activation::Relu, false},
+        Case{DType::BF16, true, 1, 8192, 2048, Activation::None, true},
+        Case{DType::BF16, false, 1, 768, 2304, Activation::None, false},
+        Case{DType::BF16, true, 32, 2048, 2048, Activation::None, true},
+        Case{DType::F16, true, 4, 4096, 1024, Activation::Silu, false},
+        Case{DType::F32, true, 1, 1024, 4096, Activation::GeluTanh, true}}) {
+    const ops::Linear attrs{c.transposed, c.act};
+    const LinearOperands o =
+        randomLinear(c.dt, c.M, c.K, c.N, true, c.residual, rng);
+    const Tolerance tol = sumTolerance(c.dt);
+    const std::string what =
+        describe(c.dt, c.M, c.K, c.N, c.transposed, c.act, true, c.residual, 0);
+    for (int call = 0; call < 2; ++call) // tuned, then the kept choice
+      expectMatchesCpu(attrs, o.forLayout(c.transposed),
+                       {HostTensor(c.dt, {c.M, c.N})}, what, &tol);
+    const GemmPlan *plan = planOf(c.dt, c.transposed, c.M, c.K, c.N);
+    ASSERT_NE(plan, nullptr) << what;
+    EXPECT_TRUE(plan->tuned) << what;
+    EXPECT_FALSE(plan->skinnyCandidates.empty()) << what;
+    std::printf("[ linear   ] %s: %s\n", what.c_str(),
+                plan->skinnySplits
+                    ? ("skinny kernel, " + std::to_string(plan->skinnySplits) +
+                       " split(s)")
+                          .c_str()
+                    : "cuBLASLt");
+  }
+}
+
+TEST_F(SkinnyGemmTest, EnvironmentDisablesIt) {
+  ASSERT_EQ(setenv("HYBRID_CUDA_SKINNY", "0", 1), 0);
+  const LinearOperands o =
+      randomLinear(DType::BF16, 2, 1536, 1544, false, false, rng);
+  const Tolerance tol = sumTolerance(DType::BF16);
+  expectMatchesCpu(ops::Linear{true}, o.forLayout(true),
+                   {HostTensor(DType::BF16, {2, 1544})},
+                   "linear with HYBRID_CUDA_SKINNY=0", &tol);
+  unsetenv("HYBRID_CUDA_SKINNY");
+  const GemmPlan *plan = planOf(DType::BF16, true, 2, 1536, 1544);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_TRUE(plan->skinnyCandidates.empty());
+  EXPECT_EQ(plan->skinnySplits, 0);
+}
+
+TEST_F(SkinnyGemmTest, WhatItTakes) {
+  GemmProblem p;
+  p.dtype = DType::BF16;
+  p.M = 32;
+  p.N = 5;
+  p.K = 7;
+  EXPECT_TRUE(skinnyGemmSupports(p));
+  p.M = 33;
+  EXPECT_FALSE(skinnyGemmSupports(p));
+  p.M = 1;
+  p.batch = 2;
+  EXPECT_FALSE(skinnyGemmSupports(p));
+  p.batch = 1;
+  p.transA = true;
+  EXPECT_FALSE(skinnyGemmSupports(p));
+  p.transA = false;
+  p.K = 0;
+  EXPECT_FALSE(skinnyGemmSupports(p));
+  p.K = 7;
+  p.dtype = DType::I32;
+  EXPECT_FALSE(skinnyGemmSupports(p));
+  // Split candidates start with 1, fit the scratch and stop once the
+  // blocks fill the GPU.
+  p.dtype = DType::BF16;
+  p.transB = true;
+  p.K = 2048;
+  p.N = 2048;
+  const std::vector<int> splits = skinnySplitCandidates(p, 1 << 20, 132);
+  ASSERT_FALSE(splits.empty());
+  EXPECT_EQ(splits.front(), 1);
+  for (int s : splits)
+    EXPECT_LE(skinnyGemmScratchBytes(p, s), size_t(1) << 20);
+  EXPECT_EQ(skinnySplitCandidates(p, 0, 132), std::vector<int>{1});
+  p.N = 50272;
+  EXPECT_EQ(skinnySplitCandidates(p, 1 << 30, 132), std::vector<int>{1});
+}
+
+} // namespace
+} // namespace hybrid::cuda::test
