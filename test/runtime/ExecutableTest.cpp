@@ -213,10 +213,9 @@ TEST_P(ExecutableOnDevice, DeviceResidentBindEnqueue) {
   expectError([&] { exe.bind({0}); }, {"forward: batch = 0 but it must be"});
 }
 
-// enqueueGraph replays the same work on what the buffers hold now: new
-// inputs give new outputs, across a second stream and its events, and
-// another bucket captures anew. (On the CPU it is enqueue.)
-TEST_P(ExecutableOnDevice, GraphReplaysReadTheBuffersAnew) {
+/// The norm bundle with normed = copy(t1) moved to a second stream, after
+/// t1 is ready on stream 0 (an event recorded there, waited for there).
+BundleDesc twoStreamNormBundle() {
   BundleDesc b = normBundle();
   ExecutableDesc &e = b.executables[0];
   e.numStreams = 2;
@@ -226,10 +225,14 @@ TEST_P(ExecutableOnDevice, GraphReplaysReadTheBuffersAnew) {
                     command(ops::WaitEvent{0}, {}, {}, "", 1));
   e.commands.insert(e.commands.begin() + 2,
                     command(ops::RecordEvent{0}, {}, {}));
-  Engine engine = Engine::create(std::move(b), device());
-  engine.initRandom(1);
-  writeDevice(*device(), engine.weights().mutableData(0), kWeight.data(), 16);
-  writeDevice(*device(), engine.weights().mutableData(1), kBias.data(), 16);
+  return b;
+}
+
+// enqueueGraph replays the same work on what the buffers hold now: new
+// inputs give new outputs, across a second stream and its events, and
+// another bucket captures anew. (On the CPU it is enqueue.)
+TEST_P(ExecutableOnDevice, GraphReplaysReadTheBuffersAnew) {
+  Engine engine = normEngine(twoStreamNormBundle(), device());
   Executable &exe = engine.executable("forward");
   std::unique_ptr<Stream> stream = device()->createStream();
   for (int64_t batch : {3, 5}) {
@@ -481,17 +484,7 @@ TEST_P(ExecutableOnDevice, RunsFromABundleFileWithSafeTensorsWeights) {
 // Commands on a second stream with an event between the streams: the
 // executable forks its stream from the caller's and joins it back.
 TEST_P(ExecutableOnDevice, SecondStreamAndEvents) {
-  BundleDesc b = normBundle();
-  ExecutableDesc &e = b.executables[0];
-  e.numStreams = 2;
-  e.numEvents = 1;
-  // normed = copy(t1) moves to stream 1, after t1 is ready on stream 0.
-  e.commands[4].stream = 1;
-  e.commands.insert(e.commands.begin() + 4,
-                    command(ops::WaitEvent{0}, {}, {}, "", 1));
-  e.commands.insert(e.commands.begin() + 2,
-                    command(ops::RecordEvent{0}, {}, {}));
-  Engine engine = normEngine(b, device());
+  Engine engine = normEngine(twoStreamNormBundle(), device());
   for (int64_t batch : {2, 5}) {
     NamedTensors out = engine.forward(xInput(batch));
     std::vector<double> y, normed;

@@ -301,6 +301,15 @@ void checkOutputIsNoInput(const std::string &out, const std::string &bundle,
     refuse("weights", "a shard beside " + index);
 }
 
+/// The --allow-extra names (checkpoint tensors that are no parameter).
+std::set<std::string> allowedExtraOf(Args &args) {
+  std::set<std::string> names;
+  if (args.flags.count("--allow-extra"))
+    names.insert(args.flags["--allow-extra"].begin(),
+                 args.flags["--allow-extra"].end());
+  return names;
+}
+
 int runForward(int argc, char **argv) {
   Args args = parseArgs("forward", argc, argv, 2,
                         {"--weights", "--inputs", "--out", "--threads",
@@ -337,10 +346,7 @@ int runForward(int argc, char **argv) {
     if (deviceName != "cpu")
       throw UsageError{"forward: --threads applies to --device cpu only"};
   }
-  std::set<std::string> allowedExtra;
-  if (args.flags.count("--allow-extra"))
-    allowedExtra.insert(args.flags["--allow-extra"].begin(),
-                        args.flags["--allow-extra"].end());
+  const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
   const std::string &bundlePath = args.positional[0];
   // The device first: a missing GPU is the error to report, before any
@@ -563,10 +569,7 @@ int runGenerate(int argc, char **argv) {
   if (!outPath.empty())
     checkOutputIsNoInput(outPath, bundlePath, randomSeed ? "" : weightsPath,
                          promptPath);
-  std::set<std::string> allowedExtra;
-  if (args.flags.count("--allow-extra"))
-    allowedExtra.insert(args.flags["--allow-extra"].begin(),
-                        args.flags["--allow-extra"].end());
+  const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
   std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
@@ -912,10 +915,7 @@ int runTrainStep(int argc, char **argv) {
   if (auto t = args.single("--threads"))
     deviceOptions.cpuThreads =
         static_cast<int>(parsePositiveInt(*t, "--threads"));
-  std::set<std::string> allowedExtra;
-  if (args.flags.count("--allow-extra"))
-    allowedExtra.insert(args.flags["--allow-extra"].begin(),
-                        args.flags["--allow-extra"].end());
+  const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
   std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
