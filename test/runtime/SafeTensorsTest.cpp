@@ -1,10 +1,14 @@
 // safetensors: round trips, conversions, the fixtures, and malformed files.
 #include "TestSupport.h"
 
+#include "hybrid/FileIO.h"
 #include "hybrid/SafeTensors.h"
 
 #include <cmath>
+#include <csignal>
 #include <cstring>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace hybrid;
 using namespace hybrid::test;
@@ -67,6 +71,45 @@ TEST(SafeTensors, WriteReadRoundTrip) {
   EXPECT_EQ(file.toF32(file.get("scalar")), std::vector<float>{1.5f});
   EXPECT_EQ(file.find("nope"), nullptr);
   expectError([&] { file.get("nope"); }, {path, "no tensor 'nope'"});
+}
+
+// A checkpoint writer killed halfway through leaves the previous
+// checkpoint whole and loadable: the bytes go to a temporary file that
+// only a finished write renames over it.
+TEST(SafeTensors, AWriterKilledMidWriteLeavesThePreviousCheckpoint) {
+  TempDir dir;
+  const std::string path = dir.file("model.safetensors");
+  HostTensor old = HostTensor::fromVector<float>({4}, {1, 2, 3, 4});
+  writeSafeTensors(path, {{"w", old}});
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Half a new checkpoint, then it says so and waits to be killed.
+    detail::writeFileAtomically(path, [&](const detail::ByteSink &write) {
+      std::vector<uint8_t> junk(1 << 16, 0xab);
+      write(junk.data(), junk.size());
+      char c = 'x';
+      if (::write(ready[1], &c, 1) != 1)
+        ::_exit(2);
+      for (;;)
+        ::pause();
+    });
+    ::_exit(1); // not reached
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  SafeTensorsFile f = SafeTensorsFile::open(path);
+  ASSERT_NE(f.find("w"), nullptr);
+  EXPECT_EQ(f.toHost(*f.find("w"), DType::F32).toVector<float>(),
+            old.toVector<float>());
 }
 
 TEST(SafeTensors, WriteNamedHostTensors) {
