@@ -133,4 +133,93 @@ TEST_P(HybridEngineOnDevice, GenerateBetweenForwardsChangesNothingAndSeesSteps) 
   }
 }
 
+TEST_P(HybridEngineOnDevice, AccumulatedMicroBatchesStepAsOneBatch) {
+  // One engine: forward_backward twice on the batch, then step with
+  // grad_scale 1/2 (the mean of the two) and a clipping bound that does not
+  // bite; the other: train_step on the batch. Same weights after.
+  auto scalar = [](float v) { return HostTensor::fromVector<float>({1}, {v}); };
+  const NamedTensors hyper = {{"lr", scalar(1e-3f)},
+                              {"beta1", scalar(0.9f)},
+                              {"beta2", scalar(0.95f)},
+                              {"eps", scalar(1e-8f)},
+                              {"weight_decay", scalar(0.01f)}};
+  Executable &fb = engine().executable("forward_backward");
+  NamedTensors micro = fb.withDefaults({{"input_ids", ids_}});
+  const float loss1 = fb.run(micro).at("loss").toVector<float>()[0];
+  const float loss2 = fb.run(micro).at("loss").toVector<float>()[0];
+  EXPECT_EQ(loss1, loss2); // the weights did not move yet
+  // The gradient norm, from forward_loss_grad's gradients on the host.
+  Executable &grads = engine().executable("forward_loss_grad");
+  NamedTensors g = grads.run(grads.withDefaults({{"input_ids", ids_}}));
+  double squares = 0;
+  for (auto &[name, t] : g)
+    if (name.rfind("grad.", 0) == 0)
+      for (float v : t.toVector<float>())
+        squares += double(v) * v;
+  Executable &step = engine().executable("step");
+  NamedTensors in = hyper;
+  in["grad_scale"] = scalar(0.5f);
+  in["max_grad_norm"] = scalar(1e6f);
+  NamedTensors out = step.run(step.withDefaults(in));
+  EXPECT_NEAR(out.at("grad_norm").toVector<float>()[0], std::sqrt(squares),
+              1e-5 * std::sqrt(squares));
+  const std::vector<float> accumulated = logits(ids_);
+
+  auto bundle = std::make_shared<const BundleDesc>(
+      readBundle(HYBRID_TEST_GPT2_TRAIN_BUNDLE));
+  Engine other = Engine::create(bundle, device());
+  other.loadWeights(kFixture, {"lm_head.weight"});
+  Executable &once = other.executable("train_step");
+  NamedTensors batch = hyper;
+  batch["input_ids"] = ids_;
+  once.run(once.withDefaults(batch));
+  const std::vector<float> direct =
+      other.forward(other.executable("forward").withDefaults(
+                        {{"input_ids", ids_}}))
+          .at("logits")
+          .toVector<float>();
+  ASSERT_EQ(accumulated.size(), direct.size());
+  double worst = 0;
+  for (size_t i = 0; i < direct.size(); ++i)
+    worst = std::max(worst, std::fabs(double(accumulated[i]) - direct[i]));
+  EXPECT_LE(worst, 1e-6);
+}
+
+TEST_P(HybridEngineOnDevice, ClippingBoundsTheStep) {
+  // With max_grad_norm far below the gradient's norm, AdamW's first step
+  // is still +-lr per element (m / sqrt(v) is the sign), so the weights
+  // move as far as unclipped: clipping shows in the moments, not in the
+  // first update. The second step tells them apart.
+  auto scalar = [](float v) { return HostTensor::fromVector<float>({1}, {v}); };
+  auto twoSteps = [&](Engine &e, float maxNorm) {
+    Executable &fb = e.executable("forward_backward");
+    Executable &st = e.executable("step");
+    for (int k = 0; k < 2; ++k) {
+      fb.run(fb.withDefaults({{"input_ids", ids_}}));
+      NamedTensors out = st.run(st.withDefaults(
+          {{"max_grad_norm", scalar(maxNorm)}, {"lr", scalar(1e-3f)}}));
+      EXPECT_GT(out.at("grad_norm").toVector<float>()[0], 0.0f);
+      // The caller zeroes the accumulators: released, then retaken
+      // zero-filled by the next forward_backward.
+      for (size_t i = 0; i < e.states().size(); ++i)
+        if (e.states().desc(i).name.rfind("opt.grad.", 0) == 0)
+          e.states().release(e.states().desc(i).name);
+    }
+    return e.forward(e.executable("forward").withDefaults(
+                         {{"input_ids", ids_}}))
+        .at("logits")
+        .toVector<float>();
+  };
+  auto bundle = std::make_shared<const BundleDesc>(
+      readBundle(HYBRID_TEST_GPT2_TRAIN_BUNDLE));
+  Engine clipped = Engine::create(bundle, device());
+  clipped.loadWeights(kFixture, {"lm_head.weight"});
+  const std::vector<float> a = twoSteps(engine(), 0.0f); // 0: no clipping
+  const std::vector<float> b = twoSteps(clipped, 1e-3f);
+  double diff = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    diff = std::max(diff, std::fabs(double(a[i]) - b[i]));
+  EXPECT_GT(diff, 1e-5) << "clipping changed nothing";
+}
+
 } // namespace

@@ -19,15 +19,20 @@ def CausalLmLoss : Pass<"hg-causal-lm-loss", "mlir::ModuleOp"> {
 }
 
 def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
-  let summary = "@train_step: the gradients, then an AdamW step in place";
+  let summary = "The optimizer executables: AdamW in place, accumulation";
   let description = [{
-    Adds @train_step: @forward_loss_grad's loss and gradients, then
-    torch.optim.AdamW's update (decoupled weight decay, bias-corrected
-    moments) of every parameter with a gradient, written back in place
-    (results tagged `hg.param`). The moments (`opt.exp_avg.<name>`,
-    `opt.exp_avg_sq.<name>`, f32) and the step count (`opt.step`) are
-    state; lr, beta1, beta2, eps and weight_decay are f32 [1] inputs with
-    defaults 1e-3, 0.9, 0.999, 1e-8 and 0.01.
+    From @forward_loss_grad, with torch.optim.AdamW's update (decoupled
+    weight decay, bias-corrected moments) written back in place (results
+    tagged `hg.param`), the moments (`opt.exp_avg.<name>`,
+    `opt.exp_avg_sq.<name>`, f32) and the step count (`opt.step`) as state,
+    and lr, beta1, beta2, eps, weight_decay as f32 [1] inputs (defaults
+    1e-3, 0.9, 0.999, 1e-8, 0.01):
+    * @train_step: one batch's loss and gradients, then the update;
+    * @forward_backward: a micro-batch's loss, its gradients added to the
+      f32 accumulators `opt.grad.<name>`;
+    * @step: the accumulators times `grad_scale`, clipped to the global L2
+      norm `max_grad_norm` (0: off) as clip_grad_norm_ does, then the
+      update; returns `grad_norm`. The caller zeroes the accumulators.
   }];
 }
 

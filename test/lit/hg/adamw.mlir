@@ -19,6 +19,22 @@
 // CHECK: %[[V2:.+]] = hg.add %{{.+}}, %{{.+}} : tensor<3xf32>, tensor<3xf32>
 // CHECK: %[[P2:.+]] = hg.sub
 // CHECK: return %{{.+}}, %{{.+}}, %[[M2]], %[[V2]], %[[P2]], %[[T]]
+// @forward_backward: the loss; the gradient added to its accumulator.
+// CHECK-LABEL: func.func @forward_backward
+// CHECK-SAME: %[[ACC:[^:]+]]: tensor<3xf32> {hg.state = "opt.grad.w"}
+// CHECK-SAME: -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf32> {hg.state = "opt.grad.w"})
+// CHECK: %[[SUM:.+]] = hg.add %[[ACC]], %{{.+}} : tensor<3xf32>, tensor<3xf32>
+// CHECK: return %{{.+}}, %[[SUM]]
+
+// @step: the accumulator scaled, the global norm, the clip factor.
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: {hg.default = 1.000000e+00 : f64, hg.name = "grad_scale"}
+// CHECK-SAME: {hg.default = 0.000000e+00 : f64, hg.name = "max_grad_norm"}
+// CHECK-SAME: {hg.state = "opt.grad.w"}
+// CHECK-SAME: tensor<1xf32> {hg.name = "grad_norm"}
+// CHECK: hg.sqrt
+// CHECK: hg.min
+// CHECK: hg.select
 func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
                              %w: tensor<3xf32> {hg.param = "w"})
     -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf32> {hg.name = "grad.w"}) {
