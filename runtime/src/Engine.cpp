@@ -4,6 +4,8 @@
 
 #include "hybrid/Bundle.h"
 
+#include <algorithm>
+
 namespace hybrid {
 
 Engine Engine::create(std::shared_ptr<const BundleDesc> bundle,
@@ -80,6 +82,70 @@ std::vector<std::string> Engine::executableNames() const {
 
 NamedTensors Engine::forward(const NamedTensors &inputs) {
   return executable("forward").run(inputs);
+}
+
+namespace {
+
+HostTensor scalarTensor(float v) {
+  return HostTensor::fromVector<float>({1}, {v});
+}
+
+} // namespace
+
+float Engine::forwardBackward(const HostTensor &inputIds,
+                              const HostTensor *attentionMask) {
+  if (!hasExecutable("forward_backward") || !hasExecutable("step"))
+    throw Error("bundle '" + bundle_->model +
+                "' has no training executables (compile it with hybridc "
+                "--train)");
+  Executable &fb = executable("forward_backward");
+  NamedTensors inputs = {{"input_ids", inputIds}};
+  if (attentionMask) {
+    const auto &names = fb.inputNames();
+    if (std::find(names.begin(), names.end(), "attention_mask") ==
+        names.end())
+      throw Error("forward_backward: this bundle's model takes no "
+                  "attention_mask");
+    inputs["attention_mask"] = *attentionMask;
+  }
+  NamedTensors out = fb.run(fb.withDefaults(inputs));
+  ++microBatches_;
+  return out.at("loss").as<float>()[0];
+}
+
+StepResult Engine::step(const StepConfig &config) {
+  if (!hasExecutable("step"))
+    throw Error("bundle '" + bundle_->model +
+                "' has no training executables (compile it with hybridc "
+                "--train)");
+  if (microBatches_ == 0)
+    throw Error("step: no gradients accumulated (call forwardBackward "
+                "first)");
+  if (!(config.lr >= 0) || !(config.beta1 >= 0 && config.beta1 < 1) ||
+      !(config.beta2 >= 0 && config.beta2 < 1) || !(config.eps > 0) ||
+      !(config.weightDecay >= 0) || !(config.maxGradNorm >= 0))
+    throw Error("step: lr, weight decay and max_grad_norm must be >= 0, "
+                "betas in [0, 1), eps > 0");
+  Executable &s = executable("step");
+  NamedTensors inputs = {
+      {"lr", scalarTensor(config.lr)},
+      {"beta1", scalarTensor(config.beta1)},
+      {"beta2", scalarTensor(config.beta2)},
+      {"eps", scalarTensor(config.eps)},
+      {"weight_decay", scalarTensor(config.weightDecay)},
+      {"max_grad_norm", scalarTensor(config.maxGradNorm)},
+      {"grad_scale", scalarTensor(1.0f / static_cast<float>(microBatches_))}};
+  NamedTensors out = s.run(inputs);
+  StepResult result;
+  result.gradNorm = out.at("grad_norm").as<float>()[0];
+  result.microBatches = microBatches_;
+  // The accumulators start again from zero: released, they come back
+  // zero-filled with the next forwardBackward.
+  for (size_t i = 0; i < states_->size(); ++i)
+    if (states_->desc(i).name.rfind("opt.grad.", 0) == 0)
+      states_->release(states_->desc(i).name);
+  microBatches_ = 0;
+  return result;
 }
 
 DeviceTensor Engine::state(const std::string &name) {

@@ -5,6 +5,7 @@
 // training and generation copies nothing), and DeepSpeed's hybrid-engine
 // test made ours: forward, then generate, then forward gives identical
 // logits; after a step, generate uses the updated weights (no stale copy).
+// And the training API: forwardBackward over micro-batches, then step.
 #include "DeviceTest.h"
 #include "TestSupport.h"
 
@@ -134,19 +135,11 @@ TEST_P(HybridEngineOnDevice, GenerateBetweenForwardsChangesNothingAndSeesSteps) 
 }
 
 TEST_P(HybridEngineOnDevice, AccumulatedMicroBatchesStepAsOneBatch) {
-  // One engine: forward_backward twice on the batch, then step with
-  // grad_scale 1/2 (the mean of the two) and a clipping bound that does not
-  // bite; the other: train_step on the batch. Same weights after.
-  auto scalar = [](float v) { return HostTensor::fromVector<float>({1}, {v}); };
-  const NamedTensors hyper = {{"lr", scalar(1e-3f)},
-                              {"beta1", scalar(0.9f)},
-                              {"beta2", scalar(0.95f)},
-                              {"eps", scalar(1e-8f)},
-                              {"weight_decay", scalar(0.01f)}};
-  Executable &fb = engine().executable("forward_backward");
-  NamedTensors micro = fb.withDefaults({{"input_ids", ids_}});
-  const float loss1 = fb.run(micro).at("loss").toVector<float>()[0];
-  const float loss2 = fb.run(micro).at("loss").toVector<float>()[0];
+  // One engine: forwardBackward twice on the batch, then step (the mean of
+  // the two gradients, a clipping bound that does not bite); the other:
+  // train_step on the batch. Same weights after.
+  const float loss1 = engine().forwardBackward(ids_);
+  const float loss2 = engine().forwardBackward(ids_);
   EXPECT_EQ(loss1, loss2); // the weights did not move yet
   // The gradient norm, from forward_loss_grad's gradients on the host.
   Executable &grads = engine().executable("forward_loss_grad");
@@ -156,28 +149,21 @@ TEST_P(HybridEngineOnDevice, AccumulatedMicroBatchesStepAsOneBatch) {
     if (name.rfind("grad.", 0) == 0)
       for (float v : t.toVector<float>())
         squares += double(v) * v;
-  Executable &step = engine().executable("step");
-  NamedTensors in = hyper;
-  in["grad_scale"] = scalar(0.5f);
-  in["max_grad_norm"] = scalar(1e6f);
-  NamedTensors out = step.run(step.withDefaults(in));
-  EXPECT_NEAR(out.at("grad_norm").toVector<float>()[0], std::sqrt(squares),
-              1e-5 * std::sqrt(squares));
+  StepConfig config;
+  config.beta2 = 0.95f;
+  config.maxGradNorm = 1e6f;
+  StepResult r = engine().step(config);
+  EXPECT_EQ(r.microBatches, 2);
+  EXPECT_NEAR(r.gradNorm, std::sqrt(squares), 1e-5 * std::sqrt(squares));
   const std::vector<float> accumulated = logits(ids_);
 
   auto bundle = std::make_shared<const BundleDesc>(
       readBundle(HYBRID_TEST_GPT2_TRAIN_BUNDLE));
   Engine other = Engine::create(bundle, device());
   other.loadWeights(kFixture, {"lm_head.weight"});
-  Executable &once = other.executable("train_step");
-  NamedTensors batch = hyper;
-  batch["input_ids"] = ids_;
-  once.run(once.withDefaults(batch));
-  const std::vector<float> direct =
-      other.forward(other.executable("forward").withDefaults(
-                        {{"input_ids", ids_}}))
-          .at("logits")
-          .toVector<float>();
+  engine_ = std::make_unique<Engine>(std::move(other));
+  step(); // train_step with the same hyperparameters
+  const std::vector<float> direct = logits(ids_);
   ASSERT_EQ(accumulated.size(), direct.size());
   double worst = 0;
   for (size_t i = 0; i < direct.size(); ++i)
@@ -185,25 +171,16 @@ TEST_P(HybridEngineOnDevice, AccumulatedMicroBatchesStepAsOneBatch) {
   EXPECT_LE(worst, 1e-6);
 }
 
-TEST_P(HybridEngineOnDevice, ClippingBoundsTheStep) {
-  // With max_grad_norm far below the gradient's norm, AdamW's first step
-  // is still +-lr per element (m / sqrt(v) is the sign), so the weights
-  // move as far as unclipped: clipping shows in the moments, not in the
-  // first update. The second step tells them apart.
-  auto scalar = [](float v) { return HostTensor::fromVector<float>({1}, {v}); };
+TEST_P(HybridEngineOnDevice, ClippingChangesTheSecondStep) {
+  // AdamW's first step is +-lr per element whatever the scale of the
+  // gradient (m / sqrt(v) is its sign), so clipping shows from the second
+  // step on, through the moments.
   auto twoSteps = [&](Engine &e, float maxNorm) {
-    Executable &fb = e.executable("forward_backward");
-    Executable &st = e.executable("step");
+    StepConfig config;
+    config.maxGradNorm = maxNorm;
     for (int k = 0; k < 2; ++k) {
-      fb.run(fb.withDefaults({{"input_ids", ids_}}));
-      NamedTensors out = st.run(st.withDefaults(
-          {{"max_grad_norm", scalar(maxNorm)}, {"lr", scalar(1e-3f)}}));
-      EXPECT_GT(out.at("grad_norm").toVector<float>()[0], 0.0f);
-      // The caller zeroes the accumulators: released, then retaken
-      // zero-filled by the next forward_backward.
-      for (size_t i = 0; i < e.states().size(); ++i)
-        if (e.states().desc(i).name.rfind("opt.grad.", 0) == 0)
-          e.states().release(e.states().desc(i).name);
+      e.forwardBackward(ids_);
+      EXPECT_GT(e.step(config).gradNorm, 0.0f);
     }
     return e.forward(e.executable("forward").withDefaults(
                          {{"input_ids", ids_}}))
@@ -220,6 +197,23 @@ TEST_P(HybridEngineOnDevice, ClippingBoundsTheStep) {
   for (size_t i = 0; i < a.size(); ++i)
     diff = std::max(diff, std::fabs(double(a[i]) - b[i]));
   EXPECT_GT(diff, 1e-5) << "clipping changed nothing";
+}
+
+TEST_P(HybridEngineOnDevice, StepErrors) {
+  expectError([&] { engine().step(StepConfig()); },
+              {"step: no gradients accumulated (call forwardBackward first)"});
+  engine().forwardBackward(ids_);
+  StepConfig bad;
+  bad.beta1 = 1.0f;
+  expectError([&] { engine().step(bad); }, {"betas in [0, 1)"});
+  // A bundle without training executables says how to get them.
+  auto plain = std::make_shared<const BundleDesc>(
+      readBundle(HYBRID_TEST_GPT2_BUNDLE));
+  Engine inference = Engine::create(plain, device());
+  inference.loadWeights(kFixture, {"lm_head.weight"});
+  expectError([&] { inference.forwardBackward(ids_); },
+              {"has no training executables (compile it with hybridc "
+               "--train)"});
 }
 
 } // namespace

@@ -68,6 +68,19 @@ public:
                           const HostTensor *attentionMask,
                           const GenerateConfig &config);
 
+  /// One micro-batch of causal-LM training (a bundle compiled with hybridc
+  /// --train): runs @forward_backward on input_ids i64 [batch, seq] (and
+  /// attentionMask, when given and the model takes one), adds the
+  /// gradients to the engine's accumulators and returns the loss. Throws
+  /// hybrid::Error when the bundle has no training executables.
+  float forwardBackward(const HostTensor &inputIds,
+                        const HostTensor *attentionMask = nullptr);
+  /// The optimizer step over the micro-batches since the last step: their
+  /// mean gradient, clipped to config.maxGradNorm, then AdamW on the
+  /// weights in place (the one weight store every executable reads); the
+  /// accumulators are zeroed. Throws hybrid::Error when no micro-batch ran.
+  StepResult step(const StepConfig &config);
+
   /// The executable named `name`; throws hybrid::Error listing the
   /// available ones when absent.
   Executable &executable(const std::string &name);
@@ -100,6 +113,7 @@ private:
   std::unique_ptr<WeightStore> weights_;
   std::unique_ptr<StateStore> states_;
   std::vector<int64_t> generationBucket_; // batch, cap, nmax of the states
+  int64_t microBatches_ = 0; // forwardBackward calls since the last step
   // Declared last: executables use the stores and go first.
   std::vector<std::unique_ptr<Executable>> executables_;
 };

@@ -1,5 +1,6 @@
 // Generation with a bundle's @prefill and @decode executables: the options
-// (HuggingFace's and DeepSpeed's names) and the result. Engine::generate
+// (HuggingFace's and DeepSpeed's names) and the result; and the options and
+// result of an optimizer step (Engine::step). Engine::generate
 // runs it; the executables do all the work on the device, the host only
 // starts steps and, every few of them, looks whether every row finished.
 #pragma once
@@ -39,6 +40,21 @@ struct GenerateConfig {
   /// padded up to its bucket (a power of two up to 64, then a multiple of
   /// 64) with copies of its last row, whose results are dropped.
   bool cudaGraph = true;
+};
+
+/// The optimizer step's hyperparameters (torch.optim.AdamW's, with DeepSpeed's
+/// gradient_clipping as max_grad_norm; 0 turns clipping off).
+struct StepConfig {
+  float lr = 1e-3f;
+  float beta1 = 0.9f, beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weightDecay = 0.01f;
+  float maxGradNorm = 0.0f;
+};
+
+struct StepResult {
+  float gradNorm = 0;       ///< global L2 norm of the mean gradient, unclipped
+  int64_t microBatches = 0; ///< forwardBackward calls the step averaged
 };
 
 struct GenerateResult {
