@@ -8,11 +8,15 @@
 #include "hybrid/FileIdentity.h"
 #include "hybrid/OnnxInitializers.h"
 #include "hybrid/SafeTensors.h"
+#include "hybrid/TrainConfig.h"
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <sys/stat.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -84,6 +88,17 @@ const char *kUsage =
     "      (defaults: lr 1e-3, betas 0.9,0.999, eps 1e-8, weight decay\n"
     "      0.01). Writes float32 loss [1], grad.<name> per parameter and\n"
     "      logits_after (forward on the same inputs after the step).\n"
+    "  hybrid-run train BUNDLE --weights W --config DS_CONFIG.json\n"
+    "                     --data TOKENS.safetensors --steps N [--save DIR]\n"
+    "                     [--device D] [--threads N]\n"
+    "      N optimizer steps of causal-LM training (a bundle compiled with\n"
+    "      hybridc --train) over TOKENS' input_ids [sequences, seq] (and\n"
+    "      attention_mask), micro-batches taken in order and cycling, as a\n"
+    "      DeepSpeed config says: batch sizes and gradient accumulation,\n"
+    "      AdamW's params, gradient_clipping, WarmupLR / WarmupDecayLR.\n"
+    "      Logs loss, lr, gradient norm, ms and tokens/s per step\n"
+    "      (steps_per_print); --save writes DIR/model.safetensors (HF names)\n"
+    "      and DIR/optimizer.safetensors (moments, step count).\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
     "                     [--atol X | --rtol-max R]\n"
     "      Prints max |a-b| per tensor (the --name ones, else every name in\n"
@@ -961,11 +976,148 @@ int runTrainStep(int argc, char **argv) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// train
+//===----------------------------------------------------------------------===//
+
+/// Rows [first, first + n) of a [rows, ...] tensor, wrapping around.
+HostTensor rowsOf(const HostTensor &t, int64_t first, int64_t n) {
+  Shape shape = t.shape();
+  const int64_t rows = shape[0];
+  shape[0] = n;
+  HostTensor out = HostTensor::allocate(t.dtype(), shape);
+  const size_t rowBytes = t.bytes() / static_cast<size_t>(rows);
+  for (int64_t r = 0; r < n; ++r)
+    std::memcpy(static_cast<uint8_t *>(out.data()) + r * rowBytes,
+                static_cast<const uint8_t *>(t.data()) +
+                    ((first + r) % rows) * rowBytes,
+                rowBytes);
+  return out;
+}
+
+int runTrain(int argc, char **argv) {
+  Args args = parseArgs("train", argc, argv, 2,
+                        {"--weights", "--config", "--data", "--steps",
+                         "--save", "--threads", "--allow-extra", "--device"});
+  expectPositional(args, 1, "train", "a BUNDLE");
+  const std::string &bundlePath = args.positional[0];
+  const std::string weightsPath = args.required("--weights", "train");
+  const std::string configPath = args.required("--config", "train");
+  const std::string dataPath = args.required("--data", "train");
+  const int64_t steps = parsePositiveInt(args.required("--steps", "train"),
+                                         "--steps");
+  const std::string saveDir = args.single("--save").value_or("");
+  std::string deviceName = args.single("--device").value_or("cpu");
+  if (!isDeviceName(deviceName))
+    throw UsageError{"train: --device wants cpu, cuda or cuda:N, got '" +
+                     deviceName + "'"};
+  DeviceOptions deviceOptions;
+  if (auto t = args.single("--threads"))
+    deviceOptions.cpuThreads =
+        static_cast<int>(parsePositiveInt(*t, "--threads"));
+
+  // The configuration first: its mistakes are the cheapest to report.
+  std::ifstream configFile(configPath);
+  if (!configFile)
+    throw Error(configPath + ": cannot read the configuration");
+  std::stringstream text;
+  text << configFile.rdbuf();
+  std::vector<std::string> unknown;
+  TrainConfig config;
+  try {
+    config = parseTrainConfig(text.str(), &unknown);
+  } catch (const Error &e) {
+    throw Error(configPath + ": " + e.what());
+  }
+  for (const std::string &key : unknown)
+    std::fprintf(stderr,
+                 "hybrid-run: warning: %s: unknown key '%s' (ignored)\n",
+                 configPath.c_str(), escapeControlCharacters(key).c_str());
+  SafeTensorsFile data = SafeTensorsFile::open(dataPath);
+  const SafeTensorsEntry *ids = data.find("input_ids");
+  if (!ids || (ids->dtype != SafeTensorsDType::I64 &&
+               ids->dtype != SafeTensorsDType::I32) ||
+      ids->shape.size() != 2)
+    throw Error(dataPath + ": needs input_ids, int64 [sequences, seq]");
+  HostTensor tokens = data.toHost(*ids, DType::I64);
+  std::optional<HostTensor> mask;
+  if (const SafeTensorsEntry *m = data.find("attention_mask"))
+    mask = data.toHost(*m, DType::I64);
+  const int64_t sequences = tokens.shape()[0], seq = tokens.shape()[1];
+  if (sequences < config.microBatchSize)
+    throw Error(dataPath + ": " + std::to_string(sequences) +
+                " sequences, fewer than one micro-batch (" +
+                std::to_string(config.microBatchSize) + ")");
+
+  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
+  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
+  Engine engine = Engine::create(bundle, device);
+  if (!engine.hasExecutable("forward_backward"))
+    throw Error(bundlePath + ": no training executables (compile the model "
+                             "with hybridc --train)");
+  engine.loadWeights(weightsPath, allowedExtraOf(args));
+
+  int64_t next = 0; // the next sequence, cycling through the data
+  for (int64_t step = 0; step < steps; ++step) {
+    auto start = std::chrono::steady_clock::now();
+    double loss = 0;
+    for (int64_t k = 0; k < config.gradientAccumulationSteps; ++k) {
+      HostTensor batch = rowsOf(tokens, next, config.microBatchSize);
+      HostTensor batchMask;
+      if (mask)
+        batchMask = rowsOf(*mask, next, config.microBatchSize);
+      next = (next + config.microBatchSize) % sequences;
+      loss += engine.forwardBackward(batch, mask ? &batchMask : nullptr);
+    }
+    StepConfig optimizer = config.optimizer;
+    optimizer.lr = static_cast<float>(
+        learningRate(config.scheduler, config.optimizer.lr, step));
+    StepResult r = engine.step(optimizer);
+    const double ms = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    if ((step + 1) % config.stepsPerPrint == 0 || step == 0 ||
+        step + 1 == steps)
+      std::fprintf(stderr,
+                   "hybrid-run: train step %lld/%lld: loss %.6f, lr %.3g, "
+                   "grad norm %.4g, %.1f ms, %.0f tokens/s\n",
+                   static_cast<long long>(step + 1),
+                   static_cast<long long>(steps),
+                   loss / config.gradientAccumulationSteps, optimizer.lr,
+                   r.gradNorm, ms,
+                   config.trainBatchSize * seq / (ms / 1000));
+  }
+  if (!saveDir.empty()) {
+    ::mkdir(saveDir.c_str(), 0755);
+    engine.weights().saveSafeTensors(saveDir + "/model.safetensors");
+    // The optimizer's state (moments, step count), for resuming.
+    NamedTensors state;
+    for (size_t i = 0; i < engine.states().size(); ++i) {
+      const std::string &name = engine.states().desc(i).name;
+      if (name.rfind("opt.", 0) != 0 || name.rfind("opt.grad.", 0) == 0 ||
+          !engine.states().allocated(name))
+        continue;
+      DeviceTensor t = engine.state(name);
+      HostTensor host = HostTensor::allocate(t.dtype, t.shape);
+      device->copyDeviceToHost(host.data(), t.data, t.bytes(),
+                               device->defaultStream());
+      device->synchronize(device->defaultStream());
+      state[name] = std::move(host);
+    }
+    writeSafeTensors(saveDir + "/optimizer.safetensors", state,
+                     {{"producer", "hybrid-run train"}});
+    std::fprintf(stderr, "hybrid-run: saved %s/model.safetensors and "
+                         "%s/optimizer.safetensors\n",
+                 saveDir.c_str(), saveDir.c_str());
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   try {
     if (argc < 2)
-      throw UsageError{"no subcommand (forward, generate, train-step, compare or "
-                       "info; "
+      throw UsageError{"no subcommand (forward, generate, train-step, train, "
+                       "compare or info; "
                        "see 'hybrid-run --help')"};
     std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -983,13 +1135,15 @@ int main(int argc, char **argv) {
       return runGenerate(argc, argv);
     if (cmd == "train-step")
       return runTrainStep(argc, argv);
+    if (cmd == "train")
+      return runTrain(argc, argv);
     if (cmd == "compare")
       return runCompare(argc, argv);
     if (cmd == "info")
       return runInfo(argc, argv);
     throw UsageError{"unknown subcommand '" + cmd +
-                     "' (forward, generate, train-step, compare or info; "
-                     "see 'hybrid-run --help')"};
+                     "' (forward, generate, train-step, train, compare or "
+                     "info; see 'hybrid-run --help')"};
   } catch (const UsageError &e) {
     std::fprintf(stderr, "hybrid-run: error: %s\n",
                  escapeControlCharacters(e.message).c_str());
