@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job (`make demo`): compile models with hybridc and run them on the
 # CPU runtime. With the shared fixtures present, both frontends are checked
-# against HuggingFace's logits and greedy tokens; then a GPT-2 124M-shaped
+# against HuggingFace's logits and greedy tokens, and a few SFT steps on the
+# gpt2 fixture show training and generation sharing one weight store (the
+# loss falls; generation continues the training data); then a GPT-2 124M-shaped
 # model (random weights: nothing is downloaded) shows forward throughput and
 # generation speed (prefill, decode per token, tokens/s).
 set -euo pipefail
@@ -32,6 +34,39 @@ if [ -d "$fixtures" ]; then
       --out "$work/$m.gen.safetensors" 2>/dev/null
     "$bin/hybrid-run" compare "$work/$m.gen.safetensors" "$fixtures/$m/ref.safetensors" \
       --name tokens=greedy_tokens --atol 0
+  done
+
+  echo
+  echo "== training and generation on one weight store (gpt2 fixture, SFT on its two sequences)"
+  # The training executables join forward/prefill/decode in one bundle.
+  "$bin/hybridc" compile "$fixtures/gpt2" --train -o "$work/gpt2-train.hyb" -q 2>/dev/null
+  python3 - "$fixtures/gpt2/ref.safetensors" "$work/tokens.safetensors" <<'PY'
+import sys
+sys.path.insert(0, "test/lit/Inputs")
+import safetensors_io as st
+st.write(sys.argv[2], {"input_ids": st.read(sys.argv[1])["input_ids"]})
+PY
+  "$bin/hybrid-run" train "$work/gpt2-train.hyb" --weights "$fixtures/gpt2" \
+    --allow-extra lm_head.weight --config examples/train/ds_config.json \
+    --data "$work/tokens.safetensors" --steps 20 --save "$work/sft"
+  echo "greedy continuation of the first training sequence's first 8 tokens, before and after:"
+  python3 - "$fixtures/gpt2/ref.safetensors" "$work/prompt.safetensors" <<'PY'
+import sys, struct
+sys.path.insert(0, "test/lit/Inputs")
+import safetensors_io as st
+ids = st.read(sys.argv[1])["input_ids"]
+row = st.values(ids)[:8]
+st.write(sys.argv[2], {"input_ids": st.pack("I64", [1, 8], row)})
+print("  data:   ", st.values(ids)[8:16])
+PY
+  for w in "$fixtures/gpt2" "$work/sft"; do
+    "$bin/hybrid-run" generate "$work/gpt2-train.hyb" --weights "$w" \
+      --allow-extra lm_head.weight --prompt "$work/prompt.safetensors" \
+      --max-new-tokens 8 --out "$work/cont.safetensors" 2>/dev/null
+    python3 -c "
+import sys; sys.path.insert(0, 'test/lit/Inputs'); import safetensors_io as st
+print('  %-8s' % sys.argv[2], st.values(st.read(sys.argv[1])['tokens']))" \
+      "$work/cont.safetensors" "$([ "$w" = "$work/sft" ] && echo after: || echo before:)"
   done
 else
   echo "(no fixtures at $fixtures: skipping the parity check)"
