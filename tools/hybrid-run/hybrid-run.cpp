@@ -90,7 +90,7 @@ const char *kUsage =
     "      logits_after (forward on the same inputs after the step).\n"
     "  hybrid-run train BUNDLE --weights W --config DS_CONFIG.json\n"
     "                     --data TOKENS.safetensors --steps N [--save DIR]\n"
-    "                     [--device D] [--threads N]\n"
+    "                     [--resume DIR] [--device D] [--threads N]\n"
     "      N optimizer steps of causal-LM training (a bundle compiled with\n"
     "      hybridc --train) over TOKENS' input_ids [sequences, seq] (and\n"
     "      attention_mask), micro-batches taken in order and cycling, as a\n"
@@ -98,7 +98,9 @@ const char *kUsage =
     "      AdamW's params, gradient_clipping, WarmupLR / WarmupDecayLR.\n"
     "      Logs loss, lr, gradient norm, ms and tokens/s per step\n"
     "      (steps_per_print); --save writes DIR/model.safetensors (HF names)\n"
-    "      and DIR/optimizer.safetensors (moments, step count).\n"
+    "      and DIR/optimizer.safetensors (moments, step count); --resume\n"
+    "      DIR (instead of --weights) continues such a run N more steps,\n"
+    "      as if it had not stopped.\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
     "                     [--atol X | --rtol-max R]\n"
     "      Prints max |a-b| per tensor (the --name ones, else every name in\n"
@@ -998,10 +1000,16 @@ HostTensor rowsOf(const HostTensor &t, int64_t first, int64_t n) {
 int runTrain(int argc, char **argv) {
   Args args = parseArgs("train", argc, argv, 2,
                         {"--weights", "--config", "--data", "--steps",
-                         "--save", "--threads", "--allow-extra", "--device"});
+                         "--save", "--resume", "--threads", "--allow-extra",
+                         "--device"});
   expectPositional(args, 1, "train", "a BUNDLE");
   const std::string &bundlePath = args.positional[0];
-  const std::string weightsPath = args.required("--weights", "train");
+  const std::string resumeDir = args.single("--resume").value_or("");
+  if (!resumeDir.empty() && args.single("--weights"))
+    throw UsageError{"train: give --weights or --resume, not both"};
+  const std::string weightsPath =
+      resumeDir.empty() ? args.required("--weights", "train")
+                        : resumeDir + "/model.safetensors";
   const std::string configPath = args.required("--config", "train");
   const std::string dataPath = args.required("--data", "train");
   const int64_t steps = parsePositiveInt(args.required("--steps", "train"),
@@ -1056,9 +1064,33 @@ int runTrain(int argc, char **argv) {
     throw Error(bundlePath + ": no training executables (compile the model "
                              "with hybridc --train)");
   engine.loadWeights(weightsPath, allowedExtraOf(args));
+  // Resuming: the optimizer's state as saved; the schedule and the data
+  // continue from its step count, so the run goes on as if never stopped.
+  int64_t first = 0;
+  if (!resumeDir.empty()) {
+    const std::string path = resumeDir + "/optimizer.safetensors";
+    SafeTensorsFile saved = SafeTensorsFile::open(path);
+    for (const SafeTensorsEntry &e : saved.entries()) {
+      const std::string &name = e.name;
+      if (!engine.states().find(name))
+        throw Error(path + ": state '" + name + "' is not this bundle's");
+      HostTensor host = saved.toHost(e, engine.states()
+                                            .desc(*engine.states().find(name))
+                                            .dtype);
+      engine.allocateState(name, host.shape());
+      DeviceTensor t = engine.state(name);
+      device->copyHostToDevice(t.data, host.data(), host.bytes(),
+                               device->defaultStream());
+      device->synchronize(device->defaultStream());
+      if (name == "opt.step")
+        first = static_cast<int64_t>(host.as<float>()[0]);
+    }
+  }
 
-  int64_t next = 0; // the next sequence, cycling through the data
-  for (int64_t step = 0; step < steps; ++step) {
+  // The next sequence, cycling through the data (where step `first` takes
+  // it up).
+  int64_t next = first * config.trainBatchSize % sequences;
+  for (int64_t step = first; step < first + steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     double loss = 0;
     for (int64_t k = 0; k < config.gradientAccumulationSteps; ++k) {
@@ -1076,13 +1108,13 @@ int runTrain(int argc, char **argv) {
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
-    if ((step + 1) % config.stepsPerPrint == 0 || step == 0 ||
-        step + 1 == steps)
+    if ((step + 1) % config.stepsPerPrint == 0 || step == first ||
+        step + 1 == first + steps)
       std::fprintf(stderr,
                    "hybrid-run: train step %lld/%lld: loss %.6f, lr %.3g, "
                    "grad norm %.4g, %.1f ms, %.0f tokens/s\n",
                    static_cast<long long>(step + 1),
-                   static_cast<long long>(steps),
+                   static_cast<long long>(first + steps),
                    loss / config.gradientAccumulationSteps, optimizer.lr,
                    r.gradNorm, ms,
                    config.trainBatchSize * seq / (ms / 1000));
