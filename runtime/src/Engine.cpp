@@ -5,6 +5,7 @@
 #include "hybrid/Bundle.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace hybrid {
 
@@ -92,8 +93,57 @@ HostTensor scalarTensor(float v) {
 
 } // namespace
 
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+} // namespace
+
+void Engine::setLog(std::function<void(const std::string &)> log) {
+  log_ = std::move(log);
+}
+
+void Engine::train() { training_ = true; }
+
+void Engine::eval() {
+  const auto now = std::chrono::steady_clock::now();
+  if (evaluated_) {
+    const double e2e = std::chrono::duration<double>(now - lastEval_).count();
+    const double others = e2e - generateSeconds_ - trainSeconds_;
+    allSamples_ += static_cast<double>(generatedSamples_);
+    allSeconds_ += e2e;
+    auto share = [&](double t) { return e2e > 0 ? 100 * t / e2e : 0.0; };
+    char line[512];
+    std::snprintf(
+        line, sizeof line,
+        "|E2E latency=%.2fs |Gather latency=0.00s (0.00%%) |Generate "
+        "time=%.2fs (%.2f%%) |Training time=%.2fs (%.2f%%) |Others=%.2f "
+        "(%.2f%%)|CurSamplesPerSec=%.2f |AvgSamplesPerSec=%.2f "
+        "|Generated tokens/s=%.0f",
+        e2e, generateSeconds_, share(generateSeconds_), trainSeconds_,
+        share(trainSeconds_), others, share(others),
+        e2e > 0 ? generatedSamples_ / e2e : 0.0,
+        allSeconds_ > 0 ? allSamples_ / allSeconds_ : 0.0,
+        generateSeconds_ > 0 ? generatedTokens_ / generateSeconds_ : 0.0);
+    if (log_)
+      log_(line);
+    else
+      std::fprintf(stderr, "%s\n", line);
+  }
+  evaluated_ = true;
+  lastEval_ = now;
+  generateSeconds_ = trainSeconds_ = 0;
+  generatedSamples_ = generatedTokens_ = 0;
+  training_ = false;
+}
+
 float Engine::forwardBackward(const HostTensor &inputIds,
                               const HostTensor *attentionMask) {
+  const auto start = std::chrono::steady_clock::now();
   if (!hasExecutable("forward_backward") || !hasExecutable("step"))
     throw Error("bundle '" + bundle_->model +
                 "' has no training executables (compile it with hybridc "
@@ -110,10 +160,12 @@ float Engine::forwardBackward(const HostTensor &inputIds,
   }
   NamedTensors out = fb.run(fb.withDefaults(inputs));
   ++microBatches_;
+  trainSeconds_ += secondsSince(start);
   return out.at("loss").as<float>()[0];
 }
 
 StepResult Engine::step(const StepConfig &config) {
+  const auto start = std::chrono::steady_clock::now();
   if (!hasExecutable("step"))
     throw Error("bundle '" + bundle_->model +
                 "' has no training executables (compile it with hybridc "
@@ -145,6 +197,7 @@ StepResult Engine::step(const StepConfig &config) {
     if (states_->desc(i).name.rfind("opt.grad.", 0) == 0)
       states_->release(states_->desc(i).name);
   microBatches_ = 0;
+  trainSeconds_ += secondsSince(start);
   return result;
 }
 

@@ -94,6 +94,7 @@ double msSince(std::chrono::steady_clock::time_point start) {
 GenerateResult Engine::generate(const HostTensor &inputIds,
                                 const HostTensor *attentionMask,
                                 const GenerateConfig &config) {
+  const auto called = std::chrono::steady_clock::now();
   if (!hasExecutable("prefill") || !hasExecutable("decode"))
     throw Error("bundle '" + bundle_->model +
                 "' has no prefill/decode executables (compile it from a "
@@ -304,6 +305,11 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
     std::memcpy(result.logprobs.as<float>() + b * steps,
                 logprobs.as<float>() + b * width, steps * sizeof(float));
   }
+  generateSeconds_ += std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - called)
+                          .count();
+  generatedSamples_ += batch;
+  generatedTokens_ += batch * steps;
   if (config.releaseInferenceCache) {
     for (size_t i = 0; i < states_->size(); ++i)
       if (isGenerationState(states_->desc(i).name))

@@ -14,6 +14,8 @@
 #include "hybrid/SafeTensors.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 using namespace hybrid;
@@ -197,6 +199,42 @@ TEST_P(HybridEngineOnDevice, ClippingChangesTheSecondStep) {
   for (size_t i = 0; i < a.size(); ++i)
     diff = std::max(diff, std::fabs(double(a[i]) - b[i]));
   EXPECT_GT(diff, 1e-5) << "clipping changed nothing";
+}
+
+TEST_P(HybridEngineOnDevice, EvalReportsThePhaseAndSwitchesMoveNothing) {
+  std::vector<std::string> lines;
+  engine().setLog([&](const std::string &l) { lines.push_back(l); });
+  GenerateConfig greedy;
+  engine().eval(); // the first: nothing to report yet
+  EXPECT_FALSE(engine().training());
+  engine().generate(prompt_, nullptr, greedy);
+  engine().train();
+  EXPECT_TRUE(engine().training());
+  engine().forwardBackward(ids_);
+  engine().step(StepConfig());
+  // The switches themselves allocate nothing.
+  const MemoryStats before = device()->memoryStats();
+  engine().eval();
+  engine().train();
+  engine().eval();
+  EXPECT_EQ(device()->memoryStats().allocations, before.allocations);
+  ASSERT_EQ(lines.size(), 2u);
+  const std::string &line = lines[0];
+  for (const char *part :
+       {"|E2E latency=", "|Gather latency=0.00s (0.00%) |Generate time=",
+        "|Training time=", "|Others=", "|CurSamplesPerSec=",
+        "|AvgSamplesPerSec=", "|Generated tokens/s="})
+    EXPECT_NE(line.find(part), std::string::npos) << part << " in " << line;
+  // The first phase generated 2 samples of 16 tokens: rates above zero;
+  // the second generated nothing.
+  auto rate = [](const std::string &l, const char *key) {
+    size_t at = l.find(key);
+    return at == std::string::npos ? -1.0
+                                   : std::atof(l.c_str() + at + strlen(key));
+  };
+  EXPECT_GT(rate(line, "|CurSamplesPerSec="), 0.0) << line;
+  EXPECT_GT(rate(line, "|Generated tokens/s="), 0.0) << line;
+  EXPECT_EQ(rate(lines[1], "|CurSamplesPerSec="), 0.0) << lines[1];
 }
 
 TEST_P(HybridEngineOnDevice, StepErrors) {

@@ -11,6 +11,8 @@
 #include "hybrid/StateStore.h"
 #include "hybrid/WeightStore.h"
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -81,6 +83,20 @@ public:
   /// accumulators are zeroed. Throws hybrid::Error when no micro-batch ran.
   StepResult step(const StepConfig &config);
 
+  /// The hybrid engine's mode switches (DeepSpeed's engine.eval() and
+  /// engine.train()). Training and inference executables read the one
+  /// weight store, so a switch moves and allocates nothing; the switches
+  /// mark phases for the latency report instead. Every eval() after the
+  /// first writes DeepSpeed's latency line for the phase since the previous
+  /// eval() — end-to-end time, gather latency (0: one weight store),
+  /// generate and training time with their shares, the rest, samples per
+  /// second (current and average) — plus generated tokens per second, to
+  /// the log (stderr unless setLog says otherwise).
+  void eval();
+  void train();
+  bool training() const { return training_; }
+  void setLog(std::function<void(const std::string &)> log);
+
   /// The executable named `name`; throws hybrid::Error listing the
   /// available ones when absent.
   Executable &executable(const std::string &name);
@@ -114,6 +130,14 @@ private:
   std::unique_ptr<StateStore> states_;
   std::vector<int64_t> generationBucket_; // batch, cap, nmax of the states
   int64_t microBatches_ = 0; // forwardBackward calls since the last step
+  // The latency report (eval()): what the phase since the last eval() did.
+  bool training_ = true;
+  bool evaluated_ = false;
+  std::chrono::steady_clock::time_point lastEval_;
+  double generateSeconds_ = 0, trainSeconds_ = 0;
+  int64_t generatedSamples_ = 0, generatedTokens_ = 0;
+  double allSamples_ = 0, allSeconds_ = 0;
+  std::function<void(const std::string &)> log_;
   // Declared last: executables use the stores and go first.
   std::vector<std::unique_ptr<Executable>> executables_;
 };
