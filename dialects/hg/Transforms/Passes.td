@@ -9,12 +9,14 @@ include "mlir/Pass/PassBase.td"
 //===----------------------------------------------------------------------===//
 
 def CausalLmLoss : Pass<"hg-causal-lm-loss", "mlir::ModuleOp"> {
-  let summary = "@forward_loss: HuggingFace's causal-LM loss of @forward";
+  let summary = "@forward_loss and @logprobs: HF's causal-LM loss, per token";
   let description = [{
     Adds @forward_loss, a copy of @forward (input_ids -> logits) returning
     `loss` [1]: the mean cross-entropy (in f32) of the logits at position t
     against input_ids[t + 1], over labels other than -100, as HF computes
-    it with labels = input_ids.
+    it with labels = input_ids; and @logprobs returning `logprobs`
+    [batch, seq - 1]: the log-probability of each next token (PPO's
+    per-token log-probs of the actor and the reference model).
   }];
 }
 

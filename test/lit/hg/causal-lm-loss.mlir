@@ -17,6 +17,11 @@
 // CHECK: %[[MEAN:.+]] = hg.neg
 // CHECK: %[[LOSS:.+]] = hg.reshape %[[MEAN]] [1] : tensor<f32> -> tensor<1xf32>
 // CHECK: return %[[LOSS]]
+
+// CHECK-LABEL: func.func @logprobs
+// CHECK-SAME: -> (tensor<?x?xf32> {hg.name = "logprobs"})
+// CHECK: %[[PICKED:.+]] = hg.reduce_sum %{{.+}} [2] {keepdims = false} : tensor<?x?x8xf32> -> tensor<?x?xf32>
+// CHECK: return %[[PICKED]]
 func.func @forward(%ids: tensor<?x?xi64> {hg.dims = ["batch", "seq"], hg.name = "input_ids"},
                    %w: tensor<8x4xf32> {hg.param = "lm_head.weight"},
                    %t: tensor<8x4xf32> {hg.param = "wte"}) -> (tensor<?x?x8xf32> {hg.name = "logits"}) {

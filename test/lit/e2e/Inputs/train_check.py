@@ -5,6 +5,8 @@
       writes OUT with REF's input_ids (the training data).
   train_check.py loss-down LOG FACTOR
       the loss of the last logged step is below the first's / FACTOR.
+  train_check.py logprobs-mean OUT.safetensors REF.safetensors TOL
+      the mean of OUT's logprobs is minus REF's loss within TOL relative.
   train_check.py same-names CKPT.safetensors MODEL.safetensors [--skip N]
       CKPT holds exactly MODEL's tensor names (but the --skip ones, tied
       weights HF does not save) with the same dtypes and shapes.
@@ -51,6 +53,16 @@ def main(argv):
             return 1
         print("%d tensors: the model's names, dtypes and shapes" % len(got))
         return 0
+    if cmd == "logprobs-mean":
+        # The mean of the per-token log-probs is minus the loss.
+        lp = st.values(st.read(args[0])["logprobs"])
+        loss = st.values(st.read(args[1])["loss"])[0]
+        mean = sum(lp) / len(lp)
+        rel = abs(mean + loss) / abs(loss)
+        ok = rel <= float(args[2])
+        print("mean log-prob %.7f, loss %.7f: relative error %.1e %s" %
+              (mean, loss, rel, "ok" if ok else "FAIL"))
+        return 0 if ok else 1
     sys.exit("unknown command %r" % cmd)
 
 
