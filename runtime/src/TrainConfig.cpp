@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -177,7 +178,8 @@ void scheduler(Section &top, TrainConfig &c, std::vector<std::string> *unknown) 
     Section p(s.at("params"), "scheduler.params", unknown);
     r.warmupMinLr = p.number("warmup_min_lr", 0.0);
     r.warmupMaxLr = p.number("warmup_max_lr", 0.001);
-    r.warmupNumSteps = p.integer("warmup_num_steps", 1000, 1);
+    // DeepSpeed warms up over at least 2 steps (log(1) would divide).
+    r.warmupNumSteps = std::max<int64_t>(2, p.integer("warmup_num_steps", 1000, 1));
     const std::string warmup = p.string("warmup_type", "log");
     if (warmup != "log" && warmup != "linear")
       throw Error("config: scheduler.params.warmup_type must be \"log\" or "
@@ -277,10 +279,8 @@ double learningRate(const SchedulerConfig &s, double lr, int64_t step) {
   if (step < s.warmupNumSteps) {
     gamma = s.linearWarmup
                 ? static_cast<double>(step) / s.warmupNumSteps
-                : (s.warmupNumSteps > 1
-                       ? std::log(static_cast<double>(step + 1)) /
-                             std::log(static_cast<double>(s.warmupNumSteps))
-                       : 1.0);
+                : std::log(static_cast<double>(step + 1)) /
+                      std::log(static_cast<double>(s.warmupNumSteps));
   } else if (s.kind == SchedulerConfig::Kind::WarmupDecayLR) {
     gamma = std::max(0.0, static_cast<double>(s.totalNumSteps - step) /
                               std::max<double>(1.0, static_cast<double>(

@@ -121,6 +121,12 @@ TEST(TrainConfig, LearningRateSchedules) {
   EXPECT_NEAR(learningRate(d, 0, 60), 1e-5 + (1e-3 - 1e-5) * 0.5, 1e-15);
   EXPECT_NEAR(learningRate(d, 0, 110), 1e-5, 1e-15);
   EXPECT_NEAR(learningRate(d, 0, 500), 1e-5, 1e-15);
+  // A warmup of one step is two, as in DeepSpeed.
+  c = parseTrainConfig(R"({"train_batch_size": 4, "scheduler": {"type":
+      "WarmupLR", "params": {"warmup_max_lr": 1e-3, "warmup_num_steps": 1}}})");
+  EXPECT_EQ(c.scheduler.warmupNumSteps, 2);
+  EXPECT_DOUBLE_EQ(learningRate(c.scheduler, 0, 0), 0.0);
+  EXPECT_DOUBLE_EQ(learningRate(c.scheduler, 0, 1), 1e-3);
   expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
       "scheduler": {"type": "WarmupDecayLR", "params": {}}})"); },
               {"config: scheduler.params.total_num_steps is required by "

@@ -16,7 +16,7 @@ struct SchedulerConfig {
   enum class Kind { None, WarmupLR, WarmupDecayLR } kind = Kind::None;
   double warmupMinLr = 0.0;
   double warmupMaxLr = 0.001;
-  int64_t warmupNumSteps = 1000;
+  int64_t warmupNumSteps = 1000; ///< at least 2, as DeepSpeed clamps it
   bool linearWarmup = false; ///< warmup_type "linear" (default "log")
   int64_t totalNumSteps = 0; ///< WarmupDecayLR
 };
