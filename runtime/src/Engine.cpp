@@ -141,6 +141,36 @@ void Engine::eval() {
   training_ = false;
 }
 
+namespace {
+
+/// input_ids and, when given, attention_mask, for an executable of `exe`'s
+/// inputs (an error when it takes no mask).
+NamedTensors tokenInputs(const Executable &exe, const HostTensor &inputIds,
+                         const HostTensor *attentionMask) {
+  NamedTensors inputs = {{"input_ids", inputIds}};
+  if (attentionMask) {
+    const auto &names = exe.inputNames();
+    if (std::find(names.begin(), names.end(), "attention_mask") ==
+        names.end())
+      throw Error(exe.name() + ": this bundle's model takes no "
+                               "attention_mask");
+    inputs["attention_mask"] = *attentionMask;
+  }
+  return exe.withDefaults(inputs);
+}
+
+} // namespace
+
+HostTensor Engine::logprobs(const HostTensor &inputIds,
+                            const HostTensor *attentionMask) {
+  if (!hasExecutable("logprobs"))
+    throw Error("bundle '" + bundle_->model +
+                "' has no logprobs executable (compile it with hybridc "
+                "--train)");
+  Executable &e = executable("logprobs");
+  return e.run(tokenInputs(e, inputIds, attentionMask)).at("logprobs");
+}
+
 float Engine::forwardBackward(const HostTensor &inputIds,
                               const HostTensor *attentionMask) {
   const auto start = std::chrono::steady_clock::now();
@@ -149,16 +179,7 @@ float Engine::forwardBackward(const HostTensor &inputIds,
                 "' has no training executables (compile it with hybridc "
                 "--train)");
   Executable &fb = executable("forward_backward");
-  NamedTensors inputs = {{"input_ids", inputIds}};
-  if (attentionMask) {
-    const auto &names = fb.inputNames();
-    if (std::find(names.begin(), names.end(), "attention_mask") ==
-        names.end())
-      throw Error("forward_backward: this bundle's model takes no "
-                  "attention_mask");
-    inputs["attention_mask"] = *attentionMask;
-  }
-  NamedTensors out = fb.run(fb.withDefaults(inputs));
+  NamedTensors out = fb.run(tokenInputs(fb, inputIds, attentionMask));
   ++microBatches_;
   trainSeconds_ += secondsSince(start);
   return out.at("loss").as<float>()[0];

@@ -237,6 +237,18 @@ TEST_P(HybridEngineOnDevice, EvalReportsThePhaseAndSwitchesMoveNothing) {
   EXPECT_EQ(rate(lines[1], "|CurSamplesPerSec="), 0.0) << lines[1];
 }
 
+TEST_P(HybridEngineOnDevice, LogprobsAverageToMinusTheLoss) {
+  HostTensor lp = engine().logprobs(ids_);
+  ASSERT_EQ(lp.shape(), (Shape{ids_.shape()[0], ids_.shape()[1] - 1}));
+  SafeTensorsFile ref = SafeTensorsFile::open(kFixture + "/ref.safetensors");
+  const float loss =
+      ref.toHost(*ref.find("loss"), DType::F32).toVector<float>()[0];
+  double sum = 0;
+  for (float v : lp.toVector<float>())
+    sum += v;
+  EXPECT_NEAR(-sum / static_cast<double>(lp.numel()), loss, 1e-5 * loss);
+}
+
 TEST_P(HybridEngineOnDevice, StepErrors) {
   expectError([&] { engine().step(StepConfig()); },
               {"step: no gradients accumulated (call forwardBackward first)"});

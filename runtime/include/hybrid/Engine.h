@@ -77,6 +77,12 @@ public:
   /// hybrid::Error when the bundle has no training executables.
   float forwardBackward(const HostTensor &inputIds,
                         const HostTensor *attentionMask = nullptr);
+  /// Each position's log-probability of the next token, f32 [batch, seq -
+  /// 1]: position t's log-softmax at input_ids[:, t + 1] (@logprobs of a
+  /// bundle compiled with hybridc --train; what PPO computes for the actor
+  /// and the reference model). attentionMask as in forwardBackward.
+  HostTensor logprobs(const HostTensor &inputIds,
+                      const HostTensor *attentionMask = nullptr);
   /// The optimizer step over the micro-batches since the last step: their
   /// mean gradient, clipped to config.maxGradNorm, then AdamW on the
   /// weights in place (the one weight store every executable reads); the
