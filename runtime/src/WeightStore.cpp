@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 namespace hybrid {
 
@@ -355,19 +356,40 @@ void WeightStore::initRandom(uint64_t seed) {
     if (isFloatDType(p.dtype)) {
       size_t n = static_cast<size_t>(numElements(p.shape));
       values.assign(n, 0.0f);
-      uint64_t state = seed * 0x9e3779b97f4a7c15ull + i;
+      const uint64_t start = seed * 0x9e3779b97f4a7c15ull + i;
       if (p.shape.size() >= 2) {
-        for (size_t k = 0; k < n; k += 2) {
-          // Box-Muller on two 53-bit uniforms in (0, 1].
-          double u1 =
-              (static_cast<double>(splitmix64(state) >> 11) + 1) * 0x1p-53;
-          double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
-          double r = std::sqrt(-2 * std::log(u1));
-          values[k] = static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
-          if (k + 1 < n)
-            values[k + 1] =
-                static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
-        }
+        // Pair k / 2 takes draws k + 1 and k + 2 of the generator, whose
+        // state only advances by a constant: each pair's draws follow from
+        // its index, so chunks of pairs fill in parallel with the values a
+        // single sequential pass gives.
+        const size_t pairs = (n + 1) / 2;
+        auto fill = [&](size_t first, size_t last) {
+          for (size_t pair = first; pair < last; ++pair) {
+            uint64_t state = start + 2 * pair * 0x9e3779b97f4a7c15ull;
+            // Box-Muller on two 53-bit uniforms in (0, 1].
+            double u1 =
+                (static_cast<double>(splitmix64(state) >> 11) + 1) * 0x1p-53;
+            double u2 =
+                static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
+            double r = std::sqrt(-2 * std::log(u1));
+            const size_t k = 2 * pair;
+            values[k] =
+                static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
+            if (k + 1 < n)
+              values[k + 1] =
+                  static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
+          }
+        };
+        const size_t threads = std::clamp<size_t>(
+            std::thread::hardware_concurrency(), 1,
+            std::max<size_t>(1, pairs / (1 << 16)));
+        std::vector<std::thread> workers;
+        for (size_t t = 1; t < threads; ++t)
+          workers.emplace_back(fill, pairs * t / threads,
+                               pairs * (t + 1) / threads);
+        fill(0, pairs / threads);
+        for (std::thread &w : workers)
+          w.join();
       } else if (!endsWith(p.name, "bias")) {
         std::fill(values.begin(), values.end(), 1.0f);
       }
