@@ -139,10 +139,14 @@ struct Executable::Impl {
   DeviceAllocation memory;
   bool paramsResolved = false;
   uint64_t stateEpoch = ~uint64_t(0);
-  // The captured graph of the bound bucket (enqueueGraph), valid for the
-  // call key it was made with (see callKey).
+  // Counts the times buffer addresses were (re)computed: every bind,
+  // parameter and state resolution ends in resolveAliases, which bumps it.
+  // A captured graph bakes the addresses in: it serves while this stays
+  // what it was when the graph was captured (enqueueGraph).
+  uint64_t viewsEpoch = 0;
   std::unique_ptr<Graph> graph;
-  std::vector<uintptr_t> graphKey, warmKey;
+  static constexpr uint64_t kNoEpoch = ~uint64_t(0);
+  uint64_t graphEpoch = kNoEpoch, warmEpoch = kNoEpoch;
   // For bindShapes.
   std::vector<int64_t> shapeSymbols;
   std::vector<std::pair<int32_t, int32_t>> boundBy;
@@ -171,7 +175,6 @@ struct Executable::Impl {
   void enqueueCommands(Stream &stream);
   void enqueue(Stream &stream);
   void enqueueGraph(Stream &stream);
-  std::vector<uintptr_t> callKey() const;
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   DeviceTensor port(const PortDesc &p) const;
 };
@@ -510,6 +513,7 @@ void Executable::Impl::resolveAliases() {
       views[i].data = views[buffers[i].root].data;
       views[i].writable = views[buffers[i].root].writable;
     }
+  ++viewsEpoch;
 }
 
 void Executable::Impl::bindShapes(const std::vector<Shape> &shapes) {
@@ -599,36 +603,23 @@ void Executable::Impl::enqueue(Stream &stream) {
   enqueueCommands(stream);
 }
 
-/// What a captured graph bakes in: the bucket (plan epoch), the
-/// allocation and every buffer's address. Another value of any of them
-/// needs a new capture.
-std::vector<uintptr_t> Executable::Impl::callKey() const {
-  std::vector<uintptr_t> key;
-  key.reserve(views.size() + 2);
-  key.push_back(static_cast<uintptr_t>(planEpoch));
-  key.push_back(reinterpret_cast<uintptr_t>(memory.get()));
-  for (const BufferView &v : views)
-    key.push_back(reinterpret_cast<uintptr_t>(v.data));
-  return key;
-}
-
 void Executable::Impl::enqueueGraph(Stream &stream) {
   if (!device->supportsGraphs())
     return enqueue(stream);
   prepareCall();
-  std::vector<uintptr_t> key = callKey();
-  if (graph && key == graphKey)
+  if (graph && viewsEpoch == graphEpoch)
     return device->launch(*graph, stream);
   graph.reset();
-  // The first call of a key runs the commands as usual: kernels load,
-  // GEMM plans are made and the shapes are announced outside the capture.
-  if (key != warmKey) {
+  // The first call with these addresses runs the commands as usual:
+  // kernels load, GEMM plans are made and the shapes are announced outside
+  // the capture.
+  if (viewsEpoch != warmEpoch) {
     enqueueCommands(stream);
-    warmKey = std::move(key);
+    warmEpoch = viewsEpoch;
     return;
   }
   graph = device->capture(stream, [&] { enqueueCommands(stream); });
-  graphKey = std::move(key);
+  graphEpoch = viewsEpoch;
   device->launch(*graph, stream);
 }
 
