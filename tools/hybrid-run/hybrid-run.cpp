@@ -327,6 +327,22 @@ std::set<std::string> allowedExtraOf(Args &args) {
   return names;
 }
 
+/// The device --device names (cpu by default) with --threads kernel
+/// threads (cpu only), opened; usage errors name the subcommand `cmd`.
+std::shared_ptr<Device> deviceOf(Args &args, const std::string &cmd) {
+  const std::string name = args.single("--device").value_or("cpu");
+  if (!isDeviceName(name))
+    throw UsageError{cmd + ": --device wants cpu, cuda or cuda:N, got '" +
+                     name + "'"};
+  DeviceOptions options;
+  if (auto t = args.single("--threads")) {
+    options.cpuThreads = static_cast<int>(parsePositiveInt(*t, "--threads"));
+    if (name != "cpu")
+      throw UsageError{cmd + ": --threads applies to --device cpu only"};
+  }
+  return openDevice(name, options);
+}
+
 int runForward(int argc, char **argv) {
   Args args = parseArgs("forward", argc, argv, 2,
                         {"--weights", "--inputs", "--out", "--threads",
@@ -352,23 +368,12 @@ int runForward(int argc, char **argv) {
   int repeat = 1;
   if (auto r = args.single("--repeat"))
     repeat = static_cast<int>(parsePositiveInt(*r, "--repeat"));
-  std::string deviceName = args.single("--device").value_or("cpu");
-  if (!isDeviceName(deviceName))
-    throw UsageError{"forward: --device wants cpu, cuda or cuda:N, got '" +
-                     deviceName + "'"};
-  DeviceOptions deviceOptions;
-  if (auto t = args.single("--threads")) {
-    deviceOptions.cpuThreads =
-        static_cast<int>(parsePositiveInt(*t, "--threads"));
-    if (deviceName != "cpu")
-      throw UsageError{"forward: --threads applies to --device cpu only"};
-  }
   const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
   const std::string &bundlePath = args.positional[0];
   // The device first: a missing GPU is the error to report, before any
   // file is read.
-  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
+  std::shared_ptr<Device> device = deviceOf(args, "forward");
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
   Engine engine = Engine::create(bundle, device);
   if (randomSeed)
@@ -557,16 +562,6 @@ int runGenerate(int argc, char **argv) {
   config.temperature = static_cast<float>(real("--temperature", 1.0));
   config.topK = integer("--top-k", 0, 0);
   config.topP = static_cast<float>(real("--top-p", 1.0));
-  std::string deviceName = args.single("--device").value_or("cpu");
-  if (!isDeviceName(deviceName))
-    throw UsageError{"generate: --device wants cpu, cuda or cuda:N, got '" +
-                     deviceName + "'"};
-  DeviceOptions deviceOptions;
-  if (args.single("--threads")) {
-    deviceOptions.cpuThreads = static_cast<int>(integer("--threads", 0, 1));
-    if (deviceName != "cpu")
-      throw UsageError{"generate: --threads applies to --device cpu only"};
-  }
 
   std::optional<std::string> randomSeed = args.single("--random-weights");
   bool synthetic = args.single("--batch") || args.single("--prompt-len");
@@ -588,7 +583,7 @@ int runGenerate(int argc, char **argv) {
                          promptPath);
   const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
-  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
+  std::shared_ptr<Device> device = deviceOf(args, "generate");
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
   Engine engine = Engine::create(bundle, device);
   if (randomSeed)
@@ -924,17 +919,9 @@ int runTrainStep(int argc, char **argv) {
     scalar("beta1", b1);
     scalar("beta2", b2);
   }
-  std::string deviceName = args.single("--device").value_or("cpu");
-  if (!isDeviceName(deviceName))
-    throw UsageError{"train-step: --device wants cpu, cuda or cuda:N, got '" +
-                     deviceName + "'"};
-  DeviceOptions deviceOptions;
-  if (auto t = args.single("--threads"))
-    deviceOptions.cpuThreads =
-        static_cast<int>(parsePositiveInt(*t, "--threads"));
   const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
-  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
+  std::shared_ptr<Device> device = deviceOf(args, "train-step");
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
   Engine engine = Engine::create(bundle, device);
   if (!engine.hasExecutable("train_step"))
@@ -1015,14 +1002,6 @@ int runTrain(int argc, char **argv) {
   const int64_t steps = parsePositiveInt(args.required("--steps", "train"),
                                          "--steps");
   const std::string saveDir = args.single("--save").value_or("");
-  std::string deviceName = args.single("--device").value_or("cpu");
-  if (!isDeviceName(deviceName))
-    throw UsageError{"train: --device wants cpu, cuda or cuda:N, got '" +
-                     deviceName + "'"};
-  DeviceOptions deviceOptions;
-  if (auto t = args.single("--threads"))
-    deviceOptions.cpuThreads =
-        static_cast<int>(parsePositiveInt(*t, "--threads"));
 
   // The configuration first: its mistakes are the cheapest to report.
   std::ifstream configFile(configPath);
@@ -1057,7 +1036,7 @@ int runTrain(int argc, char **argv) {
                 " sequences, fewer than one micro-batch (" +
                 std::to_string(config.microBatchSize) + ")");
 
-  std::shared_ptr<Device> device = openDevice(deviceName, deviceOptions);
+  std::shared_ptr<Device> device = deviceOf(args, "train");
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
   Engine engine = Engine::create(bundle, device);
   if (!engine.hasExecutable("forward_backward"))
