@@ -185,9 +185,10 @@ struct CumSumOfSplatIsIota : OpRewritePattern<CumSumOp> {
     if (c != std::floor(c) || std::fabs(c) > 1024)
       return failure();
     int64_t rank = type.getRank();
-    // (I64Attr reads back as uint64_t: make it signed before normalising.)
-    const int64_t given = static_cast<int64_t>(op.getAxis());
-    const int64_t axis = given < 0 ? given + rank : given;
+    std::optional<int64_t> normalized = normalizeAxis(op.getAxis(), rank);
+    if (!normalized)
+      return failure();
+    const int64_t axis = *normalized;
     ArrayAttr shape = broadcast.getShape();
     Attribute length = shape[axis];
     Location loc = op.getLoc();

@@ -336,9 +336,10 @@ Abstract MaskInterpreter::computeConcat(ConcatOp op, unsigned depth) {
   if (!outShape)
     return Abstract::unknown();
   int64_t rank = static_cast<int64_t>(outShape->size());
-  // (I64Attr reads back as uint64_t: make it signed before normalising.)
-  const int64_t given = static_cast<int64_t>(op.getAxis());
-  const int64_t axis = given < 0 ? given + rank : given;
+  std::optional<int64_t> normalized = normalizeAxis(op.getAxis(), rank);
+  if (!normalized)
+    return Abstract::unknown();
+  const int64_t axis = *normalized;
   // Each piece in global indices: i_axis(local) = i_axis - offset.
   struct Piece {
     Affine global;
@@ -557,9 +558,11 @@ Abstract MaskInterpreter::compute(Value v, unsigned depth) {
         if (!in.isConstantInt())
           return Abstract::unknown();
         int64_t k = *in.value.c.constant();
-        const int64_t given = static_cast<int64_t>(c.getAxis());
-        const int64_t axis =
-            given < 0 ? given + static_cast<int64_t>(rank) : given;
+        std::optional<int64_t> normalized =
+            normalizeAxis(c.getAxis(), static_cast<int64_t>(rank));
+        if (!normalized)
+          return Abstract::unknown();
+        const int64_t axis = *normalized;
         // Running sums of a constant k: k * (number of summed entries).
         Affine r{SymExpr(0), SmallVector<int64_t>(rank, 0)};
         if (!c.getReverse()) {

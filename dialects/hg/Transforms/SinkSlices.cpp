@@ -87,10 +87,8 @@ struct SinkThroughNorm : OpRewritePattern<SliceOp> {
     if (!norm)
       return failure();
     const int64_t rank = norm.getType().getRank();
-    // (I64Attr reads back as uint64_t: -1 must be made signed first.)
-    const int64_t given = static_cast<int64_t>(norm.getAxis());
-    const int64_t axis = given < 0 ? given + rank : given;
-    if (!slicesRowsOnly(op, axis))
+    std::optional<int64_t> axis = normalizeAxis(norm.getAxis(), rank);
+    if (!axis || !slicesRowsOnly(op, *axis))
       return rewriter.notifyMatchFailure(op, "not rows of a sole norm");
     Value rows = sliceLike(rewriter, op, norm.getInput());
     Operation *copy = rewriter.clone(*norm);

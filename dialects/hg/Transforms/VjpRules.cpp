@@ -418,7 +418,7 @@ Value meanOver(VjpContext &c, Value x, ArrayRef<int64_t> axes) {
 SmallVector<int64_t> normAxes(Value x, int64_t axis) {
   const int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   SmallVector<int64_t> axes;
-  for (int64_t a = axis < 0 ? axis + rank : axis; a < rank; ++a)
+  for (int64_t a = normalizeAxis(axis, rank).value_or(rank); a < rank; ++a)
     axes.push_back(a);
   return axes;
 }
