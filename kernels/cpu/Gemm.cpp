@@ -95,8 +95,8 @@ void convertingGemmOf(int64_t M, int64_t N, int64_t K, const S *A, int64_t lda,
         }
         for (int64_t i = 0; i < mm; ++i) {
           S *row = C + (i0 + i) * ldc + j0;
-          const S *res = residual ? residual + (i0 + i) * epilogue.ldr + j0
-                                  : nullptr;
+          const S *res =
+              residual ? residual + (i0 + i) * epilogue.ldr + j0 : nullptr;
           const float *ci = c + i * nn;
           for (int64_t j = 0; j < nn; ++j) {
             float v = ci[j];

@@ -6,8 +6,8 @@
 #include "Activation.h"
 #include "Element.h"
 #include "Gemm.h"
-#include "Parallel.h"
 #include "Kernels.h"
+#include "Parallel.h"
 #include "Scratch.h"
 
 #include <algorithm>

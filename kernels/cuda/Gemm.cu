@@ -138,8 +138,9 @@ void finishEpilogue(const GemmProblem &p, const LtEpilogue &done,
     return;
   visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
     using S = decltype(zero);
-    finishEpilogueKernel<S><<<gridFor(p.M * p.N * p.batch), kThreads, 0,
-                              stream>>>(p, act, addResidual);
+    finishEpilogueKernel<S>
+        <<<gridFor(p.M * p.N * p.batch), kThreads, 0, stream>>>(p, act,
+                                                                addResidual);
   });
   checkLaunch(kernel);
 }

@@ -96,8 +96,7 @@ HostTensor scalarTensor(float v) {
 namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -150,8 +149,7 @@ NamedTensors tokenInputs(const Executable &exe, const HostTensor &inputIds,
   NamedTensors inputs = {{"input_ids", inputIds}};
   if (attentionMask) {
     const auto &names = exe.inputNames();
-    if (std::find(names.begin(), names.end(), "attention_mask") ==
-        names.end())
+    if (std::find(names.begin(), names.end(), "attention_mask") == names.end())
       throw Error(exe.name() + ": this bundle's model takes no "
                                "attention_mask");
     inputs["attention_mask"] = *attentionMask;

@@ -887,8 +887,7 @@ NamedTensors Executable::run(const NamedTensors &inputs) {
       std::string expected;
       for (const std::string &n : impl_->inputNames)
         expected += (expected.empty() ? "" : ", ") + n;
-      impl_->fail("unexpected input '" + name + "' (inputs: " + expected +
-                  ")");
+      impl_->fail("unexpected input '" + name + "' (inputs: " + expected + ")");
     }
   NamedTensors all = withDefaults(inputs);
   std::vector<HostTensor> ordered(e.inputs.size());

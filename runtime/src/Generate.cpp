@@ -131,8 +131,7 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
                 std::to_string(positionLimit));
   int64_t capacity = config.maxOutTokens;
   if (capacity == 0) {
-    capacity = positionLimit > 0 ? std::min<int64_t>(512, positionLimit)
-                                 : 512;
+    capacity = positionLimit > 0 ? std::min<int64_t>(512, positionLimit) : 512;
     capacity = std::max(capacity, needed);
   }
   if (needed > capacity)
@@ -217,8 +216,7 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
       {"seq", prompt},
       {"cap", capacity},
       {"nmax", config.maxNewTokens}};
-  std::vector<int64_t> stateKey = {rows, capacity,
-                                   config.maxNewTokens};
+  std::vector<int64_t> stateKey = {rows, capacity, config.maxNewTokens};
   if (stateKey != generationBucket_) {
     for (size_t i = 0; i < states_->size(); ++i)
       if (isGenerationState(states_->desc(i).name))
@@ -305,9 +303,9 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
     std::memcpy(result.logprobs.as<float>() + b * steps,
                 logprobs.as<float>() + b * width, steps * sizeof(float));
   }
-  generateSeconds_ += std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - called)
-                          .count();
+  generateSeconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - called)
+          .count();
   generatedSamples_ += batch;
   generatedTokens_ += batch * steps;
   if (config.releaseInferenceCache) {

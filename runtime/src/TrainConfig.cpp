@@ -48,8 +48,8 @@ public:
       return dflt;
     const Json &v = object_.at(key);
     if (!v.is_number_integer() || v.get<int64_t>() < min)
-      throw Error(where(key) + " must be an integer >= " +
-                  std::to_string(min) + ", got " + v.dump());
+      throw Error(where(key) + " must be an integer >= " + std::to_string(min) +
+                  ", got " + v.dump());
     return v.get<int64_t>();
   }
   bool boolean(const char *key, bool dflt) {
@@ -70,8 +70,8 @@ public:
   }
   std::string where(const std::string &key) const {
     return "config: " + (path_.empty() ? key
-                                       : key.empty() ? path_
-                                                     : path_ + "." + key);
+                         : key.empty() ? path_
+                                       : path_ + "." + key);
   }
   /// Records the keys no reader asked for.
   void finish() {
@@ -79,8 +79,7 @@ public:
       return;
     for (auto it = object_.begin(); it != object_.end(); ++it)
       if (!seen_.count(it.key()))
-        unknown_->push_back(path_.empty() ? it.key()
-                                          : path_ + "." + it.key());
+        unknown_->push_back(path_.empty() ? it.key() : path_ + "." + it.key());
   }
 
 private:
@@ -123,7 +122,8 @@ void batchSizes(Section &top, TrainConfig &c) {
   c.gradientAccumulationSteps = accumulation;
 }
 
-void optimizer(Section &top, TrainConfig &c, std::vector<std::string> *unknown) {
+void optimizer(Section &top, TrainConfig &c,
+               std::vector<std::string> *unknown) {
   // DeepSpeed's Adam(W) defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8,
   // weight decay 0.
   c.optimizer.weightDecay = 0.0f;
@@ -161,7 +161,8 @@ void optimizer(Section &top, TrainConfig &c, std::vector<std::string> *unknown) 
                 "eps > 0, betas in [0, 1)");
 }
 
-void scheduler(Section &top, TrainConfig &c, std::vector<std::string> *unknown) {
+void scheduler(Section &top, TrainConfig &c,
+               std::vector<std::string> *unknown) {
   if (!top.has("scheduler"))
     return;
   Section s(top.at("scheduler"), "scheduler", unknown);
@@ -179,11 +180,13 @@ void scheduler(Section &top, TrainConfig &c, std::vector<std::string> *unknown) 
     r.warmupMinLr = p.number("warmup_min_lr", 0.0);
     r.warmupMaxLr = p.number("warmup_max_lr", 0.001);
     // DeepSpeed warms up over at least 2 steps (log(1) would divide).
-    r.warmupNumSteps = std::max<int64_t>(2, p.integer("warmup_num_steps", 1000, 1));
+    r.warmupNumSteps =
+        std::max<int64_t>(2, p.integer("warmup_num_steps", 1000, 1));
     const std::string warmup = p.string("warmup_type", "log");
     if (warmup != "log" && warmup != "linear")
       throw Error("config: scheduler.params.warmup_type must be \"log\" or "
-                  "\"linear\", got \"" + warmup + "\"");
+                  "\"linear\", got \"" +
+                  warmup + "\"");
     r.linearWarmup = warmup == "linear";
     if (r.kind == SchedulerConfig::Kind::WarmupDecayLR) {
       if (!p.has("total_num_steps"))
@@ -208,9 +211,9 @@ void precisionAndZero(Section &top, std::vector<std::string> *unknown) {
                     ".enabled: mixed-precision training is not implemented "
                     "yet (compile with --dtype for bf16 inference)");
       // The other keys of a disabled block do not matter.
-      for (const char *k : {"loss_scale", "initial_scale_power",
-                            "loss_scale_window", "hysteresis",
-                            "min_loss_scale", "auto_cast"})
+      for (const char *k :
+           {"loss_scale", "initial_scale_power", "loss_scale_window",
+            "hysteresis", "min_loss_scale", "auto_cast"})
         p.has(k);
       p.finish();
     }
@@ -282,10 +285,10 @@ double learningRate(const SchedulerConfig &s, double lr, int64_t step) {
                 : std::log(static_cast<double>(step + 1)) /
                       std::log(static_cast<double>(s.warmupNumSteps));
   } else if (s.kind == SchedulerConfig::Kind::WarmupDecayLR) {
-    gamma = std::max(0.0, static_cast<double>(s.totalNumSteps - step) /
-                              std::max<double>(1.0, static_cast<double>(
-                                                        s.totalNumSteps -
-                                                        s.warmupNumSteps)));
+    gamma = std::max(
+        0.0, static_cast<double>(s.totalNumSteps - step) /
+                 std::max<double>(1.0, static_cast<double>(s.totalNumSteps -
+                                                           s.warmupNumSteps)));
   }
   return s.warmupMinLr + (s.warmupMaxLr - s.warmupMinLr) * gamma;
 }

@@ -369,20 +369,18 @@ void WeightStore::initRandom(uint64_t seed) {
             // Box-Muller on two 53-bit uniforms in (0, 1].
             double u1 =
                 (static_cast<double>(splitmix64(state) >> 11) + 1) * 0x1p-53;
-            double u2 =
-                static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
+            double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
             double r = std::sqrt(-2 * std::log(u1));
             const size_t k = 2 * pair;
-            values[k] =
-                static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
+            values[k] = static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
             if (k + 1 < n)
               values[k + 1] =
                   static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
           }
         };
-        const size_t threads = std::clamp<size_t>(
-            std::thread::hardware_concurrency(), 1,
-            std::max<size_t>(1, pairs / (1 << 16)));
+        const size_t threads =
+            std::clamp<size_t>(std::thread::hardware_concurrency(), 1,
+                               std::max<size_t>(1, pairs / (1 << 16)));
         std::vector<std::thread> workers;
         for (size_t t = 1; t < threads; ++t)
           workers.emplace_back(fill, pairs * t / threads,

@@ -93,20 +93,20 @@ TEST_F(GemmTest, LinearEpilogues) {
             Shape out = c.in;
             out.back() = c.N;
             const Tolerance tol = sumTolerance(dt);
-            expectMatchesCpu(
-                ops::Linear{true, act},
-                {randomTensor(dt, c.in, rng, -1, 1),
-                 randomTensor(dt, {c.N, K}, rng, -1, 1),
-                 bias ? randomTensor(dt, {c.N}, rng, -1, 1)
-                      : HostTensor::absent(),
-                 residual ? randomTensor(dt, out, rng, -1, 1)
-                          : HostTensor::absent()},
-                {HostTensor(dt, out)},
-                std::string("linear ") + dtypeName(dt) + " " +
-                    shapeToString(c.in) + " N " + std::to_string(c.N) + " " +
-                    activationName(act) + (bias ? " bias" : "") +
-                    (residual ? " residual" : ""),
-                &tol);
+            expectMatchesCpu(ops::Linear{true, act},
+                             {randomTensor(dt, c.in, rng, -1, 1),
+                              randomTensor(dt, {c.N, K}, rng, -1, 1),
+                              bias ? randomTensor(dt, {c.N}, rng, -1, 1)
+                                   : HostTensor::absent(),
+                              residual ? randomTensor(dt, out, rng, -1, 1)
+                                       : HostTensor::absent()},
+                             {HostTensor(dt, out)},
+                             std::string("linear ") + dtypeName(dt) + " " +
+                                 shapeToString(c.in) + " N " +
+                                 std::to_string(c.N) + " " +
+                                 activationName(act) + (bias ? " bias" : "") +
+                                 (residual ? " residual" : ""),
+                             &tol);
           }
 }
 
@@ -115,13 +115,12 @@ TEST_F(GemmTest, RepeatedShapesReuseTheCachedPlan) {
   // must not change.
   for (int i = 0; i < 3; ++i) {
     const Tolerance tol = sumTolerance(DType::BF16);
-    expectMatchesCpu(ops::Linear{true},
-                     {randomTensor(DType::BF16, {8, 256}, rng, -1, 1),
-                      randomTensor(DType::BF16, {512, 256}, rng, -1, 1),
-                      randomTensor(DType::BF16, {512}, rng, -1, 1),
-                      HostTensor::absent()},
-                     {HostTensor(DType::BF16, {8, 512})}, "linear repeated",
-                     &tol);
+    expectMatchesCpu(
+        ops::Linear{true},
+        {randomTensor(DType::BF16, {8, 256}, rng, -1, 1),
+         randomTensor(DType::BF16, {512, 256}, rng, -1, 1),
+         randomTensor(DType::BF16, {512}, rng, -1, 1), HostTensor::absent()},
+        {HostTensor(DType::BF16, {8, 512})}, "linear repeated", &tol);
   }
 }
 

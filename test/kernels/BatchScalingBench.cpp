@@ -228,11 +228,13 @@ public:
       timed("layer_norm", ln, {&x, &l.ln2w, &l.ln2b}, h);
       timed("linear fc", linear, {&h, &l.wFc, &l.bFc, nullptr}, ff);
       timed("gelu", gelu, {&ff}, ff2);
-      timed("linear fc_proj", linear, {&ff2, &l.wFcProj, &l.bFcProj, nullptr}, h);
+      timed("linear fc_proj", linear, {&ff2, &l.wFcProj, &l.bFcProj, nullptr},
+            h);
       timed("add", add, {&x, &h}, x);
     }
     timed("layer_norm", ln, {&x, &lnfw_, &lnfb_}, h);
-    timed("linear lm_head", ops::Linear{true}, {&h, &wte_, nullptr, nullptr}, logits);
+    timed("linear lm_head", ops::Linear{true}, {&h, &wte_, nullptr, nullptr},
+          logits);
     return ms;
   }
 

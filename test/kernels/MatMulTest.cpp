@@ -227,7 +227,8 @@ TEST(Linear, DefaultsAndErrors) {
   Random rng(53);
   HostTensor x = rng.f32({2, 3}), w = rng.f32({4, 3}), b = rng.f32({4});
   // transpose_weight defaults to true; three operands imply a bias.
-  HostTensor got = run(ops::Linear{}, {&x, &w, &b, nullptr}, DType::F32, {2, 4});
+  HostTensor got =
+      run(ops::Linear{}, {&x, &w, &b, nullptr}, DType::F32, {2, 4});
   for (int64_t m = 0; m < 2; ++m)
     for (int64_t n = 0; n < 4; ++n) {
       double sum = b.f()[n];
@@ -254,10 +255,10 @@ TEST(Linear, DefaultsAndErrors) {
   }
   // Weights of another float dtype than the input are an error.
   HostTensor wh = w.to(DType::BF16);
-  EXPECT_NE(
-      errorOf(ops::Linear{}, {&x, &wh, nullptr, nullptr}, HostTensor(DType::F32, {2, 4}))
-          .find("same element type"),
-      std::string::npos);
+  EXPECT_NE(errorOf(ops::Linear{}, {&x, &wh, nullptr, nullptr},
+                    HostTensor(DType::F32, {2, 4}))
+                .find("same element type"),
+            std::string::npos);
 }
 
 } // namespace

@@ -144,7 +144,8 @@ TEST(Threading, GemmsAgreeAcrossThreadCounts) {
   Random rng(81);
   HostTensor x = rng.f32({96, 256}), w = rng.f32({768, 256});
   auto lin = onOneAndThreeThreads([&] {
-    return run(ops::Linear{}, {&x, &w, nullptr, nullptr}, DType::F32, {96, 768});
+    return run(ops::Linear{}, {&x, &w, nullptr, nullptr}, DType::F32,
+               {96, 768});
   });
   expectNear(lin.second, valuesOf(lin.first), 1e-4, 1e-5, "linear");
   HostTensor q = rng.f32({1, 4, 80, 64}), kv = rng.f32({1, 2, 80, 64});

@@ -36,8 +36,7 @@ protected:
         std::make_shared<const BundleDesc>(readBundle(HYBRID_TEST_GPT2_BUNDLE));
     engine_ = std::make_unique<Engine>(Engine::create(bundle, device()));
     engine_->loadWeights(kFixture, {"lm_head.weight"});
-    SafeTensorsFile ref =
-        SafeTensorsFile::open(kFixture + "/ref.safetensors");
+    SafeTensorsFile ref = SafeTensorsFile::open(kFixture + "/ref.safetensors");
     prompt_ = ref.toHost(*ref.find("greedy_prompt"), DType::I64);
   }
 
@@ -129,13 +128,13 @@ TEST_P(GenerateOnDevice, TooLongForTheCacheIsOneErrorBeforeAnyWork) {
 
 TEST_P(GenerateOnDevice, BadMasksAreRejected) {
   GenerateConfig c;
-  HostTensor shortMask = HostTensor::fromVector<int64_t>(
-      {2, 4}, std::vector<int64_t>(8, 1));
+  HostTensor shortMask =
+      HostTensor::fromVector<int64_t>({2, 4}, std::vector<int64_t>(8, 1));
   expectError([&] { engine().generate(prompt(), &shortMask, c); },
               {"attention_mask must be i64 [2,8] like input_ids, got i64 "
                "[2,4]"});
-  HostTensor floatMask = HostTensor::fromVector<float>(
-      {2, 8}, std::vector<float>(16, 1.0f));
+  HostTensor floatMask =
+      HostTensor::fromVector<float>({2, 8}, std::vector<float>(16, 1.0f));
   expectError([&] { engine().generate(prompt(), &floatMask, c); },
               {"attention_mask must be i64", "got f32"});
   std::vector<int64_t> ones(16, 1);
@@ -176,10 +175,8 @@ TEST_P(GenerateOnDevice, ReleaseInferenceCacheReturnsItAndTheNextCallRetakes) {
   // Retaken by the next call, with the same answer.
   GenerateResult third = engine().generate(prompt(), nullptr, keep);
   EXPECT_EQ(engine().states().bytesInUse(), held);
-  EXPECT_EQ(third.tokens.toVector<int64_t>(),
-            first.tokens.toVector<int64_t>());
-  EXPECT_EQ(third.logprobs.toVector<float>(),
-            first.logprobs.toVector<float>());
+  EXPECT_EQ(third.tokens.toVector<int64_t>(), first.tokens.toVector<int64_t>());
+  EXPECT_EQ(third.logprobs.toVector<float>(), first.logprobs.toVector<float>());
 }
 
 TEST_P(GenerateOnDevice, GreedyTokensAreHuggingFaces) {

@@ -49,8 +49,8 @@ protected:
 
   std::vector<float> logits(const HostTensor &ids) {
     return engine()
-        .forward(engine().executable("forward").withDefaults(
-            {{"input_ids", ids}}))
+        .forward(
+            engine().executable("forward").withDefaults({{"input_ids", ids}}))
         .at("logits")
         .toVector<float>();
   }
@@ -58,7 +58,9 @@ protected:
   /// One AdamW step on input_ids (the fixture's hyperparameters).
   float step() {
     Executable &s = engine().executable("train_step");
-    auto scalar = [](float v) { return HostTensor::fromVector<float>({1}, {v}); };
+    auto scalar = [](float v) {
+      return HostTensor::fromVector<float>({1}, {v});
+    };
     NamedTensors out = s.run(s.withDefaults({{"input_ids", ids_},
                                              {"lr", scalar(1e-3f)},
                                              {"beta1", scalar(0.9f)},
@@ -100,7 +102,8 @@ TEST_P(HybridEngineOnDevice, OneWeightStoreServesEveryExecutable) {
   EXPECT_EQ(device()->memoryStats().bytesInUse, before.bytesInUse);
 }
 
-TEST_P(HybridEngineOnDevice, GenerateBetweenForwardsChangesNothingAndSeesSteps) {
+TEST_P(HybridEngineOnDevice,
+       GenerateBetweenForwardsChangesNothingAndSeesSteps) {
   const std::vector<float> first = logits(ids_);
   GenerateConfig greedy;
   engine().generate(prompt_, nullptr, greedy);
@@ -184,8 +187,8 @@ TEST_P(HybridEngineOnDevice, ClippingChangesTheSecondStep) {
       e.forwardBackward(ids_);
       EXPECT_GT(e.step(config).gradNorm, 0.0f);
     }
-    return e.forward(e.executable("forward").withDefaults(
-                         {{"input_ids", ids_}}))
+    return e
+        .forward(e.executable("forward").withDefaults({{"input_ids", ids_}}))
         .at("logits")
         .toVector<float>();
   };
@@ -257,8 +260,8 @@ TEST_P(HybridEngineOnDevice, StepErrors) {
   bad.beta1 = 1.0f;
   expectError([&] { engine().step(bad); }, {"betas in [0, 1)"});
   // A bundle without training executables says how to get them.
-  auto plain = std::make_shared<const BundleDesc>(
-      readBundle(HYBRID_TEST_GPT2_BUNDLE));
+  auto plain =
+      std::make_shared<const BundleDesc>(readBundle(HYBRID_TEST_GPT2_BUNDLE));
   Engine inference = Engine::create(plain, device());
   inference.loadWeights(kFixture, {"lm_head.weight"});
   expectError([&] { inference.forwardBackward(ids_); },

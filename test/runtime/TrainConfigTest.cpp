@@ -28,14 +28,20 @@ TEST(TrainConfig, BatchSizeTriangle) {
   EXPECT_EQ(c.gradientAccumulationSteps, 1);
   c = parseTrainConfig(R"({"train_micro_batch_size_per_gpu": 2})");
   EXPECT_EQ(c.trainBatchSize, 2);
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 32,
-      "train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 3})"); },
-              {"config: train_batch_size (32) must equal "
-               "train_micro_batch_size_per_gpu (8) x "
-               "gradient_accumulation_steps (3) x world size (1)"});
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 30,
-      "train_micro_batch_size_per_gpu": 8})"); },
-              {"train_batch_size (30) must equal"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 32,
+      "train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 3})");
+      },
+      {"config: train_batch_size (32) must equal "
+       "train_micro_batch_size_per_gpu (8) x "
+       "gradient_accumulation_steps (3) x world size (1)"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 30,
+      "train_micro_batch_size_per_gpu": 8})");
+      },
+      {"train_batch_size (30) must equal"});
   expectError([] { parseTrainConfig("{}"); },
               {"config: either train_batch_size or "
                "train_micro_batch_size_per_gpu must be given"});
@@ -57,15 +63,24 @@ TEST(TrainConfig, OptimizerAndDefaults) {
   EXPECT_FLOAT_EQ(c.optimizer.eps, 1e-6f);
   EXPECT_FLOAT_EQ(c.optimizer.weightDecay, 0.1f);
   EXPECT_FLOAT_EQ(c.optimizer.maxGradNorm, 1.0f);
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
-      "optimizer": {"type": "SGD"}})"); },
-              {"config: optimizer.type 'SGD' is not supported"});
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
-      "optimizer": {"type": "AdamW", "params": {"betas": [0.9]}}})"); },
-              {"config: optimizer.params.betas must be [b1, b2], got [0.9]"});
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
-      "optimizer": {"type": "AdamW", "params": {"lr": "fast"}}})"); },
-              {"config: optimizer.params.lr must be a number, got \"fast\""});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 4,
+      "optimizer": {"type": "SGD"}})");
+      },
+      {"config: optimizer.type 'SGD' is not supported"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 4,
+      "optimizer": {"type": "AdamW", "params": {"betas": [0.9]}}})");
+      },
+      {"config: optimizer.params.betas must be [b1, b2], got [0.9]"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 4,
+      "optimizer": {"type": "AdamW", "params": {"lr": "fast"}}})");
+      },
+      {"config: optimizer.params.lr must be a number, got \"fast\""});
   expectError([] { parseTrainConfig("{\"train_batch_size\": 4,"); },
               {"config: not valid JSON"});
 }
@@ -87,16 +102,25 @@ TEST(TrainConfig, UnknownKeysAreReportedAndUnsupportedOnesRefused) {
   EXPECT_EQ(c.generation.maxOutTokens, 256);
   EXPECT_TRUE(c.generation.releaseInferenceCache);
   EXPECT_FALSE(c.generation.cudaGraph);
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
-      "fp16": {"enabled": true}})"); },
-              {"config: fp16.enabled: mixed-precision training is not "
-               "implemented yet"});
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
-      "zero_optimization": {"stage": 2}})"); },
-              {"config: zero_optimization.stage 2 is not implemented yet"});
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
-      "hybrid_engine": {"inference_tp_size": 2}})"); },
-              {"config: hybrid_engine.inference_tp_size > 1"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 4,
+      "fp16": {"enabled": true}})");
+      },
+      {"config: fp16.enabled: mixed-precision training is not "
+       "implemented yet"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 4,
+      "zero_optimization": {"stage": 2}})");
+      },
+      {"config: zero_optimization.stage 2 is not implemented yet"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 4,
+      "hybrid_engine": {"inference_tp_size": 2}})");
+      },
+      {"config: hybrid_engine.inference_tp_size > 1"});
 }
 
 TEST(TrainConfig, LearningRateSchedules) {
@@ -127,13 +151,19 @@ TEST(TrainConfig, LearningRateSchedules) {
   EXPECT_EQ(c.scheduler.warmupNumSteps, 2);
   EXPECT_DOUBLE_EQ(learningRate(c.scheduler, 0, 0), 0.0);
   EXPECT_DOUBLE_EQ(learningRate(c.scheduler, 0, 1), 1e-3);
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
-      "scheduler": {"type": "WarmupDecayLR", "params": {}}})"); },
-              {"config: scheduler.params.total_num_steps is required by "
-               "WarmupDecayLR"});
-  expectError([] { parseTrainConfig(R"({"train_batch_size": 4,
-      "scheduler": {"type": "OneCycle"}})"); },
-              {"config: scheduler.type 'OneCycle' is not supported"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 4,
+      "scheduler": {"type": "WarmupDecayLR", "params": {}}})");
+      },
+      {"config: scheduler.params.total_num_steps is required by "
+       "WarmupDecayLR"});
+  expectError(
+      [] {
+        parseTrainConfig(R"({"train_batch_size": 4,
+      "scheduler": {"type": "OneCycle"}})");
+      },
+      {"config: scheduler.type 'OneCycle' is not supported"});
 }
 
 } // namespace

@@ -12,16 +12,16 @@
 
 #include <chrono>
 #include <cmath>
-#include <fstream>
-#include <sys/stat.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 using namespace hybrid;
@@ -44,7 +44,7 @@ const char *kUsage =
     "      [B,T]) is read from IN by name; other tensors in IN are\n"
     "      ignored. All outputs (e.g. float32 logits [B,T,V]) are\n"
     "      written to OUT. --allow-extra names a checkpoint tensor that is\n"
-      "      not a parameter (tied weights, buffers). --executable runs\n"
+    "      not a parameter (tied weights, buffers). --executable runs\n"
     "      another of the bundle's executables the same way (e.g.\n"
     "      forward_grad, made by hg-autodiff).\n"
     "      The second form measures speed without files: deterministic\n"
@@ -404,8 +404,8 @@ int runForward(int argc, char **argv) {
     std::optional<DType> dt = toDType(e->dtype);
     if (!dt)
       throw Error(inputsPath + ": tensor '" + name + "' is " +
-                  safeTensorsDTypeName(e->dtype) + "; " + exeName +
-                  " takes " + forward.describeInput(i));
+                  safeTensorsDTypeName(e->dtype) + "; " + exeName + " takes " +
+                  forward.describeInput(i));
     inputs.emplace(name, in->toHost(*e, *dt));
   }
 
@@ -520,13 +520,27 @@ int runGenerate(int argc, char **argv) {
     else
       rest.push_back(argv[i]);
   }
-  Args args = parseArgs(
-      "generate", static_cast<int>(rest.size()), rest.data(), 2,
-      {"--weights", "--prompt", "--prompt-name", "--out", "--max-new-tokens",
-       "--min-new-tokens", "--temperature", "--top-k", "--top-p", "--seed",
-       "--eos", "--pad", "--max-out-tokens", "--threads", "--allow-extra",
-       "--random-weights", "--batch", "--prompt-len", "--device",
-       "--repeat"});
+  Args args = parseArgs("generate", static_cast<int>(rest.size()), rest.data(),
+                        2, {"--weights",
+                            "--prompt",
+                            "--prompt-name",
+                            "--out",
+                            "--max-new-tokens",
+                            "--min-new-tokens",
+                            "--temperature",
+                            "--top-k",
+                            "--top-p",
+                            "--seed",
+                            "--eos",
+                            "--pad",
+                            "--max-out-tokens",
+                            "--threads",
+                            "--allow-extra",
+                            "--random-weights",
+                            "--batch",
+                            "--prompt-len",
+                            "--device",
+                            "--repeat"});
   expectPositional(args, 1, "generate", "a BUNDLE");
   auto integer = [&](const char *flag, int64_t dflt, int64_t min) {
     std::optional<std::string> v = args.single(flag);
@@ -666,8 +680,7 @@ int runGenerate(int argc, char **argv) {
       static_cast<long long>(batch), static_cast<long long>(ids.shape()[1]),
       static_cast<long long>(r.steps), r.prefillMs, perToken, tps, totalMs,
       endToEnd, peakGiB,
-      repeat > 1 ? (" (best of " + std::to_string(repeat) + ")").c_str()
-                 : "");
+      repeat > 1 ? (" (best of " + std::to_string(repeat) + ")").c_str() : "");
   return 0;
 }
 
@@ -914,8 +927,7 @@ int runTrainStep(int argc, char **argv) {
     double b1 = parseNonNegative(v->substr(0, comma), "--betas");
     double b2 = parseNonNegative(v->substr(comma + 1), "--betas");
     if (b1 >= 1 || b2 >= 1)
-      throw UsageError{"train-step: --betas must be below 1, got '" + *v +
-                       "'"};
+      throw UsageError{"train-step: --betas must be below 1, got '" + *v + "'"};
     scalar("beta1", b1);
     scalar("beta2", b2);
   }
@@ -953,8 +965,8 @@ int runTrainStep(int argc, char **argv) {
                             std::chrono::steady_clock::now() - start)
                             .count();
   // The logits after the step, on the same weights the step wrote.
-  NamedTensors after = engine.forward(engine.executable("forward")
-                                          .withDefaults(batch));
+  NamedTensors after =
+      engine.forward(engine.executable("forward").withDefaults(batch));
   out["logits_after"] = after.at("logits");
   writeSafeTensors(outPath, out,
                    {{"producer", "hybrid-run train-step"},
@@ -986,21 +998,20 @@ HostTensor rowsOf(const HostTensor &t, int64_t first, int64_t n) {
 
 int runTrain(int argc, char **argv) {
   Args args = parseArgs("train", argc, argv, 2,
-                        {"--weights", "--config", "--data", "--steps",
-                         "--save", "--resume", "--threads", "--allow-extra",
-                         "--device"});
+                        {"--weights", "--config", "--data", "--steps", "--save",
+                         "--resume", "--threads", "--allow-extra", "--device"});
   expectPositional(args, 1, "train", "a BUNDLE");
   const std::string &bundlePath = args.positional[0];
   const std::string resumeDir = args.single("--resume").value_or("");
   if (!resumeDir.empty() && args.single("--weights"))
     throw UsageError{"train: give --weights or --resume, not both"};
-  const std::string weightsPath =
-      resumeDir.empty() ? args.required("--weights", "train")
-                        : resumeDir + "/model.safetensors";
+  const std::string weightsPath = resumeDir.empty()
+                                      ? args.required("--weights", "train")
+                                      : resumeDir + "/model.safetensors";
   const std::string configPath = args.required("--config", "train");
   const std::string dataPath = args.required("--data", "train");
-  const int64_t steps = parsePositiveInt(args.required("--steps", "train"),
-                                         "--steps");
+  const int64_t steps =
+      parsePositiveInt(args.required("--steps", "train"), "--steps");
   const std::string saveDir = args.single("--save").value_or("");
 
   // The configuration first: its mistakes are the cheapest to report.
@@ -1022,8 +1033,9 @@ int runTrain(int argc, char **argv) {
                  configPath.c_str(), escapeControlCharacters(key).c_str());
   SafeTensorsFile data = SafeTensorsFile::open(dataPath);
   const SafeTensorsEntry *ids = data.find("input_ids");
-  if (!ids || (ids->dtype != SafeTensorsDType::I64 &&
-               ids->dtype != SafeTensorsDType::I32) ||
+  if (!ids ||
+      (ids->dtype != SafeTensorsDType::I64 &&
+       ids->dtype != SafeTensorsDType::I32) ||
       ids->shape.size() != 2)
     throw Error(dataPath + ": needs input_ids, int64 [sequences, seq]");
   HostTensor tokens = data.toHost(*ids, DType::I64);
@@ -1053,9 +1065,8 @@ int runTrain(int argc, char **argv) {
       const std::string &name = e.name;
       if (!engine.states().find(name))
         throw Error(path + ": state '" + name + "' is not this bundle's");
-      HostTensor host = saved.toHost(e, engine.states()
-                                            .desc(*engine.states().find(name))
-                                            .dtype);
+      HostTensor host = saved.toHost(
+          e, engine.states().desc(*engine.states().find(name)).dtype);
       engine.allocateState(name, host.shape());
       DeviceTensor t = engine.state(name);
       device->copyHostToDevice(t.data, host.data(), host.bytes(),
@@ -1095,8 +1106,7 @@ int runTrain(int argc, char **argv) {
                    static_cast<long long>(step + 1),
                    static_cast<long long>(first + steps),
                    loss / config.gradientAccumulationSteps, optimizer.lr,
-                   r.gradNorm, ms,
-                   config.trainBatchSize * seq / (ms / 1000));
+                   r.gradNorm, ms, config.trainBatchSize * seq / (ms / 1000));
   }
   if (!saveDir.empty()) {
     ::mkdir(saveDir.c_str(), 0755);
@@ -1117,8 +1127,9 @@ int runTrain(int argc, char **argv) {
     }
     writeSafeTensors(saveDir + "/optimizer.safetensors", state,
                      {{"producer", "hybrid-run train"}});
-    std::fprintf(stderr, "hybrid-run: saved %s/model.safetensors and "
-                         "%s/optimizer.safetensors\n",
+    std::fprintf(stderr,
+                 "hybrid-run: saved %s/model.safetensors and "
+                 "%s/optimizer.safetensors\n",
                  saveDir.c_str(), saveDir.c_str());
   }
   return 0;

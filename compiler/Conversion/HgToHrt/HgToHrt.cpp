@@ -211,14 +211,13 @@ private:
         auto arg = paramArgs.find(param.getValue());
         if (arg == paramArgs.end())
           return func_.emitError()
-                 << "result #" << i << " writes parameter '"
-                 << param.getValue() << "' that no argument of @"
-                 << func_.getSymName() << " is";
+                 << "result #" << i << " writes parameter '" << param.getValue()
+                 << "' that no argument of @" << func_.getSymName() << " is";
         if (arg->second.getType() != v.getType())
           return func_.emitError()
-                 << "result #" << i << " writes parameter '"
-                 << param.getValue() << "' with type " << v.getType()
-                 << ", the parameter is " << arg->second.getType();
+                 << "result #" << i << " writes parameter '" << param.getValue()
+                 << "' with type " << v.getType() << ", the parameter is "
+                 << arg->second.getType();
         if (!writtenParams_.insert({param.getValue(), v}).second)
           return func_.emitError() << "parameter '" << param.getValue()
                                    << "' is written by two results";

@@ -178,10 +178,10 @@ struct CumSumOfSplatIsIota : OpRewritePattern<CumSumOp> {
     if (!isa<Float32Type, BFloat16Type, Float16Type>(element) &&
         !element.isInteger(64) && !element.isInteger(32))
       return failure();
-    double c = isa<FloatType>(element)
-                   ? splat.getSplatValue<APFloat>().convertToDouble()
-                   : static_cast<double>(
-                         splat.getSplatValue<APInt>().getSExtValue());
+    double c =
+        isa<FloatType>(element)
+            ? splat.getSplatValue<APFloat>().convertToDouble()
+            : static_cast<double>(splat.getSplatValue<APInt>().getSExtValue());
     if (c != std::floor(c) || std::fabs(c) > 1024)
       return failure();
     int64_t rank = type.getRank();

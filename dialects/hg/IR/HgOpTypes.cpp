@@ -1128,7 +1128,8 @@ LogicalResult LinearOp::verify() {
     if (b.getRank() != 1 || dimsConflict(b.getDimSize(0), n))
       return emitOpError() << "bias " << b << " must be " << formatShape({n});
   }
-  if (Value residual = getResidual(); residual && residual.getType() != getType())
+  if (Value residual = getResidual();
+      residual && residual.getType() != getType())
     return emitOpError() << "residual " << residual.getType()
                          << " must have the result's type " << getType();
   StringRef act = getActivation();

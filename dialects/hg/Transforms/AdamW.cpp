@@ -52,15 +52,15 @@ public:
 
   /// An f32 [1] input `name` with default `dflt`.
   Value input(StringRef name, double dflt) {
-    return argument(scalarType(),
-                    {attrs_.getNamedAttr("hg.name", attrs_.getStringAttr(name)),
-                     attrs_.getNamedAttr("hg.default",
-                                         attrs_.getF64FloatAttr(dflt))});
+    return argument(
+        scalarType(),
+        {attrs_.getNamedAttr("hg.name", attrs_.getStringAttr(name)),
+         attrs_.getNamedAttr("hg.default", attrs_.getF64FloatAttr(dflt))});
   }
   /// State `name` of `type` (zeros before its first write).
   Value state(StringRef name, Type type) {
-    return argument(type, {attrs_.getNamedAttr("hg.state",
-                                               attrs_.getStringAttr(name))});
+    return argument(
+        type, {attrs_.getNamedAttr("hg.state", attrs_.getStringAttr(name))});
   }
   Value constant(double v) {
     return b_.create<ConstantOp>(
@@ -258,8 +258,8 @@ void buildStep(func::FuncOp source) {
     types.push_back(source.getArgument(t.arg).getType());
     argAttrs.push_back(source.getArgAttrDict(t.arg));
   }
-  auto f = top.create<func::FuncOp>(
-      source.getLoc(), "step", top.getFunctionType(types, {}));
+  auto f = top.create<func::FuncOp>(source.getLoc(), "step",
+                                    top.getFunctionType(types, {}));
   f.setAllArgAttrs(argAttrs);
   Block *body = f.addEntryBlock();
   OpBuilder::atBlockEnd(body).create<func::ReturnOp>(source.getLoc());
@@ -271,13 +271,14 @@ void buildStep(func::FuncOp source) {
   SmallVector<Value> grads;
   Value total = s.constant(0.0);
   for (const Trainable &t : params) {
-    Type type = cast<RankedTensorType>(body->getArgument(grads.size()).getType())
-                    .clone(s.f32());
+    Type type =
+        cast<RankedTensorType>(body->getArgument(grads.size()).getType())
+            .clone(s.f32());
     std::string name = "opt.grad." + t.name;
     Value g = b.create<MulOp>(loc, s.state(name, type), scale);
     grads.push_back(g);
-    Value squares = b.create<ReduceSumOp>(
-        loc, b.create<MulOp>(loc, g, g), ArrayRef<int64_t>{}, false);
+    Value squares = b.create<ReduceSumOp>(loc, b.create<MulOp>(loc, g, g),
+                                          ArrayRef<int64_t>{}, false);
     total = b.create<AddOp>(
         loc, total,
         b.create<ReshapeOp>(loc, squares,
@@ -287,11 +288,10 @@ void buildStep(func::FuncOp source) {
   // times min(1, max / (norm + 1e-6)) when max > 0.
   Value norm = b.create<SqrtOp>(loc, total);
   Value zero = s.constant(0.0), unit = s.constant(1.0);
-  Value ratio = b.create<DivOp>(
-      loc, maxNorm, b.create<AddOp>(loc, norm, s.constant(1e-6)));
-  Value clip = b.create<SelectOp>(
-      loc, b.create<GreaterOp>(loc, maxNorm, zero),
-      b.create<MinOp>(loc, ratio, unit), unit);
+  Value ratio = b.create<DivOp>(loc, maxNorm,
+                                b.create<AddOp>(loc, norm, s.constant(1e-6)));
+  Value clip = b.create<SelectOp>(loc, b.create<GreaterOp>(loc, maxNorm, zero),
+                                  b.create<MinOp>(loc, ratio, unit), unit);
   AdamW adam(s);
   for (auto [i, t] : llvm::enumerate(params))
     adam.update(body->getArgument(i), b.create<MulOp>(loc, grads[i], clip),

@@ -91,16 +91,16 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
         it->second = b.create<AddOp>(g.getLoc(), it->second, g);
     };
     context.setLoc(lossValue.getLoc());
-    accumulate(lossValue,
-               b.create<BroadcastToOp>(
-                   lossValue.getLoc(),
-                   context.scalar(1.0, cast<ShapedType>(lossType)
-                                           .getElementType()),
-                   b.getArrayAttr(llvm::to_vector(llvm::map_range(
-                       cast<RankedTensorType>(lossType).getShape(),
-                       [&](int64_t d) -> Attribute {
-                         return b.getI64IntegerAttr(d);
-                       })))));
+    accumulate(
+        lossValue,
+        b.create<BroadcastToOp>(
+            lossValue.getLoc(),
+            context.scalar(1.0, cast<ShapedType>(lossType).getElementType()),
+            b.getArrayAttr(llvm::to_vector(
+                llvm::map_range(cast<RankedTensorType>(lossType).getShape(),
+                                [&](int64_t d) -> Attribute {
+                                  return b.getI64IntegerAttr(d);
+                                })))));
 
     // The forward ops, last first (ops built here go after the return's
     // position in this list, so they are not visited). Only values that
@@ -147,7 +147,8 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
             return signalPassFailure();
           resultGrads[i] = b.create<BroadcastToOp>(
               op->getLoc(),
-              context.scalar(0.0, cast<ShapedType>(r.getType()).getElementType()),
+              context.scalar(0.0,
+                             cast<ShapedType>(r.getType()).getElementType()),
               shape);
         }
       context.setLoc(op->getLoc());
@@ -166,8 +167,8 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     SmallVector<Type> types = {lossType};
     SmallVector<std::string> names = {loss};
     for (BlockArgument arg : body.getArguments()) {
-      auto param = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                     "hg.param");
+      auto param =
+          grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "hg.param");
       if (!param || !isFloat(arg))
         continue;
       Value g = grads.lookup(arg);
@@ -178,7 +179,8 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
           return signalPassFailure();
         g = b.create<BroadcastToOp>(
             arg.getLoc(),
-            context.scalar(0.0, cast<ShapedType>(arg.getType()).getElementType()),
+            context.scalar(0.0,
+                           cast<ShapedType>(arg.getType()).getElementType()),
             shape);
       }
       results.push_back(g);
@@ -191,8 +193,8 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
         FunctionType::get(module.getContext(), grad.getArgumentTypes(), types));
     SmallVector<Attribute> resultAttrs;
     for (const std::string &n : names)
-      resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("hg.name", b.getStringAttr(n))));
+      resultAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr("hg.name", b.getStringAttr(n))));
     grad.setAllResultAttrs(resultAttrs);
   }
 };

@@ -71,21 +71,21 @@ std::optional<Picked> pick(OpBuilder &b, Location loc, func::FuncOp f,
     logits = b.create<CastOp>(loc, logitsType.clone(f32), logits);
   Value shifted = b.create<SliceOp>(
       loc, RankedTensorType::get({logitsType.getDimSize(0), dyn, vocab}, f32),
-      logits, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0},
-      ArrayRef<int64_t>{-1}, ArrayRef<int64_t>{1});
+      logits, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{-1},
+      ArrayRef<int64_t>{1});
   auto idsType = cast<RankedTensorType>(ids.getType());
   Value labels = b.create<SliceOp>(
       loc, RankedTensorType::get({idsType.getDimSize(0), dyn}, i64),
       idsType.getElementType() == i64
           ? ids
           : b.create<CastOp>(loc, idsType.clone(i64), ids).getResult(),
-      ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1},
-      ArrayRef<int64_t>{INT64_MAX}, ArrayRef<int64_t>{1});
+      ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{INT64_MAX},
+      ArrayRef<int64_t>{1});
   Value logProbs = b.create<LogSoftmaxOp>(loc, shifted, b.getI64IntegerAttr(2));
-  Value vocabIds = b.create<IotaOp>(
-      loc, RankedTensorType::get({vocab}, i64),
-      b.getArrayAttr({b.getI64IntegerAttr(vocab)}), b.getF64FloatAttr(0),
-      b.getF64FloatAttr(1));
+  Value vocabIds =
+      b.create<IotaOp>(loc, RankedTensorType::get({vocab}, i64),
+                       b.getArrayAttr({b.getI64IntegerAttr(vocab)}),
+                       b.getF64FloatAttr(0), b.getF64FloatAttr(1));
   ValueShapes shapes(f);
   std::optional<hybrid::SymShape> labelShape = shapes.get(labels);
   if (!labelShape) {
@@ -104,8 +104,7 @@ std::optional<Picked> pick(OpBuilder &b, Location loc, func::FuncOp f,
   Value onehot = b.create<CastOp>(
       loc, cast<RankedTensorType>(hot.getType()).clone(f32), hot);
   Value picked = b.create<ReduceSumOp>(
-      loc, b.create<MulOp>(loc, logProbs, onehot), ArrayRef<int64_t>{2},
-      false);
+      loc, b.create<MulOp>(loc, logProbs, onehot), ArrayRef<int64_t>{2}, false);
   return Picked{picked, labels};
 }
 
@@ -116,8 +115,8 @@ void finish(func::FuncOp f, func::ReturnOp ret, OpBuilder &b, Value value,
   ret.erase();
   f.setFunctionType(FunctionType::get(f.getContext(), f.getArgumentTypes(),
                                       {value.getType()}));
-  f.setAllResultAttrs(ArrayRef<DictionaryAttr>{b.getDictionaryAttr(
-      b.getNamedAttr("hg.name", b.getStringAttr(name)))});
+  f.setAllResultAttrs(ArrayRef<DictionaryAttr>{
+      b.getDictionaryAttr(b.getNamedAttr("hg.name", b.getStringAttr(name)))});
 }
 
 struct CausalLmLossPass : impl::CausalLmLossBase<CausalLmLossPass> {
@@ -160,9 +159,8 @@ struct CausalLmLossPass : impl::CausalLmLossBase<CausalLmLossPass> {
     auto [f, ret, bp] = cloneForward(forward, "forward_loss");
     OpBuilder &b = *bp;
     Location loc = ret.getLoc();
-    std::optional<Picked> p =
-        pick(b, loc, f, ret.getOperand(*logitsIndex),
-             f.getBody().front().getArgument(*idsIndex));
+    std::optional<Picked> p = pick(b, loc, f, ret.getOperand(*logitsIndex),
+                                   f.getBody().front().getArgument(*idsIndex));
     if (!p)
       return signalPassFailure();
     Type f32 = b.getF32Type(), i64 = b.getI64Type();
@@ -174,14 +172,14 @@ struct CausalLmLossPass : impl::CausalLmLossBase<CausalLmLossPass> {
     Value counted = b.create<NotOp>(loc, ignored);
     Value weight = b.create<CastOp>(
         loc, cast<RankedTensorType>(counted.getType()).clone(f32), counted);
-    Value total = b.create<ReduceSumOp>(
-        loc, b.create<MulOp>(loc, p->logProbs, weight), ArrayRef<int64_t>{},
-        false);
-    Value count = b.create<ReduceSumOp>(loc, weight, ArrayRef<int64_t>{},
-                                        false);
+    Value total =
+        b.create<ReduceSumOp>(loc, b.create<MulOp>(loc, p->logProbs, weight),
+                              ArrayRef<int64_t>{}, false);
+    Value count =
+        b.create<ReduceSumOp>(loc, weight, ArrayRef<int64_t>{}, false);
     Value mean = b.create<NegOp>(loc, b.create<DivOp>(loc, total, count));
-    Value loss = b.create<ReshapeOp>(
-        loc, mean, b.getArrayAttr({b.getI64IntegerAttr(1)}));
+    Value loss = b.create<ReshapeOp>(loc, mean,
+                                     b.getArrayAttr({b.getI64IntegerAttr(1)}));
     finish(f, ret, b, loss, "loss");
   }
 };

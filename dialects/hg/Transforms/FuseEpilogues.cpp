@@ -82,8 +82,8 @@ struct FuseResidual : OpRewritePattern<AddOp> {
       if (!linear || linear.getResidual() || linear.getType() != op.getType() ||
           residual.getType() != op.getType())
         continue;
-      rewriter.replaceOp(op, rebuild(rewriter, op, linear,
-                                     linear.getActivation(), residual));
+      rewriter.replaceOp(
+          op, rebuild(rewriter, op, linear, linear.getActivation(), residual));
       return success();
     }
     return rewriter.notifyMatchFailure(op, "not linear + same-typed value");

@@ -69,16 +69,15 @@ struct SinkThroughLinear : OpRewritePattern<SliceOp> {
                          ? sliceLike(rewriter, op, linear.getResidual())
                          : Value();
     rewriter.replaceOpWithNewOp<LinearOp>(
-        op, op.getType(), input, linear.getWeight(), linear.getBias(),
-        residual, linear.getTransposeWeight(), linear.getActivation());
+        op, op.getType(), input, linear.getWeight(), linear.getBias(), residual,
+        linear.getTransposeWeight(), linear.getActivation());
     // Gone now, so that the slice can sink further into its input.
     rewriter.eraseOp(linear);
     return success();
   }
 };
 
-template <typename NormOp>
-struct SinkThroughNorm : OpRewritePattern<SliceOp> {
+template <typename NormOp> struct SinkThroughNorm : OpRewritePattern<SliceOp> {
   using OpRewritePattern<SliceOp>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(SliceOp op,

@@ -46,8 +46,7 @@ public:
 
   /// Builds `Op` with its inferred result type.
   template <typename Op, typename... Args> mlir::Value make(Args &&...args) {
-    return builder_.create<Op>(loc_, std::forward<Args>(args)...)
-        ->getResult(0);
+    return builder_.create<Op>(loc_, std::forward<Args>(args)...)->getResult(0);
   }
 
 private:

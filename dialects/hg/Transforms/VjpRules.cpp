@@ -24,11 +24,10 @@ namespace hybridc::hg {
 
 Value VjpContext::scalar(double value, Type elementType) {
   auto type = RankedTensorType::get({}, elementType);
-  Attribute element =
-      isa<FloatType>(elementType)
-          ? Attribute(builder_.getFloatAttr(elementType, value))
-          : Attribute(builder_.getIntegerAttr(elementType,
-                                              static_cast<int64_t>(value)));
+  Attribute element = isa<FloatType>(elementType)
+                          ? Attribute(builder_.getFloatAttr(elementType, value))
+                          : Attribute(builder_.getIntegerAttr(
+                                elementType, static_cast<int64_t>(value)));
   return make<ConstantOp>(DenseElementsAttr::get(type, element));
 }
 
@@ -92,8 +91,8 @@ Value VjpContext::zeros(Type elementType, const hybrid::SymShape &shape) {
   return make<BroadcastToOp>(scalar(0.0, elementType), attr(shape));
 }
 
-Value VjpContext::broadcastBack(Value grad, Value like,
-                                ArrayRef<int64_t> axes, bool keepdims) {
+Value VjpContext::broadcastBack(Value grad, Value like, ArrayRef<int64_t> axes,
+                                bool keepdims) {
   std::optional<hybrid::SymShape> l = shapes_.get(like);
   if (!l) {
     emitError(loc_) << "hg-autodiff: the shape of " << like.getType()
@@ -107,7 +106,8 @@ Value VjpContext::broadcastBack(Value grad, Value like,
       if (axes.empty() || llvm::is_contained(axes, i) ||
           llvm::is_contained(axes, i - rank))
         kept[i] = hybrid::SymExpr(1);
-    grad = make<ReshapeOp>(grad, shapes_.shapeAttr(builder_.getContext(), kept));
+    grad =
+        make<ReshapeOp>(grad, shapes_.shapeAttr(builder_.getContext(), kept));
   }
   return make<BroadcastToOp>(grad,
                              shapes_.shapeAttr(builder_.getContext(), *l));
@@ -121,7 +121,9 @@ bool isFloat(Value v) {
   return isa<FloatType>(cast<ShapedType>(v.getType()).getElementType());
 }
 
-Type elementOf(Value v) { return cast<ShapedType>(v.getType()).getElementType(); }
+Type elementOf(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
+}
 
 /// A null value fails the rule (the context has reported why).
 LogicalResult ok(std::initializer_list<Value> values) {
@@ -161,8 +163,8 @@ LogicalResult vjp(DivOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   // d(a / b) = da / b - y db / b with y = a / b.
   Value gOverB = c.make<DivOp>(g[0], op.getRhs());
   out[0] = c.unbroadcast(gOverB, op.getLhs());
-  out[1] = c.unbroadcast(
-      c.make<NegOp>(c.make<MulOp>(gOverB, op.getResult())), op.getRhs());
+  out[1] = c.unbroadcast(c.make<NegOp>(c.make<MulOp>(gOverB, op.getResult())),
+                         op.getRhs());
   return ok({out[0], out[1]});
 }
 
@@ -212,8 +214,7 @@ LogicalResult vjp(TanhOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   return success();
 }
 
-LogicalResult vjp(SigmoidOp op, VjpContext &c, ArrayRef<Value> g,
-                  Grads &out) {
+LogicalResult vjp(SigmoidOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   Value y = op.getResult();
   Value one = c.scalar(1.0, elementOf(y));
   out[0] = c.make<MulOp>(g[0], c.make<MulOp>(y, c.make<SubOp>(one, y)));
@@ -283,10 +284,10 @@ LogicalResult vjp(CastOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
 
 LogicalResult vjp(SelectOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   Value zero = c.scalar(0.0, elementOf(op.getResult()));
-  out[1] = c.unbroadcast(c.make<SelectOp>(op.getCond(), g[0], zero),
-                         op.getLhs());
-  out[2] = c.unbroadcast(c.make<SelectOp>(op.getCond(), zero, g[0]),
-                         op.getRhs());
+  out[1] =
+      c.unbroadcast(c.make<SelectOp>(op.getCond(), g[0], zero), op.getLhs());
+  out[2] =
+      c.unbroadcast(c.make<SelectOp>(op.getCond(), zero, g[0]), op.getRhs());
   return ok({out[1], out[2]});
 }
 
@@ -342,8 +343,8 @@ LogicalResult vjp(SoftmaxOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   // dx = y (g - sum(g y))
   Value y = op.getResult();
   const int64_t axis = static_cast<int64_t>(op.getAxis());
-  Value dot =
-      c.make<ReduceSumOp>(c.make<MulOp>(g[0], y), ArrayRef<int64_t>{axis}, true);
+  Value dot = c.make<ReduceSumOp>(c.make<MulOp>(g[0], y),
+                                  ArrayRef<int64_t>{axis}, true);
   out[0] = c.make<MulOp>(y, c.make<SubOp>(g[0], dot));
   return success();
 }
@@ -353,8 +354,8 @@ LogicalResult vjp(LogSoftmaxOp op, VjpContext &c, ArrayRef<Value> g,
   // dx = g - exp(y) sum(g)
   const int64_t axis = static_cast<int64_t>(op.getAxis());
   Value total = c.make<ReduceSumOp>(g[0], ArrayRef<int64_t>{axis}, true);
-  out[0] = c.make<SubOp>(
-      g[0], c.make<MulOp>(c.make<ExpOp>(op.getResult()), total));
+  out[0] =
+      c.make<SubOp>(g[0], c.make<MulOp>(c.make<ExpOp>(op.getResult()), total));
   return success();
 }
 
@@ -404,8 +405,7 @@ LogicalResult vjp(LinearOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   out[1] = transposed ? c.make<MatMulOp>(swapLast(c, g2), x2)
                       : c.make<MatMulOp>(swapLast(c, x2), g2);
   if (op.getBias())
-    out[2] = leading.empty() ? g[0]
-                             : c.make<ReduceSumOp>(g[0], leading, false);
+    out[2] = leading.empty() ? g[0] : c.make<ReduceSumOp>(g[0], leading, false);
   return success();
 }
 
@@ -429,8 +429,7 @@ LogicalResult vjp(LayerNormOp op, VjpContext &c, ArrayRef<Value> g,
   // dx = rstd (dx^ - mean(dx^) - x^ mean(dx^ x^)), dx^ = g w.
   Value x = op.getInput();
   Type t = elementOf(x);
-  SmallVector<int64_t> axes =
-      normAxes(x, static_cast<int64_t>(op.getAxis()));
+  SmallVector<int64_t> axes = normAxes(x, static_cast<int64_t>(op.getAxis()));
   Value centred = c.make<SubOp>(x, meanOver(c, x, axes));
   Value var = meanOver(c, c.make<MulOp>(centred, centred), axes);
   Value rstd = c.make<RsqrtOp>(
@@ -448,23 +447,21 @@ LogicalResult vjp(LayerNormOp op, VjpContext &c, ArrayRef<Value> g,
   return success();
 }
 
-LogicalResult vjp(RmsNormOp op, VjpContext &c, ArrayRef<Value> g,
-                  Grads &out) {
+LogicalResult vjp(RmsNormOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   // x^ = x r, r = rsqrt(mean(x^2) + eps), y = x^ w:
   // dx = r (dx^ - x^ mean(dx^ x^)), dx^ = g w.
   Value x = op.getInput();
   Type t = elementOf(x);
-  SmallVector<int64_t> axes =
-      normAxes(x, static_cast<int64_t>(op.getAxis()));
+  SmallVector<int64_t> axes = normAxes(x, static_cast<int64_t>(op.getAxis()));
   Value r = c.make<RsqrtOp>(
       c.make<AddOp>(meanOver(c, c.make<MulOp>(x, x), axes),
                     c.scalar(op.getEpsilon().convertToDouble(), t)));
   Value xhat = c.make<MulOp>(x, r);
   Value gxhat = op.getWeight() ? c.make<MulOp>(g[0], op.getWeight()) : g[0];
   out[0] = c.make<MulOp>(
-      r, c.make<SubOp>(gxhat, c.make<MulOp>(xhat, meanOver(
-                                                 c, c.make<MulOp>(gxhat, xhat),
-                                                 axes))));
+      r, c.make<SubOp>(
+             gxhat, c.make<MulOp>(
+                        xhat, meanOver(c, c.make<MulOp>(gxhat, xhat), axes))));
   if (op.getWeight())
     out[1] = c.unbroadcast(c.make<MulOp>(g[0], xhat), op.getWeight());
   return success();
@@ -475,8 +472,7 @@ LogicalResult vjp(EmbeddingOp op, VjpContext &c, ArrayRef<Value> g,
   // d table = onehot(ids)^T g over all ids: [M, V]^T [M, D]. (A fused
   // scatter-add kernel replaces this product later.)
   Value table = op.getTable(), ids = op.getIds();
-  std::optional<hybrid::SymShape> ts = c.symShape(table),
-                                  is = c.symShape(ids);
+  std::optional<hybrid::SymShape> ts = c.symShape(table), is = c.symShape(ids);
   if (!ts || !is)
     return failure();
   hybrid::SymExpr m(1);
@@ -485,9 +481,9 @@ LogicalResult vjp(EmbeddingOp op, VjpContext &c, ArrayRef<Value> g,
   Type idType = elementOf(ids);
   Value column = c.make<ReshapeOp>(ids, c.attr({m, hybrid::SymExpr(1)}));
   Value vocab = c.builder().create<IotaOp>(
-      c.loc(), RankedTensorType::get({cast<RankedTensorType>(table.getType())
-                                          .getDimSize(0)},
-                                     idType),
+      c.loc(),
+      RankedTensorType::get(
+          {cast<RankedTensorType>(table.getType()).getDimSize(0)}, idType),
       c.attr({(*ts)[0]}), c.builder().getF64FloatAttr(0),
       c.builder().getF64FloatAttr(1));
   Value row = c.make<ReshapeOp>(vocab, c.attr({hybrid::SymExpr(1), (*ts)[0]}));
@@ -527,8 +523,7 @@ LogicalResult vjp(RotaryOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
     shape[3] = d / 2;
     return c.builder().create<SliceOp>(
         c.loc(), zt.clone(shape), z, ArrayRef<int64_t>{3},
-        ArrayRef<int64_t>{start}, ArrayRef<int64_t>{end},
-        ArrayRef<int64_t>{1});
+        ArrayRef<int64_t>{start}, ArrayRef<int64_t>{end}, ArrayRef<int64_t>{1});
   };
   Value z1 = half(0, d / 2), z2 = half(d / 2, d);
   Value rotT = c.make<ConcatOp>(ValueRange{z2, c.make<NegOp>(z1)},
@@ -640,16 +635,14 @@ LogicalResult vjp(AttentionOp op, VjpContext &c, ArrayRef<Value> g,
   };
   Value kr = repeat(k, *ks), vr = repeat(v, *vs);
   const double scale = op.getScale().convertToDouble();
-  Value scores = c.make<MulOp>(c.make<MatMulOp>(q, swapLast(c, kr)),
-                               c.scalar(scale, t));
+  Value scores =
+      c.make<MulOp>(c.make<MatMulOp>(q, swapLast(c, kr)), c.scalar(scale, t));
   if (op.getMask())
     scores = c.make<AddOp>(scores, op.getMask());
   // Which keys each query sees: [T, S] from the limits, [B, 1, 1, S] from
   // the padding.
   Value visible;
-  auto both = [&](Value a, Value b) {
-    return a ? c.make<AndOp>(a, b) : b;
-  };
+  auto both = [&](Value a, Value b) { return a ? c.make<AndOp>(a, b) : b; };
   OpBuilder &b = c.builder();
   if (op.getCausal() || op.getSlidingWindow() > 0) {
     if (T != S)
@@ -657,23 +650,26 @@ LogicalResult vjp(AttentionOp op, VjpContext &c, ArrayRef<Value> g,
              << "hg-autodiff: causal attention needs as many queries as keys";
     auto i64 = b.getI64Type();
     Value qi = c.make<ReshapeOp>(
-        b.create<IotaOp>(c.loc(), RankedTensorType::get({ShapedType::kDynamic}, i64),
-                         c.attr({T}), b.getF64FloatAttr(0), b.getF64FloatAttr(1)),
+        b.create<IotaOp>(
+            c.loc(), RankedTensorType::get({ShapedType::kDynamic}, i64),
+            c.attr({T}), b.getF64FloatAttr(0), b.getF64FloatAttr(1)),
         c.attr({T, hybrid::SymExpr(1)}));
     Value kj = c.make<ReshapeOp>(
-        b.create<IotaOp>(c.loc(), RankedTensorType::get({ShapedType::kDynamic}, i64),
-                         c.attr({S}), b.getF64FloatAttr(0), b.getF64FloatAttr(1)),
+        b.create<IotaOp>(
+            c.loc(), RankedTensorType::get({ShapedType::kDynamic}, i64),
+            c.attr({S}), b.getF64FloatAttr(0), b.getF64FloatAttr(1)),
         c.attr({hybrid::SymExpr(1), S}));
     if (op.getCausal())
       visible = c.make<LessEqualOp>(kj, qi);
     if (int64_t w = static_cast<int64_t>(op.getSlidingWindow()); w > 0)
-      visible = both(visible,
-                     c.make<GreaterOp>(kj, c.make<SubOp>(qi, c.scalar(w, i64))));
+      visible = both(
+          visible, c.make<GreaterOp>(kj, c.make<SubOp>(qi, c.scalar(w, i64))));
   }
   if (Value km = op.getKeyMask()) {
     Value pad = c.make<EqualOp>(km, c.scalar(0, elementOf(km)));
     Value token = c.make<ReshapeOp>(
-        c.make<NotOp>(pad), c.attr({B, hybrid::SymExpr(1), hybrid::SymExpr(1), S}));
+        c.make<NotOp>(pad),
+        c.attr({B, hybrid::SymExpr(1), hybrid::SymExpr(1), S}));
     visible = both(visible, token);
   }
   if (visible)
@@ -720,8 +716,8 @@ void registerVjpRules(DialectRegistry &registry) {
            ReciprocalOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp, CastOp,
            SelectOp, ReshapeOp, TransposeOp, BroadcastToOp, ReduceSumOp,
            ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, MatMulOp, LinearOp,
-           LayerNormOp, RmsNormOp, EmbeddingOp, RotaryOp, SliceOp,
-           AttentionOp>(context);
+           LayerNormOp, RmsNormOp, EmbeddingOp, RotaryOp, SliceOp, AttentionOp>(
+        context);
   });
 }
 

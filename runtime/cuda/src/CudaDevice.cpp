@@ -468,8 +468,8 @@ CudaDevice::capture(Stream &stream, const std::function<void()> &enqueue) {
     CurrentDevice guard(ordinal_, dev);
     // Thread-local: another thread's unrelated CUDA calls (an allocation by
     // another engine) neither break this capture nor are broken by it.
-    checkCuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
-              dev, "cudaStreamBeginCapture");
+    checkCuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), dev,
+              "cudaStreamBeginCapture");
   }
   // Capture must end whatever happens, or the stream stays unusable.
   cudaGraph_t graph = nullptr;
@@ -536,10 +536,9 @@ CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
                 "': the cuda backend has no kernel for '" + opName(command.op) +
                 "'" +
                 (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
-  return std::make_unique<CudaKernelCommand>(entry, command, impl_->context,
-                                             ordinal_, impl_->name,
-                                             impl_->launch,
-                                             impl_->profile.get());
+  return std::make_unique<CudaKernelCommand>(
+      entry, command, impl_->context, ordinal_, impl_->name, impl_->launch,
+      impl_->profile.get());
 }
 
 void CudaDevice::setCommunicator(const std::string &name,

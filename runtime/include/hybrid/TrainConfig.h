@@ -17,16 +17,16 @@ struct SchedulerConfig {
   double warmupMinLr = 0.0;
   double warmupMaxLr = 0.001;
   int64_t warmupNumSteps = 1000; ///< at least 2, as DeepSpeed clamps it
-  bool linearWarmup = false; ///< warmup_type "linear" (default "log")
-  int64_t totalNumSteps = 0; ///< WarmupDecayLR
+  bool linearWarmup = false;     ///< warmup_type "linear" (default "log")
+  int64_t totalNumSteps = 0;     ///< WarmupDecayLR
 };
 
 struct TrainConfig {
-  int64_t trainBatchSize = 0;  ///< sequences per optimizer step
-  int64_t microBatchSize = 0;  ///< sequences per forward_backward
+  int64_t trainBatchSize = 0; ///< sequences per optimizer step
+  int64_t microBatchSize = 0; ///< sequences per forward_backward
   int64_t gradientAccumulationSteps = 0;
-  StepConfig optimizer;        ///< AdamW's lr, betas, eps, weight decay;
-                               ///< maxGradNorm = gradient_clipping
+  StepConfig optimizer; ///< AdamW's lr, betas, eps, weight decay;
+                        ///< maxGradNorm = gradient_clipping
   SchedulerConfig scheduler;
   int64_t stepsPerPrint = 10;
   /// The hybrid_engine block, as generate() options (max_out_tokens,

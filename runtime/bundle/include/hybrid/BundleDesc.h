@@ -72,7 +72,7 @@ struct BufferDesc {
   /// value rounded up to the executable's workspaceAlignment; the plan
   /// leaves room for the rounding.
   SymExpr offset;
-  std::string name;   ///< for diagnostics
+  std::string name; ///< for diagnostics
 };
 
 /// One operation on buffers. Operands are buffer indices, -1 for an absent
