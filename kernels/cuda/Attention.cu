@@ -259,6 +259,7 @@ template <int HD> struct FlashConfig {
 template <typename S, int HD>
 __global__ void __launch_bounds__(FlashConfig<HD>::kThreads)
     flashAttentionKernel(AttnParams p) {
+  awaitInputs();
   using C = FlashConfig<HD>;
   constexpr int R = C::kRows;
   extern __shared__ float4 shared4[];
@@ -407,8 +408,8 @@ void launchFlash(const AttnParams &p, cudaStream_t stream) {
     fail("attention", "too many query rows");
   const dim3 grid(static_cast<unsigned>(blocksT),
                   static_cast<unsigned>(std::min<int64_t>(p.B * p.Hq, 65535)));
-  flashAttentionKernel<S, HD>
-      <<<grid, C::kThreads, C::kSharedBytes, stream>>>(p);
+  launch(flashAttentionKernel<S, HD>, grid, C::kThreads, C::kSharedBytes,
+         stream, p);
   checkLaunch("attention");
 }
 
@@ -522,6 +523,7 @@ __device__ __forceinline__ float dotRow(const float *q, const S *k, int64_t n) {
 template <typename S, int VPL>
 __global__ void __launch_bounds__(32 * kDecodeWarps)
     decodeAttentionKernel(AttnParams p) {
+  awaitInputs();
   extern __shared__ float4 decodeShared4[];
   const DecodeShared layout = decodeShared(p.Dh, p.Dv, sizeof(S), VPL);
   const int warps = blockDim.x / 32;
@@ -656,6 +658,7 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
 /// Combines the splits of each row (as many as the decode kernel used):
 /// rescales every partial to the row's maximum and normalises once.
 template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
+  awaitInputs();
   const int64_t row = blockIdx.x;
   S *O = static_cast<S *>(p.out) + row * p.Dv;
   const int64_t keys = p.keyCount();
@@ -719,11 +722,12 @@ void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
       raised = true;
     }
   }
-  decodeAttentionKernel<S, VPL>
-      <<<grid, static_cast<unsigned>(32 * warps), shared, stream>>>(p);
+  launch(decodeAttentionKernel<S, VPL>, grid, static_cast<unsigned>(32 * warps),
+         shared, stream, p);
   checkLaunch("attention");
   if (p.splits > 1) {
-    combineSplitsKernel<S><<<static_cast<unsigned>(rows), 128, 0, stream>>>(p);
+    launch(combineSplitsKernel<S>, static_cast<unsigned>(rows), 128, 0, stream,
+           p);
     checkLaunch("attention");
   }
 }

@@ -19,6 +19,7 @@ __global__ void cacheWriteKernel(W *cache, const W *update,
                                  const int64_t *offset, int64_t rows,
                                  int64_t runWords, int64_t pitchWords,
                                  int64_t innerWords, int64_t n, int64_t dim) {
+  awaitInputs();
   const int64_t start = *offset;
   if (start < 0 || start > dim - n)
     return; // dropped: out of range (see the file comment)
@@ -79,11 +80,11 @@ void cacheWrite(const CudaCall &call) {
     const int64_t w = static_cast<int64_t>(sizeof(W));
     const int64_t innerWords = innerBytes / w;
     const int64_t runWords = n * innerWords;
-    cacheWriteKernel<W>
-        <<<gridFor(rows * runWords), kThreads, 0, streamOf(call)>>>(
-            static_cast<W *>(result.data), static_cast<const W *>(update.data),
-            static_cast<const int64_t *>(offset.data), rows, runWords,
-            dim * innerWords, innerWords, n, dim);
+    launch(cacheWriteKernel<W>, gridFor(rows * runWords), kThreads, 0,
+           streamOf(call), static_cast<W *>(result.data),
+           static_cast<const W *>(update.data),
+           static_cast<const int64_t *>(offset.data), rows, runWords,
+           dim * innerWords, innerWords, n, dim);
   });
   checkLaunch("cache_write");
 }

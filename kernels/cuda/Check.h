@@ -22,6 +22,11 @@ void checkCuda(int status, const char *kernel, const char *what);
 /// Checks the launch just enqueued (cudaGetLastError), naming the kernel.
 void checkLaunch(const char *kernel);
 
+/// Whether `launch` (Device.cuh) overlaps a kernel's launch with the end of
+/// the kernel before it on the current device: compute capability 9.0 or
+/// later, and HYBRID_CUDA_PDL not "0" (which measures what it buys).
+bool overlapLaunches();
+
 /// Checks the operand and result counts, that the first `required` operands
 /// are present (the rest may be absent), that shapes are non-negative and
 /// that non-empty tensors have data.

@@ -6,6 +6,9 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
 namespace hybrid::cuda {
@@ -54,6 +57,30 @@ void destroyContext(Context *context) {
   if (context->lt)
     cublasLtDestroy(context->lt);
   delete context;
+}
+
+bool overlapLaunches() {
+  static const bool allowed = [] {
+    const char *v = std::getenv("HYBRID_CUDA_PDL");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  if (!allowed)
+    return false;
+  // Per device: 0 not asked yet, 1 before sm_90, 2 sm_90 or later.
+  static std::atomic<int> known[64];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64)
+    return false;
+  int v = known[device].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                               device) != cudaSuccess)
+      return false;
+    v = major >= 9 ? 2 : 1;
+    known[device].store(v, std::memory_order_relaxed);
+  }
+  return v == 2;
 }
 
 bool deviceAvailable() {

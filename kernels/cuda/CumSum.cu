@@ -36,6 +36,7 @@ template <typename S, typename Acc> __device__ __forceinline__ S narrow(Acc a) {
 template <typename S>
 __global__ void columnScanKernel(const S *in, S *out, int64_t outer, int64_t n,
                                  int64_t inner, bool exclusive, bool reverse) {
+  awaitInputs();
   using Acc = AccOf<S>;
   const int64_t columns = outer * inner;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -67,6 +68,7 @@ constexpr int kRowThreads = 512;
 template <typename S>
 __global__ void rowScanKernel(const S *in, S *out, int64_t n, bool exclusive,
                               bool reverse) {
+  awaitInputs();
   using Acc = AccOf<S>;
   __shared__ Acc warpTotals[kRowThreads / 32];
   __shared__ Acc carryShared;
@@ -135,12 +137,12 @@ void cumsum(const CudaCall &call) {
     // A row scan pays when rows are long and too few columns exist to fill
     // the GPU with one thread each.
     if (inner == 1 && n >= 256 && outer <= 65535)
-      rowScanKernel<<<static_cast<unsigned>(outer), kRowThreads, 0,
-                      streamOf(call)>>>(in, out, n, attrs.exclusive,
-                                        attrs.reverse);
+      launch(rowScanKernel<S>, static_cast<unsigned>(outer), kRowThreads, 0,
+             streamOf(call), in, out, n, attrs.exclusive, attrs.reverse);
     else
-      columnScanKernel<<<gridFor(outer * inner), kThreads, 0, streamOf(call)>>>(
-          in, out, outer, n, inner, attrs.exclusive, attrs.reverse);
+      launch(columnScanKernel<S>, gridFor(outer * inner), kThreads, 0,
+             streamOf(call), in, out, outer, n, inner, attrs.exclusive,
+             attrs.reverse);
     checkLaunch("cumsum");
   });
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace hybrid::cuda {
 
@@ -72,6 +73,41 @@ inline unsigned gridFor(int64_t n, int threads = kThreads) {
   return static_cast<unsigned>(blocks < 1            ? 1
                                : blocks > kMaxBlocks ? kMaxBlocks
                                                      : blocks);
+}
+
+/// Programmatic dependent launch (sm_90 and later): our kernels are
+/// enqueued with `launch` below, which lets a kernel's blocks start while
+/// the kernel before it on the stream drains, hiding most of the launch gap
+/// between the hundreds of small kernels of a decode step (they are
+/// captured into the CUDA graph with the same overlap). The price is a
+/// contract: the first statement of every kernel enqueued with `launch` is
+/// `awaitInputs()`, which waits until the kernel before it has finished and
+/// its writes are visible (nothing of ours reads or writes memory before),
+/// then lets the kernel after it start launching.
+__device__ __forceinline__ void awaitInputs() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Enqueues launch(kernel, grid, block, shared, stream, args...) with launch
+/// overlap where overlapLaunches(); the kernel starts with awaitInputs().
+/// Launch errors are left for checkLaunch, as after <<<...>>>.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared,
+            cudaStream_t stream, Args &&...args) {
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = overlapLaunches() ? 1 : 0;
+  (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
 /// The stream of a call as the runtime API wants it.

@@ -33,6 +33,7 @@ template <typename R, typename V> __device__ __forceinline__ R store(V v) {
 
 template <typename R, typename A, typename Fn>
 __global__ void map1Kernel(StridedPlan<1> plan, R *out, const A *a, Fn fn) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < plan.numel; i += stride)
@@ -42,6 +43,7 @@ __global__ void map1Kernel(StridedPlan<1> plan, R *out, const A *a, Fn fn) {
 template <typename R, typename A, typename B, typename Fn>
 __global__ void map2Kernel(StridedPlan<2> plan, R *out, const A *a, const B *b,
                            Fn fn) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < plan.numel; i += stride) {
@@ -54,6 +56,7 @@ __global__ void map2Kernel(StridedPlan<2> plan, R *out, const A *a, const B *b,
 template <typename R, typename A, typename B, typename C, typename Fn>
 __global__ void map3Kernel(StridedPlan<3> plan, R *out, const A *a, const B *b,
                            const C *c, Fn fn) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < plan.numel; i += stride) {
@@ -69,7 +72,8 @@ void launchMap(const StridedPlan<1> &plan, R *out, const A *a, Fn fn,
                cudaStream_t stream, const char *kernel) {
   if (plan.numel == 0)
     return;
-  map1Kernel<<<gridFor(plan.numel), kThreads, 0, stream>>>(plan, out, a, fn);
+  launch(map1Kernel<R, A, Fn>, gridFor(plan.numel), kThreads, 0, stream, plan,
+         out, a, fn);
   checkLaunch(kernel);
 }
 
@@ -78,7 +82,8 @@ void launchMap(const StridedPlan<2> &plan, R *out, const A *a, const B *b,
                Fn fn, cudaStream_t stream, const char *kernel) {
   if (plan.numel == 0)
     return;
-  map2Kernel<<<gridFor(plan.numel), kThreads, 0, stream>>>(plan, out, a, b, fn);
+  launch(map2Kernel<R, A, B, Fn>, gridFor(plan.numel), kThreads, 0, stream,
+         plan, out, a, b, fn);
   checkLaunch(kernel);
 }
 
@@ -87,8 +92,8 @@ void launchMap(const StridedPlan<3> &plan, R *out, const A *a, const B *b,
                const C *c, Fn fn, cudaStream_t stream, const char *kernel) {
   if (plan.numel == 0)
     return;
-  map3Kernel<<<gridFor(plan.numel), kThreads, 0, stream>>>(plan, out, a, b, c,
-                                                           fn);
+  launch(map3Kernel<R, A, B, C, Fn>, gridFor(plan.numel), kThreads, 0, stream,
+         plan, out, a, b, c, fn);
   checkLaunch(kernel);
 }
 

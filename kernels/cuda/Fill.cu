@@ -12,6 +12,7 @@ namespace hybrid::cuda::kernels {
 namespace {
 
 template <typename W> __global__ void fillKernel(W *out, int64_t n, W value) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < n; i += stride)
@@ -88,8 +89,8 @@ void fill(const CudaCall &call) {
   }
   visitWord(dtypeSize(result.dtype), [&](auto zero) {
     using W = decltype(zero);
-    fillKernel<<<gridFor(n), kThreads, 0, streamOf(call)>>>(
-        static_cast<W *>(result.data), n, bitsOf<W>(&bits));
+    launch(fillKernel<W>, gridFor(n), kThreads, 0, streamOf(call),
+           static_cast<W *>(result.data), n, bitsOf<W>(&bits));
   });
   checkLaunch("fill");
 }

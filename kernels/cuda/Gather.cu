@@ -14,6 +14,7 @@ template <typename W, typename I>
 __global__ void gatherRowsKernel(W *out, const W *data, const I *indices,
                                  int64_t outer, int64_t count, int64_t dim,
                                  int64_t words, bool negativeFromEnd) {
+  awaitInputs();
   const int64_t total = outer * count * words;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -46,15 +47,15 @@ void gatherRows(void *out, const void *data, const void *indices,
     const int64_t words = rowBytes / static_cast<int64_t>(sizeof(W));
     const unsigned grid = gridFor(outer * count * words);
     if (indexType == DType::I32)
-      gatherRowsKernel<<<grid, kThreads, 0, stream>>>(
-          static_cast<W *>(out), static_cast<const W *>(data),
-          static_cast<const int32_t *>(indices), outer, count, dim, words,
-          negativeFromEnd);
+      launch(gatherRowsKernel<W, int32_t>, grid, kThreads, 0, stream,
+             static_cast<W *>(out), static_cast<const W *>(data),
+             static_cast<const int32_t *>(indices), outer, count, dim, words,
+             negativeFromEnd);
     else
-      gatherRowsKernel<<<grid, kThreads, 0, stream>>>(
-          static_cast<W *>(out), static_cast<const W *>(data),
-          static_cast<const int64_t *>(indices), outer, count, dim, words,
-          negativeFromEnd);
+      launch(gatherRowsKernel<W, int64_t>, grid, kThreads, 0, stream,
+             static_cast<W *>(out), static_cast<const W *>(data),
+             static_cast<const int64_t *>(indices), outer, count, dim, words,
+             negativeFromEnd);
   });
   checkLaunch(kernel);
 }

@@ -24,6 +24,7 @@ struct TupleLayout {
 template <typename W, typename I>
 __global__ void gatherNdKernel(W *out, const W *data, const I *indices,
                                TupleLayout s) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        e < s.total; e += stride) {
@@ -90,13 +91,13 @@ void gatherNd(const CudaCall &call) {
     using W = decltype(zero);
     const unsigned grid = gridFor(s.total);
     if (indices.dtype == DType::I32)
-      gatherNdKernel<<<grid, kThreads, 0, streamOf(call)>>>(
-          static_cast<W *>(result.data), static_cast<const W *>(data.data),
-          static_cast<const int32_t *>(indices.data), s);
+      launch(gatherNdKernel<W, int32_t>, grid, kThreads, 0, streamOf(call),
+             static_cast<W *>(result.data), static_cast<const W *>(data.data),
+             static_cast<const int32_t *>(indices.data), s);
     else
-      gatherNdKernel<<<grid, kThreads, 0, streamOf(call)>>>(
-          static_cast<W *>(result.data), static_cast<const W *>(data.data),
-          static_cast<const int64_t *>(indices.data), s);
+      launch(gatherNdKernel<W, int64_t>, grid, kThreads, 0, streamOf(call),
+             static_cast<W *>(result.data), static_cast<const W *>(data.data),
+             static_cast<const int64_t *>(indices.data), s);
   });
   checkLaunch("gather_nd");
 }

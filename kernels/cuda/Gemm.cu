@@ -57,6 +57,7 @@ constexpr int kTile = 16;
 /// C = op(A) op(B) (+ bias), one 16 x 16 tile of C per block, blockIdx.z
 /// over batches; f32 accumulation.
 template <typename S> __global__ void tiledGemmKernel(GemmProblem p) {
+  awaitInputs();
   __shared__ float As[kTile][kTile + 1];
   __shared__ float Bs[kTile][kTile + 1];
   const S *A = static_cast<const S *>(p.A);
@@ -115,6 +116,7 @@ LtEpilogue ltEpilogue(const GemmProblem &p) {
 template <typename S>
 __global__ void finishEpilogueKernel(GemmProblem p, Activation act,
                                      bool addResidual) {
+  awaitInputs();
   S *C = static_cast<S *>(p.C);
   const S *R = static_cast<const S *>(p.residual);
   const int64_t perBatch = p.M * p.N, n = perBatch * p.batch;
@@ -138,9 +140,8 @@ void finishEpilogue(const GemmProblem &p, const LtEpilogue &done,
     return;
   visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
     using S = decltype(zero);
-    finishEpilogueKernel<S>
-        <<<gridFor(p.M * p.N * p.batch), kThreads, 0, stream>>>(p, act,
-                                                                addResidual);
+    launch(finishEpilogueKernel<S>, gridFor(p.M * p.N * p.batch), kThreads, 0,
+           stream, p, act, addResidual);
   });
   checkLaunch(kernel);
 }
@@ -308,7 +309,7 @@ void fallbackGemm(const GemmProblem &p, cudaStream_t stream,
                   static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)));
   visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
     using S = decltype(zero);
-    tiledGemmKernel<S><<<grid, block, 0, stream>>>(p);
+    launch(tiledGemmKernel<S>, grid, block, 0, stream, p);
   });
   checkLaunch(kernel);
 }

@@ -15,6 +15,7 @@ namespace {
 template <typename S>
 __global__ void iotaKernel(S *out, int64_t n, double start, double step,
                            bool exactInteger) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < n; i += stride) {
@@ -51,8 +52,8 @@ void iota(const CudaCall &call) {
       exact = start == std::trunc(start) && step == std::trunc(step) &&
               std::fabs(start) < limit && std::fabs(step) < limit;
     }
-    iotaKernel<<<gridFor(n), kThreads, 0, streamOf(call)>>>(
-        static_cast<S *>(result.data), n, start, step, exact);
+    launch(iotaKernel<S>, gridFor(n), kThreads, 0, streamOf(call),
+           static_cast<S *>(result.data), n, start, step, exact);
     checkLaunch("iota");
   });
 }

@@ -15,6 +15,7 @@ template <typename S>
 __global__ void layerNormKernel(const S *x, S *y, int64_t rows, int64_t n,
                                 double eps, NormWeight<S> weight,
                                 NormWeight<S> bias, bool staged) {
+  awaitInputs();
   extern __shared__ float row[];
   __shared__ double reduction[32];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -51,6 +52,7 @@ template <typename S, int C, bool Vec>
 __global__ void __launch_bounds__(kRowThreads)
     layerNormRowsKernel(const S *x, S *y, int64_t rows, int64_t n, double eps,
                         NormWeight<S> weight, NormWeight<S> bias) {
+  awaitInputs();
   __shared__ double reduction[32];
   const int count = static_cast<int>(n); // <= kRegisterRow
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -153,15 +155,15 @@ void layerNorm(const CudaCall &call) {
       visitRowsInRegisters(
           few.chunks, rowChunksAligned(x, s.n, weight, bias),
           [&](auto chunks, auto vec) {
-            layerNormRowsKernel<S, chunks.value, vec.value>
-                <<<gridFor(s.rows, 1), few.threads, 0, stream>>>(
-                    x, y, s.rows, s.n, attrs.epsilon, weight, bias);
+            launch(layerNormRowsKernel<S, chunks.value, vec.value>,
+                   gridFor(s.rows, 1), few.threads, 0, stream, x, y, s.rows,
+                   s.n, attrs.epsilon, weight, bias);
           });
     } else {
       const bool staged = s.n <= kStagedRow;
-      layerNormKernel<<<gridFor(s.rows, 1), normThreads(s.n),
-                        staged ? s.n * sizeof(float) : 0, stream>>>(
-          x, y, s.rows, s.n, attrs.epsilon, weight, bias, staged);
+      launch(layerNormKernel<S>, gridFor(s.rows, 1), normThreads(s.n),
+             staged ? s.n * sizeof(float) : 0, stream, x, y, s.rows, s.n,
+             attrs.epsilon, weight, bias, staged);
     }
     checkLaunch("layer_norm");
   });

@@ -65,6 +65,7 @@ inline size_t expandedWeightBytes(int64_t n) {
 template <typename S>
 __global__ void expandWeightKernel(StridedPlan<1> plan, const S *w,
                                    float *out) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < plan.numel; i += stride)
@@ -77,8 +78,8 @@ void expandWeight(const ConstTensor &w, const NormShape &s, float *out,
                   cudaStream_t stream, const char *kernel) {
   const Shape own = trimmedShape(w.shape, s.norm.size());
   const StridedPlan<1> plan = broadcastPlan<1>(s.norm, {&own}, kernel);
-  expandWeightKernel<<<gridFor(plan.numel), kThreads, 0, stream>>>(
-      plan, static_cast<const S *>(w.data), out);
+  launch(expandWeightKernel<S>, gridFor(plan.numel), kThreads, 0, stream, plan,
+         static_cast<const S *>(w.data), out);
   checkLaunch(kernel);
 }
 

@@ -212,6 +212,7 @@ constexpr int kWarpGroup = 32, kBlockGroup = 256;
 /// (blockDim.y outputs per block), striding over its `count` elements.
 template <typename S, typename R>
 __global__ void reduceInnerKernel(const S *in, S *out, ReduceLayout s) {
+  awaitInputs();
   using Acc = typename R::Acc;
   __shared__ Acc partial[kBlockGroup / 32];
   const int64_t L = s.innerLength;
@@ -256,6 +257,7 @@ constexpr int kColumns = 32, kColumnSplit = 8;
 /// threadIdx.y splits the reduced rows; partials meet in shared memory.
 template <typename S, typename R>
 __global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s) {
+  awaitInputs();
   using Acc = typename R::Acc;
   __shared__ Acc partial[kColumnSplit][kColumns];
   const int64_t L = s.innerLength;
@@ -283,6 +285,7 @@ __global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s) {
 
 template <typename S, typename R>
 __global__ void identityKernel(S *out, int64_t n) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < n; i += stride) {
@@ -332,8 +335,8 @@ void reduce(const CudaCall &call, const char *kernel) {
     if (reduceCount == 0) {
       if constexpr (std::is_same_v<Reducer, MeanReducer<S>> && !kIsFloat<S>)
         fail(kernel, "mean over an empty integer reduction");
-      identityKernel<S, Reducer>
-          <<<gridFor(outCount), kThreads, 0, stream>>>(out, outCount);
+      launch(identityKernel<S, Reducer>, gridFor(outCount), kThreads, 0, stream,
+             out, outCount);
       checkLaunch(kernel);
       return;
     }
@@ -344,14 +347,13 @@ void reduce(const CudaCall &call, const char *kernel) {
       const dim3 block(wide ? kBlockGroup : kWarpGroup,
                        wide ? 1 : kBlockGroup / kWarpGroup);
       const int64_t blocks = (outCount + block.y - 1) / block.y;
-      reduceInnerKernel<S, Reducer>
-          <<<gridFor(blocks, 1), block, 0, stream>>>(in, out, layout);
+      launch(reduceInnerKernel<S, Reducer>, gridFor(blocks, 1), block, 0,
+             stream, in, out, layout);
     } else {
       const int64_t tiles = (outCount / layout.innerLength) *
                             ((layout.innerLength + kColumns - 1) / kColumns);
-      reduceOuterKernel<S, Reducer>
-          <<<gridFor(tiles, 1), dim3(kColumns, kColumnSplit), 0, stream>>>(
-              in, out, layout);
+      launch(reduceOuterKernel<S, Reducer>, gridFor(tiles, 1),
+             dim3(kColumns, kColumnSplit), 0, stream, in, out, layout);
     }
     checkLaunch(kernel);
   };

@@ -13,6 +13,7 @@ namespace {
 template <typename S>
 __global__ void rmsNormKernel(const S *x, S *y, int64_t rows, int64_t n,
                               double eps, NormWeight<S> weight, bool staged) {
+  awaitInputs();
   extern __shared__ float row[];
   __shared__ double reduction[32];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -36,6 +37,7 @@ template <typename S, int C, bool Vec>
 __global__ void __launch_bounds__(kRowThreads)
     rmsNormRowsKernel(const S *x, S *y, int64_t rows, int64_t n, double eps,
                       NormWeight<S> weight) {
+  awaitInputs();
   __shared__ double reduction[32];
   const int count = static_cast<int>(n); // <= kRegisterRow
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -101,15 +103,15 @@ void rmsNorm(const CudaCall &call) {
       visitRowsInRegisters(
           few.chunks, rowChunksAligned(x, s.n, weight, NormWeight<S>{}),
           [&](auto chunks, auto vec) {
-            rmsNormRowsKernel<S, chunks.value, vec.value>
-                <<<gridFor(s.rows, 1), few.threads, 0, stream>>>(
-                    x, y, s.rows, s.n, attrs.epsilon, weight);
+            launch(rmsNormRowsKernel<S, chunks.value, vec.value>,
+                   gridFor(s.rows, 1), few.threads, 0, stream, x, y, s.rows,
+                   s.n, attrs.epsilon, weight);
           });
     } else {
       const bool staged = s.n <= kStagedRow;
-      rmsNormKernel<<<gridFor(s.rows, 1), normThreads(s.n),
-                      staged ? s.n * sizeof(float) : 0, stream>>>(
-          x, y, s.rows, s.n, attrs.epsilon, weight, staged);
+      launch(rmsNormKernel<S>, gridFor(s.rows, 1), normThreads(s.n),
+             staged ? s.n * sizeof(float) : 0, stream, x, y, s.rows, s.n,
+             attrs.epsilon, weight, staged);
     }
     checkLaunch("rms_norm");
   });

@@ -21,6 +21,7 @@ struct RotaryShape {
 template <typename S>
 __global__ void rotaryKernel(const S *x, const S *cosines, const S *sines, S *y,
                              RotaryShape s) {
+  awaitInputs();
   const int64_t half = s.R / 2;
   const int64_t tail = s.D - s.R;     // copied features per row
   const int64_t perRow = half + tail; // work items per row
@@ -86,9 +87,9 @@ void rotary(const CudaCall &call) {
     if (input.numel() == 0)
       return;
     const int64_t total = s.B * s.H * s.T * (s.D - s.R / 2);
-    rotaryKernel<<<gridFor(total), kThreads, 0, streamOf(call)>>>(
-        static_cast<const S *>(input.data), static_cast<const S *>(cos.data),
-        static_cast<const S *>(sin.data), static_cast<S *>(result.data), s);
+    launch(rotaryKernel<S>, gridFor(total), kThreads, 0, streamOf(call),
+           static_cast<const S *>(input.data), static_cast<const S *>(cos.data),
+           static_cast<const S *>(sin.data), static_cast<S *>(result.data), s);
     checkLaunch("rotary");
   });
 }

@@ -425,6 +425,7 @@ template <typename S>
 __global__ void __launch_bounds__(kSampleThreads)
     sampleKernel(const S *logits, const float *params, const int64_t *rng,
                  int64_t *out, u64 *scratch, int64_t V) {
+  awaitInputs();
   __shared__ SampleShared sh;
   const int64_t b = blockIdx.x;
   const S *row = logits + b * V;
@@ -530,12 +531,12 @@ void sample(const CudaCall &call) {
   const cudaStream_t stream = streamOf(call);
   visitFloat(call.operands[0].dtype, "sample", "logits", [&](auto zero) {
     using S = decltype(zero);
-    sampleKernel<S><<<static_cast<unsigned>(B), kSampleThreads, 0, stream>>>(
-        static_cast<const S *>(call.operands[0].data),
-        static_cast<const float *>(call.operands[1].data),
-        static_cast<const int64_t *>(call.operands[2].data),
-        static_cast<int64_t *>(call.results[0].data),
-        static_cast<u64 *>(call.scratch), V);
+    launch(sampleKernel<S>, static_cast<unsigned>(B), kSampleThreads, 0, stream,
+           static_cast<const S *>(call.operands[0].data),
+           static_cast<const float *>(call.operands[1].data),
+           static_cast<const int64_t *>(call.operands[2].data),
+           static_cast<int64_t *>(call.results[0].data),
+           static_cast<u64 *>(call.scratch), V);
   });
   checkLaunch("sample");
 }

@@ -92,6 +92,7 @@ __device__ __forceinline__ void finishBlock(const SkinnyParams &p,
 /// Sums the blocks' partials of each element and applies the epilogue.
 template <typename S>
 __global__ void skinnyCombineKernel(SkinnyParams p, int splits) {
+  awaitInputs();
   const int64_t total = p.M * p.N;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
@@ -193,6 +194,7 @@ __device__ __forceinline__ uint32_t wordOf(const uint4 &v, int i) {
 template <typename S, bool NK, int MT, bool Vec>
 __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
     skinnyMmaKernel(SkinnyParams p) {
+  awaitInputs();
   using Cfg = MmaConfig<NK, MT>;
   constexpr int T = Cfg::kTiles;
   __shared__ float red[Cfg::kWarps * Cfg::kAcc * 32];
@@ -375,6 +377,7 @@ __device__ __forceinline__ float reduceScatter(float (&v)[32]) {
 template <bool NK, bool Vec>
 __global__ void __launch_bounds__(32 * FmaConfig<NK>::kWarps)
     skinnyFmaKernel(SkinnyParams p) {
+  awaitInputs();
   using Cfg = FmaConfig<NK>;
   __shared__ float red[Cfg::kWarps * Cfg::kAcc * 32];
   const int lane = threadIdx.x % 32;
@@ -526,9 +529,9 @@ void launchMma(const SkinnyParams &sp, bool vec, dim3 grid,
                cudaStream_t stream) {
   constexpr int threads = 32 * MmaConfig<NK, MT>::kWarps;
   if (vec)
-    skinnyMmaKernel<S, NK, MT, true><<<grid, threads, 0, stream>>>(sp);
+    launch(skinnyMmaKernel<S, NK, MT, true>, grid, threads, 0, stream, sp);
   else
-    skinnyMmaKernel<S, NK, MT, false><<<grid, threads, 0, stream>>>(sp);
+    launch(skinnyMmaKernel<S, NK, MT, false>, grid, threads, 0, stream, sp);
 }
 
 template <bool NK>
@@ -536,9 +539,9 @@ void launchFma(const SkinnyParams &sp, bool vec, dim3 grid,
                cudaStream_t stream) {
   constexpr int threads = 32 * FmaConfig<NK>::kWarps;
   if (vec)
-    skinnyFmaKernel<NK, true><<<grid, threads, 0, stream>>>(sp);
+    launch(skinnyFmaKernel<NK, true>, grid, threads, 0, stream, sp);
   else
-    skinnyFmaKernel<NK, false><<<grid, threads, 0, stream>>>(sp);
+    launch(skinnyFmaKernel<NK, false>, grid, threads, 0, stream, sp);
 }
 
 } // namespace
@@ -639,8 +642,8 @@ void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
   if (splits > 1) {
     visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
       using S = decltype(zero);
-      skinnyCombineKernel<S>
-          <<<gridFor(p.M * p.N), kThreads, 0, stream>>>(sp, splits);
+      launch(skinnyCombineKernel<S>, gridFor(p.M * p.N), kThreads, 0, stream,
+             sp, splits);
     });
     checkLaunch(kernel);
   }

@@ -17,6 +17,7 @@ constexpr int kRowBlock = 512;
 template <typename S>
 __global__ void softmaxRowKernel(const S *x, S *y, int64_t rows, int64_t n,
                                  bool logarithm) {
+  awaitInputs();
   __shared__ float partial[kRowBlock / 32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int warps = blockDim.x / 32;
@@ -68,6 +69,7 @@ __global__ void softmaxRowKernel(const S *x, S *y, int64_t rows, int64_t n,
 template <typename S>
 __global__ void softmaxColumnKernel(const S *x, S *y, int64_t outer, int64_t n,
                                     int64_t inner, bool logarithm) {
+  awaitInputs();
   const int64_t columns = outer * inner;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -121,11 +123,11 @@ void softmax(const CudaCall &call) {
       const bool wide = n >= 1024;
       const dim3 block(wide ? kRowBlock : 32, wide ? 1 : 8);
       const int64_t blocks = (outer + block.y - 1) / block.y;
-      softmaxRowKernel<<<gridFor(blocks, 1), block, 0, stream>>>(x, y, outer, n,
-                                                                 logarithm);
+      launch(softmaxRowKernel<S>, gridFor(blocks, 1), block, 0, stream, x, y,
+             outer, n, logarithm);
     } else {
-      softmaxColumnKernel<<<gridFor(outer * inner), kThreads, 0, stream>>>(
-          x, y, outer, n, inner, logarithm);
+      launch(softmaxColumnKernel<S>, gridFor(outer * inner), kThreads, 0,
+             stream, x, y, outer, n, inner, logarithm);
     }
     checkLaunch(kernel);
   });

@@ -11,6 +11,7 @@ namespace {
 template <typename W>
 __global__ void copyRowsKernel(W *dst, int64_t dstPitch, const W *src,
                                int64_t srcPitch, int64_t words, int64_t rows) {
+  awaitInputs();
   const int64_t total = words * rows;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -60,9 +61,9 @@ void copyRows(void *dst, int64_t dstPitch, const void *src, int64_t srcPitch,
     using W = decltype(zero);
     const int64_t w = static_cast<int64_t>(sizeof(W));
     const int64_t words = rowBytes / w;
-    copyRowsKernel<<<gridFor(words * rows), kThreads, 0, stream>>>(
-        static_cast<W *>(dst), dstPitch / w, static_cast<const W *>(src),
-        srcPitch / w, words, rows);
+    launch(copyRowsKernel<W>, gridFor(words * rows), kThreads, 0, stream,
+           static_cast<W *>(dst), dstPitch / w, static_cast<const W *>(src),
+           srcPitch / w, words, rows);
   });
   checkLaunch(kernel);
 }

@@ -24,6 +24,7 @@ struct TiledShape {
 
 template <typename W>
 __global__ void tiledTransposeKernel(const W *in, W *out, TiledShape s) {
+  awaitInputs();
   __shared__ W tile[kTile][kTile + 1];
   const int64_t p0 = static_cast<int64_t>(blockIdx.y) * kTile;
   const int64_t q0 = static_cast<int64_t>(blockIdx.x) * kTile;
@@ -107,8 +108,8 @@ bool tryTiled(const Shape &outShape, const std::vector<int64_t> &strides,
   const dim3 block(kTile, kRowsPerPass);
   visitWord(elementSize, [&](auto zero) {
     using W = decltype(zero);
-    tiledTransposeKernel<<<grid, block, 0, stream>>>(static_cast<const W *>(in),
-                                                     static_cast<W *>(out), s);
+    launch(tiledTransposeKernel<W>, grid, block, 0, stream,
+           static_cast<const W *>(in), static_cast<W *>(out), s);
   });
   checkLaunch("transpose");
   return true;

@@ -9,6 +9,7 @@ namespace {
 template <typename W>
 __global__ void triluKernel(W *out, const W *in, int64_t total, int64_t rows,
                             int64_t cols, bool upper, int64_t k) {
+  awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        e < total; e += stride) {
@@ -40,9 +41,9 @@ void trilu(const CudaCall &call) {
     return;
   visitWord(dtypeSize(input.dtype), [&](auto zero) {
     using W = decltype(zero);
-    triluKernel<<<gridFor(total), kThreads, 0, streamOf(call)>>>(
-        static_cast<W *>(result.data), static_cast<const W *>(input.data),
-        total, rows, cols, attrs.upper, attrs.k);
+    launch(triluKernel<W>, gridFor(total), kThreads, 0, streamOf(call),
+           static_cast<W *>(result.data), static_cast<const W *>(input.data),
+           total, rows, cols, attrs.upper, attrs.k);
   });
   checkLaunch("trilu");
 }
