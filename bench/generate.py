@@ -33,6 +33,8 @@ LINE = re.compile(
     r"(?P<decode_tps>[0-9.]+) tokens/s; end to end (?P<total>[0-9.]+) ms, "
     r"(?P<tps>[0-9.]+) tokens/s; peak (?P<peak>[0-9.]+) GiB")
 
+GRAPH = re.compile(r"decode graph of ([0-9]+) operations")
+
 
 def run_case(hybrid_run, bundle, batch, prompt, new, sampled, repeat, extra):
     cmd = [hybrid_run, "generate", bundle, "--random-weights", "1",
@@ -46,7 +48,10 @@ def run_case(hybrid_run, bundle, batch, prompt, new, sampled, repeat, extra):
     if p.returncode != 0 or not m:
         raise RuntimeError("%s failed (exit %d): %s" %
                            (" ".join(cmd), p.returncode, p.stderr.strip()))
-    return {k: float(v) for k, v in m.groupdict().items()}
+    r = {k: float(v) for k, v in m.groupdict().items()}
+    g = GRAPH.search(p.stderr)
+    r["graph_ops"] = int(g.group(1)) if g else 0
+    return r
 
 
 def main():
@@ -73,9 +78,10 @@ def main():
                 continue
             print("%-10s %-4s prefill %8.2f ms  decode %7.3f ms/step  "
                   "%9.0f tok/s (decode only %9.0f)  total %8.1f ms  "
-                  "peak %.2f GiB" % (model, name, m["prefill"], m["step"],
-                                     m["tps"], m["decode_tps"], m["total"],
-                                     m["peak"]), flush=True)
+                  "peak %.2f GiB  graph %d ops" %
+                  (model, name, m["prefill"], m["step"], m["tps"],
+                   m["decode_tps"], m["total"], m["peak"], m["graph_ops"]),
+                  flush=True)
             if name == "ppo":
                 r["ppo_generate_s"] = m["total"] / 1000
                 r["ppo_generate_tok_s"] = m["tps"]
@@ -84,6 +90,7 @@ def main():
                 r["decode_%s_ms_per_step" % name] = m["step"]
                 r["decode_%s_only_tok_s" % name] = m["decode_tps"]
                 r["ttft_%s_ms" % name] = m["prefill"]
+            r["decode_%s_graph_ops" % name] = m["graph_ops"]
             r["peak_gib"] = max(r.get("peak_gib", 0), m["peak"])
     if args.out:
         with open(args.out, "w") as f:

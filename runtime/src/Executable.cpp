@@ -799,6 +799,10 @@ void Executable::enqueue(Stream &stream) { impl_->enqueue(stream); }
 
 void Executable::enqueueGraph(Stream &stream) { impl_->enqueueGraph(stream); }
 
+size_t Executable::graphOperations() const {
+  return impl_->graph ? impl_->graph->operations() : 0;
+}
+
 std::vector<HostTensor> Executable::run(const std::vector<HostTensor> &inputs) {
   return impl_->run(inputs);
 }

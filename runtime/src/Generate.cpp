@@ -281,6 +281,7 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   device_->synchronize(stream);
   result.decodeMs = msSince(start);
   result.steps = steps;
+  result.decodeGraphOperations = captured ? decode.graphOperations() : 0;
 
   // The answer: the first `steps` columns.
   auto read = [&](const char *name, DType dtype) {

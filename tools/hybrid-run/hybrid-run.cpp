@@ -674,12 +674,17 @@ int runGenerate(int argc, char **argv) {
       stderr,
       "hybrid-run: generate %s: %lldx%lld prompt, %lld new tokens: "
       "prefill %.2f ms, decode %.3f ms/step, %.0f tokens/s; end to end "
-      "%.2f ms, %.0f tokens/s; peak %.2f GiB%s\n",
+      "%.2f ms, %.0f tokens/s; peak %.2f GiB%s%s\n",
       bundle->model.empty() ? "(unnamed model)"
                             : escapeControlCharacters(bundle->model).c_str(),
       static_cast<long long>(batch), static_cast<long long>(ids.shape()[1]),
       static_cast<long long>(r.steps), r.prefillMs, perToken, tps, totalMs,
       endToEnd, peakGiB,
+      r.decodeGraphOperations
+          ? ("; decode graph of " + std::to_string(r.decodeGraphOperations) +
+             " operations")
+                .c_str()
+          : "",
       repeat > 1 ? (" (best of " + std::to_string(repeat) + ")").c_str() : "");
   return 0;
 }

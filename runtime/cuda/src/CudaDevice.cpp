@@ -444,16 +444,18 @@ namespace {
 /// An instantiated CUDA graph.
 class CudaGraph : public Graph {
 public:
-  CudaGraph(cudaGraphExec_t exec, int ordinal)
-      : exec_(exec), ordinal_(ordinal) {}
+  CudaGraph(cudaGraphExec_t exec, int ordinal, size_t operations)
+      : exec_(exec), ordinal_(ordinal), operations_(operations) {}
   ~CudaGraph() override {
     onDevice(ordinal_, [&] { cudaGraphExecDestroy(exec_); });
   }
   cudaGraphExec_t get() const { return exec_; }
+  size_t operations() const override { return operations_; }
 
 private:
   cudaGraphExec_t exec_;
   int ordinal_;
+  size_t operations_;
 };
 
 } // namespace
@@ -493,11 +495,14 @@ CudaDevice::capture(Stream &stream, const std::function<void()> &enqueue) {
               "cudaStreamEndCapture (something in the captured work was not "
               "stream work, e.g. a synchronisation or an allocation)");
   }
+  size_t nodes = 0;
+  cudaError_t counted = cudaGraphGetNodes(graph, nullptr, &nodes);
   cudaGraphExec_t exec = nullptr;
   cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
+  checkCuda(counted, dev, "cudaGraphGetNodes");
   checkCuda(made, dev, "cudaGraphInstantiate");
-  return std::make_unique<CudaGraph>(exec, ordinal_);
+  return std::make_unique<CudaGraph>(exec, ordinal_, nodes);
 }
 
 void CudaDevice::launch(Graph &graph, Stream &stream) {

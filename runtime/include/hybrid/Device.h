@@ -42,6 +42,8 @@ public:
 class Graph {
 public:
   virtual ~Graph() = default;
+  /// How many device operations (kernels, copies, fills) one launch runs.
+  virtual size_t operations() const = 0;
 };
 
 /// A buffer as a command sees it during one call: a device address and a

@@ -102,6 +102,9 @@ public:
   /// contents of its buffers (a decode step: positions and tokens live on
   /// the device), so that the replay is the same work.
   void enqueueGraph(Stream &stream);
+  /// Device operations in the graph enqueueGraph replays (0 before one was
+  /// captured, or on a device without graphs).
+  size_t graphOperations() const;
 
   /// Host edge: binds the bucket of the inputs' shapes (by name; exactly the
   /// executable's inputs), copies them in, enqueues, copies the outputs out

@@ -64,6 +64,9 @@ struct GenerateResult {
   HostTensor lengths;  ///< i64 [batch]: tokens up to and including EOS
   int64_t steps = 0;   ///< new tokens generated per row (<= maxNewTokens)
   double prefillMs = 0, decodeMs = 0; ///< wall time, device synchronised
+  /// Device operations (kernels, copies) in one replay of the captured
+  /// decode step; 0 when decode ran command by command.
+  size_t decodeGraphOperations = 0;
 };
 
 } // namespace hybrid
