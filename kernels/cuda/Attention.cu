@@ -45,6 +45,10 @@ struct AttnParams {
   bool keyMask64 = false;
   void *out = nullptr;
   float *partial = nullptr; ///< split-K partials: [rows][splits][Dv + 2]
+  /// decode with splits: one zeroed counter per row, with which the row's
+  /// last block combines the partials (left zeroed), or null for the
+  /// combine kernel.
+  unsigned *counters = nullptr;
   int64_t B = 0, Hq = 0, Hkv = 0, T = 0, S = 0, Dh = 0, Dv = 0, group = 1;
   int64_t maskStrides[4] = {0, 0, 0, 0}; ///< over [B, Hq, T, S]
   float scale = 1;
@@ -520,6 +524,9 @@ __device__ __forceinline__ float dotRow(const float *q, const S *k, int64_t n) {
 /// value columns lane + 32 c for the weighted sum. Each warp keeps its own
 /// running maximum, sum and output; the block combines them, then either
 /// writes the row (one split) or its partial to scratch.
+template <typename S>
+__device__ void combineRow(const AttnParams &p, int64_t row);
+
 template <typename S, int VPL>
 __global__ void __launch_bounds__(32 * kDecodeWarps)
     decodeAttentionKernel(AttnParams p) {
@@ -542,7 +549,7 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   const int64_t b = bh / p.Hq, h = bh % p.Hq, hk = h / p.group;
   const int64_t keys = p.keyCount();
   if (keys < 0) { // a bad key_length (keyCount); split rows: the combine
-    if (p.splits == 1)
+    if (p.splits == 1 || (p.counters && split == 0))
       for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
         static_cast<S *>(p.out)[row * p.Dv + d] = fromFloat<S>(NAN);
     return;
@@ -653,13 +660,30 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   }
   for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
     part[2 + d] = blockSum(d);
+  if (!p.counters)
+    return;
+  // The row's last block to finish combines (in split order: the same
+  // result as the combine kernel, whichever block it is).
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned *counter = p.counters + row;
+    last = atomicAdd(counter, 1u) == static_cast<unsigned>(used - 1);
+    if (last)
+      *counter = 0;
+  }
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    combineRow<S>(p, row);
+  }
 }
 
-/// Combines the splits of each row (as many as the decode kernel used):
+/// Combines the splits of `row` (as many as the decode kernel used):
 /// rescales every partial to the row's maximum and normalises once.
-template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
-  awaitInputs();
-  const int64_t row = blockIdx.x;
+template <typename S>
+__device__ void combineRow(const AttnParams &p, int64_t row) {
   S *O = static_cast<S *>(p.out) + row * p.Dv;
   const int64_t keys = p.keyCount();
   if (keys < 0) { // a bad key_length (keyCount)
@@ -674,23 +698,28 @@ template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
   const int64_t width = p.Dv + 2;
   float mRow = -INFINITY;
   for (int s = 0; s < used; ++s)
-    mRow = maxOf(mRow, part[s * width]);
+    mRow = maxOf(mRow, __ldcg(part + s * width));
   float lRow = 0;
   for (int s = 0; s < used; ++s) {
-    const float ms = part[s * width];
+    const float ms = __ldcg(part + s * width);
     if (ms != -INFINITY)
-      lRow += part[s * width + 1] * expf(ms - mRow);
+      lRow += __ldcg(part + s * width + 1) * expf(ms - mRow);
   }
   const float inv = mRow == -INFINITY ? 0.0f : 1.0f / lRow;
   for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
     float v = 0;
     for (int s = 0; s < used; ++s) {
-      const float ms = part[s * width];
+      const float ms = __ldcg(part + s * width);
       if (ms != -INFINITY)
-        v += part[s * width + 2 + d] * expf(ms - mRow);
+        v += __ldcg(part + s * width + 2 + d) * expf(ms - mRow);
     }
     O[d] = fromFloat<S>(v * inv);
   }
+}
+
+template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
+  awaitInputs();
+  combineRow<S>(p, blockIdx.x);
 }
 
 /// Launches the decode kernel with as many warps (up to kDecodeWarps) as
@@ -704,7 +733,10 @@ void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(p.splits));
   const DecodeShared layout = decodeShared(p.Dh, p.Dv, sizeof(S), VPL);
   int64_t warps = kDecodeWarps;
-  while (warps > 0 && layout.bytes(warps) > static_cast<int64_t>(maxShared))
+  // (The kernel's own static shared memory, a flag, comes on top.)
+  constexpr int64_t kStaticShared = 16;
+  while (warps > 0 &&
+         layout.bytes(warps) + kStaticShared > static_cast<int64_t>(maxShared))
     --warps;
   if (warps < 1)
     fail("attention", "head sizes " + std::to_string(p.Dh) + " / " +
@@ -717,7 +749,7 @@ void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
       checkCuda(
           cudaFuncSetAttribute(decodeAttentionKernel<S, VPL>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(maxShared)),
+                               static_cast<int>(maxShared - kStaticShared)),
           "attention", "cudaFuncSetAttribute");
       raised = true;
     }
@@ -725,7 +757,7 @@ void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
   launch(decodeAttentionKernel<S, VPL>, grid, static_cast<unsigned>(32 * warps),
          shared, stream, p);
   checkLaunch("attention");
-  if (p.splits > 1) {
+  if (p.splits > 1 && !p.counters) {
     launch(combineSplitsKernel<S>, static_cast<unsigned>(rows), 128, 0, stream,
            p);
     checkLaunch("attention");
@@ -743,6 +775,9 @@ void attention(const CudaCall &call) {
     return;
   p.splits = plan.splits;
   p.partial = static_cast<float *>(call.scratch);
+  if (!plan.flash && p.splits > 1 && call.context &&
+      p.B * p.Hq * p.T <= static_cast<int64_t>(kTileCounters))
+    p.counters = tileCounters(*call.context, call.stream, "attention");
   const auto elementSize =
       static_cast<int64_t>(dtypeSize(call.operands[0].dtype));
   p.stageWords = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 &&

@@ -49,9 +49,33 @@ Context *createContext() {
   return context.release();
 }
 
+unsigned *tileCounters(Context &context, void *stream, const char *kernel) {
+  auto it = context.tileCounters.find(stream);
+  if (it != context.tileCounters.end())
+    return it->second;
+  const auto s = static_cast<cudaStream_t>(stream);
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  checkCuda(cudaStreamIsCapturing(s, &capturing), kernel,
+            "cudaStreamIsCapturing");
+  if (capturing != cudaStreamCaptureStatusNone)
+    return nullptr;
+  unsigned *counters = nullptr;
+  const size_t bytes = kTileCounters * sizeof(unsigned);
+  checkCuda(cudaMalloc(&counters, bytes), kernel, "cudaMalloc (tile counters)");
+  const cudaError_t zeroed = cudaMemsetAsync(counters, 0, bytes, s);
+  if (zeroed != cudaSuccess) {
+    cudaFree(counters);
+    checkCuda(zeroed, kernel, "cudaMemsetAsync (tile counters)");
+  }
+  context.tileCounters.emplace(stream, counters);
+  return counters;
+}
+
 void destroyContext(Context *context) {
   if (!context)
     return;
+  for (auto &entry : context->tileCounters)
+    cudaFree(entry.second);
   for (auto &entry : context->gemmPlans)
     destroyPlan(entry.second);
   if (context->lt)

@@ -49,6 +49,19 @@ struct Context {
   size_t maxSharedPerBlockOptin = 0;
   cublasLtHandle_t lt = nullptr;
   std::map<GemmKey, GemmPlan> gemmPlans;
+  /// Zeroed counters per stream (kernels whose blocks count their way to
+  /// the one that finishes a tile leave them zeroed), made on a stream's
+  /// first call outside a capture.
+  std::map<void *, unsigned *> tileCounters;
 };
+
+/// How many counters tileCounters gives.
+constexpr size_t kTileCounters = size_t(1) << 16;
+
+/// The kTileCounters zeroed counters of `stream`: made (and zeroed on the
+/// stream) on its first call, or null while the stream is being captured
+/// and has none yet (callers then take a path without them). Throws
+/// naming `kernel` when the allocation fails.
+unsigned *tileCounters(Context &context, void *stream, const char *kernel);
 
 } // namespace hybrid::cuda

@@ -384,9 +384,11 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
       plan.workspace = c.workspaceSize;
     }
   }
+  unsigned *counters = tileCounters(*call.context, stream, kernel);
   for (int splits : plan.skinnyCandidates) {
     const float ms = timeRuns([&] {
-      skinnyGemm(p, splits, call.scratch, workspace, stream, kernel);
+      skinnyGemm(p, splits, call.scratch, workspace, stream, kernel, counters,
+                 kTileCounters);
       return true;
     });
     if (ms < best) {
@@ -421,8 +423,11 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   if (!plan.tuned)
     tune(call, p, plan, workspace, stream, kernel);
   if (plan.skinnySplits > 0)
-    return skinnyGemm(p, plan.skinnySplits, call.scratch, workspace, stream,
-                      kernel);
+    return skinnyGemm(
+        p, plan.skinnySplits, call.scratch, workspace, stream, kernel,
+        plan.skinnySplits > 1 ? tileCounters(*call.context, stream, kernel)
+                              : nullptr,
+        kTileCounters);
   const LtEpilogue fused = ltEpilogue(p);
   const cublasStatus_t status =
       runLt(call, p, plan, plan.algo, plan.workspace, stream);

@@ -29,6 +29,9 @@ struct SkinnyParams {
   void *out = nullptr;
   /// [splits][M][N] f32 partial sums when blocks split K, else null.
   float *partial = nullptr;
+  /// With partial: one zeroed counter per block tile (grid.x * grid.z), or
+  /// null for the second kernel that sums the partials.
+  unsigned *counters = nullptr;
   int64_t M = 0, N = 0, K = 0;
   int64_t ldx = 0, ldw = 0, ldc = 0, ldr = 0;
   /// K steps each warp takes (the last warps may get fewer or none).
@@ -86,6 +89,39 @@ __device__ __forceinline__ void finishBlock(const SkinnyParams &p,
       p.partial[(blockIdx.y * p.M + m) * p.N + n] = v;
     else
       finishElement<S>(p, m, n, v);
+  }
+}
+
+/// When blocks split K and counters are given: the block of a tile (its
+/// columns [n0, n0 + cols) of rows [m0, m0 + rows)) that counts last sums
+/// the tile's partials in split order, so the result does not depend on
+/// which block that is and equals the combine kernel's, applies the
+/// epilogue and clears the counter for the next call. Every thread of the
+/// block calls it after the block's partials are written.
+template <typename S>
+__device__ void finishSplitTile(const SkinnyParams &p, int64_t n0, int64_t cols,
+                                int64_t m0, int64_t rows) {
+  __shared__ bool last;
+  __threadfence(); // this block's partials, visible before it counts
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned *counter = p.counters + blockIdx.z * gridDim.x + blockIdx.x;
+    last = atomicAdd(counter, 1u) == gridDim.y - 1;
+    if (last)
+      *counter = 0; // every block of the tile has counted
+  }
+  __syncthreads();
+  if (!last)
+    return;
+  __threadfence();
+  const int64_t width = std::min(n0 + cols, p.N) - n0;
+  const int64_t height = std::min(m0 + rows, p.M) - m0;
+  for (int64_t e = threadIdx.x; e < width * height; e += blockDim.x) {
+    const int64_t m = m0 + e / width, n = n0 + e % width;
+    float v = 0;
+    for (unsigned s = 0; s < gridDim.y; ++s)
+      v += __ldcg(p.partial + (s * p.M + m) * p.N + n);
+    finishElement<S>(p, m, n, v);
   }
 }
 
@@ -321,6 +357,8 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
         n = NK ? n0 + 16 * a + gl + 8 * (c >> 1)
                : n0 + 8 * gl + 2 * a + (c >> 1);
       });
+  if (p.counters)
+    finishSplitTile<S>(p, n0, Cfg::kCols, 0, p.M);
 }
 
 // ---------------------------------------------------------------------------
@@ -468,6 +506,8 @@ __global__ void __launch_bounds__(32 * FmaConfig<NK>::kWarps)
                                       m = m0 + i % kRowTile;
                                     });
   }
+  if (p.counters)
+    finishSplitTile<float>(p, n0, Cfg::kCols, m0, kRowTile);
 }
 
 // ---------------------------------------------------------------------------
@@ -578,8 +618,14 @@ std::vector<int> skinnySplitCandidates(const GemmProblem &p,
   return splits;
 }
 
+size_t skinnyCounterCount(const GemmProblem &p) {
+  const SkinnyGeometry g = geometryOf(p);
+  return static_cast<size_t>((p.N + g.cols - 1) / g.cols * g.mGroups);
+}
+
 void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
-                size_t scratchBytes, cudaStream_t stream, const char *kernel) {
+                size_t scratchBytes, cudaStream_t stream, const char *kernel,
+                unsigned *counters, size_t counterCount) {
   if (!skinnyGemmSupports(p))
     fail(kernel, "the skinny GEMM does not take a " + std::to_string(p.M) +
                      " x " + std::to_string(p.K) + " x " + std::to_string(p.N) +
@@ -599,6 +645,8 @@ void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
   sp.residual = p.residual;
   sp.out = p.C;
   sp.partial = splits > 1 ? static_cast<float *>(scratch) : nullptr;
+  if (sp.partial && counters && counterCount >= skinnyCounterCount(p))
+    sp.counters = counters;
   sp.M = p.M;
   sp.N = p.N;
   sp.K = p.K;
@@ -639,7 +687,7 @@ void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
     }
   });
   checkLaunch(kernel);
-  if (splits > 1) {
+  if (splits > 1 && !sp.counters) {
     visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
       using S = decltype(zero);
       launch(skinnyCombineKernel<S>, gridFor(p.M * p.N), kThreads, 0, stream,

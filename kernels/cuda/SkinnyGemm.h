@@ -33,13 +33,20 @@ std::vector<int> skinnySplitCandidates(const GemmProblem &p,
 /// [splits][M][N] when splits > 1, else none).
 size_t skinnyGemmScratchBytes(const GemmProblem &p, int splits);
 
+/// Tile counters skinnyGemm uses for `p` when blocks split K.
+size_t skinnyCounterCount(const GemmProblem &p);
+
 /// Enqueues C = A B (+ bias[N]), the activation, then + residual, one
 /// rounding per element (GemmProblem's semantics), with the K range split
-/// over `splits` blocks (a second kernel then sums the partials in scratch
-/// and applies the epilogue). Allocates nothing and never synchronises.
-/// Throws naming `kernel` for a problem it does not support or too little
-/// scratch.
+/// over `splits` blocks whose partial sums go to scratch. Given at least
+/// skinnyCounterCount(p) zeroed `counters` (left zeroed), the last block
+/// of each column tile sums them and applies the epilogue; otherwise a
+/// second kernel does (same sums, same order: the same result). Counters
+/// must not be shared with kernels running at the same time (one set per
+/// stream). Allocates nothing and never synchronises. Throws naming
+/// `kernel` for a problem it does not support or too little scratch.
 void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
-                size_t scratchBytes, cudaStream_t stream, const char *kernel);
+                size_t scratchBytes, cudaStream_t stream, const char *kernel,
+                unsigned *counters = nullptr, size_t counterCount = 0);
 
 } // namespace hybrid::cuda

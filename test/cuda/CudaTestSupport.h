@@ -80,7 +80,7 @@ std::vector<HostTensor> runCpu(const Op &op,
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
                                 const std::vector<HostTensor> &results,
-                                bool inPlace = false);
+                                bool inPlace = false, bool withContext = true);
 
 /// One call of `op` captured once in a CUDA graph (global capture mode, so
 /// a host sync, copy or allocation in the kernel fails the capture) and

@@ -102,10 +102,13 @@ struct DeviceLinear {
 };
 
 /// The skinny kernel's result for a linear (operands as the linear op takes
-/// them), with exactly its declared scratch and a guard region after it.
+/// them), with exactly its declared scratch and a guard region after it;
+/// with `counted`, split tiles are finished by their last block (zeroed
+/// tile counters, which must be zero again afterwards), else by the
+/// combine kernel.
 HostTensor runSkinny(const ops::Linear &attrs,
                      const std::vector<HostTensor> &operands, int splits,
-                     size_t offset = 0) {
+                     size_t offset = 0, bool counted = false) {
   DeviceLinear linear(attrs, operands, offset);
   EXPECT_TRUE(skinnyGemmSupports(linear.problem));
   cudaOk(cudaMemset(linear.result->data, 0xFF, linear.out.bytes.size()),
@@ -117,9 +120,21 @@ HostTensor runSkinny(const ops::Linear &attrs,
          "cudaMemset");
   cudaStream_t stream = nullptr;
   cudaOk(cudaStreamCreate(&stream), "cudaStreamCreate");
+  const size_t counterCount = skinnyCounterCount(linear.problem);
+  DeviceTensor counters(counterCount * sizeof(unsigned), 0);
+  cudaOk(cudaMemset(counters.data, 0, counters.bytes), "cudaMemset");
   skinnyGemm(linear.problem, splits, declared ? scratch.data : nullptr,
-             declared, stream, "linear");
+             declared, stream, "linear",
+             counted ? static_cast<unsigned *>(counters.data) : nullptr,
+             counterCount);
   cudaOk(cudaStreamSynchronize(stream), "skinny GEMM");
+  std::vector<unsigned> left(counterCount);
+  cudaOk(cudaMemcpy(left.data(), counters.data, counters.bytes,
+                    cudaMemcpyDeviceToHost),
+         "cudaMemcpy counters");
+  EXPECT_TRUE(std::all_of(left.begin(), left.end(), [](unsigned c) {
+    return c == 0;
+  })) << "the skinny GEMM left its tile counters nonzero";
   cudaOk(cudaStreamDestroy(stream), "cudaStreamDestroy");
   std::vector<uint8_t> guard(kGuardBytes);
   cudaOk(cudaMemcpy(guard.data(), scratch.base + declared, kGuardBytes,
@@ -177,6 +192,13 @@ void expectSkinnyMatchesCpu(const LinearOperands &o, bool transposed,
   const HostTensor cpu = runCpu(attrs, operands, {out})[0];
   const HostTensor gpu = runSkinny(attrs, operands, splits, offset);
   expectClose(gpu, cpu, sumTolerance(o.x.dtype), what);
+  if (splits > 1) {
+    // The last block of each tile sums the same partials in the same
+    // order as the combine kernel: the same bits.
+    const HostTensor counted = runSkinny(attrs, operands, splits, offset, true);
+    EXPECT_EQ(counted.bytes, gpu.bytes)
+        << what << ": finished by the last block differs from the combine";
+  }
 }
 
 TEST_F(SkinnyGemmTest, MatchesTheCpuLinear) {
