@@ -31,10 +31,10 @@ ldd $out/bin/hybrid-run | grep -q libcudart || fail "hybrid-run is not linked wi
 
 # Every test, CPU and CUDA. On this host no CUDA test may skip for want of a GPU.
 start=$SECONDS
-(cd $out && ctest -j"$jobs" > $out.ctest.log 2>&1)
+(cd $out && ctest -j"$jobs" --output-on-failure > $out.ctest.log 2>&1)
 ctest_rc=$?
 grep -E "tests passed|tests failed" $out.ctest.log
-grep -E "\*\*\*Failed|\(Failed\)|\(Timeout\)" $out.ctest.log | head -20
+grep -E "\*\*\*Failed|\(Failed\)|\(Timeout\)|\[  FAILED  \]|Failure$" $out.ctest.log | head -20
 [ $ctest_rc -eq 0 ] && echo "ok    ctest ($((SECONDS - start)) s)" || fail "ctest (log: $out.ctest.log)"
 skipped=$(grep -c "no CUDA device: skipped\|CUDA backend not built: skipped" $out/Testing/Temporary/LastTest.log)
 [ "$skipped" -eq 0 ] && echo "ok    no CUDA test skipped" || fail "$skipped CUDA tests skipped on the GPU host"
