@@ -25,7 +25,7 @@ with open(sys.argv[1]) as f:
 for r in csv.DictReader(lines):
     if r.get("Metric Name") == "gpu__time_duration.sum":
         rows.append((int(r["ID"]), "%s %s" % (r["Kernel Name"], r.get("Grid Size", "")),
-                     float(r["Metric Value"]) / 1e3))
+                     float(r["Metric Value"].replace(",", "")) / 1e3))
 rows.sort()
 step = rows[-int(sys.argv[2]):]
 by = collections.OrderedDict()

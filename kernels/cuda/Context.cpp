@@ -45,6 +45,7 @@ Context *createContext() {
   context->smCount = props.multiProcessorCount;
   context->computeMajor = props.major;
   context->maxSharedPerBlockOptin = props.sharedMemPerBlockOptin;
+  context->l2Bytes = static_cast<size_t>(props.l2CacheSize);
   checkCublas(cublasLtCreate(&context->lt), "cublasLtCreate");
   return context.release();
 }
@@ -76,6 +77,8 @@ void destroyContext(Context *context) {
     return;
   for (auto &entry : context->tileCounters)
     cudaFree(entry.second);
+  if (context->l2Flush)
+    cudaFree(context->l2Flush);
   for (auto &entry : context->gemmPlans)
     destroyPlan(entry.second);
   if (context->lt)

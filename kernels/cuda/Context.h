@@ -47,6 +47,10 @@ struct Context {
   int smCount = 0;
   int computeMajor = 0; ///< compute capability (8: Ampere, 9: Hopper)
   size_t maxSharedPerBlockOptin = 0;
+  size_t l2Bytes = 0; ///< the L2 cache's size
+  /// Twice l2Bytes of device memory that GEMM tuning writes before each
+  /// timed run when HYBRID_CUDA_TUNE=cold (made on first use), or null.
+  void *l2Flush = nullptr;
   cublasLtHandle_t lt = nullptr;
   std::map<GemmKey, GemmPlan> gemmPlans;
   /// Zeroed counters per stream (kernels whose blocks count their way to

@@ -351,6 +351,19 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     plan.tuned = true; // keep the heuristic's pick
     return;
   }
+  // HYBRID_CUDA_TUNE=cold: every timed run starts with the operands out of
+  // L2, as a decode step's weights are (each read once per step from HBM);
+  // by default runs repeat on warm operands.
+  static const bool cold = [] {
+    const char *v = std::getenv("HYBRID_CUDA_TUNE");
+    return v && std::string(v) == "cold";
+  }();
+  Context &context = *call.context;
+  if (cold && !context.l2Flush && context.l2Bytes > 0 &&
+      cudaMalloc(&context.l2Flush, 2 * context.l2Bytes) != cudaSuccess) {
+    cudaGetLastError();
+    context.l2Flush = nullptr;
+  }
   // Milliseconds of the fastest of three runs; infinite when `run`, which
   // enqueues one, says the first failed.
   auto timeRuns = [&](auto run) {
@@ -358,6 +371,8 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
       return INFINITY;
     float fastest = INFINITY;
     for (int r = 0; r < 3; ++r) {
+      if (cold && context.l2Flush)
+        cudaMemsetAsync(context.l2Flush, r, 2 * context.l2Bytes, stream);
       cudaEventRecord(start, stream);
       run();
       cudaEventRecord(stop, stream);
