@@ -247,7 +247,7 @@ private:
     for (auto &[name, v] : writtenStates_) {
       BlockArgument arg = args[name];
       Operation *def = v.getDefiningOp();
-      if (!def || isa<hg::ConstantOp, hg::ReshapeOp>(def) || direct_.count(v))
+      if (!def || isa<hg::ConstantOp, hg::ReshapeOp>(def))
         continue;
       SmallVector<Value> old = {arg};
       for (size_t k = 0; k < old.size(); ++k)
@@ -299,7 +299,8 @@ private:
   }
 
   /// Creates the output ports in return order. A value computed by a command
-  /// and returned once is written straight into its port.
+  /// and returned once is written straight into its port, unless it is
+  /// computed into a state (the port then copies it from there).
   LogicalResult createOutputs(func::ReturnOp ret) {
     llvm::DenseMap<Value, unsigned> uses;
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
@@ -316,7 +317,8 @@ private:
                                            b_.getStringAttr(port), nullptr);
       outputs_.push_back(out);
       Operation *def = v.getDefiningOp();
-      if (uses[v] == 1 && def && !isa<hg::ConstantOp, hg::ReshapeOp>(def))
+      if (uses[v] == 1 && def && !isa<hg::ConstantOp, hg::ReshapeOp>(def) &&
+          !inPlaceState_.count(v))
         direct_[v] = out;
     }
     return success();
