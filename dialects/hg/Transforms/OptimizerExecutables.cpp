@@ -180,8 +180,9 @@ public:
   }
 
   /// Writes the next scale (whether or not the step is skipped) and
-  /// returns `overflow` (1 or 0), `loss_scale` (the one the gradients
-  /// carried), `next_loss_scale` and `hysteresis_left`.
+  /// returns `overflow` (0: none; 1: the hysteresis absorbed it; 2: the
+  /// scale shifted down, or could not, at the minimum), `loss_scale` (the
+  /// one the gradients carried), `next_loss_scale` and `hysteresis_left`.
   void finish(Value overflow) {
     OpBuilder &b = s_.b();
     Location loc = s_.loc();
@@ -218,8 +219,11 @@ public:
     s_.result(next, "hg.state", kLossScaleState);
     s_.result(nextLeft, "hg.state", kHysteresisState);
     s_.result(nextGood, "hg.state", kGoodStepsState);
-    s_.result(b.create<CastOp>(loc, s_.scalarType(), overflow), "hg.name",
-              "overflow");
+    Value shifted = b.create<AndOp>(loc, overflow, shift);
+    Value code =
+        b.create<AddOp>(loc, b.create<CastOp>(loc, s_.scalarType(), overflow),
+                        b.create<CastOp>(loc, s_.scalarType(), shifted));
+    s_.result(code, "hg.name", "overflow");
     s_.result(scale_, "hg.name", "loss_scale");
     s_.result(next, "hg.name", "next_loss_scale");
     s_.result(nextLeft, "hg.name", "hysteresis_left");

@@ -47,7 +47,8 @@ def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
     loss_scale_window, hysteresis, min_loss_scale; states
     `opt.loss_scale`, `opt.loss_scale_hysteresis`,
     `opt.loss_scale_good_steps`, started by @init_optimizer from
-    initial_loss_scale and hysteresis); they return `overflow`,
+    initial_loss_scale and hysteresis); they return `overflow` (0: none,
+    1: skipped, the hysteresis spent; 2: skipped, the scale shifted),
     `loss_scale` (the one the step's gradients carried), `next_loss_scale`
     and `hysteresis_left`.
   }];

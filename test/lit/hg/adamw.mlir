@@ -150,7 +150,12 @@ func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
 // CHECK: %[[GOOD1:.+]] = hg.add %[[GOOD]]
 // CHECK: %[[GOOD2:.+]] = hg.select %[[GROW]], %{{.+}}, %[[GOOD1]]
 // CHECK: %[[GOOD3:.+]] = hg.select %[[OVF]], %{{.+}}, %[[GOOD2]]
-// CHECK: %[[FLAG:.+]] = hg.cast %[[OVF]] : tensor<1xi1> -> tensor<1xf32>
+// The overflow output says what happened: 0 none, 1 hysteresis spent, 2
+// the scale shifted.
+// CHECK: %[[SHIFTED:.+]] = hg.and %[[OVF]], %[[SHIFT]]
+// CHECK-DAG: %[[ANY:.+]] = hg.cast %[[OVF]] : tensor<1xi1> -> tensor<1xf32>
+// CHECK-DAG: %[[LOWER:.+]] = hg.cast %[[SHIFTED]] : tensor<1xi1> -> tensor<1xf32>
+// CHECK: %[[FLAG:.+]] = hg.add %[[ANY]], %[[LOWER]]
 // CHECK: return %[[M2]], %[[V2]], %[[MASTER2]], %[[W2]], %[[STEP2]], %[[S2]], %[[LEFT3]], %[[GOOD3]], %[[FLAG]], %[[S]], %[[S2]], %[[LEFT3]], %[[NORM]]
 // @init_optimizer: the masters, and the scale's starting state.
 // CHECK-LABEL: func.func @init_optimizer
