@@ -36,6 +36,9 @@ Engine Engine::create(std::shared_ptr<const BundleDesc> bundle,
     engine.executables_.push_back(std::make_unique<Executable>(
         engine.bundle_, i, engine.device_, *engine.weights_, *engine.states_));
   for (const ExecutableDesc &e : engine.bundle_->executables)
+    if (e.name == "step")
+      engine.trainPlan_ = trainPlanOf(*engine.bundle_);
+  for (const ExecutableDesc &e : engine.bundle_->executables)
     if (e.name == "init_optimizer")
       for (const StateUse &use : e.states)
         if (use.access == Access::ReadWrite)
@@ -268,7 +271,7 @@ StepResult Engine::step(const StepConfig &config) {
   if (microBatches_ == 0)
     throw Error("step: no gradients accumulated (call forwardBackward "
                 "first)");
-  const TrainPlan plan = trainPlanOf(*bundle_);
+  const TrainPlan &plan = trainPlan_;
   if (config.optimizer != plan.optimizer)
     throw Error(std::string("step: the bundle was compiled for ") +
                 optimizerName(plan.optimizer) + ", not " +

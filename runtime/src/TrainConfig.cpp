@@ -377,15 +377,17 @@ TrainPlan trainPlanOf(const BundleDesc &bundle) {
   for (const PortDesc &in : step->inputs)
     if (in.name == "momentum")
       plan.optimizer = Optimizer::Sgd;
-  // The working precision: that of the parameters kept as f32 masters.
+  // The working precision: that of the parameters kept as f32 masters
+  // (hybridc gives every trainable parameter one dtype).
   const std::string master = "opt.master.";
   for (const StateUse &use : step->states) {
     const std::string &name = bundle.states.at(use.state).name;
     if (name.compare(0, master.size(), master) != 0)
       continue;
+    const std::string param = name.substr(master.size());
     for (const ParamDesc &p : bundle.params)
-      if (p.name == name.substr(master.size()))
-        plan.precision = p.dtype;
+      if (p.name == param)
+        return {plan.optimizer, p.dtype};
   }
   return plan;
 }

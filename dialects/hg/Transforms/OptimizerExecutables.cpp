@@ -25,6 +25,8 @@
 
 #include "dialects/hg/IR/HgOps.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <optional>
 
 using namespace mlir;

@@ -161,6 +161,7 @@ private:
   std::vector<int64_t> generationBucket_; // batch, cap, nmax of the states
   int64_t microBatches_ = 0; // forwardBackward calls since the last step
   std::vector<std::string> optimizerStart_; // states @init_optimizer writes
+  TrainPlan trainPlan_;                     // of a bundle with @step
   // The latency report (eval()): what the phase since the last eval() did.
   bool training_ = true;
   bool evaluated_ = false;
