@@ -222,9 +222,9 @@ public:
     s_.result(nextLeft, "hg.state", kHysteresisState);
     s_.result(nextGood, "hg.state", kGoodStepsState);
     Value shifted = b.create<AndOp>(loc, overflow, shift);
-    Value code =
-        b.create<AddOp>(loc, b.create<CastOp>(loc, s_.scalarType(), overflow),
-                        b.create<CastOp>(loc, s_.scalarType(), shifted));
+    Value any = b.create<CastOp>(loc, s_.scalarType(), overflow);
+    Value lowered = b.create<CastOp>(loc, s_.scalarType(), shifted);
+    Value code = b.create<AddOp>(loc, any, lowered);
     s_.result(code, "hg.name", "overflow");
     s_.result(scale_, "hg.name", "loss_scale");
     s_.result(next, "hg.name", "next_loss_scale");
