@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -165,13 +166,30 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
   return llvm::Error::success();
 }
 
-llvm::Error runTrainPipeline(mlir::ModuleOp module) {
+/// Whether a parameter of @forward is stored in f16: its gradients then
+/// need the loss scaled to stay above half's underflow.
+static bool hasHalfParameters(mlir::ModuleOp module) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  for (unsigned i = 0; forward && i < forward.getNumArguments(); ++i)
+    if (forward.getArgAttr(i, "hg.param") &&
+        mlir::getElementTypeOrSelf(forward.getArgument(i).getType()).isF16())
+      return true;
+  return false;
+}
+
+llvm::Error runTrainPipeline(mlir::ModuleOp module,
+                             const CompileOptions &options) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(hg::createCausalLmLoss());
   hg::AutodiffOptions autodiff;
   autodiff.function = "forward_loss";
+  if (hasHalfParameters(module))
+    autodiff.lossScale = "opt.loss_scale"; // what the optimizer unscales by
   pm.addPass(hg::createAutodiff(autodiff));
-  pm.addPass(hg::createAdamW());
+  if (options.optimizer == CompileOptions::Optimizer::Sgd)
+    pm.addPass(hg::createSgd());
+  else
+    pm.addPass(hg::createAdamW());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (mlir::failed(pm.run(module)))

@@ -35,6 +35,9 @@ struct CompileOptions {
   /// @forward_loss (HF's causal-LM loss), @forward_loss_grad (its
   /// gradients) and @train_step (gradients, then AdamW in place).
   bool train = false;
+  /// The training executables' update rule.
+  enum class Optimizer { AdamW, Sgd };
+  Optimizer optimizer = Optimizer::AdamW;
   /// Floating-point type of an HF config model's weights and activations
   /// ("float32", "bfloat16", "float16"; also "f32", "bf16", "f16"); empty:
   /// the config's torch_dtype (or dtype), else float32.
@@ -71,8 +74,10 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
                                   std::string *declined = nullptr);
 
 /// The training lowering of a language model's @forward: hg-causal-lm-loss,
-/// hg-autodiff, hg-adamw, then cleanup.
-llvm::Error runTrainPipeline(mlir::ModuleOp module);
+/// hg-autodiff (with fp16 loss scaling when a parameter is f16), hg-adamw
+/// or hg-sgd (options.optimizer), then cleanup.
+llvm::Error runTrainPipeline(mlir::ModuleOp module,
+                             const CompileOptions &options = {});
 
 /// Lowers the hg functions to hrt executables and plans their memory.
 llvm::Error runHrtPipeline(mlir::ModuleOp module);

@@ -6,8 +6,17 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 namespace hybrid {
+
+namespace {
+
+HostTensor scalarTensor(float v) {
+  return HostTensor::fromVector<float>({1}, {v});
+}
+
+} // namespace
 
 Engine Engine::create(std::shared_ptr<const BundleDesc> bundle,
                       std::shared_ptr<Device> device) {
@@ -26,6 +35,15 @@ Engine Engine::create(std::shared_ptr<const BundleDesc> bundle,
   for (size_t i = 0; i < engine.bundle_->executables.size(); ++i)
     engine.executables_.push_back(std::make_unique<Executable>(
         engine.bundle_, i, engine.device_, *engine.weights_, *engine.states_));
+  for (const ExecutableDesc &e : engine.bundle_->executables)
+    if (e.name == "step")
+      engine.trainPlan_ = trainPlanOf(*engine.bundle_);
+  for (const ExecutableDesc &e : engine.bundle_->executables)
+    if (e.name == "init_optimizer")
+      for (const StateUse &use : e.states)
+        if (use.access == Access::ReadWrite)
+          engine.optimizerStart_.push_back(
+              engine.bundle_->states.at(use.state).name);
   return engine;
 }
 
@@ -52,9 +70,45 @@ void Engine::loadWeights(const std::string &path,
     extra.insert(bundle_->tied.begin(), bundle_->tied.end());
     weights_->bindFromSafeTensors(path, extra);
   }
+  releaseOptimizerStart();
 }
 
-void Engine::initRandom(uint64_t seed) { weights_->initRandom(seed); }
+void Engine::initRandom(uint64_t seed) {
+  weights_->initRandom(seed);
+  releaseOptimizerStart();
+}
+
+bool Engine::optimizerStarted() const {
+  for (const std::string &name : optimizerStart_)
+    if (!states_->allocated(name))
+      return false;
+  return true;
+}
+
+void Engine::releaseOptimizerStart() {
+  for (const std::string &name : optimizerStart_)
+    states_->release(name);
+}
+
+void Engine::initOptimizer(const LossScaleConfig &config) {
+  if (!hasExecutable("init_optimizer"))
+    return;
+  if (!(config.initialScale > 0) ||
+      !(config.initialScale <= std::numeric_limits<float>::max()))
+    throw Error("initOptimizer: the initial loss scale must be a positive "
+                "f32");
+  if (config.hysteresis < 1)
+    throw Error("initOptimizer: the hysteresis must be >= 1");
+  Executable &e = executable("init_optimizer");
+  NamedTensors inputs = {
+      {"initial_loss_scale", scalarTensor(config.initialScale)},
+      {"hysteresis", scalarTensor(static_cast<float>(config.hysteresis))}};
+  // Only f16 bundles take them: the others start masters only.
+  NamedTensors taken;
+  for (const std::string &name : e.inputNames())
+    taken[name] = inputs.at(name);
+  e.run(taken);
+}
 
 bool Engine::hasExecutable(const std::string &name) const {
   for (const auto &e : executables_)
@@ -84,14 +138,6 @@ std::vector<std::string> Engine::executableNames() const {
 NamedTensors Engine::forward(const NamedTensors &inputs) {
   return executable("forward").run(inputs);
 }
-
-namespace {
-
-HostTensor scalarTensor(float v) {
-  return HostTensor::fromVector<float>({1}, {v});
-}
-
-} // namespace
 
 namespace {
 
@@ -176,12 +222,45 @@ float Engine::forwardBackward(const HostTensor &inputIds,
     throw Error("bundle '" + bundle_->model +
                 "' has no training executables (compile it with hybridc "
                 "--train)");
+  if (!optimizerStarted())
+    initOptimizer();
   Executable &fb = executable("forward_backward");
   NamedTensors out = fb.run(tokenInputs(fb, inputIds, attentionMask));
   ++microBatches_;
   trainSeconds_ += secondsSince(start);
   return out.at("loss").as<float>()[0];
 }
+
+namespace {
+
+const char *optimizerName(Optimizer o) {
+  return o == Optimizer::Sgd ? "SGD" : "AdamW";
+}
+
+/// Throws for hyperparameters out of range (torch's and DeepSpeed's).
+void checkStepConfig(const StepConfig &c, bool lossScaled) {
+  const bool nonNegative =
+      c.lr >= 0 && c.weightDecay >= 0 && c.maxGradNorm >= 0;
+  if (c.optimizer == Optimizer::AdamW &&
+      (!nonNegative || !(c.beta1 >= 0 && c.beta1 < 1) ||
+       !(c.beta2 >= 0 && c.beta2 < 1) || !(c.eps > 0)))
+    throw Error("step: lr, weight decay and max_grad_norm must be >= 0, "
+                "betas in [0, 1), eps > 0");
+  if (c.optimizer == Optimizer::Sgd) {
+    if (!nonNegative || !(c.momentum >= 0) || !(c.dampening >= 0))
+      throw Error("step: lr, weight decay, max_grad_norm, momentum and "
+                  "dampening must be >= 0");
+    if (c.nesterov && (c.momentum <= 0 || c.dampening != 0))
+      throw Error("step: Nesterov momentum needs a momentum > 0 and zero "
+                  "dampening");
+  }
+  const LossScaleConfig &l = c.lossScale;
+  if (lossScaled && (l.window < 1 || l.hysteresis < 1 || !(l.minScale > 0)))
+    throw Error("step: the loss scale's window and hysteresis must be >= 1 "
+                "and its minimum > 0");
+}
+
+} // namespace
 
 StepResult Engine::step(const StepConfig &config) {
   const auto start = std::chrono::steady_clock::now();
@@ -192,24 +271,52 @@ StepResult Engine::step(const StepConfig &config) {
   if (microBatches_ == 0)
     throw Error("step: no gradients accumulated (call forwardBackward "
                 "first)");
-  if (!(config.lr >= 0) || !(config.beta1 >= 0 && config.beta1 < 1) ||
-      !(config.beta2 >= 0 && config.beta2 < 1) || !(config.eps > 0) ||
-      !(config.weightDecay >= 0) || !(config.maxGradNorm >= 0))
-    throw Error("step: lr, weight decay and max_grad_norm must be >= 0, "
-                "betas in [0, 1), eps > 0");
+  const TrainPlan &plan = trainPlan_;
+  if (config.optimizer != plan.optimizer)
+    throw Error(std::string("step: the bundle was compiled for ") +
+                optimizerName(plan.optimizer) + ", not " +
+                optimizerName(config.optimizer));
   Executable &s = executable("step");
+  const std::vector<std::string> &names = s.inputNames();
+  const bool lossScaled =
+      std::find(names.begin(), names.end(), "loss_scale_window") != names.end();
+  checkStepConfig(config, lossScaled);
+  if (!optimizerStarted())
+    initOptimizer(config.lossScale);
   NamedTensors inputs = {
       {"lr", scalarTensor(config.lr)},
-      {"beta1", scalarTensor(config.beta1)},
-      {"beta2", scalarTensor(config.beta2)},
-      {"eps", scalarTensor(config.eps)},
       {"weight_decay", scalarTensor(config.weightDecay)},
       {"max_grad_norm", scalarTensor(config.maxGradNorm)},
       {"grad_scale", scalarTensor(1.0f / static_cast<float>(microBatches_))}};
+  if (plan.optimizer == Optimizer::Sgd) {
+    inputs["momentum"] = scalarTensor(config.momentum);
+    inputs["dampening"] = scalarTensor(config.dampening);
+    inputs["nesterov"] = scalarTensor(config.nesterov ? 1.0f : 0.0f);
+  } else {
+    inputs["beta1"] = scalarTensor(config.beta1);
+    inputs["beta2"] = scalarTensor(config.beta2);
+    inputs["eps"] = scalarTensor(config.eps);
+  }
+  const LossScaleConfig &l = config.lossScale;
+  if (lossScaled) {
+    inputs["dynamic_loss_scale"] = scalarTensor(l.dynamic ? 1.0f : 0.0f);
+    inputs["loss_scale_window"] = scalarTensor(static_cast<float>(l.window));
+    inputs["hysteresis"] = scalarTensor(static_cast<float>(l.hysteresis));
+    inputs["min_loss_scale"] = scalarTensor(l.minScale);
+  }
   NamedTensors out = s.run(inputs);
   StepResult result;
   result.gradNorm = out.at("grad_norm").as<float>()[0];
   result.microBatches = microBatches_;
+  // 0: no overflow; 1: the hysteresis absorbed one; 2: the scale shifted.
+  const float overflow = lossScaled ? out.at("overflow").as<float>()[0] : 0;
+  if (lossScaled) {
+    result.overflow = overflow != 0;
+    result.lossScale = out.at("loss_scale").as<float>()[0];
+    result.nextLossScale = out.at("next_loss_scale").as<float>()[0];
+    result.hysteresisLeft =
+        static_cast<int64_t>(out.at("hysteresis_left").as<float>()[0]);
+  }
   // The accumulators start again from zero: released, they come back
   // zero-filled with the next forwardBackward.
   for (size_t i = 0; i < states_->size(); ++i)
@@ -217,6 +324,11 @@ StepResult Engine::step(const StepConfig &config) {
       states_->release(states_->desc(i).name);
   microBatches_ = 0;
   trainSeconds_ += secondsSince(start);
+  // DeepSpeed's DynamicLossScaler ends the run here: nothing can be lowered.
+  if (overflow == 2 && l.dynamic && result.lossScale <= l.minScale)
+    throw Error("step: the gradients overflow at the minimum loss scale (" +
+                std::to_string(l.minScale) +
+                "): it cannot be lowered further (the step was skipped)");
   return result;
 }
 

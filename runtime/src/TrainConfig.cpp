@@ -1,5 +1,6 @@
-// DeepSpeed-style configuration: parsing, defaults, checks, and the
-// learning-rate schedules (see TrainConfig.h).
+// DeepSpeed-style configuration: parsing, defaults, checks, the check
+// against a bundle's training plan, and the learning-rate schedules (see
+// TrainConfig.h).
 #include "hybrid/TrainConfig.h"
 
 #include "hybrid/Types.h"
@@ -122,43 +123,84 @@ void batchSizes(Section &top, TrainConfig &c) {
   c.gradientAccumulationSteps = accumulation;
 }
 
+void adamW(Section &p, const std::string &type, StepConfig &o) {
+  if (type == "Adam" && !p.boolean("adam_w_mode", true))
+    throw Error("config: optimizer.params.adam_w_mode false (Adam with "
+                "L2 regularisation) is not supported");
+  o.lr = static_cast<float>(p.number("lr", 1e-3));
+  o.eps = static_cast<float>(p.number("eps", 1e-8));
+  o.weightDecay = static_cast<float>(p.number("weight_decay", 0));
+  if (p.has("betas")) {
+    const Json &b = p.at("betas");
+    if (!b.is_array() || b.size() != 2 || !b[0].is_number() ||
+        !b[1].is_number())
+      throw Error("config: optimizer.params.betas must be [b1, b2], got " +
+                  b.dump());
+    o.beta1 = b[0].get<float>();
+    o.beta2 = b[1].get<float>();
+  }
+}
+
+/// torch.optim.SGD's params, with its defaults.
+void sgd(Section &p, StepConfig &o) {
+  o.lr = static_cast<float>(p.number("lr", 1e-3));
+  o.momentum = static_cast<float>(p.number("momentum", 0));
+  o.dampening = static_cast<float>(p.number("dampening", 0));
+  o.weightDecay = static_cast<float>(p.number("weight_decay", 0));
+  o.nesterov = p.boolean("nesterov", false);
+}
+
 void optimizer(Section &top, TrainConfig &c,
                std::vector<std::string> *unknown) {
   // DeepSpeed's Adam(W) defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8,
   // weight decay 0.
-  c.optimizer.weightDecay = 0.0f;
+  StepConfig &o = c.optimizer;
+  o.weightDecay = 0.0f;
   if (!top.has("optimizer"))
     return;
   Section opt(top.at("optimizer"), "optimizer", unknown);
   const std::string type = opt.string("type", "AdamW");
-  if (type != "AdamW" && type != "Adam")
+  if (type == "SGD")
+    o.optimizer = Optimizer::Sgd;
+  else if (type != "AdamW" && type != "Adam")
     throw Error("config: optimizer.type '" + type +
-                "' is not supported (AdamW, or Adam in its AdamW mode)");
+                "' is not supported (AdamW, Adam in its AdamW mode, or SGD)");
   if (opt.has("params")) {
     Section p(opt.at("params"), "optimizer.params", unknown);
-    if (type == "Adam" && !p.boolean("adam_w_mode", true))
-      throw Error("config: optimizer.params.adam_w_mode false (Adam with "
-                  "L2 regularisation) is not supported");
-    c.optimizer.lr = static_cast<float>(p.number("lr", 1e-3));
-    c.optimizer.eps = static_cast<float>(p.number("eps", 1e-8));
-    c.optimizer.weightDecay = static_cast<float>(p.number("weight_decay", 0));
-    if (p.has("betas")) {
-      const Json &b = p.at("betas");
-      if (!b.is_array() || b.size() != 2 || !b[0].is_number() ||
-          !b[1].is_number())
-        throw Error("config: optimizer.params.betas must be [b1, b2], got " +
-                    b.dump());
-      c.optimizer.beta1 = b[0].get<float>();
-      c.optimizer.beta2 = b[1].get<float>();
-    }
+    if (o.optimizer == Optimizer::Sgd)
+      sgd(p, o);
+    else
+      adamW(p, type, o);
     p.finish();
   }
   opt.finish();
-  const StepConfig &o = c.optimizer;
+  if (o.optimizer == Optimizer::Sgd) {
+    if (!(o.lr >= 0) || !(o.momentum >= 0) || !(o.dampening >= 0) ||
+        !(o.weightDecay >= 0))
+      throw Error("config: optimizer.params: lr, momentum, dampening and "
+                  "weight_decay must be >= 0");
+    if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
+      throw Error("config: optimizer.params.nesterov needs a momentum > 0 "
+                  "and zero dampening (as torch.optim.SGD)");
+    return;
+  }
   if (!(o.lr >= 0) || !(o.eps > 0) || !(o.weightDecay >= 0) ||
       !(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1))
     throw Error("config: optimizer.params: lr and weight_decay must be >= 0, "
                 "eps > 0, betas in [0, 1)");
+}
+
+/// warmup_num_steps and warmup_type, shared by every schedule.
+void warmup(Section &p, SchedulerConfig &r) {
+  // DeepSpeed warms up over at least 2 steps (log(1) would divide).
+  r.warmupNumSteps =
+      std::max<int64_t>(2, p.integer("warmup_num_steps", 1000, 1));
+  const std::string warmup = p.string("warmup_type", "log");
+  if (warmup != "log" && warmup != "linear")
+    throw Error("config: scheduler.params.warmup_type must be \"log\" or "
+                "\"linear\", got \"" +
+                warmup + "\"");
+  r.linearWarmup = warmup == "linear";
 }
 
 void scheduler(Section &top, TrainConfig &c,
@@ -167,56 +209,102 @@ void scheduler(Section &top, TrainConfig &c,
     return;
   Section s(top.at("scheduler"), "scheduler", unknown);
   const std::string type = s.string("type", "");
+  using Kind = SchedulerConfig::Kind;
   SchedulerConfig &r = c.scheduler;
   if (type == "WarmupLR")
-    r.kind = SchedulerConfig::Kind::WarmupLR;
+    r.kind = Kind::WarmupLR;
   else if (type == "WarmupDecayLR")
-    r.kind = SchedulerConfig::Kind::WarmupDecayLR;
+    r.kind = Kind::WarmupDecayLR;
+  else if (type == "WarmupCosineLR")
+    r.kind = Kind::WarmupCosineLR;
   else
     throw Error("config: scheduler.type '" + type +
-                "' is not supported (WarmupLR, WarmupDecayLR)");
-  if (s.has("params")) {
-    Section p(s.at("params"), "scheduler.params", unknown);
+                "' is not supported (WarmupLR, WarmupDecayLR, "
+                "WarmupCosineLR)");
+  const bool needsTotal = r.kind != Kind::WarmupLR;
+  if (!s.has("params")) {
+    if (needsTotal)
+      throw Error("config: scheduler.params.total_num_steps is required by " +
+                  type);
+    s.finish();
+    return;
+  }
+  Section p(s.at("params"), "scheduler.params", unknown);
+  if (r.kind == Kind::WarmupCosineLR) {
+    r.warmupMinRatio = p.number("warmup_min_ratio", 0.0);
+    r.cosMinRatio = p.number("cos_min_ratio", 0.0001);
+    if (!(r.warmupMinRatio >= 0) || !(r.cosMinRatio >= 0))
+      throw Error("config: scheduler.params: warmup_min_ratio and "
+                  "cos_min_ratio must be >= 0");
+  } else {
     r.warmupMinLr = p.number("warmup_min_lr", 0.0);
     r.warmupMaxLr = p.number("warmup_max_lr", 0.001);
-    // DeepSpeed warms up over at least 2 steps (log(1) would divide).
-    r.warmupNumSteps =
-        std::max<int64_t>(2, p.integer("warmup_num_steps", 1000, 1));
-    const std::string warmup = p.string("warmup_type", "log");
-    if (warmup != "log" && warmup != "linear")
-      throw Error("config: scheduler.params.warmup_type must be \"log\" or "
-                  "\"linear\", got \"" +
-                  warmup + "\"");
-    r.linearWarmup = warmup == "linear";
-    if (r.kind == SchedulerConfig::Kind::WarmupDecayLR) {
-      if (!p.has("total_num_steps"))
-        throw Error("config: scheduler.params.total_num_steps is required "
-                    "by WarmupDecayLR");
-      r.totalNumSteps = p.integer("total_num_steps", 0, 1);
-    }
-    p.finish();
-  } else if (r.kind == SchedulerConfig::Kind::WarmupDecayLR) {
-    throw Error("config: scheduler.params.total_num_steps is required by "
-                "WarmupDecayLR");
   }
+  warmup(p, r);
+  if (needsTotal) {
+    if (!p.has("total_num_steps"))
+      throw Error("config: scheduler.params.total_num_steps is required by " +
+                  type);
+    r.totalNumSteps = p.integer("total_num_steps", 0, 1);
+  }
+  p.finish();
   s.finish();
 }
 
-void precisionAndZero(Section &top, std::vector<std::string> *unknown) {
-  for (const char *key : {"fp16", "bf16"})
-    if (top.has(key)) {
-      Section p(top.at(key), key, unknown);
-      if (p.boolean("enabled", false))
-        throw Error(std::string("config: ") + key +
-                    ".enabled: mixed-precision training is not implemented "
-                    "yet (compile with --dtype for bf16 inference)");
+/// The fp16 block: DeepSpeed's dynamic loss scaling (or a static scale).
+void fp16(Section &p, TrainConfig &c) {
+  LossScaleConfig &l = c.optimizer.lossScale;
+  const double staticScale = p.number("loss_scale", 0);
+  const int64_t power = p.integer("initial_scale_power", 16, 0);
+  l.window = p.integer("loss_scale_window", 1000, 1);
+  l.hysteresis = p.integer("hysteresis", 2, 1);
+  l.minScale = static_cast<float>(p.number("min_loss_scale", 1));
+  // Token ids are the inputs: nothing to cast.
+  p.boolean("auto_cast", false);
+  if (p.boolean("consecutive_hysteresis", false))
+    throw Error("config: fp16.consecutive_hysteresis true is not supported "
+                "(the hysteresis is refilled when the scale grows)");
+  if (!(staticScale >= 0) || staticScale > 3e38)
+    throw Error("config: fp16.loss_scale must be 0 (dynamic) or a positive "
+                "f32, got " +
+                std::to_string(staticScale));
+  if (power > 127)
+    throw Error("config: fp16.initial_scale_power must be <= 127 (2^power "
+                "is an f32), got " +
+                std::to_string(power));
+  if (!(l.minScale > 0) || l.minScale > 3e38f)
+    throw Error("config: fp16.min_loss_scale must be a positive f32");
+  l.dynamic = staticScale == 0;
+  l.initialScale = l.dynamic ? std::ldexp(1.0f, static_cast<int>(power))
+                             : static_cast<float>(staticScale);
+}
+
+void precision(Section &top, TrainConfig &c,
+               std::vector<std::string> *unknown) {
+  for (const char *key : {"fp16", "bf16"}) {
+    if (!top.has(key))
+      continue;
+    const bool half = std::string(key) == "fp16";
+    Section p(top.at(key), key, unknown);
+    if (p.boolean("enabled", false)) {
+      if (c.precision != DType::F32)
+        throw Error("config: fp16.enabled and bf16.enabled: enable one of "
+                    "them");
+      c.precision = half ? DType::F16 : DType::BF16;
+      if (half)
+        fp16(p, c);
+    } else if (half) {
       // The other keys of a disabled block do not matter.
-      for (const char *k :
-           {"loss_scale", "initial_scale_power", "loss_scale_window",
-            "hysteresis", "min_loss_scale", "auto_cast"})
+      for (const char *k : {"loss_scale", "initial_scale_power",
+                            "loss_scale_window", "hysteresis", "min_loss_scale",
+                            "auto_cast", "consecutive_hysteresis"})
         p.has(k);
-      p.finish();
     }
+    p.finish();
+  }
+}
+
+void zero(Section &top, std::vector<std::string> *unknown) {
   if (top.has("zero_optimization")) {
     Section z(top.at("zero_optimization"), "zero_optimization", unknown);
     const int64_t stage = z.integer("stage", 0, 0);
@@ -268,15 +356,73 @@ TrainConfig parseTrainConfig(const std::string &text,
     throw Error("config: gradient_clipping must be >= 0");
   c.optimizer.maxGradNorm = static_cast<float>(clip);
   c.stepsPerPrint = top.integer("steps_per_print", 10, 1);
-  precisionAndZero(top, unknown);
+  precision(top, c, unknown);
+  zero(top, unknown);
   hybridEngine(top, c, unknown);
   top.boolean("wall_clock_breakdown", false);
   top.finish();
   return c;
 }
 
+TrainPlan trainPlanOf(const BundleDesc &bundle) {
+  const ExecutableDesc *step = nullptr;
+  for (const ExecutableDesc &e : bundle.executables)
+    if (e.name == "step")
+      step = &e;
+  if (!step)
+    throw Error("bundle '" + bundle.model +
+                "' has no training executables (compile it with hybridc "
+                "--train)");
+  TrainPlan plan;
+  for (const PortDesc &in : step->inputs)
+    if (in.name == "momentum")
+      plan.optimizer = Optimizer::Sgd;
+  // The working precision: that of the parameters kept as f32 masters
+  // (hybridc gives every trainable parameter one dtype).
+  const std::string master = "opt.master.";
+  for (const StateUse &use : step->states) {
+    const std::string &name = bundle.states.at(use.state).name;
+    if (name.compare(0, master.size(), master) != 0)
+      continue;
+    const std::string param = name.substr(master.size());
+    for (const ParamDesc &p : bundle.params)
+      if (p.name == param)
+        return {plan.optimizer, p.dtype};
+  }
+  return plan;
+}
+
+void checkTrainConfig(const TrainConfig &config, const TrainPlan &plan) {
+  const bool sgd = config.optimizer.optimizer == Optimizer::Sgd;
+  if (config.optimizer.optimizer != plan.optimizer)
+    throw Error(std::string("config: optimizer.type ") +
+                (sgd ? "SGD" : "AdamW") + ", but the bundle was compiled for " +
+                (sgd ? "AdamW" : "SGD") +
+                " (compile it with hybridc --train --optimizer=" +
+                (sgd ? "sgd" : "adamw") + ")");
+  if (config.precision == plan.precision)
+    return;
+  auto typeName = [](DType d) {
+    return d == DType::F16    ? std::string("float16")
+           : d == DType::BF16 ? std::string("bfloat16")
+                              : std::string("float32");
+  };
+  const std::string compile =
+      "compile it with hybridc --train --dtype=" + typeName(config.precision);
+  if (config.precision != DType::F32)
+    throw Error(std::string("config: ") +
+                (config.precision == DType::F16 ? "fp16" : "bf16") +
+                ".enabled, but the bundle trains " + typeName(plan.precision) +
+                " weights (" + compile + ")");
+  throw Error("config: the bundle trains " + typeName(plan.precision) +
+              " weights through f32 masters: enable " +
+              (plan.precision == DType::F16 ? "fp16" : "bf16") +
+              " in the config, or " + compile);
+}
+
 double learningRate(const SchedulerConfig &s, double lr, int64_t step) {
-  if (s.kind == SchedulerConfig::Kind::None)
+  using Kind = SchedulerConfig::Kind;
+  if (s.kind == Kind::None)
     return lr;
   double gamma = 1.0;
   if (step < s.warmupNumSteps) {
@@ -284,12 +430,22 @@ double learningRate(const SchedulerConfig &s, double lr, int64_t step) {
                 ? static_cast<double>(step) / s.warmupNumSteps
                 : std::log(static_cast<double>(step + 1)) /
                       std::log(static_cast<double>(s.warmupNumSteps));
-  } else if (s.kind == SchedulerConfig::Kind::WarmupDecayLR) {
+  } else if (s.kind == Kind::WarmupCosineLR) {
+    const double progress = std::min(
+        1.0, static_cast<double>(step - s.warmupNumSteps + 1) /
+                 std::max<double>(1.0, static_cast<double>(s.totalNumSteps -
+                                                           s.warmupNumSteps)));
+    constexpr double kPi = 3.14159265358979323846;
+    const double cosine = (1 + std::cos(kPi * progress)) / 2;
+    return lr * std::max(0.0, s.cosMinRatio + (1 - s.cosMinRatio) * cosine);
+  } else if (s.kind == Kind::WarmupDecayLR) {
     gamma = std::max(
         0.0, static_cast<double>(s.totalNumSteps - step) /
                  std::max<double>(1.0, static_cast<double>(s.totalNumSteps -
                                                            s.warmupNumSteps)));
   }
+  if (s.kind == Kind::WarmupCosineLR)
+    return lr * (s.warmupMinRatio + (1 - s.warmupMinRatio) * gamma);
   return s.warmupMinLr + (s.warmupMaxLr - s.warmupMinLr) * gamma;
 }
 

@@ -22,5 +22,10 @@ for m in gpt2 opt llama; do
     "$out/$m/model-bf16.safetensors"
   "$build/bin/hybridc" compile "$fixtures/$m/model.onnx" -o "$out/$m/onnx.hyb" -q
 done
+# The optimizer tests' training variants of gpt2.
+for variant in fp16:--dtype=float16 bf16:--dtype=bfloat16 sgd:--optimizer=sgd; do
+  "$build/bin/hybridc" compile "$fixtures/gpt2" --train "${variant#*:}" \
+    --no-generate -o "$out/gpt2/train-${variant%%:*}.hyb" -q
+done
 "$build/bin/hybridc" compile examples/models/gpt2-124m -o "$out/gpt2-124m.hyb" -q
 echo "staged $build/device-kit and $out"

@@ -79,15 +79,19 @@ const char *kUsage =
     "      times prefill and decode on random weights and prompts; --repeat\n"
     "      R reports the best of R calls after a warm-up.\n"
     "  hybrid-run train-step BUNDLE --weights W --inputs IN.safetensors\n"
-    "                     --out OUT.safetensors [--optimizer adamw]\n"
+    "                     --out OUT.safetensors [--optimizer adamw|sgd]\n"
     "                     [--lr LR] [--betas B1,B2] [--eps E]\n"
+    "                     [--momentum M] [--dampening D] [--nesterov 0|1]\n"
     "                     [--weight-decay WD] [--device D] [--threads N]\n"
     "      One causal-LM training step (a bundle compiled with hybridc\n"
     "      --train): loss of input_ids (labels = inputs, shifted as HF\n"
-    "      does; attention_mask from IN when present), gradients, AdamW\n"
-    "      (defaults: lr 1e-3, betas 0.9,0.999, eps 1e-8, weight decay\n"
-    "      0.01). Writes float32 loss [1], grad.<name> per parameter and\n"
-    "      logits_after (forward on the same inputs after the step).\n"
+    "      does; attention_mask from IN when present), gradients, the\n"
+    "      bundle's update: AdamW (defaults: lr 1e-3, betas 0.9,0.999, eps\n"
+    "      1e-8, weight decay 0.01) or SGD (lr 1e-3, momentum, dampening,\n"
+    "      weight decay 0, no nesterov). Writes loss [1], grad.<name> per\n"
+    "      parameter and logits_after (forward on the same inputs after\n"
+    "      the step); bf16/f16 bundles also opt.master.<name> (the f32\n"
+    "      masters after the step).\n"
     "  hybrid-run train BUNDLE --weights W --config DS_CONFIG.json\n"
     "                     --data TOKENS.safetensors --steps N [--save DIR]\n"
     "                     [--resume DIR] [--device D] [--threads N]\n"
@@ -95,10 +99,14 @@ const char *kUsage =
     "      hybridc --train) over TOKENS' input_ids [sequences, seq] (and\n"
     "      attention_mask), micro-batches taken in order and cycling, as a\n"
     "      DeepSpeed config says: batch sizes and gradient accumulation,\n"
-    "      AdamW's params, gradient_clipping, WarmupLR / WarmupDecayLR.\n"
+    "      AdamW's or SGD's params, gradient_clipping, WarmupLR /\n"
+    "      WarmupDecayLR / WarmupCosineLR, bf16 or fp16 (dynamic loss\n"
+    "      scaling: an overflowing step is skipped and logged with the\n"
+    "      scale's change), each checked against the bundle.\n"
     "      Logs loss, lr, gradient norm, ms and tokens/s per step\n"
     "      (steps_per_print); --save writes DIR/model.safetensors (HF names)\n"
-    "      and DIR/optimizer.safetensors (moments, step count); --resume\n"
+    "      and DIR/optimizer.safetensors (moments, masters, loss scale,\n"
+    "      step count); --resume\n"
     "      DIR (instead of --weights) continues such a run N more steps,\n"
     "      as if it had not stopped.\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
@@ -898,23 +906,42 @@ int runInfo(int argc, char **argv) {
 // train-step
 //===----------------------------------------------------------------------===//
 
+/// State `name` of `engine`, copied to the host.
+HostTensor hostCopy(Engine &engine, const std::string &name) {
+  DeviceTensor t = engine.state(name);
+  HostTensor host = HostTensor::allocate(t.dtype, t.shape);
+  Device &device = engine.device();
+  device.copyDeviceToHost(host.data(), t.data, t.bytes(),
+                          device.defaultStream());
+  device.synchronize(device.defaultStream());
+  return host;
+}
+
 int runTrainStep(int argc, char **argv) {
   Args args = parseArgs("train-step", argc, argv, 2,
                         {"--weights", "--inputs", "--out", "--optimizer",
                          "--lr", "--betas", "--eps", "--weight-decay",
-                         "--threads", "--allow-extra", "--device"});
+                         "--momentum", "--dampening", "--nesterov", "--threads",
+                         "--allow-extra", "--device"});
   expectPositional(args, 1, "train-step", "a BUNDLE");
   const std::string weightsPath = args.required("--weights", "train-step");
   const std::string inputsPath = args.required("--inputs", "train-step");
   const std::string outPath = args.required("--out", "train-step");
   const std::string &bundlePath = args.positional[0];
   checkOutputIsNoInput(outPath, bundlePath, weightsPath, inputsPath);
-  const std::string optimizer = args.single("--optimizer").value_or("adamw");
-  if (optimizer != "adamw")
-    throw UsageError{"train-step: --optimizer '" + optimizer +
-                     "' is not supported (adamw)"};
+  const std::optional<std::string> optimizer = args.single("--optimizer");
+  if (optimizer && *optimizer != "adamw" && *optimizer != "sgd")
+    throw UsageError{"train-step: --optimizer '" + *optimizer +
+                     "' is not supported (adamw, sgd)"};
+  const bool sgd = optimizer && *optimizer == "sgd";
+  for (const char *flag : sgd ? std::vector<const char *>{"--betas", "--eps"}
+                              : std::vector<const char *>{
+                                    "--momentum", "--dampening", "--nesterov"})
+    if (args.single(flag))
+      throw UsageError{std::string("train-step: ") + flag +
+                       (sgd ? " is AdamW's" : " is SGD's (--optimizer sgd)")};
   // Hyperparameters the executable takes as inputs; omitted ones keep its
-  // defaults (torch.optim.AdamW's, lr 1e-3).
+  // defaults (torch.optim.AdamW's, lr 1e-3; torch.optim.SGD's).
   NamedTensors hyper;
   auto scalar = [&](const char *name, double v) {
     hyper[name] = HostTensor::fromVector<float>({1}, {static_cast<float>(v)});
@@ -925,6 +952,15 @@ int runTrainStep(int argc, char **argv) {
     scalar("eps", parseNonNegative(*v, "--eps"));
   if (auto v = args.single("--weight-decay"))
     scalar("weight_decay", parseNonNegative(*v, "--weight-decay"));
+  if (auto v = args.single("--momentum"))
+    scalar("momentum", parseNonNegative(*v, "--momentum"));
+  if (auto v = args.single("--dampening"))
+    scalar("dampening", parseNonNegative(*v, "--dampening"));
+  if (auto v = args.single("--nesterov")) {
+    if (*v != "0" && *v != "1")
+      throw UsageError{"train-step: --nesterov wants 0 or 1, got '" + *v + "'"};
+    scalar("nesterov", *v == "1" ? 1 : 0);
+  }
   if (auto v = args.single("--betas")) {
     size_t comma = v->find(',');
     if (comma == std::string::npos)
@@ -944,7 +980,14 @@ int runTrainStep(int argc, char **argv) {
   if (!engine.hasExecutable("train_step"))
     throw Error(bundlePath + ": no train_step executable (compile the model "
                              "with hybridc --train)");
+  const Optimizer compiled = trainPlanOf(*bundle).optimizer;
+  if (optimizer && (compiled == Optimizer::Sgd) != sgd)
+    throw Error(bundlePath + ": compiled for " +
+                (compiled == Optimizer::Sgd ? "SGD" : "AdamW") +
+                ", not --optimizer " + *optimizer);
   engine.loadWeights(weightsPath, allowedExtra);
+  // bf16 / f16 weights: their f32 masters, and the f16 loss scale.
+  engine.initOptimizer();
   // input_ids and, when the file has it, attention_mask.
   SafeTensorsFile in = SafeTensorsFile::open(inputsPath);
   NamedTensors batch;
@@ -973,6 +1016,11 @@ int runTrainStep(int argc, char **argv) {
   NamedTensors after =
       engine.forward(engine.executable("forward").withDefaults(batch));
   out["logits_after"] = after.at("logits");
+  for (size_t i = 0; i < engine.states().size(); ++i) {
+    const std::string &name = engine.states().desc(i).name;
+    if (name.rfind("opt.master.", 0) == 0)
+      out[name] = hostCopy(engine, name);
+  }
   writeSafeTensors(outPath, out,
                    {{"producer", "hybrid-run train-step"},
                     {"bundle", bundlePath},
@@ -1059,11 +1107,19 @@ int runTrain(int argc, char **argv) {
   if (!engine.hasExecutable("forward_backward"))
     throw Error(bundlePath + ": no training executables (compile the model "
                              "with hybridc --train)");
+  try {
+    checkTrainConfig(config, trainPlanOf(*bundle));
+  } catch (const Error &e) {
+    throw Error(configPath + ": " + e.what() + " (" + bundlePath + ")");
+  }
   engine.loadWeights(weightsPath, allowedExtraOf(args));
-  // Resuming: the optimizer's state as saved; the schedule and the data
-  // continue from its step count, so the run goes on as if never stopped.
-  int64_t first = 0;
-  if (!resumeDir.empty()) {
+  // Resuming: the optimizer's state as saved; the schedule continues from
+  // its step count (steps applied) and the data from the steps run, so the
+  // run goes on as if never stopped.
+  int64_t first = 0, applied = 0;
+  if (resumeDir.empty()) {
+    engine.initOptimizer(config.optimizer.lossScale);
+  } else {
     const std::string path = resumeDir + "/optimizer.safetensors";
     SafeTensorsFile saved = SafeTensorsFile::open(path);
     for (const SafeTensorsEntry &e : saved.entries()) {
@@ -1078,7 +1134,20 @@ int runTrain(int argc, char **argv) {
                                device->defaultStream());
       device->synchronize(device->defaultStream());
       if (name == "opt.step")
-        first = static_cast<int64_t>(host.as<float>()[0]);
+        applied = static_cast<int64_t>(host.as<float>()[0]);
+    }
+    // Skipped steps (fp16 overflows) ran without counting as applied.
+    first = applied;
+    if (auto it = saved.metadata().find("global_steps");
+        it != saved.metadata().end()) {
+      char *end = nullptr;
+      const long long n = std::strtoll(it->second.c_str(), &end, 10);
+      if (it->second.empty() || *end || n < applied)
+        throw Error(path + ": global_steps '" +
+                    escapeControlCharacters(it->second) +
+                    "' is not a step count of at least opt.step (" +
+                    std::to_string(applied) + ")");
+      first = n;
     }
   }
 
@@ -1096,42 +1165,65 @@ int runTrain(int argc, char **argv) {
       next = (next + config.microBatchSize) % sequences;
       loss += engine.forwardBackward(batch, mask ? &batchMask : nullptr);
     }
+    // As DeepSpeed, a skipped step does not advance the schedule.
     StepConfig optimizer = config.optimizer;
     optimizer.lr = static_cast<float>(
-        learningRate(config.scheduler, config.optimizer.lr, step));
+        learningRate(config.scheduler, config.optimizer.lr, applied));
     StepResult r = engine.step(optimizer);
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
-    if ((step + 1) % config.stepsPerPrint == 0 || step == first ||
-        step + 1 == first + steps)
+    const long long shown = step + 1, last = first + steps;
+    if (r.overflow) {
+      // DeepSpeed's "OVERFLOW! Skipping step. Attempted loss scale: ..."
+      char change[128];
+      const LossScaleConfig &l = config.optimizer.lossScale;
+      if (!l.dynamic)
+        std::snprintf(change, sizeof change, "static loss scale %.0f",
+                      r.lossScale);
+      else if (r.nextLossScale < r.lossScale)
+        std::snprintf(change, sizeof change, "loss scale %.0f -> %.0f",
+                      r.lossScale, r.nextLossScale);
+      else
+        std::snprintf(change, sizeof change,
+                      "loss scale %.0f kept, hysteresis %lld -> %lld",
+                      r.lossScale, static_cast<long long>(r.hysteresisLeft + 1),
+                      static_cast<long long>(r.hysteresisLeft));
+      std::fprintf(stderr,
+                   "hybrid-run: train step %lld/%lld: overflow: skipped "
+                   "step, %s\n",
+                   shown, last, change);
+      continue;
+    }
+    ++applied;
+    if (shown % config.stepsPerPrint == 0 || step == first || shown == last) {
+      char scale[48] = "";
+      if (r.lossScale > 0)
+        std::snprintf(scale, sizeof scale, ", loss scale %.0f", r.lossScale);
       std::fprintf(stderr,
                    "hybrid-run: train step %lld/%lld: loss %.6f, lr %.3g, "
-                   "grad norm %.4g, %.1f ms, %.0f tokens/s\n",
-                   static_cast<long long>(step + 1),
-                   static_cast<long long>(first + steps),
-                   loss / config.gradientAccumulationSteps, optimizer.lr,
-                   r.gradNorm, ms, config.trainBatchSize * seq / (ms / 1000));
+                   "grad norm %.4g%s, %.1f ms, %.0f tokens/s\n",
+                   shown, last, loss / config.gradientAccumulationSteps,
+                   optimizer.lr, r.gradNorm, scale, ms,
+                   config.trainBatchSize * seq / (ms / 1000));
+    }
   }
   if (!saveDir.empty()) {
     ::mkdir(saveDir.c_str(), 0755);
     engine.weights().saveSafeTensors(saveDir + "/model.safetensors");
-    // The optimizer's state (moments, step count), for resuming.
+    // The optimizer's state (moments, masters, loss scale, step count),
+    // for resuming.
     NamedTensors state;
     for (size_t i = 0; i < engine.states().size(); ++i) {
       const std::string &name = engine.states().desc(i).name;
       if (name.rfind("opt.", 0) != 0 || name.rfind("opt.grad.", 0) == 0 ||
           !engine.states().allocated(name))
         continue;
-      DeviceTensor t = engine.state(name);
-      HostTensor host = HostTensor::allocate(t.dtype, t.shape);
-      device->copyDeviceToHost(host.data(), t.data, t.bytes(),
-                               device->defaultStream());
-      device->synchronize(device->defaultStream());
-      state[name] = std::move(host);
+      state[name] = hostCopy(engine, name);
     }
     writeSafeTensors(saveDir + "/optimizer.safetensors", state,
-                     {{"producer", "hybrid-run train"}});
+                     {{"producer", "hybrid-run train"},
+                      {"global_steps", std::to_string(first + steps)}});
     std::fprintf(stderr,
                  "hybrid-run: saved %s/model.safetensors and "
                  "%s/optimizer.safetensors\n",

@@ -52,6 +52,10 @@ constexpr const char *kUsage =
     "  --train                also the training executables of a language\n"
     "                         model: @forward_loss (HF's causal-LM loss),\n"
     "                         @forward_loss_grad, @train_step (AdamW)\n"
+    "  --optimizer=NAME       the training update: adamw (default) or sgd\n"
+    "                         (with momentum); bf16/f16 weights train\n"
+    "                         through f32 master copies, f16 with dynamic\n"
+    "                         loss scaling\n"
     "  -q, --quiet            no summary line\n";
 
 int usageError(const std::string &msg) {
@@ -115,7 +119,7 @@ int runHybridc(int argc, char **argv) {
 
   std::string model, out;
   hybridc::Phase stopAfter = hybridc::Phase::Bundle;
-  bool printResult = false, quiet = false;
+  bool printResult = false, quiet = false, optimizerGiven = false;
   hybridc::CompileOptions options;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string &a = args[i];
@@ -150,6 +154,16 @@ int runHybridc(int argc, char **argv) {
       options.generation = hybridc::CompileOptions::Generation::On;
     } else if (a == "--train") {
       options.train = true;
+    } else if (a.rfind("--optimizer=", 0) == 0) {
+      const std::string name = a.substr(12);
+      if (name == "adamw")
+        options.optimizer = hybridc::CompileOptions::Optimizer::AdamW;
+      else if (name == "sgd")
+        options.optimizer = hybridc::CompileOptions::Optimizer::Sgd;
+      else
+        return usageError("unknown --optimizer '" + name +
+                          "' (expected adamw or sgd)");
+      optimizerGiven = true;
     } else if (a == "--no-fuse") {
       options.fuse = false;
     } else if (a == "-q" || a == "--quiet") {
@@ -164,6 +178,8 @@ int runHybridc(int argc, char **argv) {
   }
   if (model.empty())
     return usageError("no MODEL given");
+  if (optimizerGiven && !options.train)
+    return usageError("--optimizer applies to --train");
   if (!printResult && out.empty())
     return usageError("no output file given (-o OUT.hyb)");
 
@@ -219,7 +235,7 @@ int runHybridc(int argc, char **argv) {
     if (!hybridc::isLanguageModel(module->get()))
       return fail("--train: @forward is not a language model (int64 "
                   "input_ids [batch, seq] -> logits [batch, seq, vocab])");
-    if (llvm::Error e = hybridc::runTrainPipeline(module->get()))
+    if (llvm::Error e = hybridc::runTrainPipeline(module->get(), options))
       return failPhase(std::move(e));
   }
   using Generation = hybridc::CompileOptions::Generation;

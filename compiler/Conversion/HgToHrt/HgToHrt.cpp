@@ -247,7 +247,7 @@ private:
     for (auto &[name, v] : writtenStates_) {
       BlockArgument arg = args[name];
       Operation *def = v.getDefiningOp();
-      if (!def || isa<hg::ConstantOp, hg::ReshapeOp>(def) || direct_.count(v))
+      if (!def || isa<hg::ConstantOp, hg::ReshapeOp>(def))
         continue;
       SmallVector<Value> old = {arg};
       for (size_t k = 0; k < old.size(); ++k)
@@ -256,11 +256,15 @@ private:
             old.push_back(view.getResult());
       bool oldReadLater = false, defReadsOld = false;
       for (Value o : old)
-        for (Operation *user : o.getUsers()) {
+        for (OpOperand &use : o.getUses()) {
+          Operation *user = use.getOwner();
           if (user == def)
             defReadsOld = true;
+          else if (isa<func::ReturnOp>(user))
+            // An output copies the old value out after every command.
+            oldReadLater |= !writesBack(use.getOperandNumber());
           else if (user->getBlock() == &body && def->isBeforeInBlock(user) &&
-                   !isa<func::ReturnOp, hg::ReshapeOp>(user))
+                   !isa<hg::ReshapeOp>(user))
             oldReadLater = true;
         }
       if (oldReadLater || (defReadsOld && !writesOverItsInput(def, arg)))
@@ -287,14 +291,18 @@ private:
            });
   }
 
+  /// Whether result `i` writes a state or a parameter back (else it is an
+  /// output).
+  bool writesBack(unsigned i) {
+    return func_.getResultAttrOfType<StringAttr>(i, "hg.state") ||
+           func_.getResultAttrOfType<StringAttr>(i, "hg.param");
+  }
+
   /// Creates the output ports in return order. A value computed by a command
-  /// and returned once is written straight into its port.
+  /// and returned once is written straight into its port, unless it is
+  /// computed into a state (the port then copies it from there).
   LogicalResult createOutputs(func::ReturnOp ret) {
     llvm::DenseMap<Value, unsigned> uses;
-    auto writesBack = [&](unsigned i) {
-      return func_.getResultAttrOfType<StringAttr>(i, "hg.state") ||
-             func_.getResultAttrOfType<StringAttr>(i, "hg.param");
-    };
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
       if (!writesBack(i))
         ++uses[v];
@@ -309,13 +317,18 @@ private:
                                            b_.getStringAttr(port), nullptr);
       outputs_.push_back(out);
       Operation *def = v.getDefiningOp();
-      if (uses[v] == 1 && def && !isa<hg::ConstantOp, hg::ReshapeOp>(def))
+      if (uses[v] == 1 && def && !isa<hg::ConstantOp, hg::ReshapeOp>(def) &&
+          !inPlaceState_.count(v))
         direct_[v] = out;
     }
     return success();
   }
 
   void copyToOutputs(func::ReturnOp ret) {
+    // Outputs first: one may return the old value of what is written back.
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (!writesBack(i) && direct_.lookup(v) != outputs_[i])
+        b_.create<hrt::CopyOp>(ret.getLoc(), outputs_[i], buffers_.lookup(v));
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
       if (auto param = func_.getResultAttrOfType<StringAttr>(i, "hg.param")) {
         // After every read of the old value: the commands run in order.
@@ -323,20 +336,15 @@ private:
         if (buffers_.lookup(v) != target)
           b_.create<hrt::CopyOp>(NameLoc::get(param), target,
                                  buffers_.lookup(v));
-        continue;
-      }
-      if (auto state = func_.getResultAttrOfType<StringAttr>(i, "hg.state")) {
+      } else if (auto state =
+                     func_.getResultAttrOfType<StringAttr>(i, "hg.state")) {
         // Written in place, or unchanged: nothing to copy.
         Value target = stateBuffers_.lookup(state.getValue());
         // Named for the state: the copy has no source node of its own.
         if (buffers_.lookup(v) != target)
           b_.create<hrt::CopyOp>(NameLoc::get(state), target,
                                  buffers_.lookup(v));
-        continue;
       }
-      if (direct_.lookup(v) == outputs_[i])
-        continue;
-      b_.create<hrt::CopyOp>(ret.getLoc(), outputs_[i], buffers_.lookup(v));
     }
   }
 

@@ -6,7 +6,9 @@
 // order; a value used several times gets the sum of its uses' gradients.
 // Only values that depend on a parameter carry gradients (integers,
 // booleans, position tables and masks do not); an op on that path without
-// a rule is an error naming it.
+// a rule is an error naming it. With `loss-scale`, the gradients are those
+// of loss x a state (fp16 loss scaling): the backward pass starts from the
+// scale instead of 1, as torch's (loss * scale).backward() does.
 #include "dialects/hg/Transforms/Passes.h"
 #include "dialects/hg/Transforms/VjpInterface.h"
 
@@ -65,6 +67,14 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
                        << lossType;
       return signalPassFailure();
     }
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto s = func.getArgAttrOfType<StringAttr>(i, "hg.state");
+          s && !lossScale.empty() && s.getValue() == lossScale) {
+        func.emitError() << "hg-autodiff: @" << function
+                         << " already reads state '" << lossScale
+                         << "' (the loss scale is added here)";
+        return signalPassFailure();
+      }
     const std::string name = function + "_grad";
     if (module.lookupSymbol(name)) {
       module.emitError() << "hg-autodiff: @" << name << " exists already";
@@ -91,16 +101,28 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
         it->second = b.create<AddOp>(g.getLoc(), it->second, g);
     };
     context.setLoc(lossValue.getLoc());
-    accumulate(
-        lossValue,
-        b.create<BroadcastToOp>(
-            lossValue.getLoc(),
-            context.scalar(1.0, cast<ShapedType>(lossType).getElementType()),
-            b.getArrayAttr(llvm::to_vector(
-                llvm::map_range(cast<RankedTensorType>(lossType).getShape(),
-                                [&](int64_t d) -> Attribute {
-                                  return b.getI64IntegerAttr(d);
-                                })))));
+    ArrayAttr lossShape = b.getArrayAttr(llvm::to_vector(llvm::map_range(
+        cast<RankedTensorType>(lossType).getShape(),
+        [&](int64_t d) -> Attribute { return b.getI64IntegerAttr(d); })));
+    Type lossElement = cast<ShapedType>(lossType).getElementType();
+    Value seed;
+    if (lossScale.empty()) {
+      seed = b.create<BroadcastToOp>(
+          lossValue.getLoc(), context.scalar(1.0, lossElement), lossShape);
+    } else {
+      auto scaleType = RankedTensorType::get({1}, b.getF32Type());
+      unsigned index = grad.getNumArguments();
+      grad.insertArgument(index, scaleType,
+                          b.getDictionaryAttr(b.getNamedAttr(
+                              "hg.state", b.getStringAttr(lossScale))),
+                          lossValue.getLoc());
+      Value scale = body.getArgument(index);
+      if (lossElement != scaleType.getElementType())
+        scale = b.create<CastOp>(lossValue.getLoc(),
+                                 scaleType.clone(lossElement), scale);
+      seed = b.create<ReshapeOp>(lossValue.getLoc(), scale, lossShape);
+    }
+    accumulate(lossValue, seed);
 
     // The forward ops, last first (ops built here go after the return's
     // position in this list, so they are not visited). Only values that

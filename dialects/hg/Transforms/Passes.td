@@ -35,6 +35,22 @@ def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
     * @step: the accumulators times `grad_scale`, clipped to the global L2
       norm `max_grad_norm` (0: off) as clip_grad_norm_ does, then the
       update; returns `grad_norm`. The caller zeroes the accumulators.
+    Precision plan (shared with hg-sgd). A bf16 or f16 parameter is updated
+    through an f32 master copy (state `opt.master.<name>`) and written back
+    as its cast; @init_optimizer copies the working weights into the
+    masters (the engine runs it after binding weights). When
+    @forward_loss_grad reads state `opt.loss_scale` (hg-autodiff's
+    `loss-scale`: fp16), @step and @train_step unscale the gradients, take
+    an inf or NaN global norm as an overflow and then skip the step (every
+    write-back keeps its old value through a select), and update the scale
+    as DeepSpeed's dynamic loss scaling does (inputs dynamic_loss_scale,
+    loss_scale_window, hysteresis, min_loss_scale; states
+    `opt.loss_scale`, `opt.loss_scale_hysteresis`,
+    `opt.loss_scale_good_steps`, started by @init_optimizer from
+    initial_loss_scale and hysteresis); they return `overflow` (0: none,
+    1: skipped, the hysteresis spent; 2: skipped, the scale shifted),
+    `loss_scale` (the one the step's gradients carried), `next_loss_scale`
+    and `hysteresis_left`.
   }];
 }
 
@@ -54,8 +70,24 @@ def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
     Option<"function", "function", "std::string", "\"forward\"",
            "the function to differentiate">,
     Option<"loss", "loss", "std::string", "\"loss\"",
-           "the hg.name of its scalar result">
+           "the hg.name of its scalar result">,
+    Option<"lossScale", "loss-scale", "std::string", "\"\"",
+           "a state (f32 [1], added as an argument) the gradients are "
+           "scaled by: they are those of loss x state (fp16 loss scaling); "
+           "the loss returned stays unscaled">
   ];
+}
+
+def Sgd : Pass<"hg-sgd", "mlir::ModuleOp"> {
+  let summary = "The optimizer executables: SGD with momentum in place";
+  let description = [{
+    hg-adamw's executables and precision plan with torch.optim.SGD's
+    update: d = g + weight_decay p; the momentum buffer
+    (`opt.momentum_buffer.<name>`, f32 state) is d on the first step, else
+    momentum b + (1 - dampening) d; p -= lr (nesterov ? d + momentum b : b);
+    momentum 0 is plain SGD. lr, momentum, dampening, weight_decay and
+    nesterov (0 or 1) are f32 [1] inputs (defaults 1e-3, 0, 0, 0, 0).
+  }];
 }
 
 //===----------------------------------------------------------------------===//

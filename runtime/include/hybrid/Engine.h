@@ -9,6 +9,7 @@
 #include "hybrid/Generation.h"
 #include "hybrid/HostTensor.h"
 #include "hybrid/StateStore.h"
+#include "hybrid/TrainConfig.h"
 #include "hybrid/WeightStore.h"
 
 #include <chrono>
@@ -47,10 +48,12 @@ public:
   /// safetensors checkpoint (file, folder with model.safetensors, or a
   /// sharded checkpoint's index). `allowedExtra` lists checkpoint tensors
   /// that may be present without being parameters (safetensors only), in
-  /// addition to the bundle's tied names.
+  /// addition to the bundle's tied names. What initOptimizer() starts
+  /// (f32 masters, loss scale) starts again from the new weights.
   void loadWeights(const std::string &path,
                    const std::set<std::string> &allowedExtra = {});
-  /// Deterministic demo weights (see WeightStore::initRandom).
+  /// Deterministic demo weights (see WeightStore::initRandom); as
+  /// loadWeights for initOptimizer().
   void initRandom(uint64_t seed);
 
   /// Runs the "forward" executable: inputs by name (e.g. input_ids i64
@@ -70,6 +73,17 @@ public:
                           const HostTensor *attentionMask,
                           const GenerateConfig &config);
 
+  /// Starts the training state that does not start at zero, in bundles
+  /// that train bf16 or f16 weights (@init_optimizer): the f32 master
+  /// copies of the weights as they are now, and for f16 the loss scale
+  /// (config.initialScale, config.hysteresis left, no good step yet).
+  /// forwardBackward and step run it with the defaults when it has not
+  /// run since the weights were bound (or its states were restored); call
+  /// it before them to start from other values. Nothing to do for f32
+  /// weights. Throws hybrid::Error for a scale that is not a positive f32
+  /// or a hysteresis below 1.
+  void initOptimizer(const LossScaleConfig &config = {});
+
   /// One micro-batch of causal-LM training (a bundle compiled with hybridc
   /// --train): runs @forward_backward on input_ids i64 [batch, seq] (and
   /// attentionMask, when given and the model takes one), adds the
@@ -84,9 +98,15 @@ public:
   HostTensor logprobs(const HostTensor &inputIds,
                       const HostTensor *attentionMask = nullptr);
   /// The optimizer step over the micro-batches since the last step: their
-  /// mean gradient, clipped to config.maxGradNorm, then AdamW on the
-  /// weights in place (the one weight store every executable reads); the
-  /// accumulators are zeroed. Throws hybrid::Error when no micro-batch ran.
+  /// mean gradient, clipped to config.maxGradNorm, then the bundle's update
+  /// (AdamW or SGD; config.optimizer must name it) on the weights in place
+  /// (the one weight store every executable reads; bf16 and f16 weights
+  /// through their f32 masters); the accumulators are zeroed. With f16
+  /// weights, gradients that overflowed skip the step and the loss scale
+  /// follows config.lossScale (StepResult says what happened). Throws
+  /// hybrid::Error when no micro-batch ran, for a config the bundle was
+  /// not compiled for or out of range, and, as DeepSpeed stops the run,
+  /// when the gradients overflow at the minimum dynamic loss scale.
   StepResult step(const StepConfig &config);
 
   /// The hybrid engine's mode switches (DeepSpeed's engine.eval() and
@@ -130,12 +150,18 @@ public:
 
 private:
   Engine() = default;
+  /// Whether initOptimizer's states are all allocated (or it has none).
+  bool optimizerStarted() const;
+  /// Releases what initOptimizer starts (new weights).
+  void releaseOptimizerStart();
   std::shared_ptr<const BundleDesc> bundle_;
   std::shared_ptr<Device> device_;
   std::unique_ptr<WeightStore> weights_;
   std::unique_ptr<StateStore> states_;
   std::vector<int64_t> generationBucket_; // batch, cap, nmax of the states
   int64_t microBatches_ = 0; // forwardBackward calls since the last step
+  std::vector<std::string> optimizerStart_; // states @init_optimizer writes
+  TrainPlan trainPlan_;                     // of a bundle with @step
   // The latency report (eval()): what the phase since the last eval() did.
   bool training_ = true;
   bool evaluated_ = false;

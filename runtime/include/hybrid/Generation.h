@@ -1,8 +1,9 @@
 // Generation with a bundle's @prefill and @decode executables: the options
 // (HuggingFace's and DeepSpeed's names) and the result; and the options and
-// result of an optimizer step (Engine::step). Engine::generate
-// runs it; the executables do all the work on the device, the host only
-// starts steps and, every few of them, looks whether every row finished.
+// result of an optimizer step (Engine::step, with fp16 loss scaling).
+// Engine::generate runs it; the executables do all the work on the device,
+// the host only starts steps and, every few of them, looks whether every
+// row finished.
 #pragma once
 
 #include "hybrid/HostTensor.h"
@@ -42,19 +43,48 @@ struct GenerateConfig {
   bool cudaGraph = true;
 };
 
-/// The optimizer step's hyperparameters (torch.optim.AdamW's, with DeepSpeed's
-/// gradient_clipping as max_grad_norm; 0 turns clipping off).
+/// The update rule a bundle's training executables were compiled with
+/// (hybridc --train --optimizer=adamw|sgd).
+enum class Optimizer { AdamW, Sgd };
+
+/// fp16 dynamic loss scaling (DeepSpeed's fp16 block, its defaults): the
+/// loss starts scaled by initialScale; a step whose gradients overflow is
+/// skipped and spends one unit of hysteresis, or, with none left, halves
+/// the scale (not below minScale); `window` good steps in a row double it
+/// and refill the hysteresis. A static scale (DeepSpeed's loss_scale > 0:
+/// dynamic false) never changes, and overflowing steps are still skipped.
+struct LossScaleConfig {
+  bool dynamic = true;
+  float initialScale = 65536.0f; ///< 2^initial_scale_power, or loss_scale
+  int64_t window = 1000;
+  int64_t hysteresis = 2;
+  float minScale = 1.0f;
+};
+
+/// The optimizer step's hyperparameters: torch.optim.AdamW's or
+/// torch.optim.SGD's (the one the bundle was compiled with), with
+/// DeepSpeed's gradient_clipping as max_grad_norm (0 turns clipping off).
 struct StepConfig {
+  Optimizer optimizer = Optimizer::AdamW;
   float lr = 1e-3f;
-  float beta1 = 0.9f, beta2 = 0.999f;
-  float eps = 1e-8f;
+  float beta1 = 0.9f, beta2 = 0.999f; ///< AdamW
+  float eps = 1e-8f;                  ///< AdamW
   float weightDecay = 0.01f;
+  float momentum = 0.0f, dampening = 0.0f; ///< SGD
+  bool nesterov = false;                   ///< SGD
   float maxGradNorm = 0.0f;
+  LossScaleConfig lossScale; ///< bundles of f16 weights
 };
 
 struct StepResult {
   float gradNorm = 0;       ///< global L2 norm of the mean gradient, unclipped
   int64_t microBatches = 0; ///< forwardBackward calls the step averaged
+  /// Bundles of f16 weights: the gradients overflowed and the step was
+  /// skipped (weights, masters, moments and step count unchanged).
+  bool overflow = false;
+  float lossScale = 0;        ///< the scale the step's gradients carried
+  float nextLossScale = 0;    ///< the scale of the next micro-batches
+  int64_t hysteresisLeft = 0; ///< overflows the scale survives unchanged
 };
 
 struct GenerateResult {

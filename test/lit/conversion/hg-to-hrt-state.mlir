@@ -51,3 +51,41 @@ module {
     return %next, %two : tensor<1xi64>, tensor<1xi64>
   }
 }
+
+// -----
+
+// The old value is also an output: the new one is computed aside and
+// copied in after the output has copied the old one out.
+// CHECK-LABEL: hrt.executable @returned
+// CHECK: %[[S:.+]] = hrt.state "n" read_write
+// CHECK: %[[OUT:.+]] = hrt.output "before"
+// CHECK: %[[T:.+]] = hrt.alloc
+// CHECK: hrt.binary add %[[S]] : <i64, [1]>, %{{.+}} into %[[T]]
+// CHECK: hrt.copy %[[S]] : <i64, [1]> into %[[OUT]]
+// CHECK: hrt.copy %[[T]] : <i64, [1]> into %[[S]]
+module {
+  func.func @returned(%n: tensor<1xi64> {hg.state = "n"})
+      -> (tensor<1xi64> {hg.state = "n"}, tensor<1xi64> {hg.name = "before"}) {
+    %one = hg.constant dense<1> : tensor<1xi64>
+    %next = hg.add %n, %one : tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+    return %next, %n : tensor<1xi64>, tensor<1xi64>
+  }
+}
+
+// -----
+
+// The new value is also an output: computed into the state, the output
+// copies it from there.
+// CHECK-LABEL: hrt.executable @shown
+// CHECK: %[[S:.+]] = hrt.state "n" read_write
+// CHECK: %[[OUT:.+]] = hrt.output "after"
+// CHECK: hrt.binary add %[[S]] : <i64, [1]>, %{{.+}} into %[[S]]
+// CHECK: hrt.copy %[[S]] : <i64, [1]> into %[[OUT]]
+module {
+  func.func @shown(%n: tensor<1xi64> {hg.state = "n"})
+      -> (tensor<1xi64> {hg.state = "n"}, tensor<1xi64> {hg.name = "after"}) {
+    %one = hg.constant dense<1> : tensor<1xi64>
+    %next = hg.add %n, %one : tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+    return %next, %next : tensor<1xi64>, tensor<1xi64>
+  }
+}

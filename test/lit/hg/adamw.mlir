@@ -51,3 +51,140 @@ module {
     return %x : tensor<3xf32>
   }
 }
+
+// -----
+
+// A bf16 parameter is updated through its f32 master: the update reads and
+// writes `opt.master.w`, the parameter is written back as its cast.
+// @init_optimizer copies the working weights into the masters.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: {hg.state = "opt.master.w"}
+// The gradient accumulator stays f32.
+// CHECK-LABEL: func.func @forward_backward
+// CHECK-SAME: -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf32> {hg.state = "opt.grad.w"})
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: %[[W:[^:]+]]: tensor<3xbf16> {hg.param = "w"}
+// CHECK-SAME: %[[MASTER:[^:]+]]: tensor<3xf32> {hg.state = "opt.master.w"}
+// CHECK-SAME: -> (tensor<3xf32> {hg.state = "opt.exp_avg.w"}, tensor<3xf32> {hg.state = "opt.exp_avg_sq.w"}, tensor<3xf32> {hg.state = "opt.master.w"}, tensor<3xbf16> {hg.param = "w"}, tensor<1xf32> {hg.state = "opt.step"}, tensor<1xf32> {hg.name = "grad_norm"})
+// CHECK-NOT: hg.cast %[[W]]
+// CHECK: %[[DECAYED:.+]] = hg.mul %[[MASTER]], %{{.+}} : tensor<3xf32>, tensor<1xf32>
+// CHECK: %[[NEXT:.+]] = hg.sub %[[DECAYED]], %{{.+}} : tensor<3xf32>, tensor<3xf32>
+// CHECK: %[[WORKING:.+]] = hg.cast %[[NEXT]] : tensor<3xf32> -> tensor<3xbf16>
+// CHECK: return %{{.+}}, %{{.+}}, %[[NEXT]], %[[WORKING]], %{{.+}}, %{{.+}} :
+// CHECK-LABEL: func.func @init_optimizer
+// CHECK-SAME: (%[[P:[^:]+]]: tensor<3xbf16> {hg.param = "w"}, %{{[^:]+}}: tensor<3xf32> {hg.state = "opt.master.w"})
+// CHECK-SAME: -> (tensor<3xf32> {hg.state = "opt.master.w"})
+// CHECK: %[[COPY:.+]] = hg.cast %[[P]] : tensor<3xbf16> -> tensor<3xf32>
+// CHECK: return %[[COPY]]
+func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
+                             %w: tensor<3xbf16> {hg.param = "w"})
+    -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xbf16> {hg.name = "grad.w"}) {
+  %c = hg.cast %w : tensor<3xbf16> -> tensor<3xf32>
+  %0 = hg.mul %x, %c : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  %1 = hg.reduce_sum %0 [0] : tensor<3xf32> -> tensor<1xf32>
+  %g = hg.cast %x : tensor<3xf32> -> tensor<3xbf16>
+  return %1, %g : tensor<1xf32>, tensor<3xbf16>
+}
+
+// -----
+
+// fp16 with the loss scaled (@forward_loss_grad reads `opt.loss_scale`):
+// @step unscales the mean gradient, takes an inf or NaN global norm as an
+// overflow and then keeps every write-back's old value (moments, master,
+// parameter, step count) with a select; the scale itself is updated
+// whatever happens. @train_step unscales its gradient outputs the same way.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf32> {hg.name = "grad.w"},
+// CHECK: %[[INV:.+]] = hg.div %{{.+}}, %{{.+}} : tensor<1xf32>, tensor<1xf32>
+// CHECK: %[[G:.+]] = hg.mul %{{.+}}, %[[INV]] : tensor<3xf32>, tensor<1xf32>
+// CHECK: hg.is_inf
+// CHECK: return %{{.+}}, %[[G]],
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: %[[W:[^:]+]]: tensor<3xf16> {hg.param = "w"}
+// CHECK-SAME: %[[GS:[^:]+]]: tensor<1xf32> {hg.default = 1.000000e+00 : f64, hg.name = "grad_scale"}
+// CHECK-SAME: %[[S:[^:]+]]: tensor<1xf32> {hg.state = "opt.loss_scale"}
+// CHECK-SAME: %[[ACC:[^:]+]]: tensor<3xf32> {hg.state = "opt.grad.w"}
+// CHECK-SAME: %[[STEP:[^:]+]]: tensor<1xf32> {hg.state = "opt.step"}
+// CHECK-SAME: %[[MASTER:[^:]+]]: tensor<3xf32> {hg.state = "opt.master.w"}
+// CHECK-SAME: %[[M:[^:]+]]: tensor<3xf32> {hg.state = "opt.exp_avg.w"}
+// CHECK-SAME: %[[V:[^:]+]]: tensor<3xf32> {hg.state = "opt.exp_avg_sq.w"}
+// CHECK-SAME: %[[DYN:[^:]+]]: tensor<1xf32> {hg.default = 1.000000e+00 : f64, hg.name = "dynamic_loss_scale"}
+// CHECK-SAME: %[[WINDOW:[^:]+]]: tensor<1xf32> {hg.default = 1.000000e+03 : f64, hg.name = "loss_scale_window"}
+// CHECK-SAME: %[[HYST:[^:]+]]: tensor<1xf32> {hg.default = 2.000000e+00 : f64, hg.name = "hysteresis"}
+// CHECK-SAME: %[[MIN:[^:]+]]: tensor<1xf32> {hg.default = 1.000000e+00 : f64, hg.name = "min_loss_scale"}
+// CHECK-SAME: %[[LEFT:[^:]+]]: tensor<1xf32> {hg.state = "opt.loss_scale_hysteresis"}
+// CHECK-SAME: %[[GOOD:[^:]+]]: tensor<1xf32> {hg.state = "opt.loss_scale_good_steps"}
+// CHECK-SAME: -> ({{.*}}, tensor<1xf32> {hg.state = "opt.loss_scale"}, tensor<1xf32> {hg.state = "opt.loss_scale_hysteresis"}, tensor<1xf32> {hg.state = "opt.loss_scale_good_steps"}, tensor<1xf32> {hg.name = "overflow"}, tensor<1xf32> {hg.name = "loss_scale"}, tensor<1xf32> {hg.name = "next_loss_scale"}, tensor<1xf32> {hg.name = "hysteresis_left"}, tensor<1xf32> {hg.name = "grad_norm"})
+// CHECK: %[[UNSCALE:.+]] = hg.div %[[GS]], %[[S]]
+// CHECK: hg.mul %[[ACC]], %[[UNSCALE]]
+// CHECK: %[[NORM:.+]] = hg.sqrt %{{.+}} : tensor<1xf32>
+// CHECK-DAG: %[[NAN:.+]] = hg.is_nan %[[NORM]]
+// CHECK-DAG: %[[INF:.+]] = hg.is_inf %[[NORM]]
+// CHECK: %[[OVF:.+]] = hg.or %[[INF]], %[[NAN]]
+// CHECK: %[[T:.+]] = hg.add %[[STEP]], %{{.+}}
+// CHECK: %[[M2:.+]] = hg.select %[[OVF]], %[[M]], %{{.+}} : tensor<1xi1>, tensor<3xf32>, tensor<3xf32>
+// CHECK: %[[V2:.+]] = hg.select %[[OVF]], %[[V]], %{{.+}} : tensor<1xi1>, tensor<3xf32>, tensor<3xf32>
+// CHECK: %[[NEXT:.+]] = hg.sub
+// CHECK: %[[MASTER2:.+]] = hg.select %[[OVF]], %[[MASTER]], %[[NEXT]]
+// CHECK: %[[CAST:.+]] = hg.cast %[[NEXT]] : tensor<3xf32> -> tensor<3xf16>
+// CHECK: %[[W2:.+]] = hg.select %[[OVF]], %[[W]], %[[CAST]] : tensor<1xi1>, tensor<3xf16>, tensor<3xf16>
+// CHECK: %[[STEP2:.+]] = hg.select %[[OVF]], %[[STEP]], %[[T]]
+// Hysteresis spent, or none to spend (hysteresis 1): the scale halves, not
+// below the minimum; after `window` good steps it doubles.
+// CHECK: %[[DYNAMIC:.+]] = hg.greater %[[DYN]]
+// CHECK: %[[SPENT:.+]] = hg.less_equal %[[LEFT]]
+// CHECK: %[[NONE:.+]] = hg.less_equal %[[HYST]]
+// CHECK: %[[SHIFT:.+]] = hg.or %[[SPENT]], %[[NONE]]
+// CHECK: %[[HALF:.+]] = hg.div %[[S]]
+// CHECK: %[[HALVED:.+]] = hg.max %[[HALF]], %[[MIN]]
+// CHECK: %[[LEFT1:.+]] = hg.sub %[[LEFT]]
+// CHECK: %[[LEFT2:.+]] = hg.select %[[SHIFT]], %[[LEFT]], %[[LEFT1]]
+// CHECK: %[[GROW:.+]] = hg.greater_equal %[[GOOD]], %[[WINDOW]]
+// CHECK: %[[DOUBLED:.+]] = hg.mul %[[S]]
+// CHECK: %[[GROWN:.+]] = hg.select %[[GROW]], %[[DOUBLED]], %[[S]]
+// CHECK: %[[SHRUNK:.+]] = hg.select %[[SHIFT]], %[[HALVED]], %[[S]]
+// CHECK: %[[CHANGED:.+]] = hg.select %[[OVF]], %[[SHRUNK]], %[[GROWN]]
+// CHECK: %[[S2:.+]] = hg.select %[[DYNAMIC]], %[[CHANGED]], %[[S]]
+// CHECK: %[[REFILL:.+]] = hg.select %[[GROW]], %[[HYST]], %[[LEFT]]
+// CHECK: %[[LEFT3:.+]] = hg.select %[[OVF]], %[[LEFT2]], %[[REFILL]]
+// CHECK: %[[GOOD1:.+]] = hg.add %[[GOOD]]
+// CHECK: %[[GOOD2:.+]] = hg.select %[[GROW]], %{{.+}}, %[[GOOD1]]
+// CHECK: %[[GOOD3:.+]] = hg.select %[[OVF]], %{{.+}}, %[[GOOD2]]
+// The overflow output says what happened: 0 none, 1 hysteresis spent, 2
+// the scale shifted.
+// CHECK: %[[SHIFTED:.+]] = hg.and %[[OVF]], %[[SHIFT]]
+// CHECK-DAG: %[[ANY:.+]] = hg.cast %[[OVF]] : tensor<1xi1> -> tensor<1xf32>
+// CHECK-DAG: %[[LOWER:.+]] = hg.cast %[[SHIFTED]] : tensor<1xi1> -> tensor<1xf32>
+// CHECK: %[[FLAG:.+]] = hg.add %[[ANY]], %[[LOWER]]
+// CHECK: return %[[M2]], %[[V2]], %[[MASTER2]], %[[W2]], %[[STEP2]], %[[S2]], %[[LEFT3]], %[[GOOD3]], %[[FLAG]], %[[S]], %[[S2]], %[[LEFT3]], %[[NORM]]
+// @init_optimizer: the masters, and the scale's starting state.
+// CHECK-LABEL: func.func @init_optimizer
+// CHECK-SAME: %[[INIT:[^:]+]]: tensor<1xf32> {hg.default = 6.553600e+04 : f64, hg.name = "initial_loss_scale"}
+// CHECK-SAME: %[[H:[^:]+]]: tensor<1xf32> {hg.default = 2.000000e+00 : f64, hg.name = "hysteresis"}
+// CHECK-SAME: -> (tensor<3xf32> {hg.state = "opt.master.w"}, tensor<1xf32> {hg.state = "opt.loss_scale"}, tensor<1xf32> {hg.state = "opt.loss_scale_hysteresis"}, tensor<1xf32> {hg.state = "opt.loss_scale_good_steps"})
+// CHECK: return %{{.+}}, %[[INIT]], %[[H]], %{{.+}} :
+func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
+                             %w: tensor<3xf16> {hg.param = "w"},
+                             %s: tensor<1xf32> {hg.state = "opt.loss_scale"})
+    -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf16> {hg.name = "grad.w"}) {
+  %c = hg.cast %w : tensor<3xf16> -> tensor<3xf32>
+  %0 = hg.mul %x, %c : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  %1 = hg.reduce_sum %0 [0] : tensor<3xf32> -> tensor<1xf32>
+  %2 = hg.mul %x, %s : tensor<3xf32>, tensor<1xf32> -> tensor<3xf32>
+  %g = hg.cast %2 : tensor<3xf32> -> tensor<3xf16>
+  return %1, %g : tensor<1xf32>, tensor<3xf16>
+}
+
+// -----
+
+// expected-error @+1 {{hg-adamw: @init_optimizer exists already}}
+module {
+  func.func @forward_loss_grad(%w: tensor<3xf32> {hg.param = "w"})
+      -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf32> {hg.name = "grad.w"}) {
+    %0 = hg.reduce_sum %w [0] : tensor<3xf32> -> tensor<1xf32>
+    return %0, %w : tensor<1xf32>, tensor<3xf32>
+  }
+  func.func @init_optimizer() {
+    return
+  }
+}

@@ -8,8 +8,11 @@
   train_check.py logprobs-mean OUT.safetensors REF.safetensors TOL
       the mean of OUT's logprobs is minus REF's loss within TOL relative.
   train_check.py same-names CKPT.safetensors MODEL.safetensors [--skip N]
+                 [--dtype D]
       CKPT holds exactly MODEL's tensor names (but the --skip ones, tied
-      weights HF does not save) with the same dtypes and shapes.
+      weights HF does not save) with the same dtypes (or all D) and shapes.
+  train_check.py optimizer-state OPTIMIZER.safetensors
+      the f32 masters it holds and the loss scale, when it has them.
 """
 import os
 import re
@@ -36,13 +39,18 @@ def main(argv):
                                      "down" if ok else "NOT down enough"))
         return 0 if ok else 1
     if cmd == "same-names":
-        skip = set()
+        skip, dtype = set(), None
         while "--skip" in args:
             i = args.index("--skip")
             skip.add(args[i + 1])
             del args[i:i + 2]
+        if "--dtype" in args:
+            i = args.index("--dtype")
+            dtype = args[i + 1]
+            del args[i:i + 2]
         ckpt, model = st.read(args[0]), st.read(args[1])
-        want = {k: (v[0], v[1]) for k, v in model.items() if k not in skip}
+        want = {k: (dtype or v[0], v[1]) for k, v in model.items()
+                if k not in skip}
         got = {k: (v[0], v[1]) for k, v in ckpt.items()}
         if got != want:
             print("names, dtypes or shapes differ:")
@@ -52,6 +60,16 @@ def main(argv):
                           (k, got.get(k), want.get(k)))
             return 1
         print("%d tensors: the model's names, dtypes and shapes" % len(got))
+        return 0
+    if cmd == "optimizer-state":
+        state = st.read(args[0])
+        masters = [v[0] for k, v in state.items()
+                   if k.startswith("opt.master.")]
+        line = "%d masters (%s)" % (len(masters),
+                                    ", ".join(sorted(set(masters))))
+        if "opt.loss_scale" in state:
+            line += ", loss scale %g" % st.values(state["opt.loss_scale"])[0]
+        print(line)
         return 0
     if cmd == "logprobs-mean":
         # The mean of the per-token log-probs is minus the loss.
