@@ -49,7 +49,7 @@ struct Context {
   size_t maxSharedPerBlockOptin = 0;
   size_t l2Bytes = 0; ///< the L2 cache's size
   /// Twice l2Bytes of device memory that GEMM tuning writes before each
-  /// timed run when HYBRID_CUDA_TUNE=cold (made on first use), or null.
+  /// timed run (made on first use; not with HYBRID_CUDA_TUNE=warm), or null.
   void *l2Flush = nullptr;
   cublasLtHandle_t lt = nullptr;
   std::map<GemmKey, GemmPlan> gemmPlans;

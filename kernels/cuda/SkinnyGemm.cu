@@ -14,8 +14,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
-#include <string>
 
 namespace hybrid::cuda {
 namespace {
@@ -39,9 +37,6 @@ struct SkinnyParams {
   /// K steps each warp takes (the last warps may get fewer or none).
   int64_t stepsPerSlice = 0;
   Activation activation = Activation::None;
-  /// Whether each warp asks L2 for its share of W before it waits for the
-  /// kernel before it (launch overlap, Device.cuh).
-  bool prefetch = false;
 };
 
 /// Element (m, n) of the result from its sum over K: bias, activation,
@@ -67,44 +62,6 @@ __device__ __forceinline__ void warpSteps(const SkinnyParams &p, int64_t stepK,
       static_cast<int64_t>(blockIdx.y) * kWarps + threadIdx.x / 32;
   begin = std::min(slice * p.stepsPerSlice, steps);
   end = std::min(begin + p.stepsPerSlice, steps);
-}
-
-/// Asks L2 for the part of W that this warp will read: rows [n0, n0 +
-/// cols) by K steps [begin, end) of `stepK` (W [N, K]), or K rows of
-/// [begin, end) steps by columns [n0, n0 + cols) (W [K, N]); 2-byte
-/// elements. W is never written by the kernel before (a decode step's
-/// weights; and L2 is coherent, so a prefetch never reads stale data
-/// anyway): issued before awaitInputs(), it overlaps the weights' trip
-/// from memory with the end of the kernel before.
-template <bool NK>
-__device__ __forceinline__ void
-prefetchWeights(const SkinnyParams &p, int64_t n0, int64_t cols, int64_t stepK,
-                int64_t begin, int64_t end) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int64_t kLine = 64; // elements per 128-byte line
-  const int lane = threadIdx.x % 32;
-  const auto *w = static_cast<const uint16_t *>(p.w);
-  const int64_t k0 = begin * stepK, k1 = std::min(end * stepK, p.K);
-  if (k1 <= k0)
-    return;
-  if constexpr (NK) {
-    const int64_t rows = std::min(n0 + cols, p.N) - n0;
-    const int64_t lines = (k1 - k0 + kLine - 1) / kLine;
-    for (int64_t i = lane; i < rows * lines; i += 32) {
-      const int64_t r = n0 + i / lines;
-      const int64_t k = std::min(k0 + (i % lines) * kLine, k1 - 1);
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(w + r * p.ldw + k));
-    }
-  } else {
-    const int64_t width = std::min(n0 + cols, p.N) - n0;
-    const int64_t lines = (width + kLine - 1) / kLine;
-    for (int64_t i = lane; i < (k1 - k0) * lines; i += 32) {
-      const int64_t k = k0 + i / lines;
-      const int64_t c = std::min(n0 + (i % lines) * kLine, p.N - 1);
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(w + k * p.ldw + c));
-    }
-  }
-#endif
 }
 
 /// Sums accumulator i of lane l over the block's warps (in warp order, so
@@ -273,15 +230,9 @@ __device__ __forceinline__ uint32_t wordOf(const uint4 &v, int i) {
 template <typename S, bool NK, int MT, bool Vec>
 __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
     skinnyMmaKernel(SkinnyParams p) {
+  awaitInputs();
   using Cfg = MmaConfig<NK, MT>;
   constexpr int T = Cfg::kTiles;
-  if (p.prefetch) {
-    int64_t begin, end;
-    warpSteps<Cfg::kWarps>(p, Cfg::kStepK, begin, end);
-    prefetchWeights<NK>(p, static_cast<int64_t>(blockIdx.x) * Cfg::kCols,
-                        Cfg::kCols, Cfg::kStepK, begin, end);
-  }
-  awaitInputs();
   __shared__ float red[Cfg::kWarps * Cfg::kAcc * 32];
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * Cfg::kCols;
@@ -635,16 +586,6 @@ void launchFma(const SkinnyParams &sp, bool vec, dim3 grid,
 
 } // namespace
 
-/// HYBRID_CUDA_PREFETCH=0 turns the weights' early L2 prefetch off (what it
-/// buys is measured with it).
-static bool weightPrefetchOn() {
-  static const bool on = [] {
-    const char *v = std::getenv("HYBRID_CUDA_PREFETCH");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
-}
-
 bool skinnyGemmSupports(const GemmProblem &p) {
   const bool floating =
       p.dtype == DType::F32 || p.dtype == DType::BF16 || p.dtype == DType::F16;
@@ -714,7 +655,6 @@ void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
   sp.ldc = p.ldc;
   sp.ldr = p.ldr;
   sp.activation = p.activation;
-  sp.prefetch = weightPrefetchOn();
   const int64_t steps = (p.K + g.stepK - 1) / g.stepK;
   const int64_t slices = int64_t(splits) * g.warps;
   sp.stepsPerSlice = (steps + slices - 1) / slices;

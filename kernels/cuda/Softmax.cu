@@ -9,14 +9,15 @@
 namespace hybrid::cuda::kernels {
 namespace {
 
-constexpr int kRowBlock = 512;
+constexpr int kRowBlock = 1024;
 
 /// blockDim.x threads per row (32: a warp; more: the whole block, one
 /// row), blockDim.y rows per block. Sums are f32 across threads, each
 /// thread's run in f32 too: the relative error stays near 1e-7 log2(n).
 template <typename S>
-__global__ void softmaxRowKernel(const S *x, S *y, int64_t rows, int64_t n,
-                                 bool logarithm) {
+__global__ void __launch_bounds__(kRowBlock)
+    softmaxRowKernel(const S *x, S *y, int64_t rows, int64_t n,
+                     bool logarithm) {
   awaitInputs();
   __shared__ float partial[kRowBlock / 32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -43,11 +44,13 @@ __global__ void softmaxRowKernel(const S *x, S *y, int64_t rows, int64_t n,
     S *yr = y + row * n;
     float m = -INFINITY;
     if (active)
+#pragma unroll 4
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         m = maxOf(m, toFloat(xr[i]));
     m = blockCombine(warpMax(m), true);
     float sum = 0;
     if (active)
+#pragma unroll 4
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         sum += expf(toFloat(xr[i]) - m);
     sum = blockCombine(warpSum(sum), false);
@@ -55,10 +58,12 @@ __global__ void softmaxRowKernel(const S *x, S *y, int64_t rows, int64_t n,
       continue;
     if (logarithm) {
       const float logSum = logf(sum);
+#pragma unroll 4
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         yr[i] = fromFloat<S>(toFloat(xr[i]) - m - logSum);
     } else {
       const float inv = 1.0f / sum;
+#pragma unroll 4
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         yr[i] = fromFloat<S>(expf(toFloat(xr[i]) - m) * inv);
     }
