@@ -605,16 +605,22 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
 #pragma unroll
     for (int c = 0; c < VPL; ++c)
       acc[c] *= alpha;
-    while (live) {
-      const int t = __ffs(live) - 1;
-      live &= live - 1;
+      // The live keys' weighted values, in key order, unrolled over the 32
+      // slots so that their shuffles and shared-memory loads are in flight
+      // together (a loop over the live bits waited on each in turn); a slot
+      // that is not live keeps acc (its row may be unstaged: never 0 * NaN).
+#pragma unroll
+    for (int t = 0; t < 32; ++t) {
       const float pt = __shfl_sync(0xffffffffu, pj, t);
+      const bool on = live >> t & 1;
       const S *vt = values + t * p.Dv;
 #pragma unroll
       for (int c = 0; c < VPL; ++c) {
         const int64_t d = lane + 32 * c;
-        if (d < p.Dv)
-          acc[c] += pt * toFloat(vt[d]);
+        if (d < p.Dv) {
+          const float v = toFloat(vt[d]);
+          acc[c] = on ? fmaf(pt, v, acc[c]) : acc[c];
+        }
       }
     }
   }
