@@ -58,16 +58,35 @@ def Hrt_ExecutableOp : Hrt_Op<"executable", [Symbol, IsolatedFromAbove,
 
 def Hrt_ParamOp : Hrt_Op<"param", [Pure, HasParent<"ExecutableOp">]> {
   let summary = "a parameter of the weight store, by checkpoint name";
-  let arguments = (ins StrAttr:$name);
+  let description = [{
+    With `shard`, the weight store holds only this rank's piece of the
+    parameter (ZeRO stage 3) and the buffer is that piece.
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<Hrt_ShardAttr>:$shard);
   let results = (outs Hrt_Buffer:$result);
+  let builders = [OpBuilder<(ins "::mlir::Type":$type,
+                                 "::mlir::StringAttr":$name), [{
+    build($_builder, $_state, type, name, /*shard=*/nullptr);
+  }]>];
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
 def Hrt_StateOp : Hrt_Op<"state", [Pure, HasParent<"ExecutableOp">]> {
   let summary = "a state buffer the engine owns across calls, with access";
-  let arguments = (ins StrAttr:$name, Hrt_Access:$access);
+  let description = [{
+    With `shard`, the state is split over a data-parallel group (an
+    optimizer moment or a gradient accumulator under ZeRO) and the buffer
+    is this rank's piece.
+  }];
+  let arguments = (ins StrAttr:$name, Hrt_Access:$access,
+                       OptionalAttr<Hrt_ShardAttr>:$shard);
   let results = (outs Hrt_Buffer:$result);
+  let builders = [OpBuilder<(ins "::mlir::Type":$type,
+                                 "::mlir::StringAttr":$name,
+                                 "Access":$access), [{
+    build($_builder, $_state, type, name, access, /*shard=*/nullptr);
+  }]>];
   let assemblyFormat = "$name $access attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
