@@ -130,8 +130,7 @@ public:
     for (Operation &op : exe_.getBlock())
       if (isa<CommandOp>(op))
         commands.push_back(&op);
-    if (failed(placeSources()))
-      return failure();
+    placeSources();
     findGradients(commands);
     for (Operation *op : commands)
       if (failed(partition(op)))
@@ -177,7 +176,7 @@ private:
   // Sources
   //===--------------------------------------------------------------------===//
 
-  LogicalResult placeSources() {
+  void placeSources() {
     llvm::DenseMap<Value, int> writers;
     for (Operation &op : exe_.getBlock())
       if (auto cmd = dyn_cast<CommandOp>(op))
@@ -219,7 +218,6 @@ private:
         roots_[op.getResult(0)].fixed = writers.lookup(op.getResult(0)) > 1;
       }
     }
-    return success();
   }
 
   /// Marks the buffers that hold a rank's gradient of a parameter once
@@ -354,13 +352,24 @@ private:
       p = Placement::grad(layout);
     if (!accepts(t, p))
       return op->emitError()
-             << "hrt-zero-partition: @" << exe_.getSymName()
-             << ": writes a whole tensor into " << describe(target)
-             << ", which holds "
-             << (t.placement.kind == Placement::Shard ? "a shard"
-                                                      : "a rank's gradient")
-             << " at ZeRO stage " << plan_.stage();
+             << "hrt-zero-partition: @" << exe_.getSymName() << ": writes "
+             << describe(p) << " into " << describe(target) << ", which holds "
+             << describe(t.placement) << " at ZeRO stage " << plan_.stage();
     return written(target, p, op);
+  }
+
+  static StringRef describe(const Placement &p) {
+    switch (p.kind) {
+    case Placement::Whole:
+      return "a whole tensor";
+    case Placement::Shard:
+      return "a shard";
+    case Placement::Grad:
+      return "a rank's gradient";
+    case Placement::Partial:
+      return "a rank's summand";
+    }
+    llvm_unreachable("placement");
   }
 
   LogicalResult written(Value target, const Placement &p, Operation *writer) {
@@ -377,7 +386,9 @@ private:
       return "state '" + s.getName().str() + "'";
     if (auto p = dyn_cast_or_null<ParamOp>(def))
       return "parameter '" + p.getName().str() + "'";
-    return "a buffer";
+    if (auto o = dyn_cast_or_null<OutputOp>(def))
+      return "output '" + o.getName().str() + "'";
+    return "a workspace buffer";
   }
 
   static bool isZeroConstant(Value root) {
