@@ -222,7 +222,7 @@ private:
 
   /// Marks the buffers that hold a rank's gradient of a parameter once
   /// written: the `grad.<param>` outputs (and what is copied into them)
-  /// and what is added to a gradient accumulator.
+  /// and what is added or copied to a gradient accumulator.
   void findGradients(ArrayRef<Operation *> commands) {
     llvm::DenseMap<Value, ShardAttr> outputs;
     for (Operation &op : exe_.getBlock())
@@ -238,12 +238,13 @@ private:
       if (auto copy = dyn_cast<CopyOp>(op); copy && outputs.count(target))
         gradients_.try_emplace(getRootBuffer(copy.getInput()),
                                outputs.lookup(target));
-      auto add = dyn_cast<BinaryOp>(op);
+      // What is added (or copied) into an accumulator.
       auto acc = accumulators_.find(target);
-      if (!add || add.getKind() != BinaryKind::Add ||
-          acc == accumulators_.end())
+      auto add = dyn_cast<BinaryOp>(op);
+      if (acc == accumulators_.end() ||
+          !(isa<CopyOp>(op) || (add && add.getKind() == BinaryKind::Add)))
         continue;
-      for (Value in : {add.getLhs(), add.getRhs()})
+      for (Value in : cast<CommandOp>(op).getCommandInputs())
         if (getRootBuffer(in) != target)
           gradients_.try_emplace(getRootBuffer(in), acc->second);
     }

@@ -141,3 +141,24 @@ hrt.executable @reuse symbols ["n"] params read {
   %at = hrt.view %av : !hrt.buffer<f32, [4096]> to !hrt.buffer<f32, [64, 64]>
   hrt.linear %h2 : !hrt.buffer<f32, [n, 64]>, %at : !hrt.buffer<f32, [64, 64]> into %y : !hrt.buffer<f32, [n, 64]> {transpose_weight = true}
 }
+
+// -----
+
+// A gradient copied into its accumulator (not added) is a rank's gradient
+// too: at stage 2 it is reduce-scattered into the shard it is copied to.
+// CHECK-LABEL: hrt.executable @first_micro_batch
+// CHECK: %[[ACC:.+]] = hrt.state "opt.grad.v" read_write {shard = #hrt.shard<4 x [8]>} : <f32, [2]>
+// CHECK: hrt.reduce sum %{{.+}} into %[[GRAD:.+]] : <f32, [8]>
+// CHECK: hrt.collective reduce_scatter %[[GRAD]] : <f32, [8]> into %[[RS:.+]] : <f32, [2]>
+// CHECK-NEXT: hrt.binary mul %[[RS]]
+// CHECK-NEXT: hrt.copy %[[RS]] : <f32, [2]> into %[[ACC]] : <f32, [2]>
+// S1-LABEL: hrt.executable @first_micro_batch
+// S1-NOT: hrt.collective
+hrt.executable @first_micro_batch symbols ["n"] params read {
+  %x = hrt.input "x" : !hrt.buffer<f32, [n, 8]>
+  %v = hrt.param "v" : !hrt.buffer<f32, [8]>
+  %acc = hrt.state "opt.grad.v" read_write : !hrt.buffer<f32, [8]>
+  %g = hrt.alloc : !hrt.buffer<f32, [8]>
+  hrt.reduce sum %x : !hrt.buffer<f32, [n, 8]> into %g : !hrt.buffer<f32, [8]> {axes = array<i64: 0>, keepdims = false}
+  hrt.copy %g : !hrt.buffer<f32, [8]> into %acc : !hrt.buffer<f32, [8]>
+}
