@@ -75,7 +75,7 @@ def Hrt_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
 
 def Hrt_CollectiveKind : I32EnumAttr<"CollectiveKind", "collective", [
     I32EnumAttrCase<"AllGather", 0, "all_gather">, I32EnumAttrCase<"ReduceScatter", 1, "reduce_scatter">,
-    I32EnumAttrCase<"AllReduce", 2, "all_reduce">]> {
+    I32EnumAttrCase<"AllReduce", 2, "all_reduce">, I32EnumAttrCase<"Shard", 3, "shard">]> {
   let cppNamespace = "::hybridc::hrt";
 }
 

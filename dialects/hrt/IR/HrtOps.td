@@ -446,7 +446,13 @@ def Hrt_SampleOp : Hrt_CommandOp<"sample", 4> {
 }
 
 def Hrt_CollectiveOp : Hrt_CommandOp<"collective", 2> {
-  let summary = "all_gather / reduce_scatter / all_reduce over a communicator";
+  let summary = "all_gather / reduce_scatter / all_reduce / shard over a communicator";
+  let description = [{
+    `shard` takes this rank's piece of a tensor that every rank holds whole
+    (ZeRO's flat partition: piece r of the tensor flattened and padded with
+    zeros to a multiple of the world size); it moves no data between ranks
+    but needs the communicator's rank.
+  }];
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
                             Hrt_CommunicatorType:$communicator,
                             Hrt_CollectiveKind:$kind), Hrt_StreamArg);

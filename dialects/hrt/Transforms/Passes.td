@@ -39,26 +39,35 @@ def ZeroPartition : Pass<"hrt-zero-partition", "::mlir::ModuleOp"> {
       * stage >= 2: the gradient accumulators `opt.grad.<param>`;
       * stage 3: the parameters themselves, in the weight store.
 
-    The gradients of a rank (the values added to `opt.grad.<param>` and
-    the `grad.<param>` outputs) are its share of the data-parallel mean.
-    The pass follows each command from the sharded and per-rank values on
-    and inserts the collectives (over the communicator "data_parallel")
-    where a command needs another form:
+    The gradients of a rank (the values added or copied to
+    `opt.grad.<param>` and the `grad.<param>` outputs) are its share of
+    the data-parallel mean. Whole tensors are replicated (the same on every
+    rank: parameters, `opt.*` state, constants, scalar inputs, gathered or
+    reduced values and what is computed from those alone) or a rank's own
+    data. The pass follows each command from the sharded and per-rank
+    values on and inserts the collectives (over the communicator
+    "data_parallel") where a command needs another form:
       * a rank's gradient becomes the mean: `all_reduce` at stage 0,
         `reduce_scatter` into a shard from stage 1 on (then times
-        1/world_size), right after the gradient's last write;
+        1/world_size); a gradient added to a sharded accumulator is
+        reduce-scattered, and added, right after its last write;
       * a sum over a shard (the squares of the global gradient norm) is
         `all_reduce`d before a non-linear use;
-      * a shard that meets whole tensors is `all_gather`ed: the optimizer's
-        update before it is applied to replicated parameters (stages 1, 2),
-        and at stage 3 every parameter before a command that reads it
-        whole. A gathered parameter is a workspace buffer, so memory
-        planning releases it after its last use; it is gathered again when
-        more than `max-reuse-distance` elements of other parameters were
-        gathered since its last use (DeepSpeed's
+      * a replicated tensor that meets shards, or is written into a
+        sharded state, is cut to this rank's piece (`shard`, no
+        communication): the weights the optimizer updates at stages 1
+        and 2, the weights that start f32 masters;
+      * a shard written into whole tensors is `all_gather`ed there (the
+        updated weights at stages 1 and 2), and a shard a command reads
+        whole is gathered before it: at stage 3 every parameter before a
+        command that reads it. A gathered parameter is a workspace buffer,
+        so memory planning releases it after its last use; it is gathered
+        again when more than `max-reuse-distance` elements of other
+        parameters were gathered since its last use (DeepSpeed's
         `stage3_max_reuse_distance`).
     Elementwise commands run on the shards, so the optimizer updates only
-    this rank's piece of its state.
+    this rank's piece of its state. Writing a rank's own data into a shard
+    is an error (a rank cannot take its piece of data only it holds).
 
     Accumulating gradients over micro-batches stays local at stages 0 and 1
     (the mean is taken once, in @step); from stage 2 on every micro-batch's

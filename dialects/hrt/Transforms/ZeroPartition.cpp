@@ -4,11 +4,15 @@
 //
 // Every buffer's contents have a placement over the ranks: whole, one
 // rank's shard of a flat partition, a rank's gradient (the gradient is the
-// mean over the ranks) or a rank's summand (the value is the sum). Commands
-// are visited in program order; each one either keeps its operands as they
-// are (elementwise commands on shards, sums of gradients) or gets them in
-// the form it needs, through a collective inserted where that form first
-// exists.
+// mean over the ranks) or a rank's summand (the value is the sum); a whole
+// tensor is also known to be replicated (the same on every rank: weights,
+// optimizer state, constants, hyperparameters, what collectives gathered,
+// and what is computed from those alone) or not (a rank's own data).
+// Commands are visited in program order; each one either keeps its
+// operands as they are (elementwise commands on shards, sums of gradients)
+// or gets them in the form it needs, through a collective inserted where
+// that form first exists. A replicated tensor's shard is the rank's piece,
+// taken without communication.
 #include "dialects/hrt/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -150,6 +154,7 @@ private:
     bool fixed = false; ///< holds `placement` and no other (params, states,
                         ///< inputs, allocs written twice)
     bool port = false;  ///< an output: anything but a shard
+    bool replicated = false; ///< whole and the same on every rank
     Operation *lastWriter = nullptr;
   };
 
@@ -185,7 +190,7 @@ private:
     for (Operation &op : exe_.getBlock()) {
       if (auto p = dyn_cast<ParamOp>(op)) {
         Root &r = roots_[p.getResult()];
-        r.fixed = true;
+        r.fixed = r.replicated = true;
         if (plan_.stage() == 3) {
           ShardAttr layout = plan_.layoutOf(p.getName(), context());
           p.setShardAttr(layout);
@@ -195,6 +200,9 @@ private:
       } else if (auto s = dyn_cast<StateOp>(op)) {
         Root &r = roots_[s.getResult()];
         r.fixed = true;
+        // Optimizer state follows the same updates on every rank; other
+        // state (a KV cache) is the rank's own.
+        r.replicated = s.getName().starts_with("opt.");
         std::optional<ZeroPlan::StateOf> of = plan_.parameterOfState(s);
         if (!of)
           continue;
@@ -208,8 +216,15 @@ private:
         } else if (gradient) {
           r.placement = Placement::grad(of->layout);
         }
-      } else if (isa<InputOp, ConstantOp>(op)) {
-        roots_[op.getResult(0)].fixed = true;
+      } else if (isa<ConstantOp>(op)) {
+        roots_[op.getResult(0)].fixed = roots_[op.getResult(0)].replicated =
+            true;
+      } else if (auto in = dyn_cast<InputOp>(op)) {
+        // A scalar input is a hyperparameter, which every rank passes
+        // alike; a tensor is the rank's data.
+        Root &r = roots_[in.getResult()];
+        r.fixed = true;
+        r.replicated = numElements(in.getResult().getType()) == 1;
       } else if (isa<OutputOp>(op)) {
         roots_[op.getResult(0)].port = true;
       } else if (isa<AllocOp>(op)) {
@@ -329,11 +344,11 @@ private:
       reduce.setAxes(ArrayRef<int64_t>{});
       return written(target, Placement::partial(), op);
     }
-    if (ShardAttr layout = elementwiseOnShards(op, inputs, out)) {
+    if (ShardAttr layout = elementwiseOnShards(op, inputs, out, t)) {
       Placement p = Placement::shard(layout);
       if (accepts(t, p)) {
         Value gradient = accumulatedGradient(op);
-        shardInputs(op, inputs, gradient);
+        shardInputs(op, inputs, layout, gradient);
         if (gradient)
           op->moveAfter(forms_[gradient].shardEnd);
         if (!t.fixed)
@@ -346,11 +361,16 @@ private:
     if (isa<FillOp>(op) && t.fixed) // a fill fills a shard as well
       return written(target, t.placement, op);
 
-    for (OpOperand *in : inputs)
+    bool replicated = true;
+    for (OpOperand *in : inputs) {
       in->set(asWhole(in->get(), op));
+      replicated = replicated && roots_[getRootBuffer(in->get())].replicated;
+    }
     Placement p = Placement::whole();
     if (ShardAttr layout = gradients_.lookup(target))
       p = Placement::grad(layout);
+    else if (!t.fixed)
+      roots_[target].replicated = replicated;
     if (!accepts(t, p))
       return op->emitError()
              << "hrt-zero-partition: @" << exe_.getSymName() << ": writes "
@@ -444,16 +464,24 @@ private:
   }
 
   /// The layout an elementwise command can run on, piece by piece: its
-  /// tensor operands are shards of one layout (or gradients, which become
-  /// shards from stage 1 on), every other operand a whole scalar.
+  /// tensor operands are shards of one layout, gradients (which become
+  /// shards from stage 1 on) or replicated tensors (of which a rank takes
+  /// its piece), its other operands whole scalars; and a shard is there: an
+  /// operand, or the result's buffer. When the result's buffer holds whole
+  /// tensors only shards and gradients may be operands (gathering the
+  /// result then costs what gathering them would).
   ShardAttr elementwiseOnShards(Operation *op, ArrayRef<OpOperand *> inputs,
-                                Value out) {
+                                Value out, const Root &target) {
     if (!isa<BinaryOp, UnaryOp, SelectOp, CastOp, CopyOp, ClipOp>(op))
       return {};
     int64_t n = numElements(wholeTypeOf(out));
     ShardAttr layout;
+    if (target.placement.kind == Placement::Shard)
+      layout = target.placement.layout;
+    bool slices = false;
     for (OpOperand *in : inputs) {
-      const Placement &q = placementOf(in->get());
+      Value root = getRootBuffer(in->get());
+      const Placement &q = roots_[root].placement;
       int64_t m = numElements(wholeTypeOf(in->get()));
       bool piece = q.kind == Placement::Shard ||
                    (q.kind == Placement::Grad && plan_.stage() >= 1);
@@ -461,23 +489,35 @@ private:
         if (m != n || q.layout.getNumElements() != n)
           return {};
         layout = q.layout;
-      } else if (m != 1 || q.kind == Placement::Grad) {
-        // A whole tensor: a rank cannot take its piece of it.
-        return {};
+      } else if (m == 1 && q.kind != Placement::Grad) {
+        continue; // a scalar, whole or summed
+      } else if (m == n && q.kind == Placement::Whole &&
+                 roots_[root].replicated) {
+        slices = true;
+      } else {
+        return {}; // a rank's own data: it has no piece of it
       }
     }
+    if (!layout || layout.getNumElements() != n ||
+        (slices && !accepts(target, Placement::shard(layout))))
+      return {};
     return layout;
   }
 
-  /// Operands of a command that runs on shards: gradients reduce-scattered,
+  /// Operands of a command that runs on shards of `layout`: gradients
+  /// reduce-scattered, replicated tensors cut to this rank's piece,
   /// summands (scalars) all-reduced. The shard of `early` (a gradient) is
   /// made right after the gradient is.
   void shardInputs(Operation *op, ArrayRef<OpOperand *> inputs,
-                   Value early = {}) {
+                   ShardAttr layout, Value early = {}) {
     for (OpOperand *in : inputs) {
-      const Placement &q = placementOf(in->get());
-      if (q.kind == Placement::Grad)
-        in->set(asShard(in->get(), op, getRootBuffer(in->get()) == early));
+      Placement q = placementOf(in->get());
+      if (q.kind == Placement::Grad ||
+          (q.kind == Placement::Whole &&
+           numElements(wholeTypeOf(in->get())) == layout.getNumElements() &&
+           layout.getNumElements() != 1))
+        in->set(
+            asShard(in->get(), op, layout, getRootBuffer(in->get()) == early));
       else if (q.kind == Placement::Partial)
         in->set(asWhole(in->get(), op));
     }
@@ -527,22 +567,30 @@ private:
   }
 
   /// A command on shards whose result buffer holds whole tensors: it runs
-  /// into a shard, which is gathered and copied there.
+  /// into a shard, which is gathered there (a copy of a shard is that
+  /// gather alone).
   LogicalResult computeShardThenGather(Operation *op,
                                        ArrayRef<OpOperand *> inputs, Value out,
                                        ShardAttr layout) {
-    shardInputs(op, inputs);
-    b_.setInsertionPoint(op);
-    Type elementType = cast<BufferType>(out.getType()).getElementType();
-    Value piece = b_.create<AllocOp>(op->getLoc(),
-                                     shardType(elementType, layout), nullptr);
-    roots_[piece].placement = Placement::shard(layout);
-    op->setOperand(0, piece);
+    shardInputs(op, inputs, layout);
+    Value piece;
+    if (isa<CopyOp>(op)) {
+      piece = inputs.front()->get();
+    } else {
+      b_.setInsertionPoint(op);
+      Type elementType = cast<BufferType>(out.getType()).getElementType();
+      piece = b_.create<AllocOp>(op->getLoc(), shardType(elementType, layout),
+                                 nullptr);
+      roots_[piece].placement = Placement::shard(layout);
+      op->setOperand(0, piece);
+    }
     b_.setInsertionPointAfter(op);
-    Value whole =
-        gather(piece, layout, cast<BufferType>(out.getType()), op->getLoc());
-    auto copy = b_.create<CopyOp>(op->getLoc(), out, whole);
-    return written(getRootBuffer(out), Placement::whole(), copy);
+    Operation *last = gatherInto(piece, layout, out, op->getLoc());
+    if (isa<CopyOp>(op))
+      op->erase();
+    Root &t = roots_[getRootBuffer(out)];
+    t.replicated = true;
+    return written(getRootBuffer(out), Placement::whole(), last);
   }
 
   //===--------------------------------------------------------------------===//
@@ -583,18 +631,29 @@ private:
   }
 
   /// `v`, a shard or a rank's gradient, as this rank's shard.
-  /// `v`, a shard or a rank's gradient, as this rank's shard (made right
-  /// after the gradient's last write when `early`).
-  Value asShard(Value v, Operation *user, bool early = false) {
+  /// `v` as this rank's shard of `layout`: a shard as it is, a rank's
+  /// gradient reduce-scattered (right after its last write when `early`), a
+  /// replicated tensor cut to the rank's piece.
+  Value asShard(Value v, Operation *user, ShardAttr layout,
+                bool early = false) {
     Value root = getRootBuffer(v);
     Placement p = roots_[root].placement;
     if (p.kind == Placement::Shard)
       return v;
-    assert(p.kind == Placement::Grad && "not a gradient");
+    if (p.kind == Placement::Grad)
+      return form(
+          root, user, /*shard=*/true,
+          [&](Location loc) { return reduceScatter(root, p.layout, loc); },
+          early);
+    assert(roots_[root].replicated && "a rank's own data has no piece");
     return form(
         root, user, /*shard=*/true,
-        [&](Location loc) { return reduceScatter(root, p.layout, loc); },
-        early);
+        [&](Location loc) {
+          Type elementType = cast<BufferType>(root.getType()).getElementType();
+          return collective(CollectiveKind::Shard, root,
+                            alloc(shardType(elementType, layout), loc), loc);
+        },
+        early, layout);
   }
 
   /// The form of `root`'s current contents that `make` builds, made once,
@@ -602,9 +661,11 @@ private:
   /// would hold workspace through everything in between. With `early`,
   /// right after the command that wrote the contents instead.
   Value form(Value root, Operation *user, bool shard,
-             llvm::function_ref<Value(Location)> make, bool early = false) {
+             llvm::function_ref<Value(Location)> make, bool early = false,
+             ShardAttr layout = {}) {
     Operation *writer = roots_[root].lastWriter;
-    ShardAttr layout = roots_[root].placement.layout;
+    if (!layout)
+      layout = roots_[root].placement.layout;
     Forms &f = forms_[root];
     if (f.writer != writer)
       f = Forms{writer, {}, {}, nullptr};
@@ -619,8 +680,9 @@ private:
     (shard ? g.shard : g.whole) = made;
     if (shard)
       g.shardEnd = &*std::prev(b_.getInsertionPoint());
-    roots_[getRootBuffer(made)].placement =
-        shard ? Placement::shard(layout) : Placement::whole();
+    Root &r = roots_[getRootBuffer(made)];
+    r.placement = shard ? Placement::shard(layout) : Placement::whole();
+    r.replicated = !shard; // gathered or summed: the same on every rank
     return made;
   }
 
@@ -704,19 +766,28 @@ private:
   /// type `wholeType`.
   Value gather(Value piece, ShardAttr layout, BufferType wholeType,
                Location loc) {
-    Type elementType = wholeType.getElementType();
+    Value whole = alloc(wholeType, loc);
+    gatherInto(piece, layout, whole, loc);
+    return whole;
+  }
+
+  /// Gathers the shards in `piece` into `whole` (a buffer of the whole
+  /// tensor's element count); returns the last command.
+  Operation *gatherInto(Value piece, ShardAttr layout, Value whole,
+                        Location loc) {
+    Type elementType = cast<BufferType>(whole.getType()).getElementType();
     int64_t n = layout.getNumElements();
     int64_t padded = layout.getShardElements() * worldSize();
-    if (padded == n)
-      return collective(CollectiveKind::AllGather, piece, alloc(wholeType, loc),
-                        loc);
+    if (padded == n) {
+      collective(CollectiveKind::AllGather, piece, whole, loc);
+      return &*std::prev(b_.getInsertionPoint());
+    }
     Value all = collective(CollectiveKind::AllGather, piece,
                            alloc(bufferType(elementType, padded), loc), loc);
-    Value flat = alloc(bufferType(elementType, n), loc);
-    b_.create<SliceOp>(loc, flat, all, ArrayRef<int64_t>{0},
-                       ArrayRef<int64_t>{0}, ArrayRef<int64_t>{n},
-                       ArrayRef<int64_t>{1});
-    return viewAs(flat, wholeType, loc);
+    Value flat = viewAs(whole, bufferType(elementType, n), loc);
+    return b_.create<SliceOp>(loc, flat, all, ArrayRef<int64_t>{0},
+                              ArrayRef<int64_t>{0}, ArrayRef<int64_t>{n},
+                              ArrayRef<int64_t>{1});
   }
 
   /// This rank's shard of the mean of the ranks' gradients in `grad`.

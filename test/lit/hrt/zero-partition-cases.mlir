@@ -21,9 +21,9 @@
 // CHECK: %[[COMM:.+]] = hrt.communicator "data_parallel"
 // CHECK: %[[B:.+]] = hrt.param "b" {shard = #hrt.shard<4 x [3]>} : <f32, [1]>
 // CHECK: %[[ACC:.+]] = hrt.state "opt.grad.b" read_write {shard = #hrt.shard<4 x [3]>} : <f32, [1]>
-// CHECK: %[[ALL:.+]] = hrt.alloc : <f32, [4]>
+// CHECK: %[[WHOLE:.+]] = hrt.alloc : <f32, [3]>
+// CHECK-NEXT: %[[ALL:.+]] = hrt.alloc : <f32, [4]>
 // CHECK-NEXT: hrt.collective all_gather %[[B]] : <f32, [1]> into %[[ALL]] : <f32, [4]> over %[[COMM]]
-// CHECK-NEXT: %[[WHOLE:.+]] = hrt.alloc : <f32, [3]>
 // CHECK-NEXT: hrt.slice %[[ALL]] : <f32, [4]> into %[[WHOLE]] : <f32, [3]> {axes = array<i64: 0>, ends = array<i64: 3>, starts = array<i64: 0>, steps = array<i64: 1>}
 // CHECK-NEXT: hrt.binary add %{{.+}} : <f32, [n, 3]>, %[[WHOLE]] : <f32, [3]>
 // CHECK: hrt.reduce sum %{{.+}} into %[[GRAD:.+]] : <f32, [3]>
@@ -53,8 +53,9 @@ hrt.executable @padded symbols ["n"] params read {
 
 // @train_step: the `grad.w` output holds this rank's gradient, and stays
 // so; the optimizer reads its mean shard, reduce-scattered right before the
-// first use. At stage 1 the moment is gathered where it meets the whole w;
-// at stage 3 w is a shard too and is only gathered for the forward.
+// first use. At stage 1 the rank takes its piece of w (which every rank
+// holds whole), updates it and gathers w; at stage 3 w is a shard too and
+// is only gathered for the forward.
 // CHECK-LABEL: hrt.executable @train_step
 // CHECK: %[[W:.+]] = hrt.param "w" {shard = #hrt.shard<4 x [8]>} : <f32, [2]>
 // CHECK: %[[M:.+]] = hrt.state "opt.exp_avg.w" read_write {shard = #hrt.shard<4 x [8]>} : <f32, [2]>
@@ -74,8 +75,9 @@ hrt.executable @padded symbols ["n"] params read {
 // S1: hrt.reduce sum %{{.+}} into %[[GRAD]] : <f32, [8]>
 // S1: hrt.collective reduce_scatter %[[GRAD]] : <f32, [8]> into %[[RS:.+]] : <f32, [2]>
 // S1: hrt.binary add %[[M]] : <f32, [2]>, %{{.+}} : <f32, [2]> into %[[M]] : <f32, [2]>
-// S1: hrt.collective all_gather %[[M]] : <f32, [2]> into %[[MW:.+]] : <f32, [8]>
-// S1-NEXT: hrt.binary sub %[[W]] : <f32, [8]>, %[[MW]] : <f32, [8]>
+// S1: hrt.collective shard %[[W]] : <f32, [8]> into %[[PIECE:.+]] : <f32, [2]>
+// S1-NEXT: hrt.binary sub %[[PIECE]] : <f32, [2]>, %[[M]] : <f32, [2]> into %[[W2:.+]] : <f32, [2]>
+// S1-NEXT: hrt.collective all_gather %[[W2]] : <f32, [2]> into %[[W]] : <f32, [8]>
 hrt.executable @train_step symbols ["n"] params read_write {
   %x = hrt.input "x" : !hrt.buffer<f32, [n, 8]>
   %c = hrt.input "beta1" {default_value = 0.9 : f64} : !hrt.buffer<f32, [1]>
@@ -161,4 +163,46 @@ hrt.executable @first_micro_batch symbols ["n"] params read {
   %g = hrt.alloc : !hrt.buffer<f32, [8]>
   hrt.reduce sum %x : !hrt.buffer<f32, [n, 8]> into %g : !hrt.buffer<f32, [8]> {axes = array<i64: 0>, keepdims = false}
   hrt.copy %g : !hrt.buffer<f32, [8]> into %acc : !hrt.buffer<f32, [8]>
+}
+
+// -----
+
+// Optimizer state that starts from the weights (bf16 weights' f32 masters,
+// @init_optimizer): at stage 1 each rank cuts its piece of the parameter
+// (no communication) and keeps its cast. The piece of a size that is no
+// multiple of 4 is padded with zeros by the runtime.
+// S1-LABEL: hrt.executable @init_optimizer
+// S1: %[[V:.+]] = hrt.param "v" : <bf16, [6]>
+// S1: %[[MASTER:.+]] = hrt.state "opt.master.v" read_write {shard = #hrt.shard<4 x [6]>} : <f32, [2]>
+// S1: hrt.collective shard %[[V]] : <bf16, [6]> into %[[PIECE:.+]] : <bf16, [2]>
+// S1-NEXT: hrt.cast %[[PIECE]] : <bf16, [2]> into %[[MASTER]] : <f32, [2]>
+hrt.executable @init_optimizer symbols [] params read {
+  %v = hrt.param "v" : !hrt.buffer<bf16, [6]>
+  %master = hrt.state "opt.master.v" read_write : !hrt.buffer<f32, [6]>
+  hrt.cast %v : !hrt.buffer<bf16, [6]> into %master : !hrt.buffer<f32, [6]>
+}
+
+// -----
+
+// SGD's weight decay adds the (replicated) weights to a rank's gradient:
+// the gradient is reduce-scattered, the weights cut to the rank's piece,
+// and the momentum is a shard. (A rank's own data, an input, has no piece:
+// zero-invalid.mlir.)
+// S1-LABEL: hrt.executable @sgd_train_step
+// S1: %[[U:.+]] = hrt.param "u" : <f32, [8]>
+// S1: %[[BUF:.+]] = hrt.state "opt.momentum_buffer.u" read_write {shard = #hrt.shard<4 x [8]>} : <f32, [2]>
+// S1: hrt.binary mul %{{.+}} : <f32, [1]>, %[[U]] : <f32, [8]> into %[[DECAY:.+]] : <f32, [8]>
+// S1: hrt.collective reduce_scatter %[[GRAD:.+]] : <f32, [8]> into %[[RS:.+]] : <f32, [2]>
+// S1: hrt.collective shard %[[DECAY]] : <f32, [8]> into %[[PIECE:.+]] : <f32, [2]>
+// S1-NEXT: hrt.binary add %[[RS]] : <f32, [2]>, %[[PIECE]] : <f32, [2]> into %[[BUF]] : <f32, [2]>
+hrt.executable @sgd_train_step symbols ["n"] params read_write {
+  %x = hrt.input "x" : !hrt.buffer<f32, [n, 8]>
+  %wd = hrt.input "weight_decay" {default_value = 0.0 : f64} : !hrt.buffer<f32, [1]>
+  %u = hrt.param "u" : !hrt.buffer<f32, [8]>
+  %buf = hrt.state "opt.momentum_buffer.u" read_write : !hrt.buffer<f32, [8]>
+  %grad = hrt.output "grad.u" : !hrt.buffer<f32, [8]>
+  hrt.reduce sum %x : !hrt.buffer<f32, [n, 8]> into %grad : !hrt.buffer<f32, [8]> {axes = array<i64: 0>, keepdims = false}
+  %decay = hrt.alloc : !hrt.buffer<f32, [8]>
+  hrt.binary mul %wd : !hrt.buffer<f32, [1]>, %u : !hrt.buffer<f32, [8]> into %decay : !hrt.buffer<f32, [8]>
+  hrt.binary add %grad : !hrt.buffer<f32, [8]>, %decay : !hrt.buffer<f32, [8]> into %buf : !hrt.buffer<f32, [8]>
 }

@@ -31,8 +31,9 @@
 // Stage 1: AdamW's moment is sharded. @forward_backward still accumulates
 // whole gradients locally; @step reduce-scatters the accumulator, runs the
 // optimizer on this rank's shard, all-reduces the shard's sum of squares
-// before the square root (the global norm) and all-gathers the shard of
-// the update before it meets the whole parameter.
+// before the square root (the global norm), takes this rank's piece of w
+// (every rank holds w whole: no communication), updates it and all-gathers
+// the updated w.
 // S1-LABEL: hrt.executable @forward_backward
 // S1-NOT: hrt.collective
 // S1: hrt.state "opt.grad.w" read_write : <f32, [768, 768]>
@@ -54,9 +55,10 @@
 // S1-NEXT: hrt.unary sqrt %[[TOTAL]]
 // S1: hrt.binary add %{{.+}} : <f32, [147456]>, %[[G]] : <f32, [147456]> into %[[M]] : <f32, [147456]>
 // S1: hrt.binary mul %{{.+}} : <f32, [1]>, %[[M]] : <f32, [147456]> into %[[U:.+]] : <f32, [147456]>
-// S1: hrt.collective all_gather %[[U]] : <f32, [147456]> into %[[WHOLE:.+]] : <f32, [768, 768]> over %[[COMM]]
-// S1-NEXT: hrt.binary sub %[[W]] : <f32, [768, 768]>, %[[WHOLE]] : <f32, [768, 768]> into %[[W2:.+]] : <f32, [768, 768]>
-// S1-NEXT: hrt.copy %[[W2]] : <f32, [768, 768]> into %[[W]]
+// S1: hrt.collective shard %[[W]] : <f32, [768, 768]> into %[[PIECE:.+]] : <f32, [147456]> over %[[COMM]]
+// S1-NEXT: hrt.binary sub %[[PIECE]] : <f32, [147456]>, %[[U]] : <f32, [147456]> into %[[W2:.+]] : <f32, [147456]>
+// S1-NEXT: hrt.collective all_gather %[[W2]] : <f32, [147456]> into %[[W]] : <f32, [768, 768]> over %[[COMM]]
+// S1-NEXT: }
 
 // Stage 2: the accumulator is sharded too. Each gradient is
 // reduce-scattered right after the command that computes it, and the
@@ -80,8 +82,9 @@
 // S2: hrt.binary mul %[[SACC]] : <f32, [147456]>, %{{.+}} : <f32, [1]> into %{{.+}} : <f32, [147456]>
 // S2: hrt.collective all_reduce %{{.+}} : <f32, [1]>
 // S2-NEXT: hrt.unary sqrt
-// S2: hrt.collective all_gather %{{.+}} : <f32, [147456]> into %{{.+}} : <f32, [768, 768]>
+// S2: hrt.collective shard
 // S2-NEXT: hrt.binary sub
+// S2-NEXT: hrt.collective all_gather %{{.+}} : <f32, [147456]> into %{{.+}} : <f32, [768, 768]>
 
 // Stage 3: the weight store holds a shard of w; @forward_backward gathers
 // it into a workspace buffer right before its first use (memory planning
