@@ -97,9 +97,10 @@ public:
     return ShardAttr::get(context, worldSize_, shape);
   }
 
-  /// The parameter whose gradients state `name` accumulates
-  /// (`opt.grad.<param>`), or whose optimizer state it is
-  /// (`opt.<kind>.<param>`, with the parameter's element count).
+  /// For a state that accumulates a parameter's gradients
+  /// (`opt.grad.<param>`) or is its optimizer state (`opt.<kind>.<param>`,
+  /// of the parameter's element count): the kind, and the state's layout
+  /// split over the group.
   struct StateOf {
     StringRef kind;
     ShardAttr layout;
@@ -110,10 +111,13 @@ public:
       return std::nullopt;
     auto [kind, param] = name.split('.');
     ShardAttr layout = layoutOf(param, op.getContext());
-    if (!layout ||
-        numElements(op.getResult().getType()) != layout.getNumElements())
+    BufferType type = op.getResult().getType();
+    if (!layout || numElements(type) != layout.getNumElements())
       return std::nullopt;
-    return StateOf{kind, layout};
+    SmallVector<int64_t> shape;
+    for (Attribute d : type.getShape())
+      shape.push_back(cast<IntegerAttr>(d).getInt());
+    return StateOf{kind, ShardAttr::get(op.getContext(), worldSize_, shape)};
   }
 
 private:
@@ -371,12 +375,30 @@ private:
       p = Placement::grad(layout);
     else if (!t.fixed)
       roots_[target].replicated = replicated;
-    if (!accepts(t, p))
-      return op->emitError()
-             << "hrt-zero-partition: @" << exe_.getSymName() << ": writes "
-             << describe(p) << " into " << describe(target) << ", which holds "
-             << describe(t.placement) << " at ZeRO stage " << plan_.stage();
-    return written(target, p, op);
+    if (accepts(t, p))
+      return written(target, p, op);
+    if (t.placement.kind == Placement::Shard && p.kind == Placement::Whole &&
+        replicated)
+      return computeWholeThenShard(op, out, t.placement.layout);
+    return op->emitError() << "hrt-zero-partition: @" << exe_.getSymName()
+                           << ": writes " << describe(p) << " into "
+                           << describe(target) << ", which holds "
+                           << describe(t.placement) << " at ZeRO stage "
+                           << plan_.stage();
+  }
+
+  /// A command computing a replicated tensor into a sharded buffer: it runs
+  /// into a whole buffer, of which the rank keeps its piece.
+  LogicalResult computeWholeThenShard(Operation *op, Value out,
+                                      ShardAttr layout) {
+    b_.setInsertionPoint(op);
+    Value whole = alloc(wholeTypeOf(out), op->getLoc());
+    roots_[whole].replicated = true;
+    op->setOperand(0, whole);
+    b_.setInsertionPointAfter(op);
+    collective(CollectiveKind::Shard, whole, out, op->getLoc());
+    return written(getRootBuffer(out), Placement::shard(layout),
+                   &*std::prev(b_.getInsertionPoint()));
   }
 
   static StringRef describe(const Placement &p) {
@@ -700,6 +722,7 @@ private:
     }
     b_.setInsertionPoint(user);
     Value whole = gather(root, layout, wholeTypeOf(root), nameOf(root, user));
+    roots_[getRootBuffer(whole)].replicated = true;
     gatheredElements_ += layout.getNumElements();
     gathered_[root] = {whole, gatheredElements_, writer};
     return whole;

@@ -38,8 +38,8 @@ hrt.executable @negative symbols [] params read {
 
 // -----
 
-// A rank cannot take its piece of a whole tensor it did not shard: writing
-// one into the sharded moment is an error.
+// A tensor input is the rank's own data, not the same on every rank: it
+// has no piece of it to keep in the sharded moment.
 hrt.executable @whole_into_shard symbols [] params read {
   %x = hrt.input "x" : !hrt.buffer<f32, [8]>
   %w = hrt.param "w" : !hrt.buffer<f32, [8]>

@@ -206,3 +206,18 @@ hrt.executable @sgd_train_step symbols ["n"] params read_write {
   hrt.binary mul %wd : !hrt.buffer<f32, [1]>, %u : !hrt.buffer<f32, [8]> into %decay : !hrt.buffer<f32, [8]>
   hrt.binary add %grad : !hrt.buffer<f32, [8]>, %decay : !hrt.buffer<f32, [8]> into %buf : !hrt.buffer<f32, [8]>
 }
+
+// -----
+
+// A replicated tensor that no elementwise command makes (a transpose of the
+// weights) filling sharded state: computed whole, the rank keeps its piece.
+// S1-LABEL: hrt.executable @whole_into_state
+// S1: %[[STATE:.+]] = hrt.state "opt.transposed.w" read_write {shard = #hrt.shard<4 x [4, 2]>} : <f32, [2]>
+// S1: %[[WHOLE:.+]] = hrt.alloc : <f32, [4, 2]>
+// S1-NEXT: hrt.transpose %{{.+}} : <f32, [2, 4]> into %[[WHOLE]] : <f32, [4, 2]>
+// S1-NEXT: hrt.collective shard %[[WHOLE]] : <f32, [4, 2]> into %[[STATE]] : <f32, [2]>
+hrt.executable @whole_into_state symbols [] params read {
+  %w = hrt.param "w" : !hrt.buffer<f32, [2, 4]>
+  %t = hrt.state "opt.transposed.w" read_write : !hrt.buffer<f32, [4, 2]>
+  hrt.transpose %w : !hrt.buffer<f32, [2, 4]> into %t : !hrt.buffer<f32, [4, 2]> {perm = array<i64: 1, 0>}
+}
