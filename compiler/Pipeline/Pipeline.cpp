@@ -197,9 +197,20 @@ llvm::Error runTrainPipeline(mlir::ModuleOp module,
   return llvm::Error::success();
 }
 
-llvm::Error runHrtPipeline(mlir::ModuleOp module) {
+llvm::Error runHrtPipeline(mlir::ModuleOp module,
+                           const CompileOptions &options) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(createConvertHgToHrt());
+  if (options.worldSize != 1) {
+    hrt::ZeroPartitionOptions zero;
+    zero.stage = options.zeroStage;
+    zero.worldSize = options.worldSize;
+    zero.maxReuseDistance = options.maxReuseDistance;
+    pm.addPass(hrt::createZeroPartition(zero));
+    hrt::ZeroPrefetchOptions prefetch;
+    prefetch.bucketSize = options.prefetchBucketSize;
+    pm.addNestedPass<hrt::ExecutableOp>(hrt::createZeroPrefetch(prefetch));
+  }
   if (mlir::failed(pm.run(module)))
     return error("lowering to hrt failed (see the diagnostics above)");
   // Executables that already have a plan (a planned hrt module given as

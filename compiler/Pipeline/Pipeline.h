@@ -38,6 +38,14 @@ struct CompileOptions {
   /// The training executables' update rule.
   enum class Optimizer { AdamW, Sgd };
   Optimizer optimizer = Optimizer::AdamW;
+  /// Data parallelism (ZeRO, hrt-zero-partition): the ZeRO stage (0-3) and
+  /// the ranks of the group; one rank keeps every executable as it is.
+  int64_t zeroStage = 0;
+  int64_t worldSize = 1;
+  /// Stage 3: DeepSpeed's stage3_prefetch_bucket_size and
+  /// stage3_max_reuse_distance, in parameter elements.
+  int64_t prefetchBucketSize = 50000000;
+  int64_t maxReuseDistance = 1000000000;
   /// Floating-point type of an HF config model's weights and activations
   /// ("float32", "bfloat16", "float16"; also "f32", "bf16", "f16"); empty:
   /// the config's torch_dtype (or dtype), else float32.
@@ -79,8 +87,10 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
 llvm::Error runTrainPipeline(mlir::ModuleOp module,
                              const CompileOptions &options = {});
 
-/// Lowers the hg functions to hrt executables and plans their memory.
-llvm::Error runHrtPipeline(mlir::ModuleOp module);
+/// Lowers the hg functions to hrt executables, partitions them over the
+/// data-parallel group (options.worldSize > 1) and plans their memory.
+llvm::Error runHrtPipeline(mlir::ModuleOp module,
+                           const CompileOptions &options = {});
 
 /// Serialises the planned hrt executables into a bundle.
 llvm::Expected<hybrid::BundleDesc> lowerToBundle(mlir::ModuleOp module);

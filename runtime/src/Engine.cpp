@@ -25,6 +25,15 @@ Engine Engine::create(std::shared_ptr<const BundleDesc> bundle,
   if (!device)
     throw Error("Engine::create: no device");
   validateBundle(*bundle, "bundle '" + bundle->model + "'");
+  // Collectives over several ranks need one process per rank and a
+  // communicator between them (NCCL), which this runtime does not have yet.
+  if (bundle->worldSize != 1)
+    throw Error("bundle '" + bundle->model + "' was compiled for " +
+                std::to_string(bundle->worldSize) +
+                " data-parallel ranks (ZeRO stage " +
+                std::to_string(bundle->zeroStage) +
+                "); this runtime runs a single process: compile it with "
+                "--world-size 1");
   Engine engine;
   engine.bundle_ = std::move(bundle);
   engine.device_ = std::move(device);

@@ -29,6 +29,7 @@ void expectSameBundle(const BundleDesc &a, const BundleDesc &b) {
     EXPECT_EQ(a.params[i].dtype, b.params[i].dtype);
     EXPECT_EQ(a.params[i].shape, b.params[i].shape);
     EXPECT_EQ(a.params[i].layout, b.params[i].layout);
+    EXPECT_EQ(a.params[i].shard.has_value(), b.params[i].shard.has_value());
   }
   ASSERT_EQ(a.constants.size(), b.constants.size());
   for (size_t i = 0; i < a.constants.size(); ++i) {
@@ -90,7 +91,10 @@ void expectSameBundle(const BundleDesc &a, const BundleDesc &b) {
   for (size_t i = 0; i < a.states.size(); ++i) {
     EXPECT_EQ(a.states[i].name, b.states[i].name);
     EXPECT_EQ(a.states[i].dtype, b.states[i].dtype);
+    EXPECT_EQ(a.states[i].shard.has_value(), b.states[i].shard.has_value());
   }
+  EXPECT_EQ(a.worldSize, b.worldSize);
+  EXPECT_EQ(a.zeroStage, b.zeroStage);
   // Everything else (every op attribute) through the encoding, which is
   // deterministic: equal bundles give equal bytes.
   EXPECT_EQ(serializeBundle(a), serializeBundle(b));
@@ -581,15 +585,92 @@ TEST(Bundle, ValidationEnforcesAccess) {
   EXPECT_NO_THROW(validateBundle(stateBundle(), "b"));
 }
 
+/// stateBundle() compiled for 4 data-parallel ranks at ZeRO stage 3: the
+/// parameter w (3 x 5, 15 elements) and the state acc are split in pieces
+/// of ceil(15 / 4) = 4 elements, which is what the executable sees.
+BundleDesc shardedBundle() {
+  BundleDesc b;
+  b.model = "sharded";
+  b.worldSize = 4;
+  b.zeroStage = 3;
+  b.params = {{"w", DType::F32, {3, 5}, "", ShardDesc{4, {3, 5}}}};
+  b.states = {{"acc", DType::F32, ShardDesc{4, {3, 5}}}};
+  ExecutableDesc e;
+  e.name = "step";
+  e.paramAccess = Access::ReadWrite;
+  e.states = {{0, Access::ReadWrite}};
+  e.communicators = {"data_parallel"};
+  e.buffers = {buffer(BufferKind::Param, DType::F32, {4}, 0, "w"),
+               buffer(BufferKind::State, DType::F32, {4}, 0, "acc"),
+               buffer(BufferKind::Workspace, DType::F32, {16}, -1, "whole", 0)};
+  e.commands = {
+      command(add(), {0, 1}, {0}),
+      command(ops::Collective{CollectiveKind::AllGather, 0}, {0}, {2})};
+  e.workspaceBytes = SymExpr(64);
+  b.executables.push_back(e);
+  return b;
+}
+
+TEST(Bundle, ShardsAndWorldSizeRoundTrip) {
+  BundleDesc b = parse(serializeBundle(shardedBundle()));
+  EXPECT_EQ(b.worldSize, 4);
+  EXPECT_EQ(b.zeroStage, 3);
+  ASSERT_TRUE(b.params[0].shard.has_value());
+  EXPECT_EQ(b.params[0].shard->worldSize, 4);
+  EXPECT_EQ(b.params[0].shard->shape, Shape({3, 5}));
+  EXPECT_EQ(b.params[0].shard->shardElements(), 4);
+  EXPECT_EQ(b.params[0].shape, Shape({3, 5}));
+  ASSERT_TRUE(b.states[0].shard.has_value());
+  EXPECT_EQ(b.states[0].shard->shape, Shape({3, 5}));
+  expectSameBundle(shardedBundle(), b);
+  // One rank: no shards, and the defaults read back.
+  BundleDesc plain = parse(serializeBundle(normBundle()));
+  EXPECT_EQ(plain.worldSize, 1);
+  EXPECT_EQ(plain.zeroStage, 0);
+  EXPECT_FALSE(plain.params[0].shard.has_value());
+}
+
+TEST(Bundle, ValidationChecksShards) {
+  auto rejects = [](auto edit, std::vector<std::string> parts) {
+    BundleDesc b = shardedBundle();
+    edit(b);
+    expectError([&] { validateBundle(b, "b"); }, std::move(parts));
+  };
+  rejects([](BundleDesc &b) { b.worldSize = 0; }, {"world size 0 (1 to"});
+  rejects([](BundleDesc &b) { b.zeroStage = 4; }, {"ZeRO stage 4 (0 to 3)"});
+  rejects([](BundleDesc &b) { b.params[0].shard->worldSize = 2; },
+          {"param 0 'w' is split over 2 ranks in a bundle for world size 4"});
+  rejects(
+      [](BundleDesc &b) {
+        b.worldSize = 1;
+        b.zeroStage = 0;
+      },
+      {"param 0 'w' is split over 4 ranks in a bundle for world size 1"});
+  rejects([](BundleDesc &b) { b.states[0].shard->shape = {-1}; },
+          {"state 0 'acc' has a shard of invalid shape"});
+  rejects([](BundleDesc &b) { b.params[0].shard->shape = {15}; },
+          {"param 0 'w' is [3,5] but its shard splits [15]"});
+  rejects(
+      [](BundleDesc &b) {
+        b.executables[0].buffers[0].shape = {3, 5};
+      },
+      {"buffer 0 'w' does not have the dtype and shape of a shard of "
+       "param 'w' (f32 [4])"});
+  rejects([](BundleDesc &b) { b.executables[0].buffers[1].shape = {5}; },
+          {"buffer 1 'acc' does not have the dtype and shape of a shard of "
+           "state 'acc' (f32 [4])"});
+  EXPECT_NO_THROW(validateBundle(shardedBundle(), "b"));
+}
+
 TEST(Bundle, RejectsVersionOneClearly) {
   std::vector<uint8_t> bytes = serializeBundle(normBundle());
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 4: "
+      {"test.hyb: bundle format version 1; this runtime reads version 5: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 4: recompile it with hybridc");
+                 "version 5: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

@@ -440,6 +440,18 @@ TEST_P(ExecutableOnDevice, BadPlansAreErrorsNotCrashes) {
   }
 }
 
+// A bundle partitioned for several data-parallel ranks needs one process
+// per rank and a communicator between them: refused, before anything runs.
+TEST(Executable, EngineRefusesABundleForSeveralRanks) {
+  BundleDesc b = normBundle();
+  b.worldSize = 4;
+  b.zeroStage = 2;
+  std::string msg = expectError([&] { Engine::create(b, cpu()); }, {});
+  EXPECT_EQ(msg, "bundle 'norm-test' was compiled for 4 data-parallel ranks "
+                 "(ZeRO stage 2); this runtime runs a single process: compile "
+                 "it with --world-size 1");
+}
+
 // CPU only: its embedding kernel checks the ids on the host before it runs;
 // a GPU kernel sees them only on the device.
 TEST(Executable, KernelErrorsNameTheCommand) {

@@ -829,13 +829,21 @@ int runInfo(int argc, char **argv) {
   std::printf("producer: %s\n", b.producer.c_str());
   std::printf("model: %s\n", b.model.c_str());
   std::printf("source: %s\n", b.source.c_str());
+  if (b.worldSize != 1)
+    std::printf("world size: %d (ZeRO stage %d)\n", b.worldSize, b.zeroStage);
   std::printf("params: %zu (%s elements, %s)\n", b.params.size(),
               humanCount(static_cast<double>(elements)).c_str(),
               humanBytes(static_cast<double>(bytes)).c_str());
+  auto shardText = [](const std::optional<ShardDesc> &s) {
+    return s ? ", shard of " + std::to_string(s->shardElements()) +
+                   " elements per rank"
+             : std::string();
+  };
   for (const ParamDesc &p : b.params)
-    std::printf("  param %s: %s %s%s\n", p.name.c_str(), dtypeName(p.dtype),
+    std::printf("  param %s: %s %s%s%s\n", p.name.c_str(), dtypeName(p.dtype),
                 shapeToString(p.shape).c_str(),
-                p.layout.empty() ? "" : (" layout " + p.layout).c_str());
+                p.layout.empty() ? "" : (" layout " + p.layout).c_str(),
+                shardText(p.shard).c_str());
   std::printf("constants: %zu (%s)\n", b.constants.size(),
               humanBytes(static_cast<double>(constBytes)).c_str());
   if (!b.tied.empty()) {
@@ -846,7 +854,11 @@ int runInfo(int argc, char **argv) {
   }
   std::printf("states: %zu\n", b.states.size());
   for (const StateDesc &st : b.states)
-    std::printf("  state %s: %s\n", st.name.c_str(), dtypeName(st.dtype));
+    std::printf(
+        "  state %s: %s%s\n", st.name.c_str(), dtypeName(st.dtype),
+        st.shard ? (" " + shapeToString(st.shard->shape) + shardText(st.shard))
+                       .c_str()
+                 : "");
   for (const ExecutableDesc &e : b.executables) {
     std::string syms;
     for (size_t i = 0; i < e.symbols.size(); ++i) {

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <optional>
@@ -56,6 +57,19 @@ constexpr const char *kUsage =
     "                         (with momentum); bf16/f16 weights train\n"
     "                         through f32 master copies, f16 with dynamic\n"
     "                         loss scaling\n"
+    "  --zero-stage N         ZeRO stage for data parallelism (default 0):\n"
+    "                         0 all-reduces gradients, 1 also shards the\n"
+    "                         optimizer state, 2 the gradients, 3 the\n"
+    "                         parameters (gathered before each use)\n"
+    "  --world-size W         ranks the bundle runs on (default 1: no\n"
+    "                         collectives); the runtime runs world size 1\n"
+    "  --prefetch-bucket-size N\n"
+    "                         stage 3: parameter elements gathered ahead of\n"
+    "                         use (default 5e7, DeepSpeed's\n"
+    "                         stage3_prefetch_bucket_size)\n"
+    "  --max-reuse-distance N stage 3: keep a gathered parameter for a use\n"
+    "                         within N elements of other parameters (default\n"
+    "                         1e9, DeepSpeed's stage3_max_reuse_distance)\n"
     "  -q, --quiet            no summary line\n";
 
 int usageError(const std::string &msg) {
@@ -78,6 +92,28 @@ int fail(const std::string &msg) {
 int failPhase(llvm::Error e) {
   std::string msg = llvm::toString(std::move(e));
   return diagnosticErrors ? 1 : fail(msg);
+}
+
+/// `text` as a whole number in [min, max] (digits only, or an exponent
+/// form like 5e7 with an integral value).
+std::optional<int64_t> parseCount(const std::string &text, int64_t min,
+                                  int64_t max) {
+  if (text.empty() || text.size() > 20)
+    return std::nullopt;
+  if (text.find_first_not_of("0123456789") == std::string::npos) {
+    if (text.size() > 18)
+      return std::nullopt;
+    int64_t v = std::stoll(text);
+    return v >= min && v <= max ? std::optional<int64_t>(v) : std::nullopt;
+  }
+  if (text.find_first_not_of("0123456789.eE+") != std::string::npos)
+    return std::nullopt;
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (*end || !(v >= static_cast<double>(min)) ||
+      !(v <= static_cast<double>(max)) || v != static_cast<int64_t>(v))
+    return std::nullopt;
+  return static_cast<int64_t>(v);
 }
 
 std::string formatBytes(double b) {
@@ -123,6 +159,18 @@ int runHybridc(int argc, char **argv) {
   hybridc::CompileOptions options;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string &a = args[i];
+    // `--name VALUE` or `--name=VALUE`; an empty string when VALUE is
+    // missing (the option's check reports it).
+    auto valueOf = [&](const std::string &name) -> std::optional<std::string> {
+      if (a == name)
+        return i + 1 < args.size() ? args[++i] : std::string();
+      if (a.rfind(name + "=", 0) == 0)
+        return a.substr(name.size() + 1);
+      return std::nullopt;
+    };
+    auto missing = [&](const std::string &name) {
+      return usageError(name + " needs a value");
+    };
     auto phaseOf = [&](const std::string &v, hybridc::Phase &p) {
       std::optional<hybridc::Phase> phase = hybridc::parsePhase(v);
       if (phase)
@@ -164,6 +212,42 @@ int runHybridc(int argc, char **argv) {
         return usageError("unknown --optimizer '" + name +
                           "' (expected adamw or sgd)");
       optimizerGiven = true;
+    } else if (std::optional<std::string> v = valueOf("--zero-stage")) {
+      if (v->empty())
+        return missing("--zero-stage");
+      std::optional<int64_t> stage = parseCount(*v, 0, 3);
+      if (!stage)
+        return usageError("--zero-stage must be 0, 1, 2 or 3, got '" + *v +
+                          "'");
+      options.zeroStage = *stage;
+    } else if (std::optional<std::string> v = valueOf("--world-size")) {
+      if (v->empty())
+        return missing("--world-size");
+      std::optional<int64_t> ranks = parseCount(*v, 1, int64_t(1) << 20);
+      if (!ranks)
+        return usageError("--world-size must be a number of ranks from 1 to "
+                          "2^20, got '" +
+                          *v + "'");
+      options.worldSize = *ranks;
+    } else if (std::optional<std::string> v =
+                   valueOf("--prefetch-bucket-size")) {
+      if (v->empty())
+        return missing("--prefetch-bucket-size");
+      std::optional<int64_t> n = parseCount(*v, 0, int64_t(1) << 62);
+      if (!n)
+        return usageError("--prefetch-bucket-size must be a number of "
+                          "elements >= 0, got '" +
+                          *v + "'");
+      options.prefetchBucketSize = *n;
+    } else if (std::optional<std::string> v = valueOf("--max-reuse-distance")) {
+      if (v->empty())
+        return missing("--max-reuse-distance");
+      std::optional<int64_t> n = parseCount(*v, 0, int64_t(1) << 62);
+      if (!n)
+        return usageError("--max-reuse-distance must be a number of elements "
+                          ">= 0, got '" +
+                          *v + "'");
+      options.maxReuseDistance = *n;
     } else if (a == "--no-fuse") {
       options.fuse = false;
     } else if (a == "-q" || a == "--quiet") {
@@ -219,6 +303,10 @@ int runHybridc(int argc, char **argv) {
   if (hrtInput && stopAfter < hybridc::Phase::Hrt)
     return usageError(model + " is an hrt module: it can only go on to the "
                               "hrt or bundle phase");
+  if (hrtInput && options.worldSize != 1)
+    return usageError("--world-size applies to a model; " + model +
+                      " is an hrt module (partition it with hybridc-opt "
+                      "--hrt-zero-partition)");
   if (!hrtInput) {
     if (stopAfter == hybridc::Phase::Import) {
       module->get().print(llvm::outs());
@@ -257,7 +345,7 @@ int runHybridc(int argc, char **argv) {
                    "error, --no-generate skips the attempt): %s\n",
                    hybrid::escapeControlCharacters(declined).c_str());
   }
-  if (llvm::Error e = hybridc::runHrtPipeline(module->get()))
+  if (llvm::Error e = hybridc::runHrtPipeline(module->get(), options))
     return failPhase(std::move(e));
   if (stopAfter == hybridc::Phase::Hrt) {
     module->get().print(llvm::outs());
@@ -273,6 +361,9 @@ int runHybridc(int argc, char **argv) {
   std::string summary =
       bundle->model + ": " + std::to_string(bundle->params.size()) +
       " parameters (" + formatBytes(static_cast<double>(paramBytes)) + ")";
+  if (bundle->worldSize > 1)
+    summary += ", ZeRO stage " + std::to_string(bundle->zeroStage) + " over " +
+               std::to_string(bundle->worldSize) + " ranks";
   for (const auto &exe : bundle->executables)
     summary += ", " + exe.name + ": " + std::to_string(exe.commands.size()) +
                " commands, workspace " + exe.workspaceBytes.str(exe.symbols) +

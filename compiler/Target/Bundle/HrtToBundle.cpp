@@ -32,6 +32,7 @@ HRT_SAME_KIND(ReduceKind, Sum, Sum)
 HRT_SAME_KIND(ReduceKind, Prod, Prod)
 HRT_SAME_KIND(CollectiveKind, AllGather, AllGather)
 HRT_SAME_KIND(CollectiveKind, AllReduce, AllReduce)
+HRT_SAME_KIND(CollectiveKind, Shard, Shard)
 HRT_SAME_KIND(Activation, None, None)
 HRT_SAME_KIND(Activation, GeluErf, GeluErf)
 HRT_SAME_KIND(Activation, Silu, Silu)
@@ -320,15 +321,21 @@ private:
     hybrid::ParamDesc desc;
     desc.name = p.getName().str();
     desc.dtype = *dtypeOf(type.getElementType());
-    for (Attribute d : type.getShape())
-      desc.shape.push_back(cast<IntegerAttr>(d).getInt());
+    desc.shard = shardOf(p.getShard());
+    // The table has the checkpoint's shape; a shard's buffer is its piece.
+    if (desc.shard)
+      desc.shape = desc.shard->shape;
+    else
+      for (Attribute d : type.getShape())
+        desc.shape.push_back(cast<IntegerAttr>(d).getInt());
     for (size_t i = 0; i < bundle_.params.size(); ++i)
       if (bundle_.params[i].name == desc.name) {
         if (bundle_.params[i].dtype != desc.dtype ||
-            bundle_.params[i].shape != desc.shape)
+            bundle_.params[i].shape != desc.shape ||
+            !sameShard(bundle_.params[i].shard, desc.shard))
           return fail(p, "parameter '" + desc.name +
-                             "' has another dtype or shape in an earlier "
-                             "executable");
+                             "' has another dtype, shape or shard in an "
+                             "earlier executable");
         return static_cast<int32_t>(i);
       }
     bundle_.params.push_back(std::move(desc));
@@ -337,20 +344,39 @@ private:
 
   llvm::Expected<int32_t> stateIndex(hrt::StateOp s) {
     hybrid::DType dtype = *dtypeOf(s.getResult().getType().getElementType());
+    std::optional<hybrid::ShardDesc> shard = shardOf(s.getShard());
     int32_t index = -1;
     for (size_t i = 0; i < bundle_.states.size(); ++i)
       if (bundle_.states[i].name == s.getName()) {
-        if (bundle_.states[i].dtype != dtype)
+        if (bundle_.states[i].dtype != dtype ||
+            !sameShard(bundle_.states[i].shard, shard))
           return fail(s, "state '" + s.getName() +
-                             "' has another dtype in an earlier executable");
+                             "' has another dtype or shard in an earlier "
+                             "executable");
         index = static_cast<int32_t>(i);
       }
     if (index < 0) {
-      bundle_.states.push_back({s.getName().str(), dtype});
+      bundle_.states.push_back({s.getName().str(), dtype, shard});
       index = static_cast<int32_t>(bundle_.states.size() - 1);
     }
     exe_.states.push_back({index, static_cast<hybrid::Access>(s.getAccess())});
     return index;
+  }
+
+  static std::optional<hybrid::ShardDesc>
+  shardOf(std::optional<hrt::ShardAttr> attr) {
+    if (!attr)
+      return std::nullopt;
+    return hybrid::ShardDesc{
+        static_cast<int32_t>(attr->getWorldSize()),
+        hybrid::Shape(attr->getShape().begin(), attr->getShape().end())};
+  }
+
+  static bool sameShard(const std::optional<hybrid::ShardDesc> &a,
+                        const std::optional<hybrid::ShardDesc> &b) {
+    if (!a || !b)
+      return !a && !b;
+    return a->worldSize == b->worldSize && a->shape == b->shape;
   }
 
   llvm::Error add(Operation *op) {
@@ -482,6 +508,11 @@ llvm::Expected<hybrid::BundleDesc> translateHrtToBundle(ModuleOp module) {
     for (Attribute t : tied)
       if (auto s = dyn_cast<StringAttr>(t))
         bundle.tied.push_back(s.str());
+  // What hrt-zero-partition recorded: the group the collectives run over.
+  if (auto ranks = module->getAttrOfType<IntegerAttr>("hrt.world_size"))
+    bundle.worldSize = static_cast<int32_t>(ranks.getInt());
+  if (auto stage = module->getAttrOfType<IntegerAttr>("hrt.zero_stage"))
+    bundle.zeroStage = static_cast<int32_t>(stage.getInt());
   BundleWriter writer(bundle);
   bool any = false;
   for (auto exe : module.getOps<hrt::ExecutableOp>()) {

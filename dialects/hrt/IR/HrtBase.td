@@ -24,6 +24,7 @@ def Hrt_Dialect : Dialect {
     writes the executable into a bundle.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -74,7 +75,7 @@ def Hrt_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
 
 def Hrt_CollectiveKind : I32EnumAttr<"CollectiveKind", "collective", [
     I32EnumAttrCase<"AllGather", 0, "all_gather">, I32EnumAttrCase<"ReduceScatter", 1, "reduce_scatter">,
-    I32EnumAttrCase<"AllReduce", 2, "all_reduce">]> {
+    I32EnumAttrCase<"AllReduce", 2, "all_reduce">, I32EnumAttrCase<"Shard", 3, "shard">]> {
   let cppNamespace = "::hybridc::hrt";
 }
 
@@ -111,6 +112,32 @@ def Hrt_BufferType : Hrt_Type<"Buffer", "buffer"> {
 
 def Hrt_CommunicatorType : Hrt_Type<"Communicator", "communicator"> {
   let summary = "a group of ranks that collectives run over";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Hrt_ShardAttr : AttrDef<Hrt_Dialect, "Shard"> {
+  let mnemonic = "shard";
+  let summary = "one rank's piece of a tensor split over a data-parallel group";
+  let description = [{
+    `#hrt.shard<4 x [768, 768]>`: the tensor of shape [768, 768], flattened
+    row-major and padded with zeros to a multiple of 4 elements, is split
+    into 4 contiguous pieces of equal size; rank r holds piece r (ZeRO's
+    flat partition). A buffer with this attribute is one piece: 1-D, of
+    ceil(numel / world_size) elements.
+  }];
+  let parameters = (ins "int64_t":$worldSize,
+                        ArrayRefParameter<"int64_t">:$shape);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Elements of the whole tensor.
+    int64_t getNumElements() const;
+    /// Elements of one rank's piece: ceil(numel / world_size).
+    int64_t getShardElements() const;
+  }];
 }
 
 def Hrt_Buffer : Type<CPred<"::llvm::isa<::hybridc::hrt::BufferType>($_self)">,

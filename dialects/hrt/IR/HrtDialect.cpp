@@ -1,11 +1,12 @@
-// The hrt dialect: registration, the buffer type's syntax and checks, and
-// the symbolic-size helpers.
+// The hrt dialect: registration, the buffer type's and the shard
+// attribute's syntax and checks, and the symbolic-size helpers.
 #include "dialects/hrt/IR/HrtOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using hybrid::SymExpr;
@@ -16,12 +17,19 @@ using hybrid::SymExpr;
 #define GET_TYPEDEF_CLASSES
 #include "dialects/hrt/IR/HrtTypes.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/hrt/IR/HrtAttrs.cpp.inc"
+
 namespace hybridc::hrt {
 
 void HrtDialect::initialize() {
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "dialects/hrt/IR/HrtTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/hrt/IR/HrtAttrs.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST
@@ -118,6 +126,55 @@ LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "buffer dim #" << i << ": " << why;
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// #hrt.shard<4 x [768, 768]>
+//===----------------------------------------------------------------------===//
+
+Attribute ShardAttr::parse(AsmParser &parser, Type) {
+  int64_t worldSize;
+  SmallVector<int64_t> shape;
+  auto parseDim = [&]() -> ParseResult {
+    return parser.parseInteger(shape.emplace_back());
+  };
+  if (parser.parseLess() || parser.parseInteger(worldSize) ||
+      parser.parseKeyword("x") ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim) ||
+      parser.parseGreater())
+    return {};
+  return parser.getChecked<ShardAttr>(parser.getContext(), worldSize, shape);
+}
+
+void ShardAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getWorldSize() << " x [";
+  llvm::interleaveComma(getShape(), printer);
+  printer << "]>";
+}
+
+LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t worldSize, ArrayRef<int64_t> shape) {
+  if (worldSize < 1)
+    return emitError() << "shard world size must be >= 1, got " << worldSize;
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return emitError() << "shard shape has a negative dim (" << d << ")";
+    if (llvm::MulOverflow(numel, d, numel))
+      return emitError() << "shard shape has more than 2^63 elements";
+  }
+  return success();
+}
+
+int64_t ShardAttr::getNumElements() const {
+  int64_t numel = 1;
+  for (int64_t d : getShape())
+    numel *= d;
+  return numel;
+}
+
+int64_t ShardAttr::getShardElements() const {
+  return llvm::divideCeil(getNumElements(), getWorldSize());
 }
 
 //===----------------------------------------------------------------------===//

@@ -233,6 +233,21 @@ LogicalResult ExecutableOp::verifyRegions() {
 // Buffer sources
 //===----------------------------------------------------------------------===//
 
+/// A sharded buffer is one rank's piece: 1-D, of the shard's piece size.
+static LogicalResult checkShard(Operation *op, StringRef what, StringRef name,
+                                std::optional<ShardAttr> shard,
+                                BufferType type) {
+  if (!shard)
+    return success();
+  ArrayRef<Attribute> shape = type.getShape().getValue();
+  auto size = shape.size() == 1 ? dyn_cast<IntegerAttr>(shape[0]) : nullptr;
+  if (!size || size.getInt() != shard->getShardElements())
+    return op->emitOpError() << what << " '" << name << "' is sharded as "
+                             << *shard << ": its buffer must be ["
+                             << shard->getShardElements() << "], got " << type;
+  return success();
+}
+
 LogicalResult ParamOp::verify() {
   if (getName().empty())
     return emitOpError("name must not be empty");
@@ -240,13 +255,15 @@ LogicalResult ParamOp::verify() {
     if (!isa<IntegerAttr>(d))
       return emitOpError() << "parameter '" << getName()
                            << "' must have a static shape";
-  return success();
+  return checkShard(*this, "parameter", getName(), getShard(),
+                    getResult().getType());
 }
 
 LogicalResult StateOp::verify() {
   if (getName().empty())
     return emitOpError("name must not be empty");
-  return success();
+  return checkShard(*this, "state", getName(), getShard(),
+                    getResult().getType());
 }
 
 LogicalResult ConstantOp::verify() {

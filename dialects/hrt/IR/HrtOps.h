@@ -1,6 +1,6 @@
-// Public header of the hrt dialect: the dialect, the buffer type, the kind
-// enums, the command interface and every op, plus the symbolic-shape
-// helpers that passes over hrt share.
+// Public header of the hrt dialect: the dialect, the buffer type, the shard
+// attribute, the kind enums, the command interface and every op, plus the
+// symbolic-shape helpers that passes over hrt share.
 #pragma once
 
 #include "hybrid/SymExpr.h"
@@ -23,6 +23,9 @@
 
 #define GET_TYPEDEF_CLASSES
 #include "dialects/hrt/IR/HrtTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/hrt/IR/HrtAttrs.h.inc"
 
 #include "dialects/hrt/IR/HrtInterfaces.h.inc"
 

@@ -58,16 +58,35 @@ def Hrt_ExecutableOp : Hrt_Op<"executable", [Symbol, IsolatedFromAbove,
 
 def Hrt_ParamOp : Hrt_Op<"param", [Pure, HasParent<"ExecutableOp">]> {
   let summary = "a parameter of the weight store, by checkpoint name";
-  let arguments = (ins StrAttr:$name);
+  let description = [{
+    With `shard`, the weight store holds only this rank's piece of the
+    parameter (ZeRO stage 3) and the buffer is that piece.
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<Hrt_ShardAttr>:$shard);
   let results = (outs Hrt_Buffer:$result);
+  let builders = [OpBuilder<(ins "::mlir::Type":$type,
+                                 "::mlir::StringAttr":$name), [{
+    build($_builder, $_state, type, name, /*shard=*/nullptr);
+  }]>];
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
 def Hrt_StateOp : Hrt_Op<"state", [Pure, HasParent<"ExecutableOp">]> {
   let summary = "a state buffer the engine owns across calls, with access";
-  let arguments = (ins StrAttr:$name, Hrt_Access:$access);
+  let description = [{
+    With `shard`, the state is split over a data-parallel group (an
+    optimizer moment or a gradient accumulator under ZeRO) and the buffer
+    is this rank's piece.
+  }];
+  let arguments = (ins StrAttr:$name, Hrt_Access:$access,
+                       OptionalAttr<Hrt_ShardAttr>:$shard);
   let results = (outs Hrt_Buffer:$result);
+  let builders = [OpBuilder<(ins "::mlir::Type":$type,
+                                 "::mlir::StringAttr":$name,
+                                 "Access":$access), [{
+    build($_builder, $_state, type, name, access, /*shard=*/nullptr);
+  }]>];
   let assemblyFormat = "$name $access attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -427,7 +446,13 @@ def Hrt_SampleOp : Hrt_CommandOp<"sample", 4> {
 }
 
 def Hrt_CollectiveOp : Hrt_CommandOp<"collective", 2> {
-  let summary = "all_gather / reduce_scatter / all_reduce over a communicator";
+  let summary = "all_gather / reduce_scatter / all_reduce / shard over a communicator";
+  let description = [{
+    `shard` takes this rank's piece of a tensor that every rank holds whole
+    (ZeRO's flat partition: piece r of the tensor flattened and padded with
+    zeros to a multiple of the world size); it moves no data between ranks
+    but needs the communicator's rank.
+  }];
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
                             Hrt_CommunicatorType:$communicator,
                             Hrt_CollectiveKind:$kind), Hrt_StreamArg);

@@ -3,6 +3,7 @@
 
 #include "dialects/hrt/IR/HrtOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace hybridc::hrt {

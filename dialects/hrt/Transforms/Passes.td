@@ -23,4 +23,88 @@ def PlanMemory : Pass<"hrt-plan-memory", "::hybridc::hrt::ExecutableOp"> {
                         "byte alignment of every buffer (a power of two)">];
 }
 
+def ZeroPartition : Pass<"hrt-zero-partition", "::mlir::ModuleOp"> {
+  let summary = "Partition training state over a data-parallel group (ZeRO)";
+  let description = [{
+    Rewrites every executable of the module for data parallelism over
+    `world-size` ranks at ZeRO stage `stage` (DeepSpeed's
+    `zero_optimization.stage`). A sharded tensor uses the flat layout: it is
+    flattened row-major, padded with zeros to a multiple of the world size
+    and split into equal contiguous pieces, rank r holding piece r
+    (`#hrt.shard`); its buffer becomes that 1-D piece.
+
+    What is sharded, by the names the training lowering gives:
+      * stage >= 1: per-parameter optimizer state, `opt.<kind>.<param>` of
+        the parameter's element count (AdamW's moments);
+      * stage >= 2: the gradient accumulators `opt.grad.<param>`;
+      * stage 3: the parameters themselves, in the weight store.
+
+    The gradients of a rank (the values added or copied to
+    `opt.grad.<param>` and the `grad.<param>` outputs) are its share of
+    the data-parallel mean. Whole tensors are replicated (the same on every
+    rank: parameters, `opt.*` state, constants, scalar inputs, gathered or
+    reduced values and what is computed from those alone) or a rank's own
+    data. The pass follows each command from the sharded and per-rank
+    values on and inserts the collectives (over the communicator
+    "data_parallel") where a command needs another form:
+      * a rank's gradient becomes the mean: `all_reduce` at stage 0,
+        `reduce_scatter` into a shard from stage 1 on (then times
+        1/world_size); a gradient added to a sharded accumulator is
+        reduce-scattered, and added, right after its last write;
+      * a sum over a shard (the squares of the global gradient norm) is
+        `all_reduce`d before a non-linear use;
+      * a replicated tensor that meets shards, or is written into a
+        sharded state, is cut to this rank's piece (`shard`, no
+        communication): the weights the optimizer updates at stages 1
+        and 2, the weights that start f32 masters;
+      * a shard written into whole tensors is `all_gather`ed there (the
+        updated weights at stages 1 and 2), and a shard a command reads
+        whole is gathered before it: at stage 3 every parameter before a
+        command that reads it. A gathered parameter is a workspace buffer,
+        so memory planning releases it after its last use; it is gathered
+        again when more than `max-reuse-distance` elements of other
+        parameters were gathered since its last use (DeepSpeed's
+        `stage3_max_reuse_distance`).
+    Elementwise commands run on the shards, so the optimizer updates only
+    this rank's piece of its state. Writing a rank's own data into a shard
+    is an error (a rank cannot take its piece of data only it holds).
+
+    Accumulating gradients over micro-batches stays local at stages 0 and 1
+    (the mean is taken once, in @step); from stage 2 on every micro-batch's
+    gradient is reduce-scattered. A world size of 1 changes nothing. The
+    module records `hrt.world_size` and `hrt.zero_stage` for the bundle.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"0",
+           "ZeRO stage: 0 (data parallel), 1 (optimizer state), "
+           "2 (+ gradients), 3 (+ parameters)">,
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"1",
+           "ranks of the data-parallel group">,
+    Option<"maxReuseDistance", "max-reuse-distance", "int64_t",
+           /*default=*/"1000000000",
+           "stage 3: keep a gathered parameter for its next use when at "
+           "most this many elements of other parameters are gathered in "
+           "between">,
+  ];
+}
+
+def ZeroPrefetch : Pass<"hrt-zero-prefetch", "::hybridc::hrt::ExecutableOp"> {
+  let summary = "Issue parameter all_gathers ahead of their use (ZeRO-3)";
+  let description = [{
+    Moves each `all_gather` of a sharded parameter earlier, onto stream 1,
+    so that it overlaps the commands before its first use: gathers are
+    issued in their order, each as soon as the gathers in flight (issued,
+    not yet used) and itself hold at most `bucket-size` elements
+    (DeepSpeed's `stage3_prefetch_bucket_size`). A moved gather waits for
+    an event recorded on stream 0 where it is issued (its workspace slot
+    may be one stream 0 still used), and stream 0 waits for an event
+    recorded after it before the first use. A gather that alone exceeds
+    the bucket stays where it is. Run before memory planning: a moved
+    gather's buffer lives from its new place on.
+  }];
+  let options = [Option<"bucketSize", "bucket-size", "int64_t",
+                        /*default=*/"50000000",
+                        "elements of parameters gathered ahead of use">];
+}
+
 #endif // HRT_TRANSFORMS_PASSES_TD

@@ -33,7 +33,7 @@ const char *reduceKindName(ReduceKind k) {
 
 const char *collectiveKindName(CollectiveKind k) {
   static const char *const names[kCollectiveKinds] = {
-      "all_gather", "reduce_scatter", "all_reduce"};
+      "all_gather", "reduce_scatter", "all_reduce", "shard"};
   auto i = static_cast<unsigned>(k);
   return i < kCollectiveKinds ? names[i] : "?";
 }

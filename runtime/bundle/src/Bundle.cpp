@@ -195,13 +195,14 @@ public:
   std::vector<uint8_t> encode(const BundleDesc &b) {
     std::vector<flatbuffers::Offset<fb::Param>> params;
     for (const ParamDesc &p : b.params)
-      params.push_back(fb::CreateParamDirect(fbb_, p.name.c_str(),
-                                             static_cast<fb::DType>(p.dtype),
-                                             &p.shape, p.layout.c_str()));
+      params.push_back(fb::CreateParamDirect(
+          fbb_, p.name.c_str(), static_cast<fb::DType>(p.dtype), &p.shape,
+          p.layout.c_str(), shard(p.shard)));
     std::vector<flatbuffers::Offset<fb::State>> states;
     for (const StateDesc &s : b.states)
       states.push_back(fb::CreateStateDirect(fbb_, s.name.c_str(),
-                                             static_cast<fb::DType>(s.dtype)));
+                                             static_cast<fb::DType>(s.dtype),
+                                             shard(s.shard)));
     std::vector<flatbuffers::Offset<fb::Constant>> constants;
     for (const ConstantDesc &c : b.constants) {
       // Constant data is bulk bytes; align it for the widest element type.
@@ -217,7 +218,7 @@ public:
     auto tied = stringOffsets(b.tied);
     auto root = fb::CreateBundleDirect(
         fbb_, b.producer.c_str(), b.model.c_str(), b.source.c_str(), &params,
-        &states, &constants, &executables, &tied);
+        &states, &constants, &executables, &tied, b.worldSize, b.zeroStage);
     fb::FinishBundleBuffer(fbb_, root);
 
     uint64_t size = fbb_.GetSize();
@@ -240,6 +241,12 @@ private:
     for (const std::string &s : v)
       out.push_back(fbb_.CreateString(s));
     return out;
+  }
+
+  flatbuffers::Offset<fb::Shard> shard(const std::optional<ShardDesc> &s) {
+    if (!s)
+      return 0;
+    return fb::CreateShardDirect(fbb_, s->worldSize, &s->shape);
   }
 
   flatbuffers::Offset<fb::Expr> expr(const SymExpr &e) {
@@ -416,11 +423,13 @@ public:
         d.dtype = static_cast<DType>(p->dtype());
         d.shape = scalars(p->shape());
         d.layout = str(p->layout());
+        d.shard = shard(p->shard());
         b.params.push_back(std::move(d));
       }
     if (auto *ss = root.states())
       for (const fb::State *s : *ss)
-        b.states.push_back({str(s->name()), static_cast<DType>(s->dtype())});
+        b.states.push_back({str(s->name()), static_cast<DType>(s->dtype()),
+                            shard(s->shard())});
     if (auto *cs = root.constants())
       for (const fb::Constant *c : *cs) {
         ConstantDesc d;
@@ -433,10 +442,18 @@ public:
       for (const fb::Executable *e : *es)
         b.executables.push_back(executable(*e));
     b.tied = strings(root.tied());
+    b.worldSize = root.world_size();
+    b.zeroStage = root.zero_stage();
     return b;
   }
 
 private:
+  std::optional<ShardDesc> shard(const fb::Shard *s) {
+    if (!s)
+      return std::nullopt;
+    return ShardDesc{s->world_size(), scalars(s->shape())};
+  }
+
   [[noreturn]] void fail(const std::string &msg) {
     throw Error(what_ + ": invalid bundle: " + msg);
   }
@@ -578,6 +595,11 @@ public:
       : b_(b), what_(what) {}
 
   void run() {
+    if (b_.worldSize < 1 || b_.worldSize > kMaxWorldSize)
+      fail("world size " + std::to_string(b_.worldSize) + " (1 to " +
+           std::to_string(kMaxWorldSize) + ")");
+    if (b_.zeroStage < 0 || b_.zeroStage > 3)
+      fail("ZeRO stage " + std::to_string(b_.zeroStage) + " (0 to 3)");
     std::set<std::string> names;
     for (size_t i = 0; i < b_.params.size(); ++i) {
       const ParamDesc &p = b_.params[i];
@@ -591,6 +613,10 @@ public:
       if (n < 0 || detail::mulOverflows(
                        n, static_cast<int64_t>(dtypeSize(p.dtype)), bytes))
         fail(ctx + " has an invalid shape " + shapeToString(p.shape));
+      checkShard(p.shard, ctx);
+      if (p.shard && p.shard->shape != p.shape)
+        fail(ctx + " is " + shapeToString(p.shape) + " but its shard splits " +
+             shapeToString(p.shard->shape));
     }
     std::set<std::string> stateNames;
     for (size_t i = 0; i < b_.states.size(); ++i) {
@@ -599,7 +625,9 @@ public:
         fail("state " + std::to_string(i) + " has no name");
       if (!stateNames.insert(s.name).second)
         fail("duplicate state '" + s.name + "'");
-      checkDType(s.dtype, "state " + std::to_string(i) + " '" + s.name + "'");
+      std::string ctx = "state " + std::to_string(i) + " '" + s.name + "'";
+      checkDType(s.dtype, ctx);
+      checkShard(s.shard, ctx);
     }
     for (size_t i = 0; i < b_.constants.size(); ++i) {
       const ConstantDesc &c = b_.constants[i];
@@ -634,6 +662,19 @@ private:
     if (!isValidDType(static_cast<uint8_t>(t)))
       fail(ctx + " has invalid dtype value " +
            std::to_string(static_cast<unsigned>(t)));
+  }
+
+  /// A shard splits a sane shape over the bundle's (several) ranks.
+  void checkShard(const std::optional<ShardDesc> &shard,
+                  const std::string &ctx) {
+    if (!shard)
+      return;
+    if (b_.worldSize < 2 || shard->worldSize != b_.worldSize)
+      fail(ctx + " is split over " + std::to_string(shard->worldSize) +
+           " ranks in a bundle for world size " + std::to_string(b_.worldSize));
+    if (detail::checkedNumel(shard->shape) < 0)
+      fail(ctx + " has a shard of invalid shape " +
+           shapeToString(shard->shape));
   }
 
   void checkAccess(Access a, const std::string &ctx) {
@@ -748,11 +789,16 @@ private:
       switch (b.kind) {
       case BufferKind::Workspace:
         break;
-      case BufferKind::Param:
+      case BufferKind::Param: {
         inRange(b_.params.size(), "param");
-        sameAs(b_.params[b.index].dtype, b_.params[b.index].shape,
-               "param '" + b_.params[b.index].name + "'");
+        const ParamDesc &p = b_.params[b.index];
+        if (p.shard)
+          sameAs(p.dtype, {p.shard->shardElements()},
+                 "a shard of param '" + p.name + "'");
+        else
+          sameAs(p.dtype, p.shape, "param '" + p.name + "'");
         break;
+      }
       case BufferKind::Constant:
         inRange(b_.constants.size(), "constant");
         sameAs(b_.constants[b.index].dtype, b_.constants[b.index].shape,
@@ -778,6 +824,9 @@ private:
         if (stateAccess[b.index] < 0)
           fail(ctx + " uses state '" + s.name +
                "', which the executable does not declare");
+        if (s.shard)
+          sameAs(s.dtype, {s.shard->shardElements()},
+                 "a shard of state '" + s.name + "'");
         break;
       }
       default:

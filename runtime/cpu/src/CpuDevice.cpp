@@ -84,11 +84,14 @@ private:
   size_t scratch_ = 0;
 };
 
-/// A collective over one rank: the result is the operand.
+/// A collective through the communicator its executable names, or over
+/// one rank (the result is the operand).
 class CpuCollectiveCommand : public PreparedCommand {
 public:
-  CpuCollectiveCommand(int32_t operand, int32_t result)
-      : operand_(operand), result_(result) {}
+  CpuCollectiveCommand(CollectiveKind kind, int32_t operand, int32_t result,
+                       std::shared_ptr<CpuCommunicator> comm)
+      : kind_(kind), operand_(operand), result_(result),
+        comm_(std::move(comm)) {}
 
   void run(const std::vector<BufferView> &buffers, bool, Stream &,
            void *) override {
@@ -97,6 +100,15 @@ public:
         static_cast<size_t>(numElements(in.shape)) * dtypeSize(in.dtype);
     size_t outBytes =
         static_cast<size_t>(numElements(out.shape)) * dtypeSize(out.dtype);
+    if (comm_) {
+      if (in.dtype != out.dtype)
+        throw Error(std::string("collective from ") + dtypeName(in.dtype) +
+                    " to " + dtypeName(out.dtype));
+      if (!out.writable)
+        throw Error("the result is read-only memory");
+      comm_->run(kind_, in.data, inBytes, out.writable, outBytes, in.dtype);
+      return;
+    }
     if (inBytes != outBytes || in.dtype != out.dtype)
       throw Error(std::string("with one rank the result must be the operand: "
                               "got ") +
@@ -109,7 +121,9 @@ public:
   }
 
 private:
+  CollectiveKind kind_;
   int32_t operand_, result_;
+  std::shared_ptr<CpuCommunicator> comm_;
 };
 
 /// Events are recorded and waited for through Device::record/wait by the
@@ -227,12 +241,20 @@ std::unique_ptr<PreparedCommand> CpuDevice::prepare(const CommandDesc &command,
   if (std::holds_alternative<ops::RecordEvent>(command.op) ||
       std::holds_alternative<ops::WaitEvent>(command.op))
     return std::make_unique<CpuNoOpCommand>();
-  if (std::holds_alternative<ops::Collective>(command.op)) {
+  if (auto *c = std::get_if<ops::Collective>(&command.op)) {
     if (command.operands.size() != 1 || command.results.size() != 1)
       throw Error("executable '" + exe.name + "': " + opName(command.op) +
                   " takes one operand and one result");
-    return std::make_unique<CpuCollectiveCommand>(command.operands[0],
-                                                  command.results[0]);
+    std::shared_ptr<CpuCommunicator> comm;
+    if (c->communicator >= 0 &&
+        static_cast<size_t>(c->communicator) < exe.communicators.size()) {
+      std::lock_guard<std::mutex> lock(communicatorsMutex_);
+      auto it = communicators_.find(exe.communicators[c->communicator]);
+      if (it != communicators_.end())
+        comm = it->second;
+    }
+    return std::make_unique<CpuCollectiveCommand>(
+        c->kind, command.operands[0], command.results[0], std::move(comm));
   }
   cpu::KernelEntry entry = cpu::findKernel(command.op);
   if (!entry.run)
@@ -241,6 +263,15 @@ std::unique_ptr<PreparedCommand> CpuDevice::prepare(const CommandDesc &command,
                 "'" +
                 (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
   return std::make_unique<CpuKernelCommand>(entry, command);
+}
+
+void CpuDevice::setCommunicator(const std::string &name,
+                                std::shared_ptr<CpuCommunicator> comm) {
+  std::lock_guard<std::mutex> lock(communicatorsMutex_);
+  if (comm)
+    communicators_[name] = std::move(comm);
+  else
+    communicators_.erase(name);
 }
 
 } // namespace hybrid

@@ -35,7 +35,8 @@ public:
   /// Validates the bundle and loads all of its executables on `device`
   /// (preparing every command: an op the device cannot run fails here, not
   /// mid-run). The weights start unbound and the states unallocated.
-  /// Throws hybrid::Error.
+  /// Throws hybrid::Error, also for a bundle compiled for more than one
+  /// data-parallel rank (this runtime runs one process).
   static Engine create(std::shared_ptr<const BundleDesc> bundle,
                        std::shared_ptr<Device> device);
   static Engine create(BundleDesc bundle, std::shared_ptr<Device> device);

@@ -64,7 +64,14 @@ enum class UnaryKind : uint8_t {
 
 enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod };
 
-enum class CollectiveKind : uint8_t { AllGather, ReduceScatter, AllReduce };
+/// Shard: this rank's piece of a tensor every rank holds whole (ZeRO's flat
+/// partition, the rest zeros); no data moves between ranks.
+enum class CollectiveKind : uint8_t {
+  AllGather,
+  ReduceScatter,
+  AllReduce,
+  Shard
+};
 
 /// What a linear layer applies to x . W + bias before its residual (the
 /// GEMM epilogue): GeluErf is hg.gelu, GeluTanh its tanh approximation.
@@ -74,8 +81,7 @@ enum class Activation : uint8_t { None, Relu, GeluErf, GeluTanh, Silu };
 constexpr int kBinaryKinds = static_cast<int>(BinaryKind::Xor) + 1;
 constexpr int kUnaryKinds = static_cast<int>(UnaryKind::IsInf) + 1;
 constexpr int kReduceKinds = static_cast<int>(ReduceKind::Prod) + 1;
-constexpr int kCollectiveKinds =
-    static_cast<int>(CollectiveKind::AllReduce) + 1;
+constexpr int kCollectiveKinds = static_cast<int>(CollectiveKind::Shard) + 1;
 constexpr int kActivations = static_cast<int>(Activation::Silu) + 1;
 
 /// The hg mnemonic of each kind ("add", "gelu_tanh" reads as "gelu").

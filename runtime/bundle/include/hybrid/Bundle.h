@@ -33,6 +33,8 @@ constexpr size_t kBundleHeaderSize = 32;
 /// device object created at load time).
 constexpr int32_t kMaxStreams = 64;
 constexpr int32_t kMaxEvents = 1024;
+/// The largest data-parallel group a bundle may be compiled for.
+constexpr int32_t kMaxWorldSize = 1 << 20;
 
 /// The bytes of a .hyb file for `bundle` (header + FlatBuffer). Validates
 /// first: throws hybrid::Error rather than produce a bundle the runtime would
@@ -64,6 +66,9 @@ BundleDesc readBundle(const std::string &path);
 ///    entry's dtype (and shape); port i's buffer is Input / Output i;
 ///  * symbolMax has one entry per symbol; every State buffer's state is
 ///    declared by the executable;
+///  * world size and ZeRO stage in range; a sharded param or state is
+///    split over the bundle's world size (> 1), and its buffers are the
+///    1-D piece;
 ///  * access: no command writes (through aliases) an Input, a Constant, a
 ///    Param unless the executable's paramAccess is ReadWrite, or a State it
 ///    declares Read.

@@ -15,7 +15,7 @@
 namespace hybrid {
 
 /// Bumped whenever a runtime of the previous version would misread a bundle.
-constexpr uint32_t kBundleFormatVersion = 4;
+constexpr uint32_t kBundleFormatVersion = 5;
 
 /// Alignment of every workspace slot and of the workspace itself (what CUDA
 /// kernels and cuBLASLt want).
@@ -28,11 +28,27 @@ inline const char *accessName(Access a) {
   return a == Access::ReadWrite ? "read_write" : "read";
 }
 
+/// A tensor split over the ranks of a data-parallel group (ZeRO's flat
+/// partition): flattened row-major and padded with zeros to a multiple of
+/// worldSize elements, rank r holds elements [r * n, (r + 1) * n) with
+/// n = shardElements(). Executables see that piece as a 1-D buffer.
+struct ShardDesc {
+  int32_t worldSize = 1;
+  Shape shape; ///< the whole tensor's shape
+
+  int64_t shardElements() const {
+    return (numElements(shape) + worldSize - 1) / worldSize;
+  }
+};
+
 struct ParamDesc {
   std::string name; ///< checkpoint name (HF name or ONNX initializer name)
   DType dtype = DType::F32;
   Shape shape;
   std::string layout; ///< "" = as stored in the checkpoint
+  /// Set when each rank holds only its piece (ZeRO stage 3); `shape` stays
+  /// the checkpoint's.
+  std::optional<ShardDesc> shard;
 };
 
 /// A named buffer the engine owns across calls and executables (KV cache,
@@ -43,6 +59,9 @@ struct ParamDesc {
 struct StateDesc {
   std::string name;
   DType dtype = DType::F32;
+  /// Set when each rank holds only its piece (optimizer state from ZeRO
+  /// stage 1, gradient accumulators from stage 2).
+  std::optional<ShardDesc> shard;
 };
 
 struct ConstantDesc {
@@ -135,6 +154,10 @@ struct BundleDesc {
   /// Checkpoint tensors that duplicate a parameter (a tied LM head): a
   /// checkpoint may hold them; binding skips them.
   std::vector<std::string> tied;
+  /// Ranks of the data-parallel group the executables were partitioned for
+  /// (their collectives run over it) and the ZeRO stage (0-3).
+  int32_t worldSize = 1;
+  int32_t zeroStage = 0;
 };
 
 } // namespace hybrid
