@@ -497,8 +497,9 @@ LogicalResult vjp(EmbeddingOp op, VjpContext &c, ArrayRef<Value> g,
 }
 
 LogicalResult vjp(RotaryOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
-  // y = x cos + rot(x) sin with rot(x) = [-x2, x1] (halves of the last
-  // dim): dx = g cos + rot^T(g sin), rot^T(z) = [z2, -z1].
+  // Over the first R = rotary_dim features, y = x cos + rot(x) sin with
+  // rot(x) = [-x2, x1] (halves of those R): dx = g cos + rot^T(g sin),
+  // rot^T(z) = [z2, -z1]; features past R pass through (dx = g).
   if (op.getInterleaved())
     return emitError(c.loc())
            << "hg-autodiff: no gradient rule yet for interleaved rotary";
@@ -512,23 +513,31 @@ LogicalResult vjp(RotaryOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
                                  (*cs)[2]};
   Value cosine = c.make<ReshapeOp>(op.getCos(), c.attr(tableShape));
   Value sine = c.make<ReshapeOp>(op.getSin(), c.attr(tableShape));
-  const int64_t d = cast<RankedTensorType>(x.getType()).getDimSize(3);
-  if (ShapedType::isDynamic(d) || d % 2)
-    return emitError(c.loc())
-           << "hg-autodiff: rotary needs an even, static head size";
-  Value z = c.make<MulOp>(g[0], sine);
-  auto half = [&](int64_t start, int64_t end) {
-    auto zt = cast<RankedTensorType>(z.getType());
-    SmallVector<int64_t> shape(zt.getShape());
-    shape[3] = d / 2;
+  const int64_t head = cast<RankedTensorType>(x.getType()).getDimSize(3);
+  const int64_t d =
+      cast<RankedTensorType>(op.getCos().getType()).getShape().back();
+  if (ShapedType::isDynamic(head) || ShapedType::isDynamic(d) || d % 2 ||
+      d > head)
+    return emitError(c.loc()) << "hg-autodiff: rotary needs static head and "
+                                 "rotary sizes, the rotary one even";
+  // Features [start, end) of the last dim of v.
+  auto features = [&](Value v, int64_t start, int64_t end) -> Value {
+    auto vt = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(vt.getShape());
+    shape[3] = end - start;
     return c.builder().create<SliceOp>(
-        c.loc(), zt.clone(shape), z, ArrayRef<int64_t>{3},
+        c.loc(), vt.clone(shape), v, ArrayRef<int64_t>{3},
         ArrayRef<int64_t>{start}, ArrayRef<int64_t>{end}, ArrayRef<int64_t>{1});
   };
-  Value z1 = half(0, d / 2), z2 = half(d / 2, d);
+  Value gr = d == head ? g[0] : features(g[0], 0, d);
+  Value z = c.make<MulOp>(gr, sine);
+  Value z1 = features(z, 0, d / 2), z2 = features(z, d / 2, d);
   Value rotT = c.make<ConcatOp>(ValueRange{z2, c.make<NegOp>(z1)},
                                 c.builder().getI64IntegerAttr(3));
-  out[0] = c.make<AddOp>(c.make<MulOp>(g[0], cosine), rotT);
+  Value dx = c.make<AddOp>(c.make<MulOp>(gr, cosine), rotT);
+  out[0] = d == head ? dx
+                     : c.make<ConcatOp>(ValueRange{dx, features(g[0], d, head)},
+                                        c.builder().getI64IntegerAttr(3));
   return success();
 }
 

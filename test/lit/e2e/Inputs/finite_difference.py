@@ -2,12 +2,13 @@
 """Checks hg-autodiff's gradients against central finite differences of the
 loss, both run by hybrid-run on the CPU backend.
 
-  finite_difference.py init WEIGHTS INPUTS  (deterministic test data)
+  finite_difference.py init WEIGHTS INPUTS [--model M]  (deterministic data)
   finite_difference.py check BUNDLE WEIGHTS INPUTS SCRATCH [--eps E]
-                             [--max-rel R]
+                             [--max-rel R] [--model M]
 
-`init` writes the parameters of Inputs/autodiff/model.mlir and an input x
-[5, 4] with values spread over [-1.5, 1.5] (pseudo-random, fixed seed).
+`init` writes the parameters of Inputs/autodiff/M.mlir (model, the
+default, or rotary) and its input x ([5, 4] / [3, 4]) with values spread
+over [-1.5, 1.5] (pseudo-random, fixed seed).
 `check` runs the bundle's forward_grad once, then forward twice per
 parameter element with that element moved by +-E, and compares each
 gradient tensor with (loss(+E) - loss(-E)) / 2E by relative L2 error
@@ -26,8 +27,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "Inputs"))
 import safetensors_io as st  # noqa: E402
 
-PARAMS = {"l1.weight": [6, 4], "l1.bias": [6], "l2.weight": [6, 3],
-          "scale": [3], "mix": [3, 3]}
+# Per model: its parameters and the shape of its input x.
+MODELS = {
+    "model": ({"l1.weight": [6, 4], "l1.bias": [6], "l2.weight": [6, 3],
+               "scale": [3], "mix": [3, 3]}, [5, 4]),
+    "rotary": ({"w": [8, 4], "v": [8, 4]}, [3, 4]),
+}
 
 
 def lcg(seed):
@@ -37,16 +42,17 @@ def lcg(seed):
         yield (state >> 11) / float(2**53)
 
 
-def init(weights, inputs):
+def init(weights, inputs, model):
+    params, x = MODELS[model]
     r = lcg(12345)
     tensors = {}
-    for name, shape in PARAMS.items():
+    for name, shape in params.items():
         n = math.prod(shape)
         tensors[name] = st.pack("F32", shape, [next(r) * 1.6 - 0.8
                                                for _ in range(n)])
     st.write(weights, tensors)
-    st.write(inputs, {"x": st.pack("F32", [5, 4],
-                                   [next(r) * 3 - 1.5 for _ in range(20)])})
+    st.write(inputs, {"x": st.pack("F32", x, [next(r) * 3 - 1.5
+                                              for _ in range(math.prod(x))])})
     return 0
 
 
@@ -56,7 +62,7 @@ def run(args):
         sys.exit("%s failed: %s" % (" ".join(args), p.stderr.strip()))
 
 
-def check(bundle, weights, inputs, scratch, eps, max_rel):
+def check(bundle, weights, inputs, scratch, eps, max_rel, model):
     hybrid_run = os.environ.get("HYBRID_RUN", "hybrid-run")
     grad_out = scratch + ".grad.safetensors"
     run([hybrid_run, "forward", bundle, "--executable", "forward_grad",
@@ -76,7 +82,7 @@ def check(bundle, weights, inputs, scratch, eps, max_rel):
         return st.values(st.read(out)["loss"])[0]
 
     failed = 0
-    for name in PARAMS:
+    for name in MODELS[model][0]:
         g = st.values(grads["grad." + name])
         fd = [(loss_with(name, k, eps) - loss_with(name, k, -eps)) / (2 * eps)
               for k in range(len(g))]
@@ -92,16 +98,20 @@ def check(bundle, weights, inputs, scratch, eps, max_rel):
 
 def main(argv):
     args = argv[1:]
-    opts = {"--eps": 1e-2, "--max-rel": 2e-3}
+    opts = {"--eps": 1e-2, "--max-rel": 2e-3, "--model": "model"}
     for flag in list(opts):
         if flag in args:
             i = args.index(flag)
-            opts[flag] = float(args[i + 1])
+            opts[flag] = args[i + 1] if flag == "--model" else float(
+                args[i + 1])
             del args[i:i + 2]
+    if opts["--model"] not in MODELS:
+        sys.exit("unknown model %r" % opts["--model"])
     if args[0] == "init":
-        return init(*args[1:])
+        return init(*args[1:], opts["--model"])
     if args[0] == "check":
-        return check(*args[1:], opts["--eps"], opts["--max-rel"])
+        return check(*args[1:], opts["--eps"], opts["--max-rel"],
+                     opts["--model"])
     sys.exit("unknown command %r" % args[0])
 
 
