@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -397,7 +398,17 @@ int runHybridc(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   // Whatever the input, the user sees one error line, never an abort: running
-  // out of memory on a huge model is a std::bad_alloc from deep inside.
+  // out of memory on a huge model is a std::bad_alloc from deep inside, and
+  // an op a pass builds wrongly is an LLVM fatal error (a compiler bug, but
+  // still one line and exit status 1, after the diagnostics that led to it).
+  llvm::install_fatal_error_handler(
+      [](void *, const char *reason, bool) {
+        std::fprintf(stderr, "hybridc: error: internal error: %s\n",
+                     hybrid::escapeControlCharacters(reason).c_str());
+        std::fflush(stderr);
+        std::_Exit(1);
+      },
+      nullptr);
   try {
     return runHybridc(argc, argv);
   } catch (const std::bad_alloc &) {
