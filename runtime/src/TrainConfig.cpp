@@ -304,16 +304,14 @@ void precision(Section &top, TrainConfig &c,
   }
 }
 
-void zero(Section &top, std::vector<std::string> *unknown) {
+void zero(Section &top, TrainConfig &c, std::vector<std::string> *unknown) {
   if (top.has("zero_optimization")) {
     Section z(top.at("zero_optimization"), "zero_optimization", unknown);
     const int64_t stage = z.integer("stage", 0, 0);
     if (stage > 3)
       throw Error("config: zero_optimization.stage must be 0 to 3, got " +
                   std::to_string(stage));
-    if (stage > 0)
-      throw Error("config: zero_optimization.stage " + std::to_string(stage) +
-                  " is not implemented yet (one GPU: use 0)");
+    c.zeroStage = stage;
     z.finish();
   }
 }
@@ -357,7 +355,7 @@ TrainConfig parseTrainConfig(const std::string &text,
   c.optimizer.maxGradNorm = static_cast<float>(clip);
   c.stepsPerPrint = top.integer("steps_per_print", 10, 1);
   precision(top, c, unknown);
-  zero(top, unknown);
+  zero(top, c, unknown);
   hybridEngine(top, c, unknown);
   top.boolean("wall_clock_breakdown", false);
   top.finish();

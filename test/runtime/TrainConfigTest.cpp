@@ -110,12 +110,16 @@ TEST(TrainConfig, UnknownKeysAreReportedAndUnsupportedOnesRefused) {
       "fp16": {"enabled": true}, "bf16": {"enabled": true}})");
       },
       {"config: fp16.enabled and bf16.enabled: enable one of them"});
+  EXPECT_EQ(parseTrainConfig(R"({"train_batch_size": 4,
+      "zero_optimization": {"stage": 2}})")
+                .zeroStage,
+            2);
   expectError(
       [] {
         parseTrainConfig(R"({"train_batch_size": 4,
-      "zero_optimization": {"stage": 2}})");
+      "zero_optimization": {"stage": 4}})");
       },
-      {"config: zero_optimization.stage 2 is not implemented yet"});
+      {"config: zero_optimization.stage must be 0 to 3, got 4"});
   expectError(
       [] {
         parseTrainConfig(R"({"train_batch_size": 4,

@@ -1096,6 +1096,11 @@ int runTrain(int argc, char **argv) {
     std::fprintf(stderr,
                  "hybrid-run: warning: %s: unknown key '%s' (ignored)\n",
                  configPath.c_str(), escapeControlCharacters(key).c_str());
+  if (config.zeroStage > 0)
+    std::fprintf(stderr,
+                 "hybrid-run: zero_optimization.stage %lld on one rank: "
+                 "nothing to partition, trained as stage 0\n",
+                 static_cast<long long>(config.zeroStage));
   SafeTensorsFile data = SafeTensorsFile::open(dataPath);
   const SafeTensorsEntry *ids = data.find("input_ids");
   if (!ids ||

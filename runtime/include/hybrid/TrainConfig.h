@@ -42,6 +42,11 @@ struct TrainConfig {
   /// The weights' precision: F16 with fp16.enabled, BF16 with
   /// bf16.enabled, else F32 (the bundle's must agree: checkTrainConfig).
   DType precision = DType::F32;
+  /// zero_optimization.stage (0-3). One process is one rank: at world size
+  /// 1 every stage trains as stage 0 (nothing to partition), as DeepSpeed
+  /// on one GPU; a bundle partitioned for more ranks (hybridc
+  /// --zero-stage/--world-size) needs the multi-rank runtime.
+  int64_t zeroStage = 0;
   int64_t stepsPerPrint = 10;
   /// The hybrid_engine block, as generate() options (max_out_tokens,
   /// release_inference_cache, enable_cuda_graph).
@@ -54,7 +59,7 @@ struct TrainConfig {
 /// must agree, one alone is taken with the others at 1 (DeepSpeed's
 /// rules). Keys hybridc does not know are returned in `unknown`, one line
 /// each ("zero_optimization.foo"), not ignored silently; values it cannot
-/// honour (ZeRO stage > 0, an optimizer other than AdamW and SGD,
+/// honour (a ZeRO stage past 3, an optimizer other than AdamW and SGD,
 /// inference_tp_size > 1, fp16 and bf16 both enabled, ...) and invalid
 /// values throw one hybrid::Error naming the key.
 TrainConfig parseTrainConfig(const std::string &text,
