@@ -1076,6 +1076,9 @@ int runBackward(int argc, char **argv) {
   std::shared_ptr<Device> device = deviceOf(args, "backward");
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
   Engine engine = Engine::create(bundle, device);
+  if (!engine.hasExecutable("backward"))
+    throw Error(bundlePath + ": no backward executable (compile the model "
+                             "with hybridc --train)");
   engine.loadWeights(weightsPath, allowedExtra);
   SafeTensorsFile in = SafeTensorsFile::open(inputsPath);
   NamedTensors batch = tokenBatch(in, inputsPath);
