@@ -186,6 +186,13 @@ llvm::Error runTrainPipeline(mlir::ModuleOp module,
   if (hasHalfParameters(module))
     autodiff.lossScale = "opt.loss_scale"; // what the optimizer unscales by
   pm.addPass(hg::createAutodiff(autodiff));
+  // @forward_vjp: the same backward pass seeded by the cotangent of the
+  // logits (a loss computed outside the model: PPO), for @backward.
+  hg::AutodiffOptions vjp;
+  vjp.function = "forward";
+  vjp.cotangent = "logits";
+  vjp.lossScale = autodiff.lossScale;
+  pm.addPass(hg::createAutodiff(vjp));
   if (options.optimizer == CompileOptions::Optimizer::Sgd)
     pm.addPass(hg::createSgd());
   else

@@ -5,6 +5,7 @@
 #include "hybrid/Bundle.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <limits>
 
@@ -197,11 +198,12 @@ void Engine::eval() {
 
 namespace {
 
-/// input_ids and, when given, attention_mask, for an executable of `exe`'s
-/// inputs (an error when it takes no mask).
+/// input_ids, `inputs` and, when given, attention_mask, for an executable of
+/// `exe`'s inputs (an error when it takes no mask).
 NamedTensors tokenInputs(const Executable &exe, const HostTensor &inputIds,
-                         const HostTensor *attentionMask) {
-  NamedTensors inputs = {{"input_ids", inputIds}};
+                         const HostTensor *attentionMask,
+                         NamedTensors inputs = {}) {
+  inputs["input_ids"] = inputIds;
   if (attentionMask) {
     const auto &names = exe.inputNames();
     if (std::find(names.begin(), names.end(), "attention_mask") == names.end())
@@ -238,6 +240,39 @@ float Engine::forwardBackward(const HostTensor &inputIds,
   ++microBatches_;
   trainSeconds_ += secondsSince(start);
   return out.at("loss").as<float>()[0];
+}
+
+void Engine::backward(const HostTensor &inputIds, const HostTensor &gradLogits,
+                      const HostTensor *attentionMask) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!hasExecutable("backward") || !hasExecutable("step"))
+    throw Error("bundle '" + bundle_->model +
+                "' has no backward executable (compile it with hybridc "
+                "--train)");
+  Executable &bw = executable("backward");
+  // The logits' shape: input_ids' [batch, seq] and the vocabulary.
+  const ExecutableDesc &desc = bw.desc();
+  const SymShape &port =
+      desc.buffers.at(desc.inputs.at(bw.inputIndex("grad_logits")).buffer)
+          .shape;
+  assert(port.size() == 3 && port[2].constant() &&
+         "grad_logits is [batch, seq, vocab]");
+  const Shape &ids = inputIds.shape();
+  if (ids.size() != 2)
+    throw Error("backward: input_ids must be i64 [batch, seq], got " +
+                shapeToString(ids));
+  const Shape expected = {ids[0], ids[1], *port[2].constant()};
+  if (gradLogits.dtype() != DType::F32 || gradLogits.shape() != expected)
+    throw Error("backward: grad_logits must be f32 " + shapeToString(expected) +
+                " (the logits of input_ids " + shapeToString(ids) + "), got " +
+                dtypeName(gradLogits.dtype()) + " " +
+                shapeToString(gradLogits.shape()));
+  if (!optimizerStarted())
+    initOptimizer();
+  bw.run(
+      tokenInputs(bw, inputIds, attentionMask, {{"grad_logits", gradLogits}}));
+  ++microBatches_;
+  trainSeconds_ += secondsSince(start);
 }
 
 namespace {
@@ -278,8 +313,8 @@ StepResult Engine::step(const StepConfig &config) {
                 "' has no training executables (compile it with hybridc "
                 "--train)");
   if (microBatches_ == 0)
-    throw Error("step: no gradients accumulated (call forwardBackward "
-                "first)");
+    throw Error("step: no gradients accumulated (call forwardBackward or "
+                "backward first)");
   const TrainPlan &plan = trainPlan_;
   if (config.optimizer != plan.optimizer)
     throw Error(std::string("step: the bundle was compiled for ") +

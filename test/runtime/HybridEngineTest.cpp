@@ -5,7 +5,9 @@
 // training and generation copies nothing), and DeepSpeed's hybrid-engine
 // test made ours: forward, then generate, then forward gives identical
 // logits; after a step, generate uses the updated weights (no stale copy).
-// And the training API: forwardBackward over micro-batches, then step.
+// And the training API: forwardBackward over micro-batches, then step;
+// backward (a custom loss's gradient w.r.t. the logits) into the same
+// accumulators.
 #include "DeviceTest.h"
 #include "TestSupport.h"
 
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 using namespace hybrid;
 using namespace hybrid::test;
@@ -68,6 +71,29 @@ protected:
                                              {"eps", scalar(1e-8f)},
                                              {"weight_decay", scalar(0.01f)}}));
     return out.at("loss").toVector<float>()[0];
+  }
+
+  /// Every gradient accumulator (opt.grad.*) that is allocated, by name.
+  std::map<std::string, std::vector<float>> accumulators() {
+    std::map<std::string, std::vector<float>> out;
+    StateStore &states = engine().states();
+    for (size_t i = 0; i < states.size(); ++i) {
+      const std::string &name = states.desc(i).name;
+      if (name.rfind("opt.grad.", 0) != 0 || !states.allocated(name))
+        continue;
+      DeviceTensor t = engine().state(name);
+      out[name] = readDeviceAs<float>(
+          *device(), t.data, static_cast<size_t>(numElements(t.shape)));
+    }
+    return out;
+  }
+
+  /// f32 [batch, seq, vocab] logits-shaped tensor holding `values`.
+  HostTensor logitsShaped(const std::vector<float> &values) {
+    const Shape &ids = ids_.shape();
+    const int64_t vocab =
+        static_cast<int64_t>(values.size()) / (ids[0] * ids[1]);
+    return HostTensor::fromVector<float>({ids[0], ids[1], vocab}, values);
   }
 
   std::unique_ptr<Engine> engine_;
@@ -252,9 +278,106 @@ TEST_P(HybridEngineOnDevice, LogprobsAverageToMinusTheLoss) {
   EXPECT_NEAR(-sum / static_cast<double>(lp.numel()), loss, 1e-5 * loss);
 }
 
+TEST_P(HybridEngineOnDevice, BackwardOfTheCausalLmCotangentIsForwardBackward) {
+  // The causal-LM loss's gradient w.r.t. our logits, on the host.
+  const std::vector<float> g = causalLmGradLogits(
+      logits(ids_), ids_.toVector<int64_t>(), ids_.shape()[0], ids_.shape()[1]);
+  engine().backward(ids_, logitsShaped(g));
+  auto fromBackward = accumulators();
+  engine().step(StepConfig()); // zeroes the accumulators
+  auto bundle = std::make_shared<const BundleDesc>(
+      readBundle(HYBRID_TEST_GPT2_TRAIN_BUNDLE));
+  Engine other = Engine::create(bundle, device());
+  other.loadWeights(kFixture, {"lm_head.weight"});
+  engine_ = std::make_unique<Engine>(std::move(other));
+  engine().forwardBackward(ids_);
+  auto fromLoss = accumulators();
+  ASSERT_EQ(fromBackward.size(), fromLoss.size());
+  ASSERT_FALSE(fromLoss.empty());
+  for (auto &[name, want] : fromLoss) {
+    const std::vector<float> &got = fromBackward.at(name);
+    ASSERT_EQ(got.size(), want.size()) << name;
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+      norm += double(want[i]) * want[i];
+    }
+    EXPECT_LE(std::sqrt(err), 1e-4 * std::sqrt(norm) + 1e-9) << name;
+  }
+}
+
+TEST_P(HybridEngineOnDevice, BackwardAccumulates) {
+  engine().forwardBackward(ids_);
+  const auto before = accumulators();
+  ASSERT_FALSE(before.empty());
+  // A zero cotangent adds nothing: the accumulators stay bit for bit.
+  const size_t n = logits(ids_).size();
+  engine().backward(ids_, logitsShaped(std::vector<float>(n, 0.0f)));
+  EXPECT_EQ(accumulators(), before);
+  // Two calls with the same cotangent add its gradients (@forward_vjp's,
+  // computed on the host side of the engine) twice.
+  std::vector<float> g(n);
+  for (size_t i = 0; i < n; ++i)
+    g[i] = 1e-3f * static_cast<float>(static_cast<int64_t>(i % 7) - 3);
+  const HostTensor cotangent = logitsShaped(g);
+  Executable &vjp = engine().executable("forward_vjp");
+  NamedTensors once = vjp.run(
+      vjp.withDefaults({{"input_ids", ids_}, {"grad_logits", cotangent}}));
+  engine().backward(ids_, cotangent);
+  engine().backward(ids_, cotangent);
+  const auto after = accumulators();
+  ASSERT_EQ(after.size(), before.size());
+  for (auto &[name, acc] : after) {
+    const std::vector<float> grad =
+        once.at("grad." + name.substr(std::string("opt.grad.").size()))
+            .toVector<float>();
+    const std::vector<float> &start = before.at(name);
+    ASSERT_EQ(grad.size(), acc.size()) << name;
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const double want = double(start[i]) + 2.0 * grad[i];
+      err += (acc[i] - want) * (acc[i] - want);
+      norm += want * want;
+    }
+    EXPECT_LE(std::sqrt(err), 1e-6 * std::sqrt(norm) + 1e-12) << name;
+  }
+  // Each backward call is a micro-batch of the step's mean.
+  EXPECT_EQ(engine().step(StepConfig()).microBatches, 4);
+  EXPECT_TRUE(accumulators().empty());
+}
+
+TEST_P(HybridEngineOnDevice, BackwardErrors) {
+  const size_t n = logits(ids_).size();
+  const int64_t vocab =
+      static_cast<int64_t>(n) / (ids_.shape()[0] * ids_.shape()[1]);
+  const std::string want = "[" + std::to_string(ids_.shape()[0]) + "," +
+                           std::to_string(ids_.shape()[1]) + "," +
+                           std::to_string(vocab) + "]";
+  HostTensor narrow = HostTensor::fromVector<float>(
+      {ids_.shape()[0], ids_.shape()[1], vocab - 1},
+      std::vector<float>(n - static_cast<size_t>(numElements(ids_.shape())),
+                         0.0f));
+  expectError([&] { engine().backward(ids_, narrow); },
+              {"backward: grad_logits must be f32 " + want +
+               " (the logits of input_ids [2,16]), got f32 [2,16,511]"});
+  HostTensor integers = HostTensor::fromVector<int64_t>(
+      {ids_.shape()[0], ids_.shape()[1], vocab}, std::vector<int64_t>(n, 0));
+  expectError([&] { engine().backward(ids_, integers); },
+              {"backward: grad_logits must be f32 " + want, "got i64 " + want});
+  EXPECT_TRUE(accumulators().empty()); // nothing ran
+  auto plain =
+      std::make_shared<const BundleDesc>(readBundle(HYBRID_TEST_GPT2_BUNDLE));
+  Engine inference = Engine::create(plain, device());
+  inference.loadWeights(kFixture, {"lm_head.weight"});
+  expectError(
+      [&] { inference.backward(ids_, logitsShaped(std::vector<float>(n))); },
+      {"has no backward executable (compile it with hybridc --train)"});
+}
+
 TEST_P(HybridEngineOnDevice, StepErrors) {
   expectError([&] { engine().step(StepConfig()); },
-              {"step: no gradients accumulated (call forwardBackward first)"});
+              {"step: no gradients accumulated (call forwardBackward or "
+               "backward first)"});
   engine().forwardBackward(ids_);
   StepConfig bad;
   bad.beta1 = 1.0f;

@@ -1,11 +1,14 @@
-// Helpers shared by the runtime unit tests: temp dirs, file bytes, and an
-// expectation that a call throws hybrid::Error with a given message part.
+// Helpers shared by the runtime unit tests: temp dirs, file bytes, an
+// expectation that a call throws hybrid::Error with a given message part,
+// and the causal-LM loss's gradient w.r.t. the logits (for backward).
 #pragma once
 
 #include "hybrid/Types.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -76,6 +79,33 @@ inline std::string fixturesDir() {
 
 inline bool fileExists(const std::string &path) {
   return access(path.c_str(), R_OK) == 0;
+}
+
+/// The gradient of HF's causal-LM loss (labels = `ids` [batch, seq]
+/// shifted left, mean over the batch x (seq - 1) labels) w.r.t. `logits`
+/// [batch, seq, vocab]: (softmax - onehot(next token)) / labels at
+/// positions before the last, zero at the last. In double, rounded once.
+inline std::vector<float> causalLmGradLogits(const std::vector<float> &logits,
+                                             const std::vector<int64_t> &ids,
+                                             int64_t batch, int64_t seq) {
+  const int64_t vocab = static_cast<int64_t>(logits.size()) / (batch * seq);
+  const double labels = static_cast<double>(batch * (seq - 1));
+  std::vector<float> g(logits.size(), 0.0f);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t + 1 < seq; ++t) {
+      const float *row = &logits[static_cast<size_t>((b * seq + t) * vocab)];
+      const double top = *std::max_element(row, row + vocab);
+      double total = 0;
+      for (int64_t v = 0; v < vocab; ++v)
+        total += std::exp(double(row[v]) - top);
+      const int64_t label = ids[static_cast<size_t>(b * seq + t + 1)];
+      float *out = &g[static_cast<size_t>((b * seq + t) * vocab)];
+      for (int64_t v = 0; v < vocab; ++v)
+        out[v] = static_cast<float>(
+            (std::exp(double(row[v]) - top) / total - (v == label ? 1 : 0)) /
+            labels);
+    }
+  return g;
 }
 
 } // namespace hybrid::test

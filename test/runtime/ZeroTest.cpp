@@ -6,8 +6,9 @@
 // @step or through @train_step, must give what one rank gives on the whole
 // batches: the same losses, gradients, gradient norm, optimizer state
 // (moments, momentum, f32 masters) and weights, gathered from the shards
-// where they are sharded. For f32 AdamW, bf16 weights (f32 masters) and SGD
-// (weight decay added to the gradient). The gpt2 fixture's sizes are no
+// where they are sharded; so must @backward (a loss's gradient w.r.t. the
+// logits, each rank's row of it). For f32 AdamW, bf16 weights (f32 masters) and
+// SGD (weight decay added to the gradient). The gpt2 fixture's sizes are no
 // multiple of 3, so every shard is padded.
 #include "TestSupport.h"
 
@@ -519,6 +520,48 @@ TEST_P(ZeroOnThreads, TrainStepLikeOneRank) {
   std::printf("%s, stage %d, train_step: worst relative error of the mean "
               "gradients %.3g, optimizer state %.3g, weights %.3g\n",
               variant_.name, stage_, grads, state, weights);
+}
+
+// @backward (the gradient of a loss computed outside the model, from its
+// cotangent w.r.t. the logits), then @step. Ranks average their gradients
+// (as they do @forward_backward's, each the mean over its own sequence),
+// so a rank is given its row of the batch's cotangent times the world
+// size: its local loss's, as DeepSpeed's data parallelism takes it.
+TEST_P(ZeroOnThreads, BackwardAndStepLikeOneRank) {
+  HostTensor ids = batch();
+  constexpr int64_t kVocab = 512;
+  std::vector<float> g(static_cast<size_t>(kRanks * kSeq * kVocab));
+  std::uniform_real_distribution<float> uniform(-1e-3f, 1e-3f);
+  for (float &v : g)
+    v = uniform(rng_);
+  config_.maxGradNorm = 0.5f;
+  one_->backward(ids, HostTensor::fromVector<float>({kRanks, kSeq, kVocab}, g));
+  StepResult reference = one_->step(config_);
+
+  std::vector<float> norms(kRanks);
+  onEveryRank([&](Rank &rank, int r) {
+    const size_t row = static_cast<size_t>(kSeq * kVocab);
+    std::vector<float> mine(g.begin() + r * row, g.begin() + (r + 1) * row);
+    for (float &v : mine)
+      v *= kRanks;
+    rank.run("backward", {{"input_ids", rowOf(ids, r)},
+                          {"grad_logits", HostTensor::fromVector<float>(
+                                              {1, kSeq, kVocab}, mine)}});
+    norms[static_cast<size_t>(r)] = rank.run("step", hyperparameters(1.0f))
+                                        .at("grad_norm")
+                                        .toVector<float>()[0];
+  });
+  for (float norm : norms)
+    EXPECT_NEAR(norm, reference.gradNorm,
+                variant_.gradients * reference.gradNorm);
+  auto [state, weights] = errorsAgainstOneRank();
+  EXPECT_LT(state, variant_.gradients);
+  EXPECT_LT(weights, variant_.weights);
+  std::printf("%s, stage %d, backward and step: worst relative error of the "
+              "gradient norm %.3g, optimizer state %.3g, weights %.3g\n",
+              variant_.name, stage_,
+              std::fabs(norms[0] - reference.gradNorm) / reference.gradNorm,
+              state, weights);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, ZeroOnThreads,

@@ -101,6 +101,7 @@ check 2 "--atol wants a non-negative number" compare "$D/a.safetensors" "$D/a.sa
 check 2 "expected a BUNDLE" info
 check 2 "unexpected argument 'extra'" info "$D/tiny.hyb" extra
 check 2 "--weights given more than once" "${FWD[@]}" --weights "$D" --weights "$D" --out "$D/x.safetensors"
+check 2 "backward: missing --inputs" backward "$D/tiny.hyb" --weights "$D" --out "$D/x.safetensors"
 
 # Bad files: exit 1.
 check 1 "missing.hyb: cannot open" info "$D/missing.hyb"
@@ -134,6 +135,8 @@ check 1 "input_ids: expected rank 2 [batch,seq], got shape [6]" forward "$D/tiny
 check 1 "no tensor 'input_ids'" forward "$D/tiny.hyb" --weights "$D" \
   --inputs "$D/inputs_missing.safetensors" --out "$D/x.safetensors"
 check 1 "cannot create" "${FWD[@]}" --weights "$D" --out "$D/no/such/dir/x.safetensors"
+check 1 "tiny.hyb: no backward executable (compile the model with hybridc --train)" backward "$D/tiny.hyb" \
+  --weights "$D" --inputs "$D/inputs.safetensors" --out "$D/x.safetensors"
 
 # The reference fixtures, when present.
 if [ -n "$FIX" ] && [ -f "$FIX/gpt2/ref.safetensors" ]; then

@@ -92,6 +92,16 @@ const char *kUsage =
     "      parameter and logits_after (forward on the same inputs after\n"
     "      the step); bf16/f16 bundles also opt.master.<name> (the f32\n"
     "      masters after the step).\n"
+    "  hybrid-run backward BUNDLE --weights W --inputs IN.safetensors\n"
+    "                     --out OUT.safetensors [--device D] [--threads N]\n"
+    "                     [--allow-extra NAME ...]\n"
+    "      The backward pass of a loss computed outside the model (a bundle\n"
+    "      compiled with hybridc --train; Engine::backward): reads int64\n"
+    "      input_ids [B,T] (and attention_mask) and float32 grad_logits\n"
+    "      [B,T,V], the loss's gradient w.r.t. forward's logits; writes\n"
+    "      grad.<name> (float32) per trainable parameter: the gradient of\n"
+    "      sum(logits * grad_logits), as step() would read it. The forward\n"
+    "      pass is recomputed (no activations are kept between calls).\n"
     "  hybrid-run train BUNDLE --weights W --config DS_CONFIG.json\n"
     "                     --data TOKENS.safetensors --steps N [--save DIR]\n"
     "                     [--resume DIR] [--device D] [--threads N]\n"
@@ -929,6 +939,24 @@ HostTensor hostCopy(Engine &engine, const std::string &name) {
   return host;
 }
 
+/// input_ids and, when the file has it, attention_mask, from `in` (read
+/// from `path`).
+NamedTensors tokenBatch(const SafeTensorsFile &in, const std::string &path) {
+  NamedTensors batch;
+  for (const char *name : {"input_ids", "attention_mask"}) {
+    const SafeTensorsEntry *e = in.find(name);
+    if (!e && std::string(name) == "attention_mask")
+      continue;
+    if (!e)
+      throw Error(path + ": no tensor 'input_ids' (int64 [batch, seq])");
+    if (e->dtype != SafeTensorsDType::I64 && e->dtype != SafeTensorsDType::I32)
+      throw Error(path + ": " + name + " is " + safeTensorsDTypeName(e->dtype) +
+                  "; it must be int64 [batch, seq]");
+    batch[name] = in.toHost(*e, DType::I64);
+  }
+  return batch;
+}
+
 int runTrainStep(int argc, char **argv) {
   Args args = parseArgs("train-step", argc, argv, 2,
                         {"--weights", "--inputs", "--out", "--optimizer",
@@ -1000,21 +1028,8 @@ int runTrainStep(int argc, char **argv) {
   engine.loadWeights(weightsPath, allowedExtra);
   // bf16 / f16 weights: their f32 masters, and the f16 loss scale.
   engine.initOptimizer();
-  // input_ids and, when the file has it, attention_mask.
-  SafeTensorsFile in = SafeTensorsFile::open(inputsPath);
-  NamedTensors batch;
-  for (const char *name : {"input_ids", "attention_mask"}) {
-    const SafeTensorsEntry *e = in.find(name);
-    if (!e && std::string(name) == "attention_mask")
-      continue;
-    if (!e)
-      throw Error(inputsPath + ": no tensor 'input_ids' (int64 [batch, seq])");
-    if (e->dtype != SafeTensorsDType::I64 && e->dtype != SafeTensorsDType::I32)
-      throw Error(inputsPath + ": " + name + " is " +
-                  safeTensorsDTypeName(e->dtype) +
-                  "; it must be int64 [batch, seq]");
-    batch[name] = in.toHost(*e, DType::I64);
-  }
+  NamedTensors batch =
+      tokenBatch(SafeTensorsFile::open(inputsPath), inputsPath);
   Executable &step = engine.executable("train_step");
   NamedTensors inputs = batch;
   for (auto &[name, t] : hyper)
@@ -1039,6 +1054,65 @@ int runTrainStep(int argc, char **argv) {
                     {"weights", weightsPath}});
   std::fprintf(stderr, "hybrid-run: train-step: loss %.6f, %.2f ms\n",
                static_cast<double>(out.at("loss").as<float>()[0]), stepMs);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// backward
+//===----------------------------------------------------------------------===//
+
+int runBackward(int argc, char **argv) {
+  Args args = parseArgs("backward", argc, argv, 2,
+                        {"--weights", "--inputs", "--out", "--threads",
+                         "--allow-extra", "--device"});
+  expectPositional(args, 1, "backward", "a BUNDLE");
+  const std::string weightsPath = args.required("--weights", "backward");
+  const std::string inputsPath = args.required("--inputs", "backward");
+  const std::string outPath = args.required("--out", "backward");
+  const std::string &bundlePath = args.positional[0];
+  checkOutputIsNoInput(outPath, bundlePath, weightsPath, inputsPath);
+  const std::set<std::string> allowedExtra = allowedExtraOf(args);
+
+  std::shared_ptr<Device> device = deviceOf(args, "backward");
+  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
+  Engine engine = Engine::create(bundle, device);
+  if (!engine.hasExecutable("backward"))
+    throw Error(bundlePath + ": no backward executable (compile the model "
+                             "with hybridc --train)");
+  engine.loadWeights(weightsPath, allowedExtra);
+  SafeTensorsFile in = SafeTensorsFile::open(inputsPath);
+  NamedTensors batch = tokenBatch(in, inputsPath);
+  const SafeTensorsEntry *g = in.find("grad_logits");
+  if (!g)
+    throw Error(inputsPath +
+                ": no tensor 'grad_logits' (float32 [batch, seq, vocab])");
+  if (g->dtype != SafeTensorsDType::F32)
+    throw Error(inputsPath + ": grad_logits is " +
+                safeTensorsDTypeName(g->dtype) +
+                "; it must be float32 [batch, seq, vocab]");
+  const HostTensor gradLogits = in.toHost(*g, DType::F32);
+  const auto mask = batch.find("attention_mask");
+  auto start = std::chrono::steady_clock::now();
+  engine.backward(batch.at("input_ids"), gradLogits,
+                  mask == batch.end() ? nullptr : &mask->second);
+  const double ms = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  // The accumulators hold this one call's gradients (f32; with an f16
+  // bundle, times the loss scale, as step() expects them).
+  NamedTensors out;
+  const std::string prefix = "opt.grad.";
+  for (size_t i = 0; i < engine.states().size(); ++i) {
+    const std::string &name = engine.states().desc(i).name;
+    if (name.rfind(prefix, 0) == 0)
+      out["grad." + name.substr(prefix.size())] = hostCopy(engine, name);
+  }
+  writeSafeTensors(outPath, out,
+                   {{"producer", "hybrid-run backward"},
+                    {"bundle", bundlePath},
+                    {"weights", weightsPath}});
+  std::fprintf(stderr, "hybrid-run: backward: %zu gradients, %.2f ms\n",
+               out.size(), ms);
   return 0;
 }
 
@@ -1252,8 +1326,8 @@ int runTrain(int argc, char **argv) {
 int main(int argc, char **argv) {
   try {
     if (argc < 2)
-      throw UsageError{"no subcommand (forward, generate, train-step, train, "
-                       "compare or info; "
+      throw UsageError{"no subcommand (forward, generate, train-step, "
+                       "backward, train, compare or info; "
                        "see 'hybrid-run --help')"};
     std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -1273,13 +1347,15 @@ int main(int argc, char **argv) {
       return runTrainStep(argc, argv);
     if (cmd == "train")
       return runTrain(argc, argv);
+    if (cmd == "backward")
+      return runBackward(argc, argv);
     if (cmd == "compare")
       return runCompare(argc, argv);
     if (cmd == "info")
       return runInfo(argc, argv);
     throw UsageError{"unknown subcommand '" + cmd +
-                     "' (forward, generate, train-step, train, compare or "
-                     "info; see 'hybrid-run --help')"};
+                     "' (forward, generate, train-step, backward, train, "
+                     "compare or info; see 'hybrid-run --help')"};
   } catch (const UsageError &e) {
     std::fprintf(stderr, "hybrid-run: error: %s\n",
                  escapeControlCharacters(e.message).c_str());

@@ -9,11 +9,16 @@
 // a rule is an error naming it. With `loss-scale`, the gradients are those
 // of loss x a state (fp16 loss scaling): the backward pass starts from the
 // scale instead of 1, as torch's (loss * scale).backward() does.
+// With `cotangent`, the backward pass starts from an input instead of a
+// loss: @F_vjp takes `grad_<result>` (f32, the result's shape) and returns
+// the gradients of sum(result * grad_<result>), a vector-Jacobian product
+// (the loss is computed outside: PPO, custom objectives).
 #include "dialects/hg/Transforms/Passes.h"
 #include "dialects/hg/Transforms/VjpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -49,22 +54,32 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
       module.emitError() << "hg-autodiff: no function @" << function;
       return signalPassFailure();
     }
-    // The loss: the result named `loss`, a float scalar.
-    std::optional<unsigned> lossIndex;
+    // The seed: the scalar loss (d loss / d loss = 1), or, with
+    // `cotangent`, the named result's cotangent, taken as an input.
+    const bool fromCotangent = !cotangent.empty();
+    const std::string seedName = fromCotangent ? cotangent : loss;
+    std::optional<unsigned> seedIndex;
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       if (auto n = func.getResultAttrOfType<StringAttr>(i, "hg.name");
-          n && n.getValue() == loss)
-        lossIndex = i;
-    if (!lossIndex) {
+          n && n.getValue() == seedName)
+        seedIndex = i;
+    if (!seedIndex) {
       func.emitError() << "hg-autodiff: @" << function
-                       << " has no result named '" << loss << "'";
+                       << " has no result named '" << seedName << "'";
       return signalPassFailure();
     }
-    Type lossType = func.getFunctionType().getResult(*lossIndex);
-    if (!isScalar(lossType) ||
-        !isa<FloatType>(cast<ShapedType>(lossType).getElementType())) {
+    Type seedType = func.getFunctionType().getResult(*seedIndex);
+    auto seedTensor = dyn_cast<RankedTensorType>(seedType);
+    if (fromCotangent &&
+        (!seedTensor || !isa<FloatType>(seedTensor.getElementType()))) {
+      func.emitError() << "hg-autodiff: the cotangent's result '" << seedName
+                       << "' must be a float tensor, got " << seedType;
+      return signalPassFailure();
+    }
+    if (!fromCotangent &&
+        (!isScalar(seedType) || !isa<FloatType>(seedTensor.getElementType()))) {
       func.emitError() << "hg-autodiff: the loss must be one float, got "
-                       << lossType;
+                       << seedType;
       return signalPassFailure();
     }
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -75,20 +90,29 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
                          << "' (the loss scale is added here)";
         return signalPassFailure();
       }
-    const std::string name = function + "_grad";
+    const std::string cotangentInput = "grad_" + cotangent;
+    for (unsigned i = 0; fromCotangent && i < func.getNumArguments(); ++i)
+      if (auto n = func.getArgAttrOfType<StringAttr>(i, "hg.name");
+          n && n.getValue() == cotangentInput) {
+        func.emitError() << "hg-autodiff: @" << function
+                         << " already has an input named '" << cotangentInput
+                         << "'";
+        return signalPassFailure();
+      }
+    const std::string name = function + (fromCotangent ? "_vjp" : "_grad");
     if (module.lookupSymbol(name)) {
       module.emitError() << "hg-autodiff: @" << name << " exists already";
       return signalPassFailure();
     }
 
-    // @F_grad starts as a copy of @F.
+    // @F_grad (@F_vjp) starts as a copy of @F.
     OpBuilder top(module.getContext());
     top.setInsertionPointAfter(func);
     auto grad = cast<func::FuncOp>(top.clone(*func));
     grad.setSymName(name);
     Block &body = grad.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    Value lossValue = ret.getOperand(*lossIndex);
+    Value seedValue = ret.getOperand(*seedIndex);
 
     // Gradients by value, built before the return.
     OpBuilder b(ret);
@@ -100,29 +124,57 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
       if (!fresh)
         it->second = b.create<AddOp>(g.getLoc(), it->second, g);
     };
-    context.setLoc(lossValue.getLoc());
-    ArrayAttr lossShape = b.getArrayAttr(llvm::to_vector(llvm::map_range(
-        cast<RankedTensorType>(lossType).getShape(),
-        [&](int64_t d) -> Attribute { return b.getI64IntegerAttr(d); })));
-    Type lossElement = cast<ShapedType>(lossType).getElementType();
-    Value seed;
-    if (lossScale.empty()) {
-      seed = b.create<BroadcastToOp>(
-          lossValue.getLoc(), context.scalar(1.0, lossElement), lossShape);
-    } else {
+    context.setLoc(seedValue.getLoc());
+    Type seedElement = seedTensor.getElementType();
+    // The loss scale, f32 [1], when the gradients carry one.
+    Value scale;
+    if (!lossScale.empty()) {
       auto scaleType = RankedTensorType::get({1}, b.getF32Type());
       unsigned index = grad.getNumArguments();
       grad.insertArgument(index, scaleType,
                           b.getDictionaryAttr(b.getNamedAttr(
                               "hg.state", b.getStringAttr(lossScale))),
-                          lossValue.getLoc());
-      Value scale = body.getArgument(index);
-      if (lossElement != scaleType.getElementType())
-        scale = b.create<CastOp>(lossValue.getLoc(),
-                                 scaleType.clone(lossElement), scale);
-      seed = b.create<ReshapeOp>(lossValue.getLoc(), scale, lossShape);
+                          seedValue.getLoc());
+      scale = body.getArgument(index);
     }
-    accumulate(lossValue, seed);
+    Value seed;
+    if (fromCotangent) {
+      // The input has the result's symbolic shape (hg.dims), so the runtime
+      // binds its sizes with the other inputs' and checks them.
+      ArrayAttr dims = context.shapeOf(seedValue);
+      if (!dims)
+        return signalPassFailure();
+      auto inputType = seedTensor.clone(b.getF32Type());
+      unsigned index = grad.getNumArguments();
+      grad.insertArgument(
+          index, inputType,
+          b.getDictionaryAttr(
+              {b.getNamedAttr("hg.name", b.getStringAttr(cotangentInput)),
+               b.getNamedAttr("hg.dims", dims)}),
+          seedValue.getLoc());
+      seed = body.getArgument(index);
+      if (scale)
+        seed = b.create<MulOp>(seedValue.getLoc(), seed, scale);
+      if (seedElement != inputType.getElementType())
+        seed = b.create<CastOp>(seedValue.getLoc(), seedTensor, seed);
+    } else {
+      ArrayAttr lossShape = b.getArrayAttr(llvm::to_vector(
+          llvm::map_range(seedTensor.getShape(), [&](int64_t d) -> Attribute {
+            return b.getI64IntegerAttr(d);
+          })));
+      if (!scale) {
+        seed = b.create<BroadcastToOp>(
+            seedValue.getLoc(), context.scalar(1.0, seedElement), lossShape);
+      } else {
+        if (seedElement != getElementTypeOrSelf(scale.getType()))
+          scale = b.create<CastOp>(
+              seedValue.getLoc(),
+              cast<RankedTensorType>(scale.getType()).clone(seedElement),
+              scale);
+        seed = b.create<ReshapeOp>(seedValue.getLoc(), scale, lossShape);
+      }
+    }
+    accumulate(seedValue, seed);
 
     // The forward ops, last first (ops built here go after the return's
     // position in this list, so they are not visited). Only values that
@@ -183,11 +235,16 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
           accumulate(operand, g);
     }
 
-    // Returns the loss and each parameter's gradient (zeros when the loss
-    // does not depend on it).
-    SmallVector<Value> results = {lossValue};
-    SmallVector<Type> types = {lossType};
-    SmallVector<std::string> names = {loss};
+    // Returns the loss (not with a cotangent) and each parameter's gradient
+    // (zeros when the seed does not depend on it).
+    SmallVector<Value> results;
+    SmallVector<Type> types;
+    SmallVector<std::string> names;
+    if (!fromCotangent) {
+      results.push_back(seedValue);
+      types.push_back(seedType);
+      names.push_back(loss);
+    }
     for (BlockArgument arg : body.getArguments()) {
       auto param =
           grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "hg.param");

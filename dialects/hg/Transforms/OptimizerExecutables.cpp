@@ -5,7 +5,10 @@
 //    accumulators (state `opt.grad.<name>`);
 //  * @step: the accumulators times `grad_scale`, clipped to a global L2
 //    norm, then the update;
-//  * @init_optimizer: the optimizer state that does not start at zero.
+//  * @init_optimizer: the optimizer state that does not start at zero;
+//  * @backward, when the module has @forward_vjp (hg-autodiff
+//    cotangent=logits): the gradients of a loss computed elsewhere, from
+//    its cotangent `grad_logits`, added to the same accumulators.
 // Precision plan. A parameter stored in bf16 or f16 (the working weights,
 // the one copy every executable reads) is updated through an f32 master
 // copy, state `opt.master.<name>`: the rule reads and writes the master and
@@ -366,9 +369,10 @@ void buildTrainStep(func::FuncOp source, UpdateRule &rule) {
   s.finish();
 }
 
-/// @forward_backward: the loss; the gradients go into the accumulators.
-void buildForwardBackward(func::FuncOp source) {
-  func::FuncOp f = cloneAs(source, "forward_backward");
+/// @forward_backward (from @forward_loss_grad: the loss) or @backward (from
+/// @forward_vjp: nothing else): the gradients go into the accumulators.
+void buildAccumulation(func::FuncOp source, StringRef name) {
+  func::FuncOp f = cloneAs(source, name);
   StepBuilder s(f);
   Block &body = f.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -379,9 +383,9 @@ void buildForwardBackward(func::FuncOp source) {
   });
   for (const Trainable &t : params) {
     Value g = s.toF32(ret.getOperand(t.result));
-    std::string name = "opt.grad." + t.name;
-    Value acc = s.state(name, g.getType());
-    s.result(s.b().create<AddOp>(s.loc(), acc, g), "hg.state", name);
+    std::string state = "opt.grad." + t.name;
+    Value acc = s.state(state, g.getType());
+    s.result(s.b().create<AddOp>(s.loc(), acc, g), "hg.state", state);
   }
   s.finish();
 }
@@ -468,17 +472,38 @@ LogicalResult buildOptimizerExecutables(ModuleOp module, StringRef pass,
     return module.emitError() << pass
                               << ": no @forward_loss_grad (run "
                                  "hg-causal-lm-loss and hg-autodiff first)";
+  auto vjp = module.lookupSymbol<func::FuncOp>("forward_vjp");
   for (StringRef name :
-       {"train_step", "forward_backward", "step", "init_optimizer"})
+       {"train_step", "forward_backward", "step", "init_optimizer", "backward"})
     if (module.lookupSymbol(name))
       return module.emitError() << pass << ": @" << name << " exists already";
+  if (vjp) {
+    // @step reads one accumulator per parameter of @forward_loss_grad:
+    // @backward must fill exactly those.
+    auto names = [](func::FuncOp f) {
+      SmallVector<std::string> out;
+      for (const Trainable &t : trainables(f))
+        out.push_back(t.name);
+      return out;
+    };
+    if (names(vjp) != names(source))
+      return vjp.emitError()
+             << pass
+             << ": @forward_vjp's parameters differ from @forward_loss_grad's";
+    if (isLossScaled(vjp) != isLossScaled(source))
+      return vjp.emitError() << pass
+                             << ": @forward_vjp and @forward_loss_grad must "
+                                "both carry the loss scale or neither";
+  }
   bool masters = llvm::any_of(trainables(source), [&](const Trainable &t) {
     return needsMaster(source.getArgument(t.arg));
   });
   if (masters || isLossScaled(source))
     buildInitOptimizer(source);
   buildStep(source, rule);
-  buildForwardBackward(source);
+  buildAccumulation(source, "forward_backward");
+  if (vjp)
+    buildAccumulation(vjp, "backward");
   buildTrainStep(source, rule);
   return success();
 }

@@ -34,7 +34,11 @@ def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
       f32 accumulators `opt.grad.<name>`;
     * @step: the accumulators times `grad_scale`, clipped to the global L2
       norm `max_grad_norm` (0: off) as clip_grad_norm_ does, then the
-      update; returns `grad_norm`. The caller zeroes the accumulators.
+      update; returns `grad_norm`. The caller zeroes the accumulators;
+    * @backward, when the module has @forward_vjp (hg-autodiff
+      `cotangent=logits`): the gradients of a loss computed outside the
+      model, from its cotangent `grad_logits`, added to the same
+      accumulators.
     Precision plan (shared with hg-sgd). A bf16 or f16 parameter is updated
     through an f32 master copy (state `opt.master.<name>`) and written back
     as its cast; @init_optimizer copies the working weights into the
@@ -65,12 +69,20 @@ def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
     are summed; integer and boolean values stop gradients. An op on the
     path with float results and no rule is an error naming it, as is a
     linear with a fused epilogue (differentiate first, fuse after).
+    With `cotangent=R`, the backward pass starts from an input instead:
+    @<function>_vjp takes `grad_R` (f32, the shape of the result named R,
+    its dynamic sizes named in `hg.dims` as R's) and returns, for each
+    parameter, the gradient of sum(R * grad_R) (a vector-Jacobian product;
+    no loss). With `loss-scale` too, the cotangent is multiplied by it.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"forward\"",
            "the function to differentiate">,
     Option<"loss", "loss", "std::string", "\"loss\"",
            "the hg.name of its scalar result">,
+    Option<"cotangent", "cotangent", "std::string", "\"\"",
+           "the hg.name of a result whose cotangent @<function>_vjp takes "
+           "as input grad_<name> (instead of differentiating a loss)">,
     Option<"lossScale", "loss-scale", "std::string", "\"\"",
            "a state (f32 [1], added as an argument) the gradients are "
            "scaled by: they are those of loss x state (fp16 loss scaling); "

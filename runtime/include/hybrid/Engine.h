@@ -92,22 +92,37 @@ public:
   /// hybrid::Error when the bundle has no training executables.
   float forwardBackward(const HostTensor &inputIds,
                         const HostTensor *attentionMask = nullptr);
+  /// The backward pass of a loss computed outside the model (PPO and other
+  /// custom objectives), from its gradient with respect to the logits:
+  /// runs @backward (a bundle compiled with hybridc --train) on input_ids
+  /// i64 [batch, seq] (and attentionMask, as in forwardBackward) and
+  /// gradLogits f32 [batch, seq, vocab], the cotangent of forward()'s
+  /// logits, and adds d sum(logits * gradLogits) / d param to the same
+  /// accumulators forwardBackward fills; it counts as one micro-batch for
+  /// step(), which averages over them. No activations are kept between
+  /// calls: @backward recomputes the forward pass on the weights as they
+  /// are now, so call it before step() changes them. Throws hybrid::Error,
+  /// one line naming grad_logits and both shapes, when gradLogits is not
+  /// f32 of the logits' shape.
+  void backward(const HostTensor &inputIds, const HostTensor &gradLogits,
+                const HostTensor *attentionMask = nullptr);
   /// Each position's log-probability of the next token, f32 [batch, seq -
   /// 1]: position t's log-softmax at input_ids[:, t + 1] (@logprobs of a
   /// bundle compiled with hybridc --train; what PPO computes for the actor
   /// and the reference model). attentionMask as in forwardBackward.
   HostTensor logprobs(const HostTensor &inputIds,
                       const HostTensor *attentionMask = nullptr);
-  /// The optimizer step over the micro-batches since the last step: their
-  /// mean gradient, clipped to config.maxGradNorm, then the bundle's update
-  /// (AdamW or SGD; config.optimizer must name it) on the weights in place
-  /// (the one weight store every executable reads; bf16 and f16 weights
-  /// through their f32 masters); the accumulators are zeroed. With f16
-  /// weights, gradients that overflowed skip the step and the loss scale
-  /// follows config.lossScale (StepResult says what happened). Throws
-  /// hybrid::Error when no micro-batch ran, for a config the bundle was
-  /// not compiled for or out of range, and, as DeepSpeed stops the run,
-  /// when the gradients overflow at the minimum dynamic loss scale.
+  /// The optimizer step over the micro-batches since the last step
+  /// (forwardBackward and backward calls): their mean gradient, clipped to
+  /// config.maxGradNorm, then the bundle's update (AdamW or SGD;
+  /// config.optimizer must name it) on the weights in place (the one weight
+  /// store every executable reads; bf16 and f16 weights through their f32
+  /// masters); the accumulators are zeroed. With f16 weights, gradients that
+  /// overflowed skip the step and the loss scale follows config.lossScale
+  /// (StepResult says what happened). Throws hybrid::Error when no micro-batch
+  /// ran, for a config the bundle was not compiled for or out of range, and, as
+  /// DeepSpeed stops the run, when the gradients overflow at the minimum
+  /// dynamic loss scale.
   StepResult step(const StepConfig &config);
 
   /// The hybrid engine's mode switches (DeepSpeed's engine.eval() and
@@ -160,7 +175,7 @@ private:
   std::unique_ptr<WeightStore> weights_;
   std::unique_ptr<StateStore> states_;
   std::vector<int64_t> generationBucket_; // batch, cap, nmax of the states
-  int64_t microBatches_ = 0; // forwardBackward calls since the last step
+  int64_t microBatches_ = 0; // (forward)backward calls since the last step
   std::vector<std::string> optimizerStart_; // states @init_optimizer writes
   TrainPlan trainPlan_;                     // of a bundle with @step
   // The latency report (eval()): what the phase since the last eval() did.

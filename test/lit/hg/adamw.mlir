@@ -188,3 +188,50 @@ module {
     return
   }
 }
+
+// -----
+
+// With @forward_vjp (hg-autodiff cotangent=logits), @backward takes the
+// cotangent grad_logits and adds its gradients to the accumulators
+// @forward_backward fills and @step reads; it returns nothing else.
+// CHECK-LABEL: func.func @forward_backward
+// CHECK-SAME: {hg.state = "opt.grad.w"}
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: {hg.state = "opt.grad.w"}
+// CHECK-LABEL: func.func @backward
+// CHECK-SAME: %[[G:[^:]+]]: tensor<?xf32> {hg.dims = ["batch"], hg.name = "grad_logits"}
+// CHECK-SAME: %[[ACC:[^:]+]]: tensor<3xf32> {hg.state = "opt.grad.w"}
+// CHECK-SAME: -> (tensor<3xf32> {hg.state = "opt.grad.w"})
+// CHECK: %[[R:.+]] = hg.reduce_sum %[[G]]
+// CHECK: %[[GW:.+]] = hg.broadcast_to %[[R]]
+// CHECK: %[[SUM:.+]] = hg.add %[[ACC]], %[[GW]]
+// CHECK: return %[[SUM]] : tensor<3xf32>
+func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
+                             %w: tensor<3xf32> {hg.param = "w"})
+    -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf32> {hg.name = "grad.w"}) {
+  %0 = hg.mul %x, %w : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  %1 = hg.reduce_sum %0 [0] : tensor<3xf32> -> tensor<1xf32>
+  return %1, %x : tensor<1xf32>, tensor<3xf32>
+}
+func.func @forward_vjp(%w: tensor<3xf32> {hg.param = "w"},
+                       %g: tensor<?xf32> {hg.dims = ["batch"], hg.name = "grad_logits"})
+    -> (tensor<3xf32> {hg.name = "grad.w"}) {
+  %0 = hg.reduce_sum %g [0] {keepdims = false} : tensor<?xf32> -> tensor<f32>
+  %1 = hg.broadcast_to %0 [3] : tensor<f32> -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+
+// -----
+
+// @backward must fill the accumulators @step reads: one per parameter of
+// @forward_loss_grad.
+func.func @forward_loss_grad(%w: tensor<3xf32> {hg.param = "w"})
+    -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf32> {hg.name = "grad.w"}) {
+  %0 = hg.reduce_sum %w [0] : tensor<3xf32> -> tensor<1xf32>
+  return %0, %w : tensor<1xf32>, tensor<3xf32>
+}
+// expected-error @+1 {{hg-adamw: @forward_vjp's parameters differ from @forward_loss_grad's}}
+func.func @forward_vjp(%v: tensor<3xf32> {hg.param = "v"})
+    -> (tensor<3xf32> {hg.name = "grad.v"}) {
+  return %v : tensor<3xf32>
+}
