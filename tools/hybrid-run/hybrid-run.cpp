@@ -361,6 +361,25 @@ std::shared_ptr<Device> deviceOf(Args &args, const std::string &cmd) {
   return openDevice(name, options);
 }
 
+/// A training subcommand's bundle and engine on deviceOf(args, cmd); the
+/// bundle must hold `executable`, else "<bundle>: no <missing> (compile the
+/// model with hybridc --train)".
+struct TrainingEngine {
+  std::shared_ptr<const BundleDesc> bundle;
+  Engine engine;
+};
+TrainingEngine openForTraining(Args &args, const std::string &cmd,
+                               const std::string &bundlePath,
+                               const char *executable, const char *missing) {
+  std::shared_ptr<Device> device = deviceOf(args, cmd);
+  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
+  Engine engine = Engine::create(bundle, device);
+  if (!engine.hasExecutable(executable))
+    throw Error(bundlePath + ": no " + missing +
+                " (compile the model with hybridc --train)");
+  return {std::move(bundle), std::move(engine)};
+}
+
 int runForward(int argc, char **argv) {
   Args args = parseArgs("forward", argc, argv, 2,
                         {"--weights", "--inputs", "--out", "--threads",
@@ -1014,12 +1033,8 @@ int runTrainStep(int argc, char **argv) {
   }
   const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
-  std::shared_ptr<Device> device = deviceOf(args, "train-step");
-  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
-  Engine engine = Engine::create(bundle, device);
-  if (!engine.hasExecutable("train_step"))
-    throw Error(bundlePath + ": no train_step executable (compile the model "
-                             "with hybridc --train)");
+  auto [bundle, engine] = openForTraining(
+      args, "train-step", bundlePath, "train_step", "train_step executable");
   const Optimizer compiled = trainPlanOf(*bundle).optimizer;
   if (optimizer && (compiled == Optimizer::Sgd) != sgd)
     throw Error(bundlePath + ": compiled for " +
@@ -1073,12 +1088,8 @@ int runBackward(int argc, char **argv) {
   checkOutputIsNoInput(outPath, bundlePath, weightsPath, inputsPath);
   const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
-  std::shared_ptr<Device> device = deviceOf(args, "backward");
-  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
-  Engine engine = Engine::create(bundle, device);
-  if (!engine.hasExecutable("backward"))
-    throw Error(bundlePath + ": no backward executable (compile the model "
-                             "with hybridc --train)");
+  auto [bundle, engine] = openForTraining(args, "backward", bundlePath,
+                                          "backward", "backward executable");
   engine.loadWeights(weightsPath, allowedExtra);
   SafeTensorsFile in = SafeTensorsFile::open(inputsPath);
   NamedTensors batch = tokenBatch(in, inputsPath);
@@ -1192,12 +1203,8 @@ int runTrain(int argc, char **argv) {
                 " sequences, fewer than one micro-batch (" +
                 std::to_string(config.microBatchSize) + ")");
 
-  std::shared_ptr<Device> device = deviceOf(args, "train");
-  auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
-  Engine engine = Engine::create(bundle, device);
-  if (!engine.hasExecutable("forward_backward"))
-    throw Error(bundlePath + ": no training executables (compile the model "
-                             "with hybridc --train)");
+  auto [bundle, engine] = openForTraining(
+      args, "train", bundlePath, "forward_backward", "training executables");
   try {
     checkTrainConfig(config, trainPlanOf(*bundle));
   } catch (const Error &e) {
@@ -1221,9 +1228,10 @@ int runTrain(int argc, char **argv) {
           e, engine.states().desc(*engine.states().find(name)).dtype);
       engine.allocateState(name, host.shape());
       DeviceTensor t = engine.state(name);
-      device->copyHostToDevice(t.data, host.data(), host.bytes(),
-                               device->defaultStream());
-      device->synchronize(device->defaultStream());
+      Device &device = engine.device();
+      device.copyHostToDevice(t.data, host.data(), host.bytes(),
+                              device.defaultStream());
+      device.synchronize(device.defaultStream());
       if (name == "opt.step")
         applied = static_cast<int64_t>(host.as<float>()[0]);
     }
