@@ -133,6 +133,7 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
   pm.addNestedPass<mlir::func::FuncOp>(hg::createUnitTransposes());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseEpilogues());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createSinkSlices());
+  pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseNormPrologues());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (!declined) {

@@ -4,10 +4,9 @@
 #include "Broadcast.h"
 #include "Element.h"
 #include "Kernels.h"
+#include "NormRows.h"
 #include "Parallel.h"
 #include "Scratch.h"
-
-#include <cmath>
 
 namespace hybrid::cpu::kernels {
 namespace {
@@ -84,27 +83,7 @@ void layerNorm(const KernelCall &call) {
     S *y = result.as<S>();
     const int64_t n = s.n;
     parallelFor(s.rows, n * 4, [&](int64_t r) {
-      const S *xr = x + r * n;
-      S *yr = y + r * n;
-      double sum = 0;
-      for (int64_t i = 0; i < n; ++i)
-        sum += toFloat(xr[i]);
-      const double mean = sum / n;
-      double sq = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double d = toFloat(xr[i]) - mean;
-        sq += d * d;
-      }
-      const float inv = static_cast<float>(1.0 / std::sqrt(sq / n + eps));
-      const float meanF = static_cast<float>(mean);
-      for (int64_t i = 0; i < n; ++i) {
-        float v = (toFloat(xr[i]) - meanF) * inv;
-        if (weight)
-          v *= weight[i];
-        if (bias)
-          v += bias[i];
-        yr[i] = fromFloat<S>(v);
-      }
+      layerNormRow(x + r * n, y + r * n, n, eps, weight, bias);
     });
   });
 }

@@ -2,11 +2,15 @@
 // plus an optional bias[N], then the activation, then an optional residual,
 // as one GEMM over all leading dimensions; f32 directly (the epilogue one
 // pass after it), bf16/f16 through converted blocks in scratch (the
-// epilogue in f32 on each block, one rounding).
+// epilogue in f32 on each block, one rounding). A norm prologue normalises
+// the input rows into scratch first, rounded as the layer_norm / rms_norm
+// kernels round them (NormRows.h).
 #include "Activation.h"
+#include "Broadcast.h"
 #include "Element.h"
 #include "Gemm.h"
 #include "Kernels.h"
+#include "NormRows.h"
 #include "Parallel.h"
 #include "Scratch.h"
 
@@ -45,18 +49,82 @@ LinearShape linearShape(const KernelCall &call) {
   return s;
 }
 
-/// bf16/f16 products convert blocks per thread; f32 needs nothing.
+/// The shared scratch of a norm prologue: its weight and bias as f32 [K]
+/// (when given), then the normalised input (the input's dtype).
+struct PrologueScratch {
+  float *weight = nullptr, *bias = nullptr;
+  void *input = nullptr;
+};
+
+PrologueScratch carvePrologue(const KernelCall &call, const LinearShape &s,
+                              Carve &carve) {
+  PrologueScratch p;
+  if (call.attrs<ops::Linear>().norm == NormKind::None)
+    return p;
+  if (optionalOperand(call, 4))
+    p.weight = carve.take<float>(s.K);
+  if (optionalOperand(call, 5))
+    p.bias = carve.take<float>(s.K);
+  p.input = carve.take<char>(s.M * s.K * dtypeSize(call.operands.at(0).dtype));
+  return p;
+}
+
+/// A norm prologue's rows in shared scratch; bf16/f16 products convert
+/// blocks per thread; f32 needs nothing more.
 ScratchLayout linearScratch(const KernelCall &call) {
-  if (call.operands.at(0).dtype == DType::F32)
-    return {};
   const LinearShape s = linearShape(call);
-  return {0, convertingGemmScratch(s.M, s.N, s.K)};
+  Carve carve;
+  carvePrologue(call, s, carve);
+  if (call.operands.at(0).dtype == DType::F32)
+    return {carve.used(), 0};
+  return {carve.used(), convertingGemmScratch(s.M, s.N, s.K)};
+}
+
+/// The prologue's normalised rows of `input`, in scratch.
+const void *normaliseRows(const KernelCall &call, const LinearShape &s,
+                          const ops::Linear &attrs) {
+  const ConstTensor &input = call.operands[0];
+  const ConstTensor *weightOperand = optionalOperand(call, 4);
+  const ConstTensor *biasOperand = optionalOperand(call, 5);
+  if (attrs.norm != NormKind::LayerNorm && attrs.norm != NormKind::RmsNorm)
+    fail("linear",
+         "invalid norm " + std::to_string(static_cast<int>(attrs.norm)));
+  if (attrs.norm == NormKind::RmsNorm && biasOperand)
+    fail("linear", "rms_norm takes no norm_bias");
+  if (!(attrs.normEpsilon >= 0))
+    fail("linear", "norm_epsilon must be >= 0");
+  for (const ConstTensor *t : {weightOperand, biasOperand}) {
+    if (!t)
+      continue;
+    expectSameDType(*t, input, "linear", "norm operand", "input");
+    expectShape(*t, {s.K}, "linear", "norm operand");
+  }
+  Carve carve(sharedScratch(call));
+  const PrologueScratch p = carvePrologue(call, s, carve);
+  if (p.weight)
+    broadcastToFloat(*weightOperand, {s.K}, p.weight, "linear", "norm_weight");
+  if (p.bias)
+    broadcastToFloat(*biasOperand, {s.K}, p.bias, "linear", "norm_bias");
+  const int64_t K = s.K;
+  const double eps = attrs.normEpsilon;
+  visitFloat(input.dtype, "linear", "input", [&](auto zero) {
+    using S = decltype(zero);
+    const S *x = input.as<S>();
+    S *y = static_cast<S *>(p.input);
+    parallelFor(s.M, K * 4, [&](int64_t r) {
+      if (attrs.norm == NormKind::LayerNorm)
+        layerNormRow(x + r * K, y + r * K, K, eps, p.weight, p.bias);
+      else
+        rmsNormRow(x + r * K, y + r * K, K, eps, p.weight);
+    });
+  });
+  return p.input;
 }
 
 } // namespace
 
 void linear(const KernelCall &call) {
-  expectOperands(call, "linear", 2, 2);
+  expectOperands(call, "linear", 2, 4);
   const ConstTensor &input = call.operands[0], &weight = call.operands[1];
   const ConstTensor *biasOperand = optionalOperand(call, 2);
   const ConstTensor *residualOperand = optionalOperand(call, 3);
@@ -83,6 +151,10 @@ void linear(const KernelCall &call) {
     fail("linear", "invalid activation " +
                        std::to_string(static_cast<int>(attrs.activation)));
   checkGemmSizes(s.M, s.N, s.K, "linear");
+  const ScratchLayout layout = linearScratch(call);
+  const int threads = scratchThreads(call, layout, "linear");
+  const void *x =
+      attrs.norm == NormKind::None ? input.data : normaliseRows(call, s, attrs);
   const bool transW = attrs.transposeWeight;
   const int64_t ldw = transW ? s.K : s.N;
   GemmEpilogue epilogue;
@@ -91,11 +163,8 @@ void linear(const KernelCall &call) {
   epilogue.residual = residualOperand ? residualOperand->data : nullptr;
   epilogue.ldr = s.N;
   if (dtype != DType::F32) {
-    const ScratchLayout layout = linearScratch(call);
-    const int threads = scratchThreads(call, layout, "linear");
-    convertingGemm(dtype, s.M, s.N, s.K, input.data, s.K, weight.data, ldw,
-                   transW, epilogue, result.data, s.N,
-                   threadScratch(call, layout, 0),
+    convertingGemm(dtype, s.M, s.N, s.K, x, s.K, weight.data, ldw, transW,
+                   epilogue, result.data, s.N, threadScratch(call, layout, 0),
                    alignScratch(layout.perThread), threads);
     return;
   }
@@ -110,7 +179,7 @@ void linear(const KernelCall &call) {
     if (!bias)
       std::fill(y, y + s.M * s.N, 0.0f);
   } else {
-    gemm(false, transW, s.M, s.N, s.K, 1.0f, input.as<float>(), s.K,
+    gemm(false, transW, s.M, s.N, s.K, 1.0f, static_cast<const float *>(x), s.K,
          weight.as<float>(), ldw, bias ? 1.0f : 0.0f, y, s.N);
   }
   // The epilogue in one more pass over the result, row by row.

@@ -4,6 +4,7 @@
 #include "Broadcast.h"
 #include "Element.h"
 #include "Kernels.h"
+#include "NormRows.h"
 #include "Parallel.h"
 #include "Scratch.h"
 
@@ -70,20 +71,7 @@ void rmsNorm(const KernelCall &call) {
     S *y = result.as<S>();
     const int64_t n = s.n;
     parallelFor(s.rows, n * 3, [&](int64_t r) {
-      const S *xr = x + r * n;
-      S *yr = y + r * n;
-      double sq = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double v = toFloat(xr[i]);
-        sq += v * v;
-      }
-      const float inv = static_cast<float>(1.0 / std::sqrt(sq / n + eps));
-      if (weight)
-        for (int64_t i = 0; i < n; ++i)
-          yr[i] = fromFloat<S>(toFloat(xr[i]) * inv * weight[i]);
-      else
-        for (int64_t i = 0; i < n; ++i)
-          yr[i] = fromFloat<S>(toFloat(xr[i]) * inv);
+      rmsNormRow(x + r * n, y + r * n, n, eps, weight);
     });
   });
 }

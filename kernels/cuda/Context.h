@@ -19,7 +19,7 @@ namespace hybrid::cuda {
 /// A GEMM's shape, layout, dtype, epilogue, pointer alignments and
 /// workspace limit: everything cuBLASLt's heuristic and the timing of the
 /// candidates look at.
-using GemmKey = std::array<int64_t, 23>;
+using GemmKey = std::array<int64_t, 24>;
 
 /// Descriptors and the algorithm chosen for one GemmKey. `fallback` marks
 /// shapes cuBLASLt has no algorithm for (our own kernel runs them).

@@ -182,11 +182,25 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
                        (fused.relu ? 1 : 0) | (fused.residual ? 2 : 0),
                        fused.residual ? alignmentOf(p.residual) : 0,
                        static_cast<int64_t>(p.activation),
-                       p.residual != nullptr};
+                       p.residual != nullptr,
+                       static_cast<int64_t>(p.norm) | (p.normWeight ? 4 : 0) |
+                           (p.normBias ? 8 : 0)};
   auto found = context.gemmPlans.find(key);
   if (found != context.gemmPlans.end())
     return found->second;
   GemmPlan plan;
+  if (p.norm != NormKind::None) {
+    // Only the skinny kernel applies a prologue: its split counts are the
+    // candidates (linear() normalises into scratch for other products).
+    if (!skinnyAllowed(context, p) || !skinnyGemmSupports(p))
+      fail(kernel, "a norm prologue needs the skinny GEMM, which does not "
+                   "take this product");
+    plan.skinnyCandidates =
+        skinnySplitCandidates(p, workspace, context.smCount);
+    plan.skinnySplits = 1;
+    plan.tuned = plan.skinnyCandidates.size() <= 1;
+    return context.gemmPlans.emplace(key, plan).first->second;
+  }
   if (p.batch > INT_MAX) {
     plan.fallback = true;
     return context.gemmPlans.emplace(key, plan).first->second;
@@ -421,6 +435,11 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
 
 } // namespace
 
+bool gemmTakesPrologue(const CudaCall &call, const GemmProblem &p) {
+  return call.context && skinnyAllowed(*call.context, p) &&
+         skinnyGemmSupports(p);
+}
+
 void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   if (p.M == 0 || p.N == 0 || p.batch == 0)
     return;
@@ -432,7 +451,7 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   GemmPlan &plan = planFor(*call.context, p, workspace, kernel);
   if (plan.fallback)
     return fallbackGemm(p, stream, kernel);
-  if (p.bias)
+  if (p.bias && p.norm == NormKind::None)
     checkLt(cublasLtMatmulDescSetAttribute(plan.desc,
                                            CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                            &p.bias, sizeof(p.bias)),

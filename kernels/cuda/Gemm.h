@@ -39,11 +39,24 @@ struct GemmProblem {
   Activation activation = Activation::None;
   const void *residual = nullptr;
   int64_t ldr = 0, strideR = 0;
+  /// The prologue (a linear's norm; only the skinny kernel applies it, see
+  /// skinnyGemmSupports): each row of A normalised over its K elements as
+  /// layer_norm / rms_norm with normEpsilon, times normWeight[K] (+
+  /// normBias[K]) when given, rounded to dtype, before the product.
+  NormKind norm = NormKind::None;
+  const void *normWeight = nullptr, *normBias = nullptr;
+  double normEpsilon = 0;
 };
 
 /// Enqueues the product on the call's stream with the call's scratch as
-/// workspace; throws naming `kernel` when a CUDA or cuBLASLt call fails.
+/// workspace; throws naming `kernel` when a CUDA or cuBLASLt call fails,
+/// or for a prologue that gemmTakesPrologue declines.
 void gemm(const CudaCall &call, const GemmProblem &problem, const char *kernel);
+
+/// Whether gemm() applies `problem`'s norm prologue itself (the skinny
+/// kernel, allowed and able to take the product); otherwise the caller
+/// normalises A first and passes a problem without one.
+bool gemmTakesPrologue(const CudaCall &call, const GemmProblem &problem);
 
 /// Our own tiled kernel for products cuBLASLt cannot run (no algorithm for
 /// the shape, K == 0, or more batches than it takes); same semantics.

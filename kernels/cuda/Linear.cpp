@@ -2,7 +2,9 @@
 // plus an optional bias[N], then the activation, then an optional residual,
 // as one cuBLASLt GEMM over all leading dimensions with what it can fuse as
 // its epilogue (Gemm.h); f32 (exact f32 compute), bf16 and f16 (f32
-// accumulation).
+// accumulation). A norm prologue runs inside the skinny GEMM where it
+// takes the product (a decode step's few rows: one launch); otherwise the
+// layer_norm / rms_norm kernel normalises the rows into scratch first.
 #include "Check.h"
 #include "Gemm.h"
 #include "Kernels.h"
@@ -11,8 +13,70 @@
 
 namespace hybrid::cuda::kernels {
 
+namespace {
+
+/// The normalised rows' offset in scratch (after the GEMM workspace) and
+/// size, when the prologue runs as its own kernel.
+size_t normalisedRowsBytes(const CudaCall &call) {
+  const ops::Linear &attrs = call.attrs<ops::Linear>();
+  if (attrs.norm == NormKind::None)
+    return 0;
+  const ConstTensor &input = call.operands.at(0);
+  return (static_cast<size_t>(input.numel()) * dtypeSize(input.dtype) + 255) /
+         256 * 256;
+}
+
+/// Checks the prologue's operands and attributes against K.
+void checkPrologue(const CudaCall &call, const ops::Linear &attrs, int64_t K) {
+  const ConstTensor &input = call.operands[0];
+  const ConstTensor *weight = optionalOperand(call, 4);
+  const ConstTensor *bias = optionalOperand(call, 5);
+  if (attrs.norm != NormKind::LayerNorm && attrs.norm != NormKind::RmsNorm)
+    fail("linear",
+         "invalid norm " + std::to_string(static_cast<int>(attrs.norm)));
+  if (attrs.norm == NormKind::RmsNorm && bias)
+    fail("linear", "rms_norm takes no norm_bias");
+  if (!(attrs.normEpsilon >= 0))
+    fail("linear", "norm_epsilon must be >= 0");
+  for (const ConstTensor *t : {weight, bias}) {
+    if (!t)
+      continue;
+    expectSameDType(*t, input, "linear", "norm operand", "input");
+    expectShape(*t, {K}, "linear", "norm operand");
+  }
+}
+
+/// Runs the prologue as the layer_norm / rms_norm kernel from the input
+/// into `rows` (the input's shape and dtype).
+void normaliseInto(const CudaCall &call, const ops::Linear &attrs, void *rows) {
+  const ConstTensor &input = call.operands[0];
+  const ConstTensor absent = ConstTensor::absent();
+  const ConstTensor *weight = optionalOperand(call, 4);
+  const ConstTensor *bias = optionalOperand(call, 5);
+  const bool layer = attrs.norm == NormKind::LayerNorm;
+  const Op op = layer ? Op(ops::LayerNorm{attrs.normEpsilon, -1})
+                      : Op(ops::RmsNorm{attrs.normEpsilon, -1});
+  CudaCall norm;
+  norm.op = &op;
+  norm.operands = {input, weight ? *weight : absent};
+  if (layer)
+    norm.operands.push_back(bias ? *bias : absent);
+  norm.results = {Tensor{rows, input.dtype, input.shape}};
+  norm.stream = call.stream;
+  norm.context = call.context;
+  // A [K] weight is read in place: the norm kernels need no scratch.
+  if ((layer ? layerNormScratchBytes(norm) : rmsNormScratchBytes(norm)) != 0)
+    fail("linear", "the norm prologue's kernel asks for scratch");
+  if (layer)
+    layerNorm(norm);
+  else
+    rmsNorm(norm);
+}
+
+} // namespace
+
 void linear(const CudaCall &call) {
-  expectOperands(call, "linear", 2, 2);
+  expectOperands(call, "linear", 2, 4);
   const ConstTensor &input = call.operands[0], &weight = call.operands[1];
   const ConstTensor *bias = optionalOperand(call, 2);
   const ConstTensor *residual = optionalOperand(call, 3);
@@ -66,9 +130,39 @@ void linear(const CudaCall &call) {
   p.activation = attrs.activation;
   p.residual = residual ? residual->data : nullptr;
   p.ldr = N;
-  gemm(call, p, "linear");
+  if (attrs.norm == NormKind::None)
+    return gemm(call, p, "linear");
+  checkPrologue(call, attrs, K);
+  p.norm = attrs.norm;
+  const ConstTensor *normWeight = optionalOperand(call, 4);
+  const ConstTensor *normBias = optionalOperand(call, 5);
+  p.normWeight = normWeight ? normWeight->data : nullptr;
+  p.normBias = normBias ? normBias->data : nullptr;
+  p.normEpsilon = attrs.normEpsilon;
+  if (gemmTakesPrologue(call, p))
+    return gemm(call, p, "linear");
+  const size_t rowsBytes = normalisedRowsBytes(call);
+  if (!call.scratch || call.scratchBytes < kGemmWorkspaceBytes + rowsBytes)
+    fail("linear", "needs " + std::to_string(kGemmWorkspaceBytes + rowsBytes) +
+                       " bytes of scratch for its norm prologue, got " +
+                       std::to_string(call.scratchBytes));
+  void *rows = static_cast<char *>(call.scratch) + kGemmWorkspaceBytes;
+  normaliseInto(call, attrs, rows);
+  p.norm = NormKind::None;
+  p.normWeight = p.normBias = nullptr;
+  p.A = rows;
+  p.lda = K;
+  CudaCall product = call;
+  product.scratchBytes = kGemmWorkspaceBytes;
+  gemm(product, p, "linear");
 }
 
-size_t linearScratchBytes(const CudaCall &) { return kGemmWorkspaceBytes; }
+size_t linearScratchBytes(const CudaCall &call) {
+  try {
+    return kGemmWorkspaceBytes + normalisedRowsBytes(call);
+  } catch (...) {
+    return kGemmWorkspaceBytes; // the run reports malformed calls
+  }
+}
 
 } // namespace hybrid::cuda::kernels

@@ -7,7 +7,11 @@
 // split its K range (their sums meet in shared memory, in warp order);
 // when the columns give too few blocks, blocks split K as well and a
 // second kernel sums their partials from scratch. The epilogue (bias, the
-// activation, the residual, one rounding) runs on the final sums.
+// activation, the residual, one rounding) runs on the final sums. A norm
+// prologue (bf16/f16, one row tile): every block normalises the few rows
+// of x into shared memory first (one 16-byte load per thread and row
+// chunk, block-wide sums in double, rounded as the layer_norm / rms_norm
+// kernels round) and streams W against them.
 #include "Activation.cuh"
 #include "Device.cuh"
 #include "SkinnyGemm.h"
@@ -37,7 +41,139 @@ struct SkinnyParams {
   /// K steps each warp takes (the last warps may get fewer or none).
   int64_t stepsPerSlice = 0;
   Activation activation = Activation::None;
+  /// The norm prologue (GemmProblem's), or None.
+  NormKind norm = NormKind::None;
+  const void *normWeight = nullptr, *normBias = nullptr;
+  double normEpsilon = 0;
 };
+
+/// 16-byte chunks of x each thread holds while the prologue normalises it:
+/// M * K <= 8 * kNormChunks * threads.
+constexpr int kNormChunks = 4;
+
+/// (a, b) in f32 without contraction into an fma, as the CPU computes them.
+__device__ __forceinline__ float mulRn(float a, float b) {
+  return __fmul_rn(a, b);
+}
+
+/// The prologue: rows [0, M) of x (K % 8 == 0, 16-byte aligned rows)
+/// normalised into `rows` (M x K, the storage type S, 2 bytes), as
+/// NormRows.h does on the CPU: statistics summed in double (each thread's
+/// chunks, then its warp, then the warps in order), the row in f32
+/// (subtract, scale, weight, bias, each rounded), one rounding to S. Every
+/// thread of the block calls it; it ends with a barrier.
+template <typename S, int kThreads>
+__device__ void normaliseRows(const SkinnyParams &p, uint4 *rows) {
+  constexpr int kWarps = kThreads / 32, kMaxRows = 8;
+  __shared__ double partial[kWarps][kMaxRows];
+  __shared__ float mean[kMaxRows], inv[kMaxRows];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t perRow = p.K / 8, chunks = p.M * perRow;
+  uint4 v[kNormChunks];
+  int row[kNormChunks];
+#pragma unroll
+  for (int c = 0; c < kNormChunks; ++c) {
+    const int64_t e = int64_t(c) * kThreads + threadIdx.x;
+    row[c] = e < chunks ? static_cast<int>(e / perRow) : -1;
+    if (row[c] >= 0)
+      v[c] = __ldg(reinterpret_cast<const uint4 *>(static_cast<const S *>(p.x) +
+                                                   row[c] * p.ldx) +
+                   (e - row[c] * perRow));
+  }
+  // Row m's sum of f(element) into stat[m] (every thread sees it after).
+  auto rowSums = [&](auto f, float *stat, auto finish) {
+    for (int m = 0; m < p.M; ++m) {
+      double s = 0;
+#pragma unroll
+      for (int c = 0; c < kNormChunks; ++c)
+        if (row[c] == m) {
+          const S *e = reinterpret_cast<const S *>(&v[c]);
+#pragma unroll
+          for (int i = 0; i < 8; ++i)
+            s += f(m, toFloat(e[i]));
+        }
+      s = warpSum(s);
+      if (lane == 0)
+        partial[warp][m] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x < p.M) {
+      double s = 0;
+      for (int w = 0; w < kWarps; ++w)
+        s += partial[w][threadIdx.x];
+      stat[threadIdx.x] = finish(s);
+    }
+    __syncthreads();
+  };
+  const double n = static_cast<double>(p.K), eps = p.normEpsilon;
+  const bool layer = p.norm == NormKind::LayerNorm;
+  if (layer) {
+    rowSums([](int, float x) { return double(x); }, mean,
+            [&](double s) { return static_cast<float>(s / n); });
+    // The variance about the double mean, as the CPU takes it.
+    __shared__ double meanD[kMaxRows];
+    if (threadIdx.x < p.M) {
+      double s = 0;
+      for (int w = 0; w < kWarps; ++w)
+        s += partial[w][threadIdx.x];
+      meanD[threadIdx.x] = s / n;
+    }
+    __syncthreads();
+    rowSums(
+        [&](int m, float x) {
+          const double d = double(x) - meanD[m];
+          return d * d;
+        },
+        inv,
+        [&](double s) { return static_cast<float>(1.0 / sqrt(s / n + eps)); });
+  } else {
+    rowSums(
+        [](int, float x) {
+          const double d = x;
+          return d * d;
+        },
+        inv,
+        [&](double s) { return static_cast<float>(1.0 / sqrt(s / n + eps)); });
+  }
+  const S *weight = static_cast<const S *>(p.normWeight);
+  const S *bias = static_cast<const S *>(p.normBias);
+#pragma unroll
+  for (int c = 0; c < kNormChunks; ++c) {
+    if (row[c] < 0)
+      continue;
+    const int m = row[c];
+    const int64_t e = int64_t(c) * kThreads + threadIdx.x;
+    const int64_t k = (e - m * perRow) * 8;
+    uint4 w4 = {}, b4 = {};
+    if (weight)
+      w4 = __ldg(reinterpret_cast<const uint4 *>(weight + k));
+    if (bias)
+      b4 = __ldg(reinterpret_cast<const uint4 *>(bias + k));
+    const S *x8 = reinterpret_cast<const S *>(&v[c]);
+    const S *w8 = reinterpret_cast<const S *>(&w4);
+    const S *b8 = reinterpret_cast<const S *>(&b4);
+    uint4 out;
+    S *o8 = reinterpret_cast<S *>(&out);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      float y;
+      if (layer) {
+        y = mulRn(__fsub_rn(toFloat(x8[i]), mean[m]), inv[m]);
+        if (weight)
+          y = mulRn(y, toFloat(w8[i]));
+        if (bias)
+          y = __fadd_rn(y, toFloat(b8[i]));
+      } else {
+        y = mulRn(toFloat(x8[i]), inv[m]);
+        if (weight)
+          y = mulRn(y, toFloat(w8[i]));
+      }
+      o8[i] = fromFloat<S>(y);
+    }
+    rows[e] = out;
+  }
+  __syncthreads();
+}
 
 /// Element (m, n) of the result from its sum over K: bias, activation,
 /// residual, one rounding (GemmProblem's epilogue).
@@ -227,7 +363,17 @@ __device__ __forceinline__ uint32_t wordOf(const uint4 &v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
-template <typename S, bool NK, int MT, bool Vec>
+/// An x fragment: from global memory through the read-only cache, or (a
+/// norm prologue's rows) from shared memory.
+template <bool Shared, typename T>
+__device__ __forceinline__ T loadX(const uint16_t *at) {
+  if constexpr (Shared)
+    return *reinterpret_cast<const T *>(at);
+  else
+    return __ldg(reinterpret_cast<const T *>(at));
+}
+
+template <typename S, bool NK, int MT, bool Vec, bool Norm = false>
 __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
     skinnyMmaKernel(SkinnyParams p) {
   awaitInputs();
@@ -238,6 +384,12 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * Cfg::kCols;
   const auto *x = static_cast<const uint16_t *>(p.x);
   const auto *w = static_cast<const uint16_t *>(p.w);
+  if constexpr (Norm) {
+    extern __shared__ uint4 normalisedRows[];
+    normaliseRows<S, 32 * Cfg::kWarps>(p, normalisedRows);
+    x = reinterpret_cast<const uint16_t *>(normalisedRows);
+    p.ldx = p.K;
+  }
   // Rows past the end are read as the last row (valid memory): a row of A
   // or a column of B only reaches its own row / column of D, which is not
   // stored.
@@ -272,7 +424,7 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
                   : gather8(wRow[a][h] + k, p.K - k);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
-        f.b[mt] = vec ? __ldg(reinterpret_cast<const uint4 *>(xRow[mt] + k))
+        f.b[mt] = vec ? loadX<Norm, uint4>(xRow[mt] + k)
                       : gather8(xRow[mt] + k, p.K - k);
     } else {
       const int64_t k = step * Cfg::kStepK + 4 * t;
@@ -288,7 +440,7 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
       }
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
-        f.b[mt] = vec ? __ldg(reinterpret_cast<const uint2 *>(xRow[mt] + k))
+        f.b[mt] = vec ? loadX<Norm, uint2>(xRow[mt] + k)
                       : gather4(xRow[mt] + k, p.K - k);
     }
   };
@@ -568,6 +720,19 @@ template <typename S, bool NK, int MT>
 void launchMma(const SkinnyParams &sp, bool vec, dim3 grid,
                cudaStream_t stream) {
   constexpr int threads = 32 * MmaConfig<NK, MT>::kWarps;
+  if constexpr (MT == 1) {
+    if (sp.norm != NormKind::None) {
+      // The normalised rows are whole 16-byte words (skinnyGemmSupports).
+      const size_t rows = static_cast<size_t>(sp.M * sp.K) * sizeof(S);
+      if (vec)
+        launch(skinnyMmaKernel<S, NK, MT, true, true>, grid, threads, rows,
+               stream, sp);
+      else
+        launch(skinnyMmaKernel<S, NK, MT, false, true>, grid, threads, rows,
+               stream, sp);
+      return;
+    }
+  }
   if (vec)
     launch(skinnyMmaKernel<S, NK, MT, true>, grid, threads, 0, stream, sp);
   else
@@ -589,9 +754,23 @@ void launchFma(const SkinnyParams &sp, bool vec, dim3 grid,
 bool skinnyGemmSupports(const GemmProblem &p) {
   const bool floating =
       p.dtype == DType::F32 || p.dtype == DType::BF16 || p.dtype == DType::F16;
-  return floating && p.batch == 1 && !p.transA && p.M >= 1 &&
-         p.M <= kSkinnyMaxRows && p.N >= 1 && p.K >= 1 &&
-         (p.N + 3) / 4 <= INT_MAX;
+  if (!(floating && p.batch == 1 && !p.transA && p.M >= 1 &&
+        p.M <= kSkinnyMaxRows && p.N >= 1 && p.K >= 1 &&
+        (p.N + 3) / 4 <= INT_MAX))
+    return false;
+  if (p.norm == NormKind::None)
+    return true;
+  // A prologue: 2-byte types, one row tile, rows of whole aligned 16-byte
+  // words that the block's threads hold kNormChunks at a time.
+  const int64_t threads = 32 * (p.transB ? MmaConfig<true, 1>::kWarps
+                                         : MmaConfig<false, 1>::kWarps);
+  return (p.norm == NormKind::LayerNorm || p.norm == NormKind::RmsNorm) &&
+         p.dtype != DType::F32 && p.M <= kRowTile && p.K % 8 == 0 &&
+         p.lda % 8 == 0 && aligned(p.A, 16) &&
+         (!p.normWeight || aligned(p.normWeight, 16)) &&
+         (!p.normBias || aligned(p.normBias, 16)) &&
+         (p.norm == NormKind::LayerNorm || !p.normBias) &&
+         p.M * p.K <= 8 * kNormChunks * threads;
 }
 
 size_t skinnyGemmScratchBytes(const GemmProblem &p, int splits) {
@@ -655,6 +834,10 @@ void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
   sp.ldc = p.ldc;
   sp.ldr = p.ldr;
   sp.activation = p.activation;
+  sp.norm = p.norm;
+  sp.normWeight = p.normWeight;
+  sp.normBias = p.normBias;
+  sp.normEpsilon = p.normEpsilon;
   const int64_t steps = (p.K + g.stepK - 1) / g.stepK;
   const int64_t slices = int64_t(splits) * g.warps;
   sp.stepsPerSlice = (steps + slices - 1) / slices;

@@ -110,6 +110,51 @@ TEST_F(GemmTest, LinearEpilogues) {
           }
 }
 
+TEST_F(GemmTest, LinearNormPrologue) {
+  // A norm prologue inside the skinny GEMM (bf16/f16, a few rows, K a
+  // multiple of 8: a decode step's projections, both weight layouts) and
+  // as its own kernel before the product (more rows, odd K, f32), against
+  // the CPU kernel; with and without the norm's weight and bias, with the
+  // epilogue.
+  struct Case {
+    Shape in;
+    int64_t N;
+  };
+  const std::vector<Case> cases = {
+      {{1, 768}, 2304}, {{1, 1, 2048}, 512}, {{3, 2048}, 96}, {{8, 64}, 200},
+      {{2, 4, 64}, 33}, {{20, 256}, 64},     {{2, 36}, 40}};
+  for (DType dt : kFloatTypes)
+    for (const Case &c : cases)
+      for (NormKind norm : {NormKind::LayerNorm, NormKind::RmsNorm})
+        for (int operands = 0; operands < 3; ++operands) {
+          const int64_t K = c.in.back();
+          const bool hasWeight = operands >= 1;
+          const bool hasBias = operands == 2 && norm == NormKind::LayerNorm;
+          const bool trans = operands != 1;
+          Shape out = c.in;
+          out.back() = c.N;
+          const Tolerance tol = sumTolerance(dt);
+          expectMatchesCpu(
+              ops::Linear{trans, Activation::GeluTanh, norm, 1e-5},
+              {randomTensor(dt, c.in, rng, -2, 3),
+               randomTensor(dt, trans ? Shape{c.N, K} : Shape{K, c.N}, rng, -1,
+                            1),
+               randomTensor(dt, {c.N}, rng, -1, 1),
+               randomTensor(dt, out, rng, -1, 1),
+               hasWeight ? randomTensor(dt, {K}, rng, 0.5, 1.5)
+                         : HostTensor::absent(),
+               hasBias ? randomTensor(dt, {K}, rng, -1, 1)
+                       : HostTensor::absent()},
+              {HostTensor(dt, out)},
+              std::string("linear norm ") + dtypeName(dt) + " " +
+                  shapeToString(c.in) + " N " + std::to_string(c.N) +
+                  (trans ? " [N,K]" : " [K,N]") +
+                  (norm == NormKind::LayerNorm ? " layer" : " rms") +
+                  (hasWeight ? " weight" : "") + (hasBias ? " bias" : ""),
+              &tol);
+        }
+}
+
 TEST_F(GemmTest, RepeatedShapesReuseTheCachedPlan) {
   // The second call of a shape takes its plan from the context; results
   // must not change.

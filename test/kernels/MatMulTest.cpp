@@ -261,5 +261,94 @@ TEST(Linear, DefaultsAndErrors) {
             std::string::npos);
 }
 
+TEST(Linear, NormPrologueIsTheNormThenTheProduct) {
+  // linear with a norm prologue against the layer_norm / rms_norm kernel
+  // followed by the plain linear: the same bits (one row function, one
+  // product), and against a double-precision formula.
+  Random rng(55);
+  struct Case {
+    Shape in;
+    int64_t N;
+  };
+  const std::vector<Case> cases = {
+      {{3, 40}, 17}, {{2, 5, 40}, 33}, {{1, 768}, 9}};
+  for (DType dt : kFloatTypes)
+    for (const Case &c : cases)
+      for (NormKind norm : {NormKind::LayerNorm, NormKind::RmsNorm})
+        for (int operands = 0; operands < 3; ++operands) {
+          const int64_t K = c.in.back(), M = numElements(c.in) / K;
+          const bool hasWeight = operands >= 1;
+          const bool hasBias = operands == 2 && norm == NormKind::LayerNorm;
+          const bool trans = operands != 1;
+          Shape out = c.in;
+          out.back() = c.N;
+          HostTensor x = rng.floats(dt, c.in);
+          HostTensor g = rng.floats(dt, {K}), b = rng.floats(dt, {K});
+          HostTensor w = rng.floats(dt, trans ? Shape{c.N, K} : Shape{K, c.N});
+          HostTensor bias = rng.floats(dt, {c.N});
+          const double eps = 1e-5;
+          HostTensor normalised(dt, c.in);
+          if (norm == NormKind::LayerNorm)
+            runKernel(ops::LayerNorm{eps, -1},
+                      {&x, hasWeight ? &g : nullptr, hasBias ? &b : nullptr},
+                      normalised);
+          else
+            runKernel(ops::RmsNorm{eps, -1}, {&x, hasWeight ? &g : nullptr},
+                      normalised);
+          HostTensor unfused(dt, out), fused(dt, out);
+          runKernel(ops::Linear{trans, Activation::Relu},
+                    {&normalised, &w, &bias, nullptr}, unfused);
+          runKernel(ops::Linear{trans, Activation::Relu, norm, eps},
+                    {&x, &w, &bias, nullptr, hasWeight ? &g : nullptr,
+                     hasBias ? &b : nullptr},
+                    fused);
+          const std::string what =
+              std::string("linear norm ") + dtypeName(dt) + " " +
+              shapeToString(c.in) +
+              (norm == NormKind::LayerNorm ? " layer" : " rms") +
+              (hasWeight ? " weight" : "") + (hasBias ? " bias" : "");
+          for (int64_t i = 0; i < fused.numel(); ++i)
+            ASSERT_EQ(fused.at(i), unfused.at(i)) << what << " element " << i;
+          std::vector<double> want(numElements(out));
+          for (int64_t m = 0; m < M; ++m) {
+            double mean = 0, sq = 0;
+            for (int64_t k = 0; k < K; ++k)
+              mean += x.at(m * K + k) / K;
+            for (int64_t k = 0; k < K; ++k) {
+              const double v = x.at(m * K + k);
+              sq +=
+                  norm == NormKind::LayerNorm ? (v - mean) * (v - mean) : v * v;
+            }
+            const double inv = 1 / std::sqrt(sq / K + eps);
+            for (int64_t n = 0; n < c.N; ++n) {
+              double sum = bias.at(n);
+              for (int64_t k = 0; k < K; ++k) {
+                double v = x.at(m * K + k);
+                v = (norm == NormKind::LayerNorm ? v - mean : v) * inv;
+                v = v * (hasWeight ? g.at(k) : 1.0) + (hasBias ? b.at(k) : 0.0);
+                sum += v * (trans ? w.at(n * K + k) : w.at(k * c.N + n));
+              }
+              want[m * c.N + n] = sum > 0 ? sum : 0;
+            }
+          }
+          // The normalised rows are rounded to dt before the product.
+          const Tolerance tol = toleranceFor(dt, 1e-4, 1e-5);
+          expectNear(fused, want, tol.atol * 4, tol.rtol * 4, what);
+        }
+  // Bad prologues: a norm_bias on rms_norm, a norm weight of the wrong size.
+  HostTensor x = rng.f32({2, 8}), w = rng.f32({4, 8}), g = rng.f32({8});
+  HostTensor shortG = rng.f32({7});
+  EXPECT_NE(errorOf(ops::Linear{true, Activation::None, NormKind::RmsNorm},
+                    {&x, &w, nullptr, nullptr, &g, &g},
+                    HostTensor(DType::F32, {2, 4}))
+                .find("rms_norm takes no norm_bias"),
+            std::string::npos);
+  EXPECT_NE(errorOf(ops::Linear{true, Activation::None, NormKind::LayerNorm},
+                    {&x, &w, nullptr, nullptr, &shortG, nullptr},
+                    HostTensor(DType::F32, {2, 4}))
+                .find("norm operand"),
+            std::string::npos);
+}
+
 } // namespace
 } // namespace hybrid::cpu::test

@@ -522,14 +522,23 @@ private:
         })
         .Case([&](hg::LinearOp o) {
           Value x = in(o.getInput()), w = in(o.getWeight()),
-                bias = in(o.getBias()), residual = in(o.getResidual());
+                bias = in(o.getBias()), residual = in(o.getResidual()),
+                normWeight = in(o.getNormWeight()),
+                normBias = in(o.getNormBias());
           std::optional<hrt::Activation> act =
               hrt::symbolizeActivation(o.getActivation());
           if (!act)
             return LogicalResult(o.emitError() << "unknown activation '"
                                                << o.getActivation() << "'");
+          std::optional<hrt::NormKind> norm =
+              hrt::symbolizeNormKind(o.getNorm());
+          if (!norm)
+            return LogicalResult(o.emitError()
+                                 << "unknown norm '" << o.getNorm() << "'");
           b_.create<hrt::LinearOp>(loc, resultBuffer(result), x, w, bias,
-                                   residual, o.getTransposeWeight(), *act);
+                                   residual, normWeight, normBias,
+                                   o.getTransposeWeight(), *act, *norm,
+                                   o.getNormEpsilon());
           return success();
         })
         .Case([&](hg::EmbeddingOp o) {

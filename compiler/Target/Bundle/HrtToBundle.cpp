@@ -36,6 +36,9 @@ HRT_SAME_KIND(CollectiveKind, Shard, Shard)
 HRT_SAME_KIND(Activation, None, None)
 HRT_SAME_KIND(Activation, GeluErf, GeluErf)
 HRT_SAME_KIND(Activation, Silu, Silu)
+HRT_SAME_KIND(NormKind, None, None)
+HRT_SAME_KIND(NormKind, LayerNorm, LayerNorm)
+HRT_SAME_KIND(NormKind, RmsNorm, RmsNorm)
 HRT_SAME_KIND(Access, Read, Read)
 HRT_SAME_KIND(Access, ReadWrite, ReadWrite)
 #undef HRT_SAME_KIND
@@ -146,9 +149,11 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
         return o::RmsNorm{f(c.getEpsilon()), static_cast<int64_t>(c.getAxis())};
       })
       .Case([](hrt::MatMulOp) { return o::MatMul{}; })
-      .Case([](hrt::LinearOp c) {
+      .Case([&](hrt::LinearOp c) {
         return o::Linear{c.getTransposeWeight(),
-                         static_cast<hybrid::Activation>(c.getActivation())};
+                         static_cast<hybrid::Activation>(c.getActivation()),
+                         static_cast<hybrid::NormKind>(c.getNorm()),
+                         f(c.getNormEpsilon())};
       })
       .Case([](hrt::EmbeddingOp) { return o::Embedding{}; })
       .Case([](hrt::RotaryOp c) { return o::Rotary{c.getInterleaved()}; })

@@ -1137,6 +1137,25 @@ LogicalResult LinearOp::verify() {
       act != "silu")
     return emitOpError() << "activation '" << act
                          << "' is not none, relu, gelu, gelu_tanh or silu";
+  StringRef norm = getNorm();
+  if (norm != "none" && norm != "layer_norm" && norm != "rms_norm")
+    return emitOpError() << "norm '" << norm
+                         << "' is not none, layer_norm or rms_norm";
+  if (norm == "none" && (getNormWeight() || getNormBias()))
+    return emitOpError() << "norm_weight and norm_bias need a norm";
+  if (norm == "rms_norm" && getNormBias())
+    return emitOpError() << "rms_norm takes no norm_bias";
+  if (norm != "none" && !(getNormEpsilon().convertToDouble() >= 0))
+    return emitOpError() << "norm_epsilon must be >= 0";
+  for (Value v : {getNormWeight(), getNormBias()}) {
+    if (!v)
+      continue;
+    RankedTensorType t = tensorTypeOf(v);
+    if (t.getRank() != 1 || dimsConflict(t.getDimSize(0), k) ||
+        t.getElementType() != in.getElementType())
+      return emitOpError() << "norm operand " << t << " must be "
+                           << formatShape({k}) << " of the input's type";
+  }
   return success();
 }
 

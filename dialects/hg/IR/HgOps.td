@@ -338,22 +338,33 @@ def Hg_MatMulOp : Hg_InferredOp<"matmul"> {
 }
 
 def Hg_LinearOp : Hg_InferredOp<"linear", [AttrSizedOperandSegments]> {
-  let summary = "activation(x[..., K] times weight + bias[N]) + residual";
+  let summary = "activation(norm(x)[..., K] times weight + bias[N]) + residual";
   let description = [{
     `weight` is [N, K] (PyTorch nn.Linear) when `transpose_weight` is true,
     [K, N] (GPT-2 Conv1D, ONNX Gemm without transB) when false. The bias,
     the `activation` ("none", "relu", "gelu", "gelu_tanh", "silu") and the
     `residual` (the result's type) are the GEMM's epilogue, applied in that
     order; hg-fuse-epilogues folds them in.
+    `norm` ("none", "layer_norm", "rms_norm") is the GEMM's prologue: the
+    input's rows (the last dim, K) normalised as hg.layer_norm /
+    hg.rms_norm with `norm_epsilon`, times `norm_weight` [K] (+ `norm_bias`
+    [K], layer_norm only) when given, rounded to the input's type, before
+    the product; hg-fuse-norm-prologues folds it in.
   }];
   let arguments = (ins Hg_FloatTensor:$input, Hg_FloatTensor:$weight,
                        Optional<Hg_FloatTensor>:$bias,
                        Optional<Hg_FloatTensor>:$residual,
+                       Optional<Hg_FloatTensor>:$norm_weight,
+                       Optional<Hg_FloatTensor>:$norm_bias,
                        DefaultValuedAttr<BoolAttr, "true">:$transpose_weight,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                       DefaultValuedStrAttr<StrAttr, "none">:$norm,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$norm_epsilon);
   let results = (outs Hg_FloatTensor:$result);
   let assemblyFormat = "$input `,` $weight (`bias` $bias^)? "
-                       "(`residual` $residual^)? attr-dict "
+                       "(`residual` $residual^)? "
+                       "(`norm_weight` $norm_weight^)? "
+                       "(`norm_bias` $norm_bias^)? attr-dict "
                        "`:` functional-type(operands, results)";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
@@ -365,6 +376,21 @@ def Hg_LinearOp : Hg_InferredOp<"linear", [AttrSizedOperandSegments]> {
                    "::mlir::Value":$bias, "::mlir::BoolAttr":$transpose_weight), [{
       build($_builder, $_state, input, weight, bias, ::mlir::Value(),
             transpose_weight.getValue(), "none");
+    }]>,
+    // Without a norm prologue.
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+                   "::mlir::Value":$bias, "::mlir::Value":$residual,
+                   "bool":$transpose_weight, "::llvm::StringRef":$activation), [{
+      build($_builder, $_state, input, weight, bias, residual, ::mlir::Value(),
+            ::mlir::Value(), transpose_weight, activation, "none", ::llvm::APFloat(1e-5));
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::Value":$input,
+                   "::mlir::Value":$weight, "::mlir::Value":$bias,
+                   "::mlir::Value":$residual, "bool":$transpose_weight,
+                   "::llvm::StringRef":$activation), [{
+      build($_builder, $_state, type, input, weight, bias, residual,
+            ::mlir::Value(), ::mlir::Value(), transpose_weight, activation,
+            "none", ::llvm::APFloat(1e-5));
     }]>
   ];
   let hasVerifier = 1;

@@ -32,7 +32,9 @@ Value rebuild(PatternRewriter &rewriter, Operation *at, LinearOp linear,
               StringRef activation, Value residual) {
   return rewriter.create<LinearOp>(
       at->getLoc(), linear.getType(), linear.getInput(), linear.getWeight(),
-      linear.getBias(), residual, linear.getTransposeWeight(), activation);
+      linear.getBias(), residual, linear.getNormWeight(), linear.getNormBias(),
+      linear.getTransposeWeight(), activation, linear.getNorm(),
+      linear.getNormEpsilon());
 }
 
 /// The epilogue name of an activation op: the hg.linear `activation`.

@@ -166,6 +166,20 @@ def FuseNorms : Pass<"hg-fuse-norms", "mlir::func::FuncOp"> {
   }];
 }
 
+def FuseNormPrologues : Pass<"hg-fuse-norm-prologues", "mlir::func::FuncOp"> {
+  let summary = "Fold a layer_norm / rms_norm into the linears it feeds";
+  let description = [{
+    In @decode (functions marked hg.generation = "decode"): a layer_norm or
+    rms_norm over the last dim whose every use is the input of a linear
+    becomes those linears' `norm` prologue (each normalises its own rows,
+    rounded to the element type before the product), and the norm op goes.
+    A decode step launches one kernel per projection instead of two.
+    Prompts (@prefill) and the training functions keep the norm apart: for
+    many rows, normalising once and reading the result is cheaper than
+    normalising in every projection.
+  }];
+}
+
 def FuseRotary : Pass<"hg-fuse-rotary", "mlir::func::FuncOp"> {
   let summary = "Fuse rotate-half rotary embeddings into hg.rotary";
   let description = [{

@@ -70,7 +70,9 @@ struct SinkThroughLinear : OpRewritePattern<SliceOp> {
                          : Value();
     rewriter.replaceOpWithNewOp<LinearOp>(
         op, op.getType(), input, linear.getWeight(), linear.getBias(), residual,
-        linear.getTransposeWeight(), linear.getActivation());
+        linear.getNormWeight(), linear.getNormBias(),
+        linear.getTransposeWeight(), linear.getActivation(), linear.getNorm(),
+        linear.getNormEpsilon());
     // Gone now, so that the slice can sink further into its input.
     rewriter.eraseOp(linear);
     return success();

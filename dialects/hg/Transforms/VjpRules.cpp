@@ -384,6 +384,10 @@ LogicalResult vjp(LinearOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
     return emitError(c.loc())
            << "hg-autodiff: a linear with a fused epilogue has no gradient "
               "rule (differentiate before hg-fuse-epilogues)";
+  if (op.getNorm() != "none")
+    return emitError(c.loc())
+           << "hg-autodiff: a linear with a fused norm prologue has no "
+              "gradient rule (differentiate before hg-fuse-norm-prologues)";
   Value x = op.getInput(), w = op.getWeight();
   const bool transposed = op.getTransposeWeight();
   // dx = g W ([N, K] weights) or g W^T ([K, N]): a linear with the

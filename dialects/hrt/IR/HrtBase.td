@@ -66,6 +66,12 @@ def Hrt_Activation : I32EnumAttr<"Activation", "linear epilogue activation", [
   let cppNamespace = "::hybridc::hrt";
 }
 
+def Hrt_NormKind : I32EnumAttr<"NormKind", "linear prologue norm", [
+    I32EnumAttrCase<"None", 0, "none">, I32EnumAttrCase<"LayerNorm", 1, "layer_norm">,
+    I32EnumAttrCase<"RmsNorm", 2, "rms_norm">]> {
+  let cppNamespace = "::hybridc::hrt";
+}
+
 def Hrt_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
     I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Mean", 1, "mean">,
     I32EnumAttrCase<"Max", 2, "max">, I32EnumAttrCase<"Min", 3, "min">,

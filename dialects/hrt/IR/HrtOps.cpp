@@ -462,11 +462,17 @@ LogicalResult LinearOp::verify() {
       residual && residual.getType() != getOut().getType())
     return emitOpError() << "residual " << residual.getType()
                          << " must be the result's " << getOut().getType();
+  if (getNorm() == NormKind::None && (getNormWeight() || getNormBias()))
+    return emitOpError() << "norm_weight and norm_bias need a norm";
+  if (getNorm() == NormKind::RmsNorm && getNormBias())
+    return emitOpError() << "rms_norm takes no norm_bias";
   return checkFloatOperands(*this, getOut(),
                             {{getInput(), "input"},
                              {getWeight(), "weight"},
                              {getBias(), "bias"},
-                             {getResidual(), "residual"}});
+                             {getResidual(), "residual"},
+                             {getNormWeight(), "norm_weight"},
+                             {getNormBias(), "norm_bias"}});
 }
 
 LogicalResult LayerNormOp::verify() {

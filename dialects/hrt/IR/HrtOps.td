@@ -370,19 +370,26 @@ def Hrt_RmsNormOp : Hrt_CommandOp<"rms_norm", 3> {
   }];
 }
 
-def Hrt_LinearOp : Hrt_CommandOp<"linear", 5, 1, [AttrSizedOperandSegments]> {
-  let summary = "activation(x . weight (+ bias)) (+ residual)";
+def Hrt_LinearOp : Hrt_CommandOp<"linear", 7, 1, [AttrSizedOperandSegments]> {
+  let summary = "activation(norm(x) . weight (+ bias)) (+ residual)";
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,
                             Hrt_Buffer:$weight, Optional<Hrt_Buffer>:$bias,
                             Optional<Hrt_Buffer>:$residual,
+                            Optional<Hrt_Buffer>:$norm_weight,
+                            Optional<Hrt_Buffer>:$norm_bias,
                             BoolAttr:$transpose_weight,
                             DefaultValuedAttr<Hrt_Activation,
-                                "::hybridc::hrt::Activation::None">:$activation),
+                                "::hybridc::hrt::Activation::None">:$activation,
+                            DefaultValuedAttr<Hrt_NormKind,
+                                "::hybridc::hrt::NormKind::None">:$norm,
+                            DefaultValuedAttr<F64Attr, "1e-5">:$norm_epsilon),
                        Hrt_StreamArg);
   let assemblyFormat = [{
     $input `:` type($input) `,` $weight `:` type($weight)
     (`bias` $bias^ `:` type($bias))? (`activation` $activation^)?
-    (`residual` $residual^ `:` type($residual))? `into` $out `:` type($out)
+    (`residual` $residual^ `:` type($residual))?
+    (`norm` $norm^)? (`norm_weight` $norm_weight^ `:` type($norm_weight))?
+    (`norm_bias` $norm_bias^ `:` type($norm_bias))? `into` $out `:` type($out)
     attr-dict
   }];
 }

@@ -107,7 +107,7 @@ struct ArityOf {
   int operator()(const ops::LayerNorm &) const { return 3; }
   int operator()(const ops::RmsNorm &) const { return 2; }
   int operator()(const ops::MatMul &) const { return 2; }
-  int operator()(const ops::Linear &) const { return 4; }
+  int operator()(const ops::Linear &) const { return 6; }
   int operator()(const ops::Embedding &) const { return 2; }
   int operator()(const ops::Rotary &) const { return 3; }
   int operator()(const ops::Attention &) const { return 7; }

@@ -155,7 +155,9 @@ struct OpEncoder {
   }
   EncodedOp operator()(const ops::Linear &o) {
     return done(fb::CreateLinear(fbb, o.transposeWeight,
-                                 static_cast<fb::Activation>(o.activation)),
+                                 static_cast<fb::Activation>(o.activation),
+                                 static_cast<fb::NormKind>(o.norm),
+                                 o.normEpsilon),
                 fb::Op_Linear);
   }
   EncodedOp operator()(const ops::Embedding &) {
@@ -378,7 +380,9 @@ public:
     case fb::Op_Linear:
       return ops::Linear{
           c.op_as_Linear()->transpose_weight(),
-          static_cast<Activation>(c.op_as_Linear()->activation())};
+          static_cast<Activation>(c.op_as_Linear()->activation()),
+          static_cast<NormKind>(c.op_as_Linear()->norm()),
+          c.op_as_Linear()->norm_epsilon()};
     case fb::Op_Embedding:
       return ops::Embedding{};
     case fb::Op_Rotary:
@@ -552,7 +556,7 @@ bool operandOptional(const Op &op, size_t position) {
   if (std::holds_alternative<ops::RmsNorm>(op))
     return position == 1; // weight
   if (std::holds_alternative<ops::Linear>(op))
-    return position == 2 || position == 3; // bias, residual
+    return position >= 2; // bias, residual, norm weight, norm bias
   if (std::holds_alternative<ops::Attention>(op))
     return position >= 3; // mask, alibi slopes, key length, key mask
   return false;
@@ -915,8 +919,10 @@ private:
             kindOk(o.kind, kReduceKinds);
           else if constexpr (std::is_same_v<T, ops::Collective>)
             kindOk(o.kind, kCollectiveKinds);
-          else if constexpr (std::is_same_v<T, ops::Linear>)
+          else if constexpr (std::is_same_v<T, ops::Linear>) {
             kindOk(o.activation, kActivations);
+            kindOk(o.norm, kNormKinds);
+          }
         },
         cmd.op);
 

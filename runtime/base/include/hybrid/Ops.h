@@ -77,12 +77,17 @@ enum class CollectiveKind : uint8_t {
 /// GEMM epilogue): GeluErf is hg.gelu, GeluTanh its tanh approximation.
 enum class Activation : uint8_t { None, Relu, GeluErf, GeluTanh, Silu };
 
+/// What a linear layer applies to its input rows before the product (the
+/// GEMM prologue): hg.layer_norm or hg.rms_norm over the last dim.
+enum class NormKind : uint8_t { None, LayerNorm, RmsNorm };
+
 /// Number of kinds, for tables indexed by kind.
 constexpr int kBinaryKinds = static_cast<int>(BinaryKind::Xor) + 1;
 constexpr int kUnaryKinds = static_cast<int>(UnaryKind::IsInf) + 1;
 constexpr int kReduceKinds = static_cast<int>(ReduceKind::Prod) + 1;
 constexpr int kCollectiveKinds = static_cast<int>(CollectiveKind::Shard) + 1;
 constexpr int kActivations = static_cast<int>(Activation::Silu) + 1;
+constexpr int kNormKinds = static_cast<int>(NormKind::RmsNorm) + 1;
 
 /// The hg mnemonic of each kind ("add", "gelu_tanh" reads as "gelu").
 const char *binaryKindName(BinaryKind k);
@@ -179,13 +184,18 @@ struct RmsNorm {
 };
 /// (lhs, rhs) -> result; NumPy matmul.
 struct MatMul {};
-/// (input, weight, bias?, residual?) -> result = activation(input . W +
-/// bias) + residual, each element rounded once; weight [N, K] when
-/// transposeWeight (nn.Linear), else [K, N]; residual has the result's
-/// shape.
+/// (input, weight, bias?, residual?, norm_weight?, norm_bias?) -> result =
+/// activation(norm(input) . W + bias) + residual, each element rounded
+/// once; weight [N, K] when transposeWeight (nn.Linear), else [K, N];
+/// residual has the result's shape. norm (the prologue) normalises each
+/// input row of K as ops::LayerNorm / ops::RmsNorm with normEpsilon, times
+/// norm_weight [K] (+ norm_bias [K]) when given, and rounds it to the
+/// input's type before the product.
 struct Linear {
   bool transposeWeight = true;
   Activation activation = Activation::None;
+  NormKind norm = NormKind::None;
+  double normEpsilon = 1e-5;
 };
 /// (table, ids) -> result.
 struct Embedding {};
