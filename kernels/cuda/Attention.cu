@@ -11,14 +11,24 @@
 //    kernel, one block per 16-32 query rows of a head, key/value tiles of
 //    32 staged in shared memory as f32, an online (running-max) softmax
 //    and the output accumulated in registers;
-//  * decode steps and short prompts (flash-decoding): one block per query
-//    row and key split, each warp staging chunks of 32 keys and their
-//    values in shared memory with asynchronous 16-byte copies (one memory
-//    latency per chunk); small batches split each row's visible keys (as
-//    many as exist when the kernel runs) over many blocks whose partial
-//    maxima, sums and outputs meet in scratch and are combined by a second
-//    kernel.
-// Both run on CUDA cores in f32 (exact against the f32 oracle); tensor-core
+//  * decode steps and short prompts (T <= kDecodeRows; flash-decoding), two
+//    kernels:
+//    - grouped (groupedDecodeKernel), where K and V rows are whole 16-byte
+//      words at 16-byte addresses (stageWords), Dv <= 256 and one warp's
+//      buffers fit the shared memory: one block per (batch row, KV head,
+//      tile of up to 8 of the group's G * T query rows, key split), so a
+//      step reads each K/V byte once for all query heads of a KV head;
+//      each warp double-buffers chunks of 32 keys and values (cp.async);
+//    - per row (decodeAttentionKernel) otherwise (unaligned or odd-sized
+//      rows such as bf16 36/20, value heads over 256 such as 320/512, and
+//      with HYBRID_CUDA_DECODE_ATTN=old or Context::oldDecodeAttention for
+//      every decode step): one block per query row and key split, each
+//      warp staging one chunk of 32 keys at a time.
+//    Small batches split the visible keys (as many as exist when the
+//    kernel runs) over many blocks whose partial maxima, sums and outputs
+//    meet in scratch; the last block of a row (per row) or tile (grouped)
+//    combines them (the context's zeroed counters), else a second kernel.
+// All run on CUDA cores in f32 (exact against the f32 oracle); tensor-core
 // tiles are later tuning.
 #include "Context.h"
 #include "Device.cuh"
