@@ -11,20 +11,32 @@
 //    kernel, one block per 16-32 query rows of a head, key/value tiles of
 //    32 staged in shared memory as f32, an online (running-max) softmax
 //    and the output accumulated in registers;
-//  * decode steps and short prompts (flash-decoding): one block per query
-//    row and key split, each warp staging chunks of 32 keys and their
-//    values in shared memory with asynchronous 16-byte copies (one memory
-//    latency per chunk); small batches split each row's visible keys (as
-//    many as exist when the kernel runs) over many blocks whose partial
-//    maxima, sums and outputs meet in scratch and are combined by a second
-//    kernel.
-// Both run on CUDA cores in f32 (exact against the f32 oracle); tensor-core
+//  * decode steps and short prompts (T <= kDecodeRows; flash-decoding), two
+//    kernels:
+//    - grouped (groupedDecodeKernel), where K and V rows are whole 16-byte
+//      words at 16-byte addresses (stageWords), Dv <= 256 and one warp's
+//      buffers fit the shared memory: one block per (batch row, KV head,
+//      tile of up to 8 of the group's G * T query rows, key split), so a
+//      step reads each K/V byte once for all query heads of a KV head;
+//      each warp double-buffers chunks of 32 keys and values (cp.async);
+//    - per row (decodeAttentionKernel) otherwise (unaligned or odd-sized
+//      rows such as bf16 36/20, value heads over 256 such as 320/512, and
+//      with HYBRID_CUDA_DECODE_ATTN=old or Context::oldDecodeAttention for
+//      every decode step): one block per query row and key split, each
+//      warp staging one chunk of 32 keys at a time.
+//    Small batches split the visible keys (as many as exist when the
+//    kernel runs) over many blocks whose partial maxima, sums and outputs
+//    meet in scratch; the last block of a row (per row) or tile (grouped)
+//    combines them (the context's zeroed counters), else a second kernel.
+// All run on CUDA cores in f32 (exact against the f32 oracle); tensor-core
 // tiles are later tuning.
 #include "Context.h"
 #include "Device.cuh"
 #include "Kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace hybrid::cuda::kernels {
 namespace {
@@ -36,6 +48,15 @@ constexpr int64_t kDecodeRows = 8;
 constexpr int64_t kDecodeTargetBlocks = 512, kMinSplitKeys = 64;
 constexpr int kMaxSplits = 64;
 constexpr int kDecodeWarps = 4;
+/// The grouped decode kernel: query rows per block at most (of the G * T
+/// rows that share a KV head), blocks it aims for (three per SM of a
+/// 132-SM H200, one wave), the fewest keys a split gets (a chunk per warp)
+/// and the chunks each warp has in its shared memory (one computed while
+/// the next streams in).
+constexpr int kGroupRows = 8;
+constexpr int64_t kGroupedTargetBlocks = 396,
+                  kGroupedMinSplitKeys = 32 * kDecodeWarps;
+constexpr int kDecodeStages = 2;
 
 struct AttnParams {
   const void *q = nullptr, *k = nullptr, *v = nullptr;
@@ -55,6 +76,10 @@ struct AttnParams {
   bool causal = false;
   int64_t window = 0;
   int splits = 1; ///< decode: the most blocks a row's keys split over
+  /// decode: the fewest keys a split gets (splitsFor).
+  int minSplitKeys = kMinSplitKeys;
+  /// grouped decode: query rows per block (1, 2, 4 or kGroupRows).
+  int tileRows = 1;
   /// decode: K and V rows are whole 16-byte words at 16-byte addresses
   /// (staged with 16-byte copies, else element by element).
   bool stageWords = false;
@@ -93,11 +118,12 @@ struct AttnParams {
                      : static_cast<const int32_t *>(keyMask)[e] != 0;
   }
 
-  /// The blocks a decode row with `len` visible keys uses: at least
-  /// kMinSplitKeys keys each, at most `splits`. Both decode kernels
-  /// compute it from the same key count.
+  /// The blocks a decode row (or a grouped block's rows) with `len`
+  /// visible keys uses: at least about minSplitKeys keys each, at most
+  /// `splits`. The decode kernel and the combine compute it from the same
+  /// key count.
   __device__ int splitsFor(int64_t len) const {
-    const int64_t wanted = (len + kMinSplitKeys - 1) / kMinSplitKeys;
+    const int64_t wanted = (len + minSplitKeys - 1) / minSplitKeys;
     return wanted < 1 ? 1 : wanted > splits ? splits : static_cast<int>(wanted);
   }
 
@@ -125,6 +151,10 @@ struct AttnPlan {
   int headBound = 0;     ///< flash: 64, 128 or 256 (>= Dh and Dv)
   int valuesPerLane = 0; ///< decode: Dv <= 32 * valuesPerLane
   int splits = 1;        ///< decode: for S keys; fewer when fewer exist
+  int groupRows = 1;     ///< grouped decode: rows per block (tileRows)
+  int groupedSplits = 1; ///< grouped decode: as splits
+  /// Either decode kernel's partials (which one runs depends on pointer
+  /// alignment and the toggle, which the declaration must not see).
   size_t scratch = 0;
 };
 
@@ -237,9 +267,29 @@ AttnPlan planAttention(const AttnParams &p) {
     splits = std::clamp<int64_t>(std::min(wanted, bySequence), 1, kMaxSplits);
   }
   plan.splits = static_cast<int>(splits);
-  if (plan.splits > 1)
+  // The grouped kernel: a block per (b, KV head, tile of kGroupRows rows of
+  // the group's G * T) and split.
+  const int64_t groupRows = p.group * p.T;
+  plan.groupRows = groupRows <= 1   ? 1
+                   : groupRows <= 2 ? 2
+                   : groupRows <= 4 ? 4
+                                    : kGroupRows;
+  const int64_t groupBlocks =
+      p.B * p.Hkv * ((groupRows + plan.groupRows - 1) / plan.groupRows);
+  int64_t groupedSplits = 1;
+  if (groupBlocks > 0 && p.S > 0) {
+    const int64_t wanted =
+        (kGroupedTargetBlocks + groupBlocks - 1) / groupBlocks;
+    const int64_t bySequence =
+        (p.S + kGroupedMinSplitKeys - 1) / kGroupedMinSplitKeys;
+    groupedSplits =
+        std::clamp<int64_t>(std::min(wanted, bySequence), 1, kMaxSplits);
+  }
+  plan.groupedSplits = static_cast<int>(groupedSplits);
+  const int most = std::max(plan.splits, plan.groupedSplits);
+  if (most > 1)
     plan.scratch =
-        static_cast<size_t>(rows) * plan.splits * (p.Dv + 2) * sizeof(float);
+        static_cast<size_t>(rows) * most * (p.Dv + 2) * sizeof(float);
   return plan;
 }
 
@@ -686,20 +736,11 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   }
 }
 
-/// Combines the splits of `row` (as many as the decode kernel used):
-/// rescales every partial to the row's maximum and normalises once.
+/// Combines the `used` splits of `row`: rescales every partial to the
+/// row's maximum and normalises once.
 template <typename S>
-__device__ void combineRow(const AttnParams &p, int64_t row) {
+__device__ void combineParts(const AttnParams &p, int64_t row, int used) {
   S *O = static_cast<S *>(p.out) + row * p.Dv;
-  const int64_t keys = p.keyCount();
-  if (keys < 0) { // a bad key_length (keyCount)
-    for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
-      O[d] = fromFloat<S>(NAN);
-    return;
-  }
-  int64_t begin, end;
-  p.keyRange(row % p.T, keys, begin, end);
-  const int used = p.splitsFor(end > begin ? end - begin : 0);
   const float *part = p.partial + row * p.splits * (p.Dv + 2);
   const int64_t width = p.Dv + 2;
   float mRow = -INFINITY;
@@ -721,6 +762,20 @@ __device__ void combineRow(const AttnParams &p, int64_t row) {
     }
     O[d] = fromFloat<S>(v * inv);
   }
+}
+
+/// Combines the splits of `row` (as many as the decode kernel used).
+template <typename S>
+__device__ void combineRow(const AttnParams &p, int64_t row) {
+  const int64_t keys = p.keyCount();
+  if (keys < 0) { // a bad key_length (keyCount)
+    for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
+      static_cast<S *>(p.out)[row * p.Dv + d] = fromFloat<S>(NAN);
+    return;
+  }
+  int64_t begin, end;
+  p.keyRange(row % p.T, keys, begin, end);
+  combineParts<S>(p, row, p.splitsFor(end > begin ? end - begin : 0));
 }
 
 template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
@@ -770,6 +825,520 @@ void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Decode steps, grouped: one block per (batch row, KV head, tile of query
+// rows, key split), every query row of the KV head's group in one block.
+//
+// Why this shape (H200: ~3.4 TB/s achievable, 132 SMs, 228 KB of shared
+// memory per SM): a decode step is a stream of K/V bytes, so
+//  * each K/V byte is read from HBM once per step: the G query heads of a
+//    KV head and the T <= 8 rows of each (G * T rows, in tiles of
+//    kGroupRows) all use each staged chunk;
+//  * by Little's law the bytes in flight must cover bandwidth x latency:
+//    3.4 TB/s x ~0.8 us ~= 2.7 MB, 21 KB per SM at least (more under
+//    load). Each warp owns kDecodeStages = 2 chunk buffers and stages
+//    chunk c + 1 with cp.async while it computes chunk c: a 32-key chunk
+//    of 64-dim bf16 heads is 8 KB, a warp keeps 8-16 KB in flight, and
+//    with 4 warps per block (~74 KB of shared memory) three blocks fit on
+//    an SM: ~96-190 KB in flight per SM. Larger heads take fewer warps so
+//    that two blocks still fit (128-dim bf16: 3 warps, ~106 KB);
+//  * compute stays under the stream: per key a row costs Dh + Dv FMAs and
+//    the key (Dh + Dv) * 2 bytes (bf16), so R rows cost R / 2 FMAs per
+//    byte, 1.7 R TFMA/s at 3.4 TB/s against ~33 TFMA/s of f32 CUDA cores
+//    (R = 4, Llama's groups: ~20%; with loads, conversions and shuffles
+//    about twice the FMAs in instructions). A tile of 8 rows (G = 8, or
+//    T = 8) is near the limit; more rows (G * T > 8) take more tiles, each
+//    reading the chunk again (mostly from L2).
+// Per chunk a warp: lane t computes key t's dot product with every row
+// (16-byte key reads, padded rows, the rows' q as f32 broadcast from
+// shared memory), one warp maximum per row (sums stay per lane until the
+// end), writes the weights to shared memory, then every lane owns value
+// column pairs 2 lane + 64 c (4- or 8-byte reads, conflict-free) and adds
+// the 32 keys' weighted values for every row (weights read as broadcast
+// 16-byte words).
+
+/// The grouped kernel's shared memory (all dynamic): the block's query
+/// rows (f32), then per warp kDecodeStages chunk buffers (32 key rows
+/// padded to an odd number of 16-byte words, 32 value rows) and the
+/// chunk's weights [32][rows]. At the end each warp leaves its maxima and
+/// sums in its weights and its outputs [rows][Dv] (f32) in its buffers.
+struct GroupedShared {
+  int64_t qBytes = 0, keyStride = 0, keyBytes = 0, stageBytes = 0;
+  int64_t perWarp = 0;
+
+  __host__ __device__ int64_t bytes(int64_t warps) const {
+    return qBytes + warps * perWarp;
+  }
+};
+
+__host__ __device__ inline GroupedShared
+groupedShared(int64_t Dh, int64_t Dv, int64_t elementSize, int rows) {
+  GroupedShared g;
+  g.qBytes = (rows * Dh * 4 + 15) / 16 * 16;
+  g.keyStride = ((Dh * elementSize + 15) / 16 | 1) * 16;
+  g.keyBytes = 32 * g.keyStride;
+  g.stageBytes = g.keyBytes + (32 * Dv * elementSize + 15) / 16 * 16;
+  g.perWarp = kDecodeStages * g.stageBytes + 32 * rows * 4;
+  return g;
+}
+
+__device__ __forceinline__ void commitStaged() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+/// Waits until at most `N` of this thread's committed groups of copies
+/// are still in flight.
+template <int N> __device__ __forceinline__ void waitStagedGroups() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+/// Copies the rows of src (32 rows of `words` 16-byte words, contiguous)
+/// whose bit is set in `rows` to dst (rows `stride` bytes apart) with
+/// cp.async, consecutive lanes on consecutive words (coalesced); rows
+/// without their bit are not read. (Row and word advance by constant steps:
+/// no division per word.)
+__device__ __forceinline__ void stageWordRows(char *dst, int64_t stride,
+                                              const uint4 *src, int words,
+                                              unsigned rows) {
+  const int lane = threadIdx.x % 32;
+  const int rowStep = 32 / words, wordStep = 32 % words;
+  int r = lane / words, w = lane % words;
+  for (int e = lane; e < 32 * words; e += 32) {
+    if (rows >> r & 1)
+      copy16Async(dst + r * stride + w * 16, src + e);
+    r += rowStep;
+    w += wordStep;
+    if (w >= words) {
+      w -= words;
+      ++r;
+    }
+  }
+}
+
+/// Two adjacent staged values as f32 (4- or 8-byte aligned).
+__device__ __forceinline__ float2 pairAt(const float *v) {
+  return *reinterpret_cast<const float2 *>(v);
+}
+__device__ __forceinline__ float2 pairAt(const Bf16 *v) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(v));
+}
+__device__ __forceinline__ float2 pairAt(const F16 *v) {
+  return __half22float2(*reinterpret_cast<const __half2 *>(v));
+}
+
+/// The keys [begin, end) that any of the rows r0 .. r0 + nRows - 1 of a
+/// group (row r: query row r % T) sees among `keys`; empty as [0, 0).
+__device__ inline void groupKeyRange(const AttnParams &p, int64_t r0, int nRows,
+                                     int64_t keys, int64_t &begin,
+                                     int64_t &end) {
+  begin = keys;
+  end = 0;
+  for (int r = 0; r < nRows; ++r) {
+    int64_t b, e;
+    p.keyRange((r0 + r) % p.T, keys, b, e);
+    if (e > b) {
+      begin = b < begin ? b : begin;
+      end = e > end ? e : end;
+    }
+  }
+  if (end <= begin)
+    begin = end = 0;
+}
+
+/// The block's rows: tile blockIdx.x % tiles of the G * T rows of (b, hk)
+/// = blockIdx.x / tiles, which are the consecutive rows
+/// (b * Hq + hk * G) * T + r of q and the output.
+struct GroupTile {
+  int64_t bk = 0, r0 = 0, row0 = 0;
+  int rows = 0;
+};
+
+__device__ inline GroupTile groupTile(const AttnParams &p) {
+  const int64_t groupRows = p.group * p.T;
+  const int64_t tiles = (groupRows + p.tileRows - 1) / p.tileRows;
+  GroupTile t;
+  t.bk = blockIdx.x / tiles;
+  t.r0 = (blockIdx.x % tiles) * p.tileRows;
+  t.rows = static_cast<int>(groupRows - t.r0 < p.tileRows ? groupRows - t.r0
+                                                          : p.tileRows);
+  t.row0 = t.bk * groupRows + t.r0;
+  return t;
+}
+
+/// ROWS = p.tileRows query rows (fewer in the last tile) against the keys
+/// any of them sees, split evenly over splitsFor(their number) blocks
+/// (blocks beyond that return at once). Warps take chunks of 32 keys in
+/// turn, two buffers each (chunk c + 1 streams in while chunk c is
+/// computed); every warp keeps each row's running maximum, sum (per lane)
+/// and output columns (lane owns pairs 2 lane + 64 c, c < CP); the block
+/// combines its warps, then writes the rows (one split) or their partials,
+/// and the last block of a split tile combines them (counters).
+/// Requires K and V rows of whole 16-byte words at 16-byte addresses
+/// (stageWords) and Dv <= 64 CP.
+template <typename S, int ROWS, int CP>
+__global__ void __launch_bounds__(32 * kDecodeWarps)
+    groupedDecodeKernel(AttnParams p) {
+  awaitInputs();
+  constexpr int kPerLoad = 16 / sizeof(S);
+  extern __shared__ float4 groupedShared4[];
+  const GroupedShared layout = groupedShared(p.Dh, p.Dv, sizeof(S), ROWS);
+  const int warps = blockDim.x / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  char *shared = reinterpret_cast<char *>(groupedShared4);
+  float *qs = reinterpret_cast<float *>(shared); // [ROWS][Dh]
+  auto warpArea = [&](int w) {
+    return shared + layout.qBytes + w * layout.perWarp;
+  };
+  char *mine = warpArea(warp);
+  float *weights = reinterpret_cast<float *>(
+      mine + kDecodeStages * layout.stageBytes); // [32][ROWS]
+  const GroupTile tile = groupTile(p);
+  const int64_t b = tile.bk / p.Hkv, hk = tile.bk % p.Hkv;
+  const int split = blockIdx.y;
+  const int64_t keys = p.keyCount();
+  if (keys < 0) { // a bad key_length (keyCount); split rows: the combine
+    if (p.splits == 1 || (p.counters && split == 0))
+      for (int64_t e = threadIdx.x; e < tile.rows * p.Dv; e += blockDim.x)
+        static_cast<S *>(p.out)[tile.row0 * p.Dv + e] = fromFloat<S>(NAN);
+    return;
+  }
+  int64_t rowBegin[ROWS], rowEnd[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    rowBegin[r] = rowEnd[r] = 0; // rows past the tile see nothing
+    if (r < tile.rows)
+      p.keyRange((tile.r0 + r) % p.T, keys, rowBegin[r], rowEnd[r]);
+  }
+  int64_t begin, end;
+  groupKeyRange(p, tile.r0, tile.rows, keys, begin, end);
+  const int used = p.splitsFor(end - begin);
+  if (split >= used)
+    return;
+  const int64_t share = (end - begin + used - 1) / used;
+  begin += split * share;
+  end = std::min<int64_t>(end, begin + share);
+
+  const S *K = static_cast<const S *>(p.k) + tile.bk * p.S * p.Dh;
+  const S *V = static_cast<const S *>(p.v) + tile.bk * p.S * p.Dv;
+  const int keyWords = static_cast<int>(p.Dh / kPerLoad);
+  const int valueWords = static_cast<int>(p.Dv / kPerLoad);
+  // Stages the chunk at c0 (uniform over the warp) into buffer `buffer`:
+  // the keys of the split that exist and are not padding; returns them.
+  auto stage = [&](int64_t c0, int buffer) {
+    const int64_t j = c0 + lane;
+    const unsigned rows =
+        __ballot_sync(0xffffffffu, j < end && p.keyVisible(b, j));
+    char *dst = mine + buffer * layout.stageBytes;
+    stageWordRows(dst, layout.keyStride,
+                  reinterpret_cast<const uint4 *>(K + c0 * p.Dh), keyWords,
+                  rows);
+    stageWordRows(dst + layout.keyBytes, p.Dv * int64_t(sizeof(S)),
+                  reinterpret_cast<const uint4 *>(V + c0 * p.Dv), valueWords,
+                  rows);
+    commitStaged();
+    return rows;
+  };
+  // The first chunk streams in while the block loads its query rows.
+  int64_t c0 = begin + 32 * warp;
+  unsigned staged = c0 < end ? stage(c0, 0) : 0u;
+  const S *Q = static_cast<const S *>(p.q) + tile.row0 * p.Dh;
+  for (int64_t e = threadIdx.x; e < ROWS * p.Dh; e += blockDim.x)
+    qs[e] = e < tile.rows * p.Dh ? toFloat(Q[e]) : 0.0f;
+  __syncthreads();
+
+  float m[ROWS], l[ROWS], acc[ROWS][2 * CP];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0; // this lane's keys' share; summed over the warp at the end
+#pragma unroll
+    for (int c = 0; c < 2 * CP; ++c)
+      acc[r][c] = 0;
+  }
+  for (int n = 0; c0 < end; ++n, c0 += 32 * warps) {
+    const int64_t next = c0 + 32 * warps;
+    unsigned stagedNext = 0;
+    if (next < end) {
+      stagedNext = stage(next, (n + 1) % kDecodeStages);
+      waitStagedGroups<1>(); // chunk c0 has landed, the next may not have
+    } else {
+      waitStagedGroups<0>();
+    }
+    __syncwarp(); // chunk c0 is in shared memory for every lane
+    const char *keyRows = mine + (n % kDecodeStages) * layout.stageBytes;
+    const S *valueRows = reinterpret_cast<const S *>(keyRows + layout.keyBytes);
+
+    // Scores: lane owns key c0 + lane, for every row.
+    float s[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+      s[r] = 0;
+    const uint4 *k16 =
+        reinterpret_cast<const uint4 *>(keyRows + lane * layout.keyStride);
+#pragma unroll 2
+    for (int w = 0; w < keyWords; ++w) {
+      const uint4 word = k16[w];
+      const S *e = reinterpret_cast<const S *>(&word);
+      float kf[kPerLoad];
+#pragma unroll
+      for (int t = 0; t < kPerLoad; ++t)
+        kf[t] = toFloat(e[t]);
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        const float4 *qr =
+            reinterpret_cast<const float4 *>(qs + r * p.Dh + w * kPerLoad);
+#pragma unroll
+        for (int u = 0; u < kPerLoad / 4; ++u) {
+          const float4 qv = qr[u];
+          s[r] = fmaf(qv.x, kf[4 * u], s[r]);
+          s[r] = fmaf(qv.y, kf[4 * u + 1], s[r]);
+          s[r] = fmaf(qv.z, kf[4 * u + 2], s[r]);
+          s[r] = fmaf(qv.w, kf[4 * u + 3], s[r]);
+        }
+      }
+    }
+    const int64_t j = c0 + lane;
+    const bool isStaged = staged >> lane & 1;
+    float w8[ROWS]; // the weights of key j
+    bool seen = false;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      float sc = -INFINITY;
+      if (isStaged && j >= rowBegin[r] && j < rowEnd[r]) {
+        if (p.mask || p.slopes) {
+          const int64_t gr = tile.r0 + r;
+          sc = p.score<S>(s[r], b, hk * p.group + gr / p.T, gr % p.T, j);
+        } else {
+          sc = s[r] * p.scale;
+        }
+      }
+      const float mNew = maxOf(m[r], warpMax(sc));
+      const float alpha = m[r] == -INFINITY ? 0.0f : expf(m[r] - mNew);
+      w8[r] = sc == -INFINITY ? 0.0f : expf(sc - mNew);
+      l[r] = l[r] * alpha + w8[r];
+      m[r] = mNew;
+#pragma unroll
+      for (int c = 0; c < 2 * CP; ++c)
+        acc[r][c] *= alpha;
+      seen = seen || sc != -INFINITY;
+    }
+    // Keys no row sees (masked, padding, past the end) add nothing, and
+    // their values (maybe never staged) are never used: read as 0, never
+    // 0 * NaN.
+    const unsigned live = __ballot_sync(0xffffffffu, seen);
+    if (live) {
+      float *mineW = weights + lane * ROWS;
+      if constexpr (ROWS >= 4) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r += 4)
+          *reinterpret_cast<float4 *>(mineW + r) =
+              make_float4(w8[r], w8[r + 1], w8[r + 2], w8[r + 3]);
+      } else if constexpr (ROWS == 2) {
+        *reinterpret_cast<float2 *>(mineW) = make_float2(w8[0], w8[1]);
+      } else {
+        mineW[0] = w8[0];
+      }
+      __syncwarp(); // every key's weights are in shared memory
+#pragma unroll 8
+      for (int t = 0; t < 32; ++t) {
+        const bool on = live >> t & 1;
+        float wt[ROWS];
+        const float *tw = weights + t * ROWS;
+        if constexpr (ROWS >= 4) {
+#pragma unroll
+          for (int r = 0; r < ROWS; r += 4) {
+            const float4 x = *reinterpret_cast<const float4 *>(tw + r);
+            wt[r] = x.x;
+            wt[r + 1] = x.y;
+            wt[r + 2] = x.z;
+            wt[r + 3] = x.w;
+          }
+        } else if constexpr (ROWS == 2) {
+          const float2 x = *reinterpret_cast<const float2 *>(tw);
+          wt[0] = x.x;
+          wt[1] = x.y;
+        } else {
+          wt[0] = tw[0];
+        }
+        const S *vt = valueRows + t * p.Dv;
+#pragma unroll
+        for (int c = 0; c < CP; ++c) {
+          const int64_t d = 2 * lane + 64 * c;
+          if (d < p.Dv) {
+            float2 v = pairAt(vt + d);
+            v.x = on ? v.x : 0.0f;
+            v.y = on ? v.y : 0.0f;
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) {
+              acc[r][2 * c] = fmaf(wt[r], v.x, acc[r][2 * c]);
+              acc[r][2 * c + 1] = fmaf(wt[r], v.y, acc[r][2 * c + 1]);
+            }
+          }
+        }
+      }
+    }
+    __syncwarp(); // every lane is done with this buffer and the weights
+    staged = stagedNext;
+  }
+
+  // The warp's maxima and sums into its weights, its outputs into its
+  // buffers (no copy is in flight: the last chunk waited for all).
+  float *stats = weights;                        // [ROWS] maxima, [ROWS] sums
+  float *outs = reinterpret_cast<float *>(mine); // [ROWS][Dv]
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const float lr = warpSum(l[r]);
+    if (lane == 0) {
+      stats[r] = m[r];
+      stats[ROWS + r] = lr;
+    }
+#pragma unroll
+    for (int c = 0; c < CP; ++c) {
+      const int64_t d = 2 * lane + 64 * c;
+      if (r < tile.rows && d < p.Dv)
+        *reinterpret_cast<float2 *>(outs + r * p.Dv + d) =
+            make_float2(acc[r][2 * c], acc[r][2 * c + 1]);
+    }
+  }
+  __syncthreads();
+
+  for (int64_t e = threadIdx.x; e < tile.rows * p.Dv; e += blockDim.x) {
+    const int r = static_cast<int>(e / p.Dv);
+    const int64_t d = e - r * p.Dv;
+    float mBlock = -INFINITY;
+    for (int w = 0; w < warps; ++w)
+      mBlock = maxOf(mBlock,
+                     reinterpret_cast<const float *>(
+                         warpArea(w) + kDecodeStages * layout.stageBytes)[r]);
+    float lBlock = 0, v = 0;
+    for (int w = 0; w < warps; ++w) {
+      const float *ws = reinterpret_cast<const float *>(
+          warpArea(w) + kDecodeStages * layout.stageBytes);
+      const float factor = ws[r] == -INFINITY ? 0.0f : expf(ws[r] - mBlock);
+      lBlock += ws[ROWS + r] * factor;
+      v += reinterpret_cast<const float *>(warpArea(w))[r * p.Dv + d] * factor;
+    }
+    const int64_t row = tile.row0 + r;
+    if (p.splits == 1) {
+      const float inv = mBlock == -INFINITY ? 0.0f : 1.0f / lBlock;
+      static_cast<S *>(p.out)[row * p.Dv + d] = fromFloat<S>(v * inv);
+      continue;
+    }
+    float *part = p.partial + (row * p.splits + split) * (p.Dv + 2);
+    if (d == 0) {
+      part[0] = mBlock;
+      part[1] = lBlock;
+    }
+    part[2 + d] = v;
+  }
+  if (p.splits == 1 || !p.counters)
+    return;
+  // The tile's last block to finish combines its rows (in split order: the
+  // same result as the combine kernel, whichever block it is).
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned *counter = p.counters + blockIdx.x;
+    last = atomicAdd(counter, 1u) == static_cast<unsigned>(used - 1);
+    if (last)
+      *counter = 0;
+  }
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    for (int r = 0; r < tile.rows; ++r)
+      combineParts<S>(p, tile.row0 + r, used);
+  }
+}
+
+/// Without counters: combines the splits of every row of a grouped block.
+template <typename S> __global__ void combineGroupSplitsKernel(AttnParams p) {
+  awaitInputs();
+  const GroupTile tile = groupTile(p);
+  const int64_t keys = p.keyCount();
+  if (keys < 0) { // a bad key_length (keyCount)
+    for (int64_t e = threadIdx.x; e < tile.rows * p.Dv; e += blockDim.x)
+      static_cast<S *>(p.out)[tile.row0 * p.Dv + e] = fromFloat<S>(NAN);
+    return;
+  }
+  int64_t begin, end;
+  groupKeyRange(p, tile.r0, tile.rows, keys, begin, end);
+  const int used = p.splitsFor(end - begin);
+  for (int r = 0; r < tile.rows; ++r)
+    combineParts<S>(p, tile.row0 + r, used);
+}
+
+/// The warps (up to kDecodeWarps) a grouped block gets: as many as leave
+/// room for two blocks per SM, at least one, and 0 when one warp's buffers
+/// do not fit in `maxShared` bytes (the old kernel then runs).
+int groupedWarps(const AttnParams &p, int64_t elementSize, int rows,
+                 size_t maxShared) {
+  const GroupedShared layout = groupedShared(p.Dh, p.Dv, elementSize, rows);
+  // (The kernel's static shared memory, a flag, comes on top.)
+  const int64_t limit = static_cast<int64_t>(maxShared) - 16;
+  // Two blocks and their 1 KB reserves in an H200 SM's 228 KB.
+  constexpr int64_t kTwoBlocks = 113 * 1024;
+  int warps = kDecodeWarps;
+  while (warps > 1 && layout.bytes(warps) > std::min(limit, kTwoBlocks))
+    --warps;
+  return layout.bytes(warps) <= limit ? warps : 0;
+}
+
+template <typename S, int ROWS, int CP>
+void launchGroupedDecode(const AttnParams &p, int warps, size_t maxShared,
+                         cudaStream_t stream) {
+  const int64_t groupRows = p.group * p.T;
+  const int64_t blocks = p.B * p.Hkv * ((groupRows + ROWS - 1) / ROWS);
+  if (blocks > 0x7fffffff)
+    fail("attention", "too many query rows");
+  const size_t shared = groupedShared(p.Dh, p.Dv, sizeof(S), ROWS).bytes(warps);
+  // Blocks of more than 48 KB opt in, once per instantiation. (The driver
+  // sizes each SM's shared memory for the blocks that fit.)
+  static bool raised = false;
+  if (shared > 48 * 1024 && !raised) {
+    checkCuda(cudaFuncSetAttribute(groupedDecodeKernel<S, ROWS, CP>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(maxShared - 16)),
+              "attention", "cudaFuncSetAttribute");
+    raised = true;
+  }
+  const dim3 grid(static_cast<unsigned>(blocks),
+                  static_cast<unsigned>(p.splits));
+  launch(groupedDecodeKernel<S, ROWS, CP>, grid,
+         static_cast<unsigned>(32 * warps), shared, stream, p);
+  checkLaunch("attention");
+  if (p.splits > 1 && !p.counters) {
+    launch(combineGroupSplitsKernel<S>, static_cast<unsigned>(blocks), 128, 0,
+           stream, p);
+    checkLaunch("attention");
+  }
+}
+
+template <typename S, int ROWS>
+void launchGroupedDecodeRows(const AttnParams &p, int warps, size_t maxShared,
+                             cudaStream_t stream) {
+  if (p.Dv <= 64)
+    return launchGroupedDecode<S, ROWS, 1>(p, warps, maxShared, stream);
+  if (p.Dv <= 128)
+    return launchGroupedDecode<S, ROWS, 2>(p, warps, maxShared, stream);
+  return launchGroupedDecode<S, ROWS, 4>(p, warps, maxShared, stream);
+}
+
+/// HYBRID_CUDA_DECODE_ATTN=old (read once): every decode step on the
+/// per-row kernel (decodeAttentionKernel), to measure both.
+bool oldDecodeRequested() {
+  static const bool old = [] {
+    const char *v = std::getenv("HYBRID_CUDA_DECODE_ATTN");
+    return v && std::strcmp(v, "old") == 0;
+  }();
+  return old;
+}
+
 } // namespace
 
 void attention(const CudaCall &call) {
@@ -781,9 +1350,6 @@ void attention(const CudaCall &call) {
     return;
   p.splits = plan.splits;
   p.partial = static_cast<float *>(call.scratch);
-  if (!plan.flash && p.splits > 1 && call.context &&
-      p.B * p.Hq * p.T <= static_cast<int64_t>(kTileCounters))
-    p.counters = tileCounters(*call.context, call.stream, "attention");
   const auto elementSize =
       static_cast<int64_t>(dtypeSize(call.operands[0].dtype));
   p.stageWords = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 &&
@@ -791,6 +1357,24 @@ void attention(const CudaCall &call) {
                  p.Dh * elementSize % 16 == 0 && p.Dv * elementSize % 16 == 0;
   const size_t maxShared =
       call.context ? call.context->maxSharedPerBlockOptin : 48 * 1024;
+  // The grouped decode kernel where it applies, else the per-row one.
+  const bool old = oldDecodeRequested() ||
+                   (call.context && call.context->oldDecodeAttention);
+  const int warps =
+      plan.flash || old || !p.stageWords || p.Dv > 256
+          ? 0
+          : groupedWarps(p, elementSize, plan.groupRows, maxShared);
+  int64_t combined = p.B * p.Hq * p.T; // rows, or grouped blocks
+  if (warps > 0) {
+    p.splits = plan.groupedSplits;
+    p.minSplitKeys = kGroupedMinSplitKeys;
+    p.tileRows = plan.groupRows;
+    combined =
+        p.B * p.Hkv * ((p.group * p.T + plan.groupRows - 1) / plan.groupRows);
+  }
+  if (!plan.flash && p.splits > 1 && call.context &&
+      combined <= static_cast<int64_t>(kTileCounters))
+    p.counters = tileCounters(*call.context, call.stream, "attention");
   const cudaStream_t stream = streamOf(call);
   visitFloat(call.operands[0].dtype, "attention", "query", [&](auto zero) {
     using S = decltype(zero);
@@ -802,6 +1386,19 @@ void attention(const CudaCall &call) {
         return launchFlash<S, 128>(p, stream);
       default:
         return launchFlash<S, 256>(p, stream);
+      }
+    }
+    if (warps > 0) {
+      switch (plan.groupRows) {
+      case 1:
+        return launchGroupedDecodeRows<S, 1>(p, warps, maxShared, stream);
+      case 2:
+        return launchGroupedDecodeRows<S, 2>(p, warps, maxShared, stream);
+      case 4:
+        return launchGroupedDecodeRows<S, 4>(p, warps, maxShared, stream);
+      default:
+        return launchGroupedDecodeRows<S, kGroupRows>(p, warps, maxShared,
+                                                      stream);
       }
     }
     switch (plan.valuesPerLane) {

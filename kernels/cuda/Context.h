@@ -57,6 +57,9 @@ struct Context {
   /// the one that finishes a tile leave them zeroed), made on a stream's
   /// first call outside a capture.
   std::map<void *, unsigned *> tileCounters;
+  /// Runs attention's decode steps on the per-row kernel for this context,
+  /// as HYBRID_CUDA_DECODE_ATTN=old does for all (tests cover both).
+  bool oldDecodeAttention = false;
 };
 
 /// How many counters tileCounters gives.

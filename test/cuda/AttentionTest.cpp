@@ -4,10 +4,16 @@
 // additive masks, T > S, unusual head sizes, fully masked rows; KV-cache
 // attention with key_length read from device memory (NaN in the unfilled
 // slots, a captured decode step replayed at growing lengths, bad lengths
-// give NaN) and key_mask padding; rotary half-split and interleaved,
+// give NaN) and key_mask padding; decode steps on both decode kernels (the
+// grouped one: groups of 1 to 32 query heads per KV head, T = 1 to 8 rows,
+// row tiles, splits finished by counters or the combine kernel; the
+// per-row one the context can force); rotary half-split and interleaved,
 // partial rotary_dim, per-batch cos/sin.
 #include "CudaTestSupport.h"
 
+#include "cuda/Context.h"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -15,6 +21,21 @@ namespace hybrid::cuda::test {
 namespace {
 
 class AttentionTest : public CudaKernelTest {};
+
+/// Runs decode steps of the test context on the per-row kernel while it
+/// lives (as HYBRID_CUDA_DECODE_ATTN=old does); the grouped kernel runs
+/// where it applies otherwise.
+class PerRowDecode {
+public:
+  explicit PerRowDecode(bool on) { testContext()->oldDecodeAttention = on; }
+  ~PerRowDecode() { testContext()->oldDecodeAttention = false; }
+  PerRowDecode(const PerRowDecode &) = delete;
+  PerRowDecode &operator=(const PerRowDecode &) = delete;
+};
+
+/// Both decode kernels: false (grouped), true (per-row).
+const bool kDecodeKernels[] = {false, true};
+const char *kernelName(bool perRow) { return perRow ? " (per-row)" : ""; }
 
 struct AttnCase {
   const char *name;
@@ -71,54 +92,65 @@ const std::vector<AttnCase> kAttnCases = {
     {"empty keys", 1, 2, 2, 3, 0, 16, 16}};
 
 TEST_F(AttentionTest, MatchesTheCpuKernel) {
-  for (DType dt : kFloatTypes)
-    for (const AttnCase &c : kAttnCases) {
-      const HostTensor q = randomTensor(dt, {c.B, c.Hq, c.T, c.Dh}, rng, -1, 1);
-      const HostTensor k =
-          randomTensor(dt, {c.B, c.Hkv, c.S, c.Dh}, rng, -1, 1);
-      const HostTensor v =
-          randomTensor(dt, {c.B, c.Hkv, c.S, c.Dv}, rng, -1, 1);
-      const HostTensor mask = c.mask.empty()
-                                  ? HostTensor::absent()
-                                  : randomTensor(dt, c.mask, rng, -2, 2);
-      HostTensor slopes = HostTensor::absent();
-      if (c.alibi) {
-        slopes = HostTensor(dt, {c.Hq});
-        for (int64_t h = 0; h < c.Hq; ++h)
-          slopes.set(h, std::pow(2.0, -8.0 * (h + 1) / c.Hq));
+  for (bool perRow : kDecodeKernels)
+    for (DType dt : kFloatTypes)
+      for (const AttnCase &c : kAttnCases) {
+        // (Prompts take the flash kernel whatever the decode kernel.)
+        if (perRow && c.T > 8 && std::max(c.Dh, c.Dv) <= 256)
+          continue;
+        const PerRowDecode kernel(perRow);
+        const HostTensor q =
+            randomTensor(dt, {c.B, c.Hq, c.T, c.Dh}, rng, -1, 1);
+        const HostTensor k =
+            randomTensor(dt, {c.B, c.Hkv, c.S, c.Dh}, rng, -1, 1);
+        const HostTensor v =
+            randomTensor(dt, {c.B, c.Hkv, c.S, c.Dv}, rng, -1, 1);
+        const HostTensor mask = c.mask.empty()
+                                    ? HostTensor::absent()
+                                    : randomTensor(dt, c.mask, rng, -2, 2);
+        HostTensor slopes = HostTensor::absent();
+        if (c.alibi) {
+          slopes = HostTensor(dt, {c.Hq});
+          for (int64_t h = 0; h < c.Hq; ++h)
+            slopes.set(h, std::pow(2.0, -8.0 * (h + 1) / c.Hq));
+        }
+        ops::Attention attrs;
+        attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.Dh));
+        attrs.causal = c.causal;
+        attrs.slidingWindow = c.window;
+        const Tolerance tol = sumTolerance(dt);
+        expectMatchesCpu(
+            attrs,
+            {q, k, v, mask, slopes, HostTensor::absent(), HostTensor::absent()},
+            {HostTensor(dt, {c.B, c.Hq, c.T, c.Dv})},
+            std::string("attention ") + c.name + " " + dtypeName(dt) +
+                kernelName(perRow),
+            &tol);
       }
-      ops::Attention attrs;
-      attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.Dh));
-      attrs.causal = c.causal;
-      attrs.slidingWindow = c.window;
-      const Tolerance tol = sumTolerance(dt);
-      expectMatchesCpu(
-          attrs,
-          {q, k, v, mask, slopes, HostTensor::absent(), HostTensor::absent()},
-          {HostTensor(dt, {c.B, c.Hq, c.T, c.Dv})},
-          std::string("attention ") + c.name + " " + dtypeName(dt), &tol);
-    }
 }
 
 TEST_F(AttentionTest, FullyMaskedRowsGiveZeros) {
   const double inf = std::numeric_limits<double>::infinity();
-  for (int64_t T : {1, 20}) {
-    const int64_t S = 30;
-    HostTensor mask = randomTensor(DType::F32, {1, 1, T, S}, rng, -1, 1);
-    for (int64_t j = 0; j < S; ++j)
-      mask.set(j, -inf); // row 0 sees nothing
-    ops::Attention attrs;
-    attrs.scale = 0.125;
-    const Tolerance tol = sumTolerance(DType::F32);
-    expectMatchesCpu(attrs,
-                     {randomTensor(DType::F32, {1, 2, T, 64}, rng),
-                      randomTensor(DType::F32, {1, 2, S, 64}, rng),
-                      randomTensor(DType::F32, {1, 2, S, 64}, rng), mask,
-                      HostTensor::absent(), HostTensor::absent(),
-                      HostTensor::absent()},
-                     {HostTensor(DType::F32, {1, 2, T, 64})},
-                     "attention masked row T " + std::to_string(T), &tol);
-  }
+  for (int64_t T : {1, 5, 20})
+    for (int64_t Hkv : {1, 2}) { // groups of 2 and 1 query heads
+      const int64_t S = 30;
+      HostTensor mask = randomTensor(DType::F32, {1, 1, T, S}, rng, -1, 1);
+      for (int64_t j = 0; j < S; ++j)
+        mask.set(j, -inf); // row 0 sees nothing
+      ops::Attention attrs;
+      attrs.scale = 0.125;
+      const Tolerance tol = sumTolerance(DType::F32);
+      expectMatchesCpu(attrs,
+                       {randomTensor(DType::F32, {1, 2, T, 64}, rng),
+                        randomTensor(DType::F32, {1, Hkv, S, 64}, rng),
+                        randomTensor(DType::F32, {1, Hkv, S, 64}, rng), mask,
+                        HostTensor::absent(), HostTensor::absent(),
+                        HostTensor::absent()},
+                       {HostTensor(DType::F32, {1, 2, T, 64})},
+                       "attention masked row T " + std::to_string(T) +
+                           " KV heads " + std::to_string(Hkv),
+                       &tol);
+    }
 }
 
 /// A KV-cache attention case: `length` keys of an S-slot cache exist (-1:
@@ -181,131 +213,272 @@ const std::vector<CacheCase> kCacheCases = {
     {"prefill sliding", 1, 2, 1, 64, 200, 64, 64, true, 17, 150, true},
 };
 
-TEST_F(AttentionTest, KeyLengthAndKeyMaskMatchTheCpuKernel) {
+/// Decode steps for the grouped kernel: groups of 1, 2, 4, 8 and 32 query
+/// heads per KV head, T = 1 to 8 rows (G * T rows per block, in tiles of 8
+/// with a partial last tile), split and unsplit rows, per-row masks and
+/// ALiBi slopes (each row of a block its own head and position), odd but
+/// aligned head sizes (f32 36/20 also runs here, bf16/f16 36/20 on the
+/// per-row kernel: rows not whole 16-byte words), Dh != Dv, 256-dim heads
+/// (one warp per block).
+const std::vector<CacheCase> kGroupedCases = {
+    {"group 1", 2, 4, 4, 1, 300, 64, 64, true, 0, 250, true},
+    {"group 2", 2, 8, 4, 1, 300, 64, 64, true, 0, 300, true},
+    {"group 4 split", 1, 8, 2, 1, 2000, 64, 64, true, 0, 1700, true},
+    {"group 8 mask alibi",
+     1,
+     8,
+     1,
+     1,
+     1000,
+     128,
+     128,
+     false,
+     0,
+     900,
+     false,
+     {1, 8, 1, 1000},
+     true},
+    {"group 32 tiles", 2, 32, 1, 1, 400, 64, 64, true, 0, 380, true},
+    {"group 4 T 2", 2, 8, 2, 2, 400, 64, 64, true, 0, 333, true},
+    {"group 4 T 3", 2, 8, 2, 3, 400, 64, 64, true, 0, 333, true},
+    {"group 4 T 4", 1, 8, 2, 4, 2000, 64, 64, true, 0, 1999, true},
+    {"group 4 T 5", 2, 8, 2, 5, 400, 64, 64, true, 0, 5, true},
+    {"group 4 T 6", 2, 8, 2, 6, 400, 64, 64, true, 0, 333, true},
+    {"group 4 T 7", 1, 8, 2, 7, 400, 64, 64, true, 40, 333, true},
+    {"group 4 T 8", 2, 8, 2, 8, 400, 64, 64, true, 0, 400, true},
+    {"group 1 T 8", 1, 2, 2, 8, 1000, 64, 64, true, 0, 700, false},
+    {"group 2 T 4 sliding", 1, 4, 2, 4, 1500, 64, 64, true, 100, 1200, true},
+    {"group 3 T 3 mask alibi",
+     2,
+     6,
+     2,
+     3,
+     300,
+     64,
+     64,
+     false,
+     0,
+     290,
+     true,
+     {2, 6, 3, 300},
+     true},
+    {"group 2 T 8 causal mask",
+     1,
+     4,
+     2,
+     8,
+     600,
+     64,
+     64,
+     true,
+     0,
+     -1,
+     false,
+     {1, 1, 8, 600},
+     true},
+    {"group 2 T 2 fewer keys than rows", 1, 4, 2, 2, 64, 64, 64, true, 0, 1,
+     true},
+    {"group 4 empty cache", 2, 8, 2, 1, 300, 64, 64, true, 0, 0, false},
+    {"group 2 head 32/96", 2, 4, 2, 2, 200, 32, 96, true, 0, 150, true},
+    {"group 2 head 256", 1, 4, 2, 1, 700, 256, 256, true, 0, 600, true},
+    {"group 2 head 96/256 T 3", 1, 4, 2, 3, 300, 96, 256, true, 0, 260, true},
+    {"group 2 odd head", 2, 4, 2, 1, 300, 36, 20, true, 0, 150, true},
+};
+
+/// Runs a KV-cache case on the GPU (the test context's decode kernel, or
+/// without a context: 48 KB of shared memory, the combine kernel) and on
+/// the CPU and compares them.
+void checkCacheCase(const CacheCase &c, DType dt, std::mt19937 &rng,
+                    bool withContext, const std::string &suffix) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (DType dt : kFloatTypes)
-    for (const CacheCase &c : kCacheCases) {
-      const int64_t n = c.length >= 0 ? c.length : c.S;
-      const HostTensor q = randomTensor(dt, {c.B, c.Hq, c.T, c.Dh}, rng, -1, 1);
-      HostTensor k = randomTensor(dt, {c.B, c.Hkv, c.S, c.Dh}, rng, -1, 1);
-      HostTensor v = randomTensor(dt, {c.B, c.Hkv, c.S, c.Dv}, rng, -1, 1);
-      // Row b's first (3 + 7b) % (n + 1) keys are padding, row 0 also key 2.
-      HostTensor keyMask = HostTensor::absent();
-      if (c.padded) {
-        keyMask = HostTensor(c.B % 2 ? DType::I32 : DType::I64, {c.B, c.S});
-        for (int64_t b = 0; b < c.B; ++b)
-          for (int64_t j = 0; j < c.S; ++j)
-            keyMask.set(b * c.S + j, j >= (3 + 7 * b) % (n + 1) &&
-                                         !(b == 0 && j == 2 && n > 4));
+  const int64_t n = c.length >= 0 ? c.length : c.S;
+  const HostTensor q = randomTensor(dt, {c.B, c.Hq, c.T, c.Dh}, rng, -1, 1);
+  HostTensor k = randomTensor(dt, {c.B, c.Hkv, c.S, c.Dh}, rng, -1, 1);
+  HostTensor v = randomTensor(dt, {c.B, c.Hkv, c.S, c.Dv}, rng, -1, 1);
+  // Row b's first (3 + 7b) % (n + 1) keys are padding, row 0 also key 2.
+  HostTensor keyMask = HostTensor::absent();
+  if (c.padded) {
+    keyMask = HostTensor(c.B % 2 ? DType::I32 : DType::I64, {c.B, c.S});
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t j = 0; j < c.S; ++j)
+        keyMask.set(b * c.S + j,
+                    j >= (3 + 7 * b) % (n + 1) && !(b == 0 && j == 2 && n > 4));
+  }
+  // Unfilled slots hold NaN: neither kernel may read them. Padding keys
+  // too where the CPU takes its row path (decode steps), which never reads
+  // them either (its GEMM path multiplies them by 0).
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t j = 0; j < c.S; ++j) {
+      const bool padding = c.padded && c.T == 1 && keyMask.at(b * c.S + j) == 0;
+      if (j < n && !padding)
+        continue;
+      for (int64_t hk = 0; hk < c.Hkv; ++hk) {
+        for (int64_t d = 0; d < c.Dh; ++d)
+          k.set(((b * c.Hkv + hk) * c.S + j) * c.Dh + d, nan);
+        for (int64_t d = 0; d < c.Dv; ++d)
+          v.set(((b * c.Hkv + hk) * c.S + j) * c.Dv + d, nan);
       }
-      // Unfilled slots hold NaN: neither kernel may read them. Padding
-      // keys too where the CPU takes its row path (decode steps), which
-      // never reads them either (its GEMM path multiplies them by 0).
-      for (int64_t b = 0; b < c.B; ++b)
-        for (int64_t j = 0; j < c.S; ++j) {
-          const bool padding =
-              c.padded && c.T == 1 && keyMask.at(b * c.S + j) == 0;
-          if (j < n && !padding)
-            continue;
-          for (int64_t hk = 0; hk < c.Hkv; ++hk) {
-            for (int64_t d = 0; d < c.Dh; ++d)
-              k.set(((b * c.Hkv + hk) * c.S + j) * c.Dh + d, nan);
-            for (int64_t d = 0; d < c.Dv; ++d)
-              v.set(((b * c.Hkv + hk) * c.S + j) * c.Dv + d, nan);
-          }
-        }
-      const HostTensor mask = c.mask.empty()
-                                  ? HostTensor::absent()
-                                  : randomTensor(dt, c.mask, rng, -2, 2);
-      HostTensor slopes = HostTensor::absent();
-      if (c.alibi) {
-        slopes = HostTensor(dt, {c.Hq});
-        for (int64_t h = 0; h < c.Hq; ++h)
-          slopes.set(h, std::pow(2.0, -8.0 * (h + 1) / c.Hq));
-      }
-      const HostTensor length =
-          c.length >= 0 ? tensorOf(DType::I64, {1}, {double(c.length)})
-                        : HostTensor::absent();
-      ops::Attention attrs;
-      attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.Dh));
-      attrs.causal = c.causal;
-      attrs.slidingWindow = c.window;
-      const Tolerance tol = sumTolerance(dt);
-      expectMatchesCpu(attrs, {q, k, v, mask, slopes, length, keyMask},
-                       {HostTensor(dt, {c.B, c.Hq, c.T, c.Dv})},
-                       std::string("attention ") + c.name + " " + dtypeName(dt),
-                       &tol);
     }
+  const HostTensor mask = c.mask.empty() ? HostTensor::absent()
+                                         : randomTensor(dt, c.mask, rng, -2, 2);
+  HostTensor slopes = HostTensor::absent();
+  if (c.alibi) {
+    slopes = HostTensor(dt, {c.Hq});
+    for (int64_t h = 0; h < c.Hq; ++h)
+      slopes.set(h, std::pow(2.0, -8.0 * (h + 1) / c.Hq));
+  }
+  const HostTensor length = c.length >= 0
+                                ? tensorOf(DType::I64, {1}, {double(c.length)})
+                                : HostTensor::absent();
+  ops::Attention attrs;
+  attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.Dh));
+  attrs.causal = c.causal;
+  attrs.slidingWindow = c.window;
+  const std::vector<HostTensor> operands = {q,      k,      v,      mask,
+                                            slopes, length, keyMask};
+  const std::vector<HostTensor> results = {
+      HostTensor(dt, {c.B, c.Hq, c.T, c.Dv})};
+  const std::string what =
+      std::string("attention ") + c.name + " " + dtypeName(dt) + suffix;
+  const Tolerance tol = sumTolerance(dt);
+  if (withContext) {
+    expectMatchesCpu(attrs, operands, results, what, &tol);
+    return;
+  }
+  expectClose(runCuda(attrs, operands, results, false, false)[0],
+              runCpu(attrs, operands, results)[0], tol,
+              what + " without a context");
+}
+
+TEST_F(AttentionTest, KeyLengthAndKeyMaskMatchTheCpuKernel) {
+  for (bool perRow : kDecodeKernels) {
+    const PerRowDecode kernel(perRow);
+    for (DType dt : kFloatTypes)
+      for (const CacheCase &c : kCacheCases) {
+        if (perRow && c.T > 8) // the flash kernel either way
+          continue;
+        checkCacheCase(c, dt, rng, true, kernelName(perRow));
+      }
+  }
+}
+
+TEST_F(AttentionTest, GroupedDecodeMatchesTheCpuKernel) {
+  for (bool perRow : kDecodeKernels) {
+    const PerRowDecode kernel(perRow);
+    for (DType dt : kFloatTypes)
+      for (const CacheCase &c : kGroupedCases)
+        checkCacheCase(c, dt, rng, true, kernelName(perRow));
+  }
+  // Without a context: fewer warps (48 KB of shared memory) and split rows
+  // finished by the combine kernel instead of the counters.
+  for (DType dt : kFloatTypes)
+    for (const CacheCase &c : kGroupedCases)
+      checkCacheCase(c, dt, rng, false, "");
 }
 
 TEST_F(AttentionTest, DecodeAtModelSizes) {
   // Decode steps as a model runs them: 32 query heads against a 512-slot
-  // cache holding 129 to 300 keys (OPT-1.3B's 64-dim heads; Llama's 128-dim
-  // heads in groups of 4), batch 1 (split keys) and 32 (one block per row),
-  // the unfilled slots NaN and, at batch 32, left padding hidden by
-  // key_mask (NaN too): each staged chunk copies only the rows that exist.
+  // cache holding 129 to 300 keys (OPT-1.3B's 64-dim heads; Llama-1B's
+  // 64-dim heads and Llama's 128-dim heads in groups of 4), batch 1 (split
+  // keys) and 32 (unsplit), 16 heads at batch 1 against 4000 slots (many
+  // splits), the unfilled slots NaN and, at batch > 1, left padding hidden
+  // by key_mask (NaN too): each staged chunk copies only the rows that
+  // exist. Both decode kernels; the grouped one also without a context.
   struct Case {
-    int64_t B, Hq, Hkv, D;
+    int64_t B, Hq, Hkv, D, S;
     bool padded;
   };
-  const int64_t S = 512;
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (DType dt : {DType::BF16, DType::F32})
-    for (const Case &c :
-         {Case{1, 32, 32, 64, false}, Case{32, 32, 32, 64, true},
-          Case{4, 32, 8, 128, true}})
-      for (int64_t n : {129, 200, 300}) {
-        const HostTensor q = randomTensor(dt, {c.B, c.Hq, 1, c.D}, rng, -1, 1);
-        HostTensor k = randomTensor(dt, {c.B, c.Hkv, S, c.D}, rng, -1, 1);
-        HostTensor v = randomTensor(dt, {c.B, c.Hkv, S, c.D}, rng, -1, 1);
-        HostTensor keyMask = HostTensor::absent();
-        if (c.padded) {
-          keyMask = HostTensor(DType::I64, {c.B, S});
-          for (int64_t b = 0; b < c.B; ++b)
-            for (int64_t j = 0; j < S; ++j)
-              keyMask.set(b * S + j, j >= (5 * b) % 90);
-        }
-        for (int64_t b = 0; b < c.B; ++b)
-          for (int64_t j = 0; j < S; ++j) {
-            if (j < n && (!c.padded || keyMask.at(b * S + j) != 0))
-              continue;
-            for (int64_t hk = 0; hk < c.Hkv; ++hk)
-              for (int64_t d = 0; d < c.D; ++d) {
-                k.set(((b * c.Hkv + hk) * S + j) * c.D + d, nan);
-                v.set(((b * c.Hkv + hk) * S + j) * c.D + d, nan);
-              }
+  for (bool perRow : kDecodeKernels)
+    for (DType dt : {DType::BF16, DType::F32})
+      for (const Case &c :
+           {Case{1, 32, 32, 64, 512, false}, Case{32, 32, 32, 64, 512, true},
+            Case{32, 32, 8, 64, 512, true}, Case{4, 32, 8, 128, 512, true},
+            Case{1, 16, 16, 64, 4000, false}})
+        for (int64_t n : c.S == 512 ? std::vector<int64_t>{129, 200, 300}
+                                    : std::vector<int64_t>{1, 1500, 4000}) {
+          const PerRowDecode kernel(perRow);
+          const int64_t S = c.S;
+          const HostTensor q =
+              randomTensor(dt, {c.B, c.Hq, 1, c.D}, rng, -1, 1);
+          HostTensor k = randomTensor(dt, {c.B, c.Hkv, S, c.D}, rng, -1, 1);
+          HostTensor v = randomTensor(dt, {c.B, c.Hkv, S, c.D}, rng, -1, 1);
+          HostTensor keyMask = HostTensor::absent();
+          if (c.padded) {
+            keyMask = HostTensor(DType::I64, {c.B, S});
+            for (int64_t b = 0; b < c.B; ++b)
+              for (int64_t j = 0; j < S; ++j)
+                keyMask.set(b * S + j, j >= (5 * b) % 90);
           }
-        ops::Attention attrs;
-        attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.D));
-        attrs.causal = true;
-        const Tolerance tol = sumTolerance(dt);
-        const std::vector<HostTensor> operands = {
-            q,
-            k,
-            v,
-            HostTensor::absent(),
-            HostTensor::absent(),
-            tensorOf(DType::I64, {1}, {double(n)}),
-            keyMask};
-        const std::vector<HostTensor> results = {
-            HostTensor(dt, {c.B, c.Hq, 1, c.D})};
-        const std::string what =
-            std::string("attention decode ") + dtypeName(dt) + " B " +
-            std::to_string(c.B) + " heads " + std::to_string(c.Hq) + "/" +
-            std::to_string(c.Hkv) + " dims " + std::to_string(c.D) + " keys " +
-            std::to_string(n) + (c.padded ? " padded" : "");
-        expectMatchesCpu(attrs, operands, results, what, &tol);
-        // Split rows are combined by their last block (the context's
-        // counters) or, without a context, by the combine kernel: the
-        // same sums in the same order, the same bits, where both runs
-        // use as many warps per block (bf16 64-dim heads: without a
-        // context the kernel assumes 48 KB of shared memory, too little
-        // for four warps of f32 or 128-dim heads).
-        if (dt == DType::BF16 && c.D == 64)
-          EXPECT_EQ(runCuda(attrs, operands, results)[0].bytes,
-                    runCuda(attrs, operands, results, false, false)[0].bytes)
-              << what;
-      }
+          for (int64_t b = 0; b < c.B; ++b)
+            for (int64_t j = 0; j < S; ++j) {
+              if (j < n && (!c.padded || keyMask.at(b * S + j) != 0))
+                continue;
+              for (int64_t hk = 0; hk < c.Hkv; ++hk)
+                for (int64_t d = 0; d < c.D; ++d) {
+                  k.set(((b * c.Hkv + hk) * S + j) * c.D + d, nan);
+                  v.set(((b * c.Hkv + hk) * S + j) * c.D + d, nan);
+                }
+            }
+          ops::Attention attrs;
+          attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.D));
+          attrs.causal = true;
+          const Tolerance tol = sumTolerance(dt);
+          const std::vector<HostTensor> operands = {
+              q,
+              k,
+              v,
+              HostTensor::absent(),
+              HostTensor::absent(),
+              tensorOf(DType::I64, {1}, {double(n)}),
+              keyMask};
+          const std::vector<HostTensor> results = {
+              HostTensor(dt, {c.B, c.Hq, 1, c.D})};
+          const std::string what =
+              std::string("attention decode ") + dtypeName(dt) + " B " +
+              std::to_string(c.B) + " heads " + std::to_string(c.Hq) + "/" +
+              std::to_string(c.Hkv) + " dims " + std::to_string(c.D) +
+              " keys " + std::to_string(n) + (c.padded ? " padded" : "") +
+              kernelName(perRow);
+          expectMatchesCpu(attrs, operands, results, what, &tol);
+          // Without a context: fewer warps (48 KB of shared memory), the
+          // combine kernel for split rows.
+          if (!perRow)
+            expectClose(runCuda(attrs, operands, results, false, false)[0],
+                        runCpu(attrs, operands, results)[0], tol,
+                        what + " without a context");
+        }
+}
+
+TEST_F(AttentionTest, CountersAndCombineKernelGiveTheSameBits) {
+  // Split rows are combined by their last block (the context's counters)
+  // or, without a context, by the combine kernel: the same sums in the
+  // same order, the same bits, where both runs use as many warps per
+  // block (32-dim bf16 heads: four warps fit in the 48 KB a call without
+  // a context assumes). Both runs take the same decode kernel.
+  const int64_t S = 2048;
+  struct Case {
+    int64_t Hq, Hkv, T;
+  };
+  for (const Case &c : {Case{8, 2, 1}, Case{4, 4, 1}, Case{4, 2, 3}})
+    for (int64_t n : {300, 2048}) {
+      const std::vector<HostTensor> operands = {
+          randomTensor(DType::BF16, {1, c.Hq, c.T, 32}, rng, -1, 1),
+          randomTensor(DType::BF16, {1, c.Hkv, S, 32}, rng, -1, 1),
+          randomTensor(DType::BF16, {1, c.Hkv, S, 32}, rng, -1, 1),
+          HostTensor::absent(),
+          HostTensor::absent(),
+          tensorOf(DType::I64, {1}, {double(n)}),
+          HostTensor::absent()};
+      ops::Attention attrs;
+      attrs.scale = 0.17;
+      attrs.causal = true;
+      const std::vector<HostTensor> results = {
+          HostTensor(DType::BF16, {1, c.Hq, c.T, 32})};
+      EXPECT_EQ(runCuda(attrs, operands, results)[0].bytes,
+                runCuda(attrs, operands, results, false, false)[0].bytes)
+          << "heads " << c.Hq << "/" << c.Hkv << " T " << c.T << " keys " << n;
+    }
 }
 
 TEST_F(AttentionTest, OneGraphServesEveryKeyLength) {
@@ -321,18 +494,22 @@ TEST_F(AttentionTest, OneGraphServesEveryKeyLength) {
   attrs.causal = true;
   const HostTensor none = HostTensor::absent();
   const HostTensor result(DType::BF16, {B, Hq, 1, D});
-  CapturedCall step(attrs,
-                    {q, k, v, none, none, tensorOf(DType::I64, {1}, {1}), none},
-                    {result});
-  const Tolerance tol = sumTolerance(DType::BF16);
-  for (int64_t n : {1, 2, 127, 128, 129, 700, 2047, 2048, 300}) {
-    const HostTensor length = tensorOf(DType::I64, {1}, {double(n)});
-    step.setOperand(5, length);
-    const std::vector<HostTensor> gpu = step.replay();
-    const std::vector<HostTensor> cpu =
-        runCpu(attrs, {q, k, v, none, none, length, none}, {result});
-    expectClose(gpu[0], cpu[0], tol,
-                "replay at key_length " + std::to_string(n));
+  for (bool perRow : kDecodeKernels) {
+    const PerRowDecode kernel(perRow); // chosen when the step is captured
+    CapturedCall step(
+        attrs, {q, k, v, none, none, tensorOf(DType::I64, {1}, {1}), none},
+        {result});
+    const Tolerance tol = sumTolerance(DType::BF16);
+    for (int64_t n : {1, 2, 127, 128, 129, 700, 2047, 2048, 300}) {
+      const HostTensor length = tensorOf(DType::I64, {1}, {double(n)});
+      step.setOperand(5, length);
+      const std::vector<HostTensor> gpu = step.replay();
+      const std::vector<HostTensor> cpu =
+          runCpu(attrs, {q, k, v, none, none, length, none}, {result});
+      expectClose(gpu[0], cpu[0], tol,
+                  "replay at key_length " + std::to_string(n) +
+                      kernelName(perRow));
+    }
   }
 }
 
@@ -357,10 +534,15 @@ TEST_F(AttentionTest, BadKeyLengthGivesNaNRows) {
     attrs.causal = true;
     const HostTensor result(DType::F32, {1, 2, c.T, 64});
     EXPECT_THROW(runCpu(attrs, operands, {result}), Error);
-    const HostTensor gpu = runCuda(attrs, operands, {result})[0];
-    for (int64_t e = 0; e < gpu.numel(); ++e)
-      ASSERT_TRUE(std::isnan(gpu.at(e)))
-          << "T " << c.T << " key_length " << c.length << " element " << e;
+    for (int run = 0; run < 3; ++run) { // grouped, per-row, no context
+      const PerRowDecode kernel(run == 1);
+      const HostTensor gpu =
+          runCuda(attrs, operands, {result}, false, run != 2)[0];
+      for (int64_t e = 0; e < gpu.numel(); ++e)
+        ASSERT_TRUE(std::isnan(gpu.at(e)))
+            << "T " << c.T << " key_length " << c.length << " element " << e
+            << " run " << run;
+    }
   }
 }
 
