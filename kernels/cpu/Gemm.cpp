@@ -130,14 +130,15 @@ HYBRID_AVX2_INLINE void stepRow(const float *a, __m256 b0, __m256 b1, __m256 va,
 
 /// rows x cols (cols <= 16) of C over depth [k0, k0 + kc), each step one
 /// FMA per element. `a` points at a(m0, k0); rowStep and depthStep walk A;
-/// `packed` holds b(k0 + k, n0 + j) at [k * 16 + j], zero past `cols`.
+/// `panel` holds b(k0 + k, n0 + j) at [k * panelStep + j], zero past
+/// `cols` (a packed panel, or B itself when it is not transposed and full).
 /// The six rows are named variables, not an array: GCC keeps an array of
 /// vectors in memory through the loop, at a third of the speed; the lane
 /// masks of edge tiles are made outside the loop for the same reason.
 template <int Rows, bool Scaled>
 __attribute__((target("avx2,fma"))) void
-tileAvx2(const float *a, int64_t rowStep, int64_t depthStep,
-         const float *packed, int64_t kc, float *c, int64_t ldc, int64_t cols,
+tileAvx2(const float *a, int64_t rowStep, int64_t depthStep, const float *panel,
+         int64_t panelStep, int64_t kc, float *c, int64_t ldc, int64_t cols,
          bool first, float alpha, float beta) {
   const TileRow zero{_mm256_setzero_ps(), _mm256_setzero_ps()};
   TileRow r0 = loadRow(c, cols, first, beta);
@@ -148,8 +149,8 @@ tileAvx2(const float *a, int64_t rowStep, int64_t depthStep,
   TileRow r5 = Rows > 5 ? loadRow(c + 5 * ldc, cols, first, beta) : zero;
   const __m256 va = _mm256_set1_ps(alpha);
   for (int64_t k = 0; k < kc; ++k) {
-    const __m256 b0 = _mm256_load_ps(packed + k * kTileCols);
-    const __m256 b1 = _mm256_load_ps(packed + k * kTileCols + 8);
+    const __m256 b0 = _mm256_loadu_ps(panel + k * panelStep);
+    const __m256 b1 = _mm256_loadu_ps(panel + k * panelStep + 8);
     const float *ak = a + k * depthStep;
     stepRow<Scaled>(ak, b0, b1, va, r0);
     if constexpr (Rows > 1)
@@ -177,7 +178,7 @@ tileAvx2(const float *a, int64_t rowStep, int64_t depthStep,
 }
 
 using TileFn = void (*)(const float *, int64_t, int64_t, const float *, int64_t,
-                        float *, int64_t, int64_t, bool, float, float);
+                        int64_t, float *, int64_t, int64_t, bool, float, float);
 
 template <bool Scaled>
 constexpr TileFn kTiles[kTileRows + 1] = {nullptr,
@@ -265,6 +266,18 @@ __attribute__((target("avx2,fma"))) void avx2Block(const GemmProblem &p,
   const TileFn *tiles = p.alpha == 1.0f ? kTiles<false> : kTiles<true>;
   const int64_t rowStep = p.transA ? 1 : p.lda;
   const int64_t depthStep = p.transA ? p.lda : 1;
+  if (!p.transB && m1 - m0 <= kTileRows) {
+    // One row tile (a decode step): B is read once either way, so full
+    // panels are read in place, over all of K at once.
+    const int64_t rows = m1 - m0;
+    const float *a = p.A + m0 * rowStep;
+    int64_t c0 = n0;
+    for (; c0 + kTileCols <= n1; c0 += kTileCols)
+      tiles[rows](a, rowStep, depthStep, p.B + c0, p.ldb, p.K,
+                  p.C + m0 * p.ldc + c0, p.ldc, kTileCols, true, p.alpha,
+                  p.beta);
+    n0 = c0; // the last partial panel goes through packing
+  }
   for (int64_t c0 = n0; c0 < n1; c0 += kPackCols) {
     const int64_t cols = std::min(kPackCols, n1 - c0);
     // K = 0 still runs one (empty) chunk: C becomes beta * C.
@@ -275,7 +288,7 @@ __attribute__((target("avx2,fma"))) void avx2Block(const GemmProblem &p,
         const int64_t rows = std::min(kTileRows, m1 - m);
         const float *a = p.A + m * rowStep + k0 * depthStep;
         for (int64_t j0 = 0; j0 < cols; j0 += kTileCols)
-          tiles[rows](a, rowStep, depthStep, packed + j0 * kc, kc,
+          tiles[rows](a, rowStep, depthStep, packed + j0 * kc, kTileCols, kc,
                       p.C + m * p.ldc + c0 + j0, p.ldc,
                       std::min(kTileCols, cols - j0), k0 == 0, p.alpha, p.beta);
       }

@@ -79,12 +79,14 @@ void expectSameBits(const std::vector<float> &got,
 
 const std::vector<Product> kProducts = {
     // Full tiles, edge rows (M % 6) and columns (N % 16), K across chunks of
-    // 256 and K = 0, every transpose, alpha/beta cases and padded strides.
+    // 256 and K = 0, every transpose, alpha/beta cases and padded strides;
+    // M <= 6 with B not transposed reads B in place.
     {false, false, 12, 32, 64, 1, 0},    {false, true, 7, 33, 300, 1, 0},
     {true, false, 13, 17, 5, 0.5f, 1},   {true, true, 1, 70, 513, 1, 0.25f},
     {false, false, 5, 3, 1, 2, -1},      {false, true, 31, 129, 257, 0.125f, 0},
     {true, false, 6, 16, 0, 1, 0.5f},    {false, false, 1, 1, 1000, 1, 1},
-    {false, true, 50, 200, 64, 1, 0, 3}, {true, true, 19, 65, 77, -1, 2, 5}};
+    {false, true, 50, 200, 64, 1, 0, 3}, {true, true, 19, 65, 77, -1, 2, 5},
+    {false, false, 4, 50, 600, 1, 0, 2}, {true, false, 3, 40, 20, 0.5f, 1}};
 
 TEST(Gemm, EqualsTheReferenceSequenceBitwise) {
   uint32_t seed = 700;
