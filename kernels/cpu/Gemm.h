@@ -1,7 +1,8 @@
 // The matrix products behind matmul, linear and attention: our own f32
 // GEMM whose every element is summed in one fixed order (below), split over
 // the kernels' thread pool; bf16/f16 through the same f32 GEMM on blocks
-// converted into the caller's scratch.
+// converted into the caller's scratch. Every CPU product, generation's and
+// training's alike, goes through it: no path keeps a BLAS.
 #pragma once
 
 #include "hybrid/Ops.h"
