@@ -2,10 +2,12 @@
 // sliding-window limits aligned to the end of the keys, an additive
 // broadcast mask, ALiBi slopes, a run-time key count (the filled slots of a
 // KV cache) and a per-row key padding mask, on f32, bf16 or f16 (computed in
-// f32). Prompts run as GEMMs over 64-query blocks and 256-key blocks with an
-// online (running-max) softmax, so scratch does not grow with the sequence;
-// decode steps and short prompts go one query row at a time. A row with no
-// visible key (or only -inf scores) gives zeros, not NaN.
+// f32). Queries run in blocks of up to 64 against 256-key blocks as GEMMs
+// with an online (running-max) softmax, so scratch does not grow with the
+// sequence. Key blocks start at each batch row's first visible key, so a
+// left-padded row gives bitwise what it gives alone (the GEMM is batch
+// invariant, see Gemm.h). A row with no visible key (or only -inf scores)
+// gives zeros, not NaN.
 #include "Element.h"
 #include "Gemm.h"
 #include "Kernels.h"
@@ -13,7 +15,6 @@
 #include "Scratch.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -22,13 +23,10 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-/// Query rows and keys per block of the GEMM path: a 64 x 256 score block
-/// and its 64 x Dv accumulator stay in L2, and each GEMM is large enough
-/// for OpenBLAS to run near its peak.
+/// Query rows and keys per block: a 64 x 256 score block and its 64 x Dv
+/// accumulator stay in L2, and each GEMM is large enough to run near the
+/// kernel's peak.
 constexpr int64_t kQueryBlock = 64, kKeyBlock = 256;
-
-/// Problems from this many score multiply-adds use the GEMM path.
-constexpr int64_t kGemmPathWork = 1 << 18;
 
 /// NaN-propagating maximum.
 inline float maxOf(float m, float v) {
@@ -74,13 +72,19 @@ struct AttentionProblem {
                      : static_cast<const int32_t *>(keyMask)[e] != 0;
   }
 
-  /// Whether `n` keys take the GEMM path: decode steps and small problems
-  /// go by rows.
-  bool byBlocks(int64_t n) const {
-    return T > 1 && Dh > 0 && Dh <= INT_MAX && Dv <= INT_MAX &&
-           T * n * Dh >= kGemmPathWork;
+  /// The first key of batch row b that is a token (`keys` when none is):
+  /// where its key blocks start, so that the padding in front of a row
+  /// changes neither the blocks its keys fall in nor the order they are
+  /// summed in.
+  int64_t firstVisible(int64_t b) const {
+    int64_t j = 0;
+    while (j < keys && !keyVisible(b, j))
+      ++j;
+    return j;
   }
-  bool byBlocks() const { return byBlocks(keys); }
+
+  /// Query rows per block: decode steps (T = 1) take one.
+  int64_t queryRows() const { return std::min(T, kQueryBlock); }
 
   // Element offsets of a head's first row.
   int64_t queryHead(int64_t b, int64_t h) const {
@@ -179,61 +183,38 @@ AttentionProblem describe(const KernelCall &call) {
   return p;
 }
 
-/// One thread's scratch on the row path.
-struct RowBuffers {
-  float *scores; // [S]
-  float *query;  // [Dh]
-  float *acc;    // [Dv]
-};
-RowBuffers carveRows(Carve &carve, const AttentionProblem &p) {
-  RowBuffers r;
-  r.scores = carve.take<float>(p.S);
-  r.query = carve.take<float>(p.Dh);
-  r.acc = carve.take<float>(p.Dv);
-  return r;
-}
-
-/// One thread's scratch on the block path; the f32 copies of Q, K and V
-/// blocks exist only for bf16/f16 (f32 blocks are read in place).
+/// One thread's scratch: a query block of R = queryRows() rows; the f32
+/// copies of Q, K and V blocks exist only for bf16/f16 (f32 blocks are
+/// read in place).
 struct BlockBuffers {
-  float *query = nullptr; // [kQueryBlock, Dh]
+  float *query = nullptr; // [R, Dh]
   float *key = nullptr;   // [kKeyBlock, Dh]
   float *value = nullptr; // [kKeyBlock, Dv]
-  float *scores;          // [kQueryBlock, kKeyBlock]
-  float *acc;             // [kQueryBlock, Dv]
-  float *rowMax;          // [kQueryBlock]
-  double *rowSum;         // [kQueryBlock]
+  float *scores;          // [R, kKeyBlock]
+  float *acc;             // [R, Dv]
+  float *rowMax;          // [R]
+  double *rowSum;         // [R]
 };
 BlockBuffers carveBlocks(Carve &carve, const AttentionProblem &p) {
+  const int64_t rows = p.queryRows();
   BlockBuffers b;
   if (p.dtype != DType::F32) {
-    b.query = carve.take<float>(kQueryBlock * p.Dh);
+    b.query = carve.take<float>(rows * p.Dh);
     b.key = carve.take<float>(kKeyBlock * p.Dh);
     b.value = carve.take<float>(kKeyBlock * p.Dv);
   }
-  b.scores = carve.take<float>(kQueryBlock * kKeyBlock);
-  b.acc = carve.take<float>(kQueryBlock * p.Dv);
-  b.rowMax = carve.take<float>(kQueryBlock);
-  b.rowSum = carve.take<double>(kQueryBlock);
+  b.scores = carve.take<float>(rows * kKeyBlock);
+  b.acc = carve.take<float>(rows * p.Dv);
+  b.rowMax = carve.take<float>(rows);
+  b.rowSum = carve.take<double>(rows);
   return b;
 }
 
 ScratchLayout attentionScratch(const KernelCall &call) {
   const AttentionProblem p = describe(call);
-  // The path follows the keys that exist; with key_length their number is
-  // known only when the call runs, so the scratch holds either path.
-  size_t bytes = 0;
-  if (p.byBlocks(p.S)) {
-    Carve carve;
-    carveBlocks(carve, p);
-    bytes = carve.used();
-  }
-  if (!p.byBlocks(p.S) || p.keyLength) {
-    Carve carve;
-    carveRows(carve, p);
-    bytes = std::max(bytes, carve.used());
-  }
-  return {0, bytes};
+  Carve carve;
+  carveBlocks(carve, p);
+  return {0, carve.used()};
 }
 
 template <typename S> struct Attend {
@@ -274,84 +255,32 @@ template <typename S> struct Attend {
         scores[j - offset] = kNegInf;
   }
 
-  /// One query row at a time, heads in parallel: for decode steps and short
-  /// prompts, where GEMM calls would cost more than they save.
-  void byRows(const KernelCall &call, const ScratchLayout &layout,
-              int threads) const {
-    parallelFor(
-        p.B * p.Hq, p.T * p.keys * (p.Dh + p.Dv),
-        [&](int64_t bh) {
-          const int64_t b = bh / p.Hq, h = bh % p.Hq;
-          Carve carve(threadScratch(call, layout, workerSlot()));
-          const RowBuffers buf = carveRows(carve, p);
-          const S *K = k + p.keyHead(b, h), *V = v + p.valueHead(b, h);
-          for (int64_t i = 0; i < p.T; ++i)
-            row(b, h, i, q + p.queryHead(b, h) + i * p.Dh, K, V,
-                out + p.outHead(b, h) + i * p.Dv, buf);
-        },
-        threads);
-  }
-
-  void row(int64_t b, int64_t h, int64_t i, const S *qi, const S *K, const S *V,
-           S *o, const RowBuffers &buf) const {
-    int64_t begin, end;
-    p.keyRange(i, begin, end);
-    float *scores = buf.scores, *acc = buf.acc;
-    for (int64_t d = 0; d < p.Dh; ++d)
-      buf.query[d] = toFloat(qi[d]);
-    float m = kNegInf;
-    for (int64_t j = begin; j < end; ++j) {
-      if (!p.keyVisible(b, j))
-        continue; // hidden below, after the bias
-      const S *kj = K + j * p.Dh;
-      float dot = 0;
-      for (int64_t d = 0; d < p.Dh; ++d)
-        dot += buf.query[d] * toFloat(kj[d]);
-      scores[j] = dot * p.scale;
-    }
-    addBias(b, h, i, begin, end, scores, 0);
-    hidePadding(b, begin, end, scores, 0);
-    for (int64_t j = begin; j < end; ++j)
-      m = maxOf(m, scores[j]);
-    std::fill(acc, acc + p.Dv, 0.0f);
-    if (begin < end && m != kNegInf) {
-      double sum = 0;
-      for (int64_t j = begin; j < end; ++j) {
-        // Keys of weight 0 add nothing (acc is never -0, so the bits are
-        // the same); skipping them keeps padded slots' values unread.
-        if (scores[j] == kNegInf)
-          continue;
-        const float w = std::exp(scores[j] - m);
-        sum += w;
-        const S *vj = V + j * p.Dv;
-        for (int64_t d = 0; d < p.Dv; ++d)
-          acc[d] += w * toFloat(vj[d]);
-      }
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int64_t d = 0; d < p.Dv; ++d)
-        acc[d] *= inv;
-    }
-    for (int64_t d = 0; d < p.Dv; ++d)
-      o[d] = fromFloat<S>(acc[d]);
-  }
-
   /// Query blocks of every head as GEMMs against key blocks, with a running
   /// maximum and sum per query row (online softmax): scratch holds one
-  /// block per thread, whatever the sequence lengths.
-  void byBlocks(const KernelCall &call, const ScratchLayout &layout,
-                int threads) const {
-    const int64_t blocksPerHead = (p.T + kQueryBlock - 1) / kQueryBlock;
+  /// block per thread, whatever the sequence lengths. Small problems (a
+  /// decode step) stay on the calling thread.
+  void run(const KernelCall &call, const ScratchLayout &layout,
+           int threads) const {
+    const int64_t rowsPerBlock = p.queryRows();
+    const int64_t blocksPerHead = (p.T + rowsPerBlock - 1) / rowsPerBlock;
     const int64_t tasks = p.B * p.Hq * blocksPerHead;
-    parallelChunkIndices(tasks, threads, [&](int64_t task) {
+    const bool parallel = worthThreads(
+        tasks, rowsPerBlock * std::max<int64_t>(p.keys, 1) * (p.Dh + p.Dv));
+    parallelChunkIndices(tasks, parallel ? threads : 1, [&](int64_t task) {
       Carve carve(threadScratch(call, layout, workerSlot()));
       const BlockBuffers buf = carveBlocks(carve, p);
       const int64_t bh = task / blocksPerHead;
-      const int64_t i0 = task % blocksPerHead * kQueryBlock;
-      queryBlock(bh / p.Hq, bh % p.Hq, i0, std::min(p.T, i0 + kQueryBlock),
+      const int64_t i0 = task % blocksPerHead * rowsPerBlock;
+      queryBlock(bh / p.Hq, bh % p.Hq, i0, std::min(p.T, i0 + rowsPerBlock),
                  buf);
     });
   }
 
+  /// Rows [i0, i1) of head h. A row's result depends on its own query, keys
+  /// and limits only: key blocks start at the batch row's first visible key
+  /// (keys before it are never read), scores past a row's own range weigh
+  /// exactly 0 (finite values times 0 leave the sums' bits alone), and the
+  /// GEMMs give each element the same bits whatever the block's size.
   void queryBlock(int64_t b, int64_t h, int64_t i0, int64_t i1,
                   const BlockBuffers &buf) const {
     const int64_t rows = i1 - i0;
@@ -366,11 +295,15 @@ template <typename S> struct Attend {
     std::fill(buf.acc, buf.acc + rows * p.Dv, 0.0f);
     std::fill(buf.rowMax, buf.rowMax + rows, kNegInf);
     std::fill(buf.rowSum, buf.rowSum + rows, 0.0);
-    // Keys any row of the block sees (ranges move right with the row).
+    // Keys any row of the block sees (ranges move right with the row), in
+    // blocks counted from the row's first token.
     int64_t first, unused, last;
     p.keyRange(i0, first, unused);
     p.keyRange(i1 - 1, unused, last);
-    for (int64_t j0 = first; j0 < last; j0 += kKeyBlock) {
+    const int64_t origin = p.firstVisible(b);
+    const int64_t skipped =
+        first > origin ? (first - origin) / kKeyBlock * kKeyBlock : 0;
+    for (int64_t j0 = origin + skipped; j0 < last; j0 += kKeyBlock) {
       const int64_t keys = std::min(kKeyBlock, last - j0);
       const float *Kf = reinterpret_cast<const float *>(K + j0 * p.Dh);
       const float *Vf = reinterpret_cast<const float *>(V + j0 * p.Dv);
@@ -450,13 +383,10 @@ void attention(const KernelCall &call) {
   }
   if (p.B * p.Hq * p.T * p.Dv == 0)
     return;
+  checkGemmSizes(kQueryBlock, p.Dv, p.Dh, "attention");
   visitFloat(p.dtype, "attention", "query", [&](auto zero) {
     using S = decltype(zero);
-    const Attend<S> attend{p};
-    if (p.byBlocks())
-      attend.byBlocks(call, layout, threads);
-    else
-      attend.byRows(call, layout, threads);
+    Attend<S>{p}.run(call, layout, threads);
   });
 }
 

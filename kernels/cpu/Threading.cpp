@@ -1,9 +1,9 @@
 // The kernels' worker threads: one pool for every kernel, GEMMs included
-// (OpenBLAS is kept to one thread per call, see Gemm.cpp, so that two pools
-// never spin against each other on a small host). The thread that starts a
-// parallel loop works on it too and never waits for a worker that has not
-// started: on a shared host a worker may wait milliseconds for a core, and
-// an OpenMP-style barrier made every parallel kernel wait with it.
+// (two pools spinning against each other ruin a small host). The thread
+// that starts a parallel loop works on it too and never waits for a worker
+// that has not started: on a shared host a worker may wait milliseconds for
+// a core, and an OpenMP-style barrier made every parallel kernel wait with
+// it.
 #include "Parallel.h"
 #include "Scratch.h"
 
@@ -15,10 +15,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#ifdef HYBRID_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -249,9 +245,6 @@ void setNumThreads(int n) {
   }
   if (n != WorkerPool::get().threads())
     WorkerPool::get().resize(n);
-#ifdef HYBRID_HAVE_OPENBLAS
-  openblas_set_num_threads(1);
-#endif
 }
 
 int numThreads() { return WorkerPool::get().threads(); }

@@ -160,7 +160,7 @@ void checkAttention(const AttentionCase &c, uint32_t seed,
 }
 
 TEST(Attention, MatchesNaiveReference) {
-  // Small (row path) and large (GEMM path) problems; prefill (T == S),
+  // Small (one block) and large (many blocks) problems; prefill (T == S),
   // decode (T == 1) and chunked (T < S) queries; more queries than keys.
   const std::vector<std::array<int64_t, 6>> sizes = {
       {1, 2, 2, 1, 1, 4},     {2, 4, 2, 1, 9, 8},   {1, 4, 1, 5, 5, 8},
@@ -247,7 +247,7 @@ TEST(Attention, FullyMaskedRowsAreZero) {
             got);
   for (int64_t e = 0; e < got.numel(); ++e)
     EXPECT_EQ(got.f()[e], 0.0f);
-  // The same through the GEMM path.
+  // The same with several query rows per block.
   HostTensor q2 = rng.f32({1, 1, 64, 64}), k2 = rng.f32({1, 1, 64, 64}),
              v2 = rng.f32({1, 1, 64, 64});
   HostTensor mask2(DType::F32, {64, 64});
@@ -326,8 +326,8 @@ TEST(Attention, KeyMaskHidesLeftPadding) {
 
 TEST(Attention, CacheOfCapacityEqualsTheFilledKeysAlone) {
   // What the decode step relies on: attention over a cache of capacity C
-  // holding n keys equals attention over those n keys alone; bitwise on the
-  // row path in f32 (the same arithmetic in the same order).
+  // holding n keys equals attention over those n keys alone, bitwise (the
+  // same blocks, the same arithmetic in the same order).
   struct Size {
     int64_t T, n, C, Dh;
   };
@@ -387,11 +387,7 @@ TEST(Attention, CacheOfCapacityEqualsTheFilledKeysAlone) {
         const std::string what =
             std::string(dtypeName(dt)) + " T" + std::to_string(z.T) + " n" +
             std::to_string(z.n) + " C" + std::to_string(z.C);
-        const bool rowPath = z.T == 1 || z.T * z.n * z.Dh < (1 << 18);
-        if (dt == DType::F32 && rowPath)
-          expectEqual(cached, alone, what);
-        else
-          expectNear(cached, alone.values(), 1e-6, 0, what);
+        expectEqual(cached, alone, what);
       }
 }
 

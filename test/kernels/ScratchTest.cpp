@@ -200,8 +200,8 @@ std::vector<FamilyCase> familyCases(DType ft, int64_t scale) {
        {false, false, false, false, true, true, true},
        ft,
        {1, 2, R + 64, 24}});
-  // Into a cache: the row path at small scales, the GEMM path at large ones
-  // (key_length picks it at run time), padding keys from a key_mask.
+  // Into a cache: one key block at small scales, several at large ones
+  // (key_length counts them at run time), padding keys from a key_mask.
   c.push_back({"attention cached prefill",
                ops::Attention{0.125, true},
                {f({2, 2, 40, 32}), f({2, 1, R * 64, 32}), f({2, 1, R * 64, 32}),

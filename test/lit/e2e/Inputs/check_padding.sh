@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Three prompts of 8, 5 and 3 tokens, left-padded into one batch, generate
-# the same tokens (and log-probs within ATOL) as each prompt alone.
+# the same tokens (and log-probs within ATOL; 0: the same bits) as each
+# prompt alone.
 # usage: check_padding.sh FIXTURE_DIR ATOL SCRATCH_DIR
 set -euo pipefail
 fixture=$1 atol=$2 tmp=$3

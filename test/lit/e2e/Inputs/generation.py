@@ -17,7 +17,7 @@
       unpadded).
   generation.py same-rows BATCH ROW0 ROW1 ... [--atol X]
       Row r of BATCH has exactly ROWr's tokens and lengths, and log-probs
-      within X (default 0: bitwise).
+      within X (default 0: the same float32 bits).
   generation.py decode-cost SHORT LONG --max-ratio R
       SHORT and LONG hold hybrid-run generate's report; the decode time per
       token of LONG is at most R times SHORT's.
@@ -26,6 +26,7 @@ Only the standard library: the tests run where numpy may be absent.
 import math
 import os
 import re
+import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
@@ -121,6 +122,10 @@ def same_rows(batch, alone, atol):
             print("row %d: batch tokens %s, alone %s" % (r, bt[r], at))
             status = 1
         worst = max([worst] + [abs(x - y) for x, y in zip(bl[r], al)])
+        if atol == 0 and any(struct.pack("<f", x) != struct.pack("<f", y)
+                             for x, y in zip(bl[r], al)):
+            print("row %d: log-probs differ in their bits" % r)
+            status = 1
     print("rows: %d equal token sequences; logprobs max |diff| %.3g "
           "(atol %g)" % (len(alone), worst, atol))
     return status if worst <= atol else 1
