@@ -2,8 +2,9 @@
 # Run here (where LLVM/MLIR and FlatBuffers are): compiles the bundles the
 # GPU host runs (each fixture from its HF config and its ONNX export in f32,
 # and from its HF config in bf16, with its weights rounded to bf16 for the
-# bf16 check; each fixture's training step in f32 and bf16, and its
-# input_ids as training data) and stages the device kit. Carry
+# bf16 check; each fixture's training executables in f32 and bf16, its
+# input_ids as training data and HF's causal-LM gradient of its logits for
+# @backward) and stages the device kit. Carry
 # BUILD/device-kit and BUILD/device-bundles to the GPU host, then run
 # test/gpu/run.sh there.
 set -euo pipefail
@@ -22,6 +23,8 @@ for m in gpt2 opt llama; do
     --no-generate -o "$out/$m/train-bf16.hyb" -q
   python3 test/lit/e2e/Inputs/train_check.py tokens "$fixtures/$m/ref.safetensors" \
     "$out/$m/tokens.safetensors"
+  python3 test/lit/e2e/Inputs/causal_lm_grad_logits.py "$fixtures/$m/ref.safetensors" \
+    "$out/$m/grad_logits.safetensors"
   "$build/bin/hybridc" compile "$fixtures/$m" --dtype=bfloat16 -o "$out/$m/hf-bf16.hyb" -q
   python3 test/lit/e2e/Inputs/round_to_bf16.py "$fixtures/$m/model.safetensors" \
     "$out/$m/model-bf16.safetensors"

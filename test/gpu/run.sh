@@ -115,7 +115,8 @@ for m in gpt2 opt llama; do
   done
 done
 
-# Training (bundles compiled with hybridc --train). One step of each fixture
+# Training (bundles compiled with hybridc --train): every training
+# executable runs on the GPU (listed in bench/RESULTS.md). One step of each fixture
 # (AdamW lr 1e-3, betas 0.9, 0.95, eps 1e-8, weight decay 0.01) on the CPU
 # and the GPU. f32: loss within 1e-5 relative, every gradient within 1e-3
 # relative L2, the logits after the step within 1e-3, of HF's (as
@@ -171,6 +172,33 @@ for m in gpt2 opt llama; do
         --name logits_after=logits_after_adamw --rtol-max 0.15
     fi
   done
+  # The other training executables, f32, on the GPU against HF: the loss
+  # (@forward_loss), the loss and gradients (@forward_loss_grad), the
+  # per-token log-probs (@logprobs: their mean is minus the loss), and
+  # @backward from HF's gradient of the logits (as
+  # test/lit/e2e/backward.test on the CPU).
+  b=$bundles/$m/train.hyb w=$bundles/$m/model.safetensors
+  for e in forward_loss forward_loss_grad logprobs; do
+    err=$($out/bin/hybrid-run forward $b --executable $e --weights $w --allow-extra lm_head.weight \
+      --inputs $ref --device cuda --out $out/$m-$e-cuda.safetensors 2>&1) ||
+      { fail "$m $e cuda: $err"; continue; }
+    case $e in
+      forward_loss) check "$m forward_loss cuda vs HF" python3 test/lit/e2e/Inputs/check_grads.py \
+        $out/$m-$e-cuda.safetensors $ref --loss-only ;;
+      forward_loss_grad) check "$m forward_loss_grad cuda vs HF" python3 \
+        test/lit/e2e/Inputs/check_grads.py $out/$m-$e-cuda.safetensors $ref ;;
+      logprobs) check "$m logprobs cuda vs HF" python3 test/lit/e2e/Inputs/train_check.py \
+        logprobs-mean $out/$m-$e-cuda.safetensors $ref 1e-5 ;;
+    esac
+  done
+  if err=$($out/bin/hybrid-run backward $b --weights $w --allow-extra lm_head.weight \
+      --inputs $bundles/$m/grad_logits.safetensors --device cuda \
+      --out $out/$m-backward-cuda.safetensors 2>&1); then
+    check "$m backward cuda vs HF" python3 test/lit/e2e/Inputs/check_grads.py \
+      $out/$m-backward-cuda.safetensors $ref --grads-only
+  else
+    fail "$m backward cuda: $err"
+  fi
   for dt in f32 bf16; do
     b=$bundles/$m/train.hyb config=test/gpu/ds_train.json rtol=1e-4
     [ $dt = bf16 ] && b=$bundles/$m/train-bf16.hyb config=test/gpu/ds_train_bf16.json rtol=1e-2
