@@ -116,9 +116,10 @@ for m in gpt2 opt llama; do
 done
 
 # Training (bundles compiled with hybridc --train): every training
-# executable runs on the GPU (listed in bench/RESULTS.md). One step of each fixture
-# (AdamW lr 1e-3, betas 0.9, 0.95, eps 1e-8, weight decay 0.01) on the CPU
-# and the GPU. f32: loss within 1e-5 relative, every gradient within 1e-3
+# executable runs on the GPU (@train_step, @forward_loss,
+# @forward_loss_grad, @logprobs, @backward; @forward_backward and @step
+# under `hybrid-run train`). One step of each fixture (AdamW lr 1e-3,
+# betas 0.9, 0.95, eps 1e-8, weight decay 0.01) on the CPU and the GPU. f32: loss within 1e-5 relative, every gradient within 1e-3
 # relative L2, the logits after the step within 1e-3, of HF's (as
 # test/lit/e2e/train-step.test checks the CPU), and the GPU's loss and
 # gradients within the same bounds of the CPU's. bf16 (weights rounded on
