@@ -105,7 +105,7 @@ def main():
     for model in args.models.split(","):
         try:
             r = run_model(args, model)
-        except RuntimeError as err:
+        except (RuntimeError, OSError) as err:
             print("FAIL  %s train: %s" % (model, err), flush=True)
             failed += 1
             continue
