@@ -2,7 +2,9 @@
 # Run on the GPU host from the checkout's root, after test/gpu/run.sh built
 # the runtime there, with BUILD/device-bundles/bench and BUILD/anchors
 # carried from bench/prepare.sh: times hybridc's generation (bench/generate.py)
-# and, in the same run, the anchors named in ANCHORS (default "eager"):
+# and training step (bench/train.py; TRAIN=0 skips it, TRAIN_ARGS adds
+# flags such as "--models gpt2-124m --repeat 2") and, in the same run, the
+# anchors named in ANCHORS (default "eager"):
 #   eager     ../shared/bench/anchor_h200.py      PyTorch eager + HF generate
 #   compiled  ../shared/bench/anchor_compiled_h200.py  torch.compile, static cache
 #   ds        ../shared/bench/anchor_ds_he_h200.py DeepSpeed Hybrid Engine
@@ -20,6 +22,10 @@ echo "== hybridc"
 python3 bench/generate.py --hybrid-run "$bin" --bundles "$build/device-bundles/bench" \
   --out "$out/hybridc.json" ${GENERATE_ARGS:-}
 rc=$?
+if [ "${TRAIN:-1}" != 0 ]; then
+  python3 bench/train.py --hybrid-run "$bin" --bundles "$build/device-bundles/bench" \
+    --out "$out/hybridc.json" ${TRAIN_ARGS:-} || rc=1
+fi
 for a in ${ANCHORS:-eager}; do
   start=$SECONDS
   case $a in

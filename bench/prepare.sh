@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run here (where hybridc is built): compiles the benchmark models from
 # their config.json alone (bench/models: OPT-1.3B, GPT-2 124M and Llama 1B
-# shapes, bf16) into BUILD/device-bundles/bench, and stages the anchor
+# shapes, bf16; MODEL.hyb for generation, MODEL-train.hyb with the training
+# step) into BUILD/device-bundles/bench, and stages the anchor
 # scripts of ../shared/bench into BUILD/anchors, for a GPU host that has
 # neither the compiler nor ../shared. Carry both (with BUILD/device-kit,
 # from test/gpu/prepare.sh) and run bench/gpu.sh there.
@@ -13,6 +14,9 @@ out=$build/device-bundles/bench
 mkdir -p "$out" "$build/anchors"
 for m in opt-1.3b gpt2-124m llama-1b; do
   "$build/bin/hybridc" compile "$root/bench/models/$m" -o "$out/$m.hyb" -q
+  # The training step (bench/train.py): bf16 weights, f32 masters, AdamW.
+  "$build/bin/hybridc" compile "$root/bench/models/$m" --train --dtype=bfloat16 \
+    --no-generate -o "$out/$m-train.hyb" -q
 done
 if [ -d "$shared/bench" ]; then
   cp -f "$shared"/bench/anchor_*.py "$build/anchors/"

@@ -2,7 +2,9 @@
 # Run here (where LLVM/MLIR and FlatBuffers are): compiles the bundles the
 # GPU host runs (each fixture from its HF config and its ONNX export in f32,
 # and from its HF config in bf16, with its weights rounded to bf16 for the
-# bf16 check) and stages the device kit. Carry
+# bf16 check; each fixture's training executables in f32 and bf16, its
+# input_ids as training data and HF's causal-LM gradient of its logits for
+# @backward) and stages the device kit. Carry
 # BUILD/device-kit and BUILD/device-bundles to the GPU host, then run
 # test/gpu/run.sh there.
 set -euo pipefail
@@ -17,15 +19,23 @@ for m in gpt2 opt llama; do
     "$fixtures/$m/ref.safetensors" "$fixtures/$m/model.onnx" "$out/$m/"
   "$build/bin/hybridc" compile "$fixtures/$m" -o "$out/$m/hf.hyb" -q
   "$build/bin/hybridc" compile "$fixtures/$m" --train -o "$out/$m/train.hyb" -q
+  "$build/bin/hybridc" compile "$fixtures/$m" --train --dtype=bfloat16 \
+    --no-generate -o "$out/$m/train-bf16.hyb" -q
+  python3 test/lit/e2e/Inputs/train_check.py tokens "$fixtures/$m/ref.safetensors" \
+    "$out/$m/tokens.safetensors"
+  python3 test/lit/e2e/Inputs/causal_lm_grad_logits.py "$fixtures/$m/ref.safetensors" \
+    "$out/$m/grad_logits.safetensors"
   "$build/bin/hybridc" compile "$fixtures/$m" --dtype=bfloat16 -o "$out/$m/hf-bf16.hyb" -q
   python3 test/lit/e2e/Inputs/round_to_bf16.py "$fixtures/$m/model.safetensors" \
     "$out/$m/model-bf16.safetensors"
   "$build/bin/hybridc" compile "$fixtures/$m/model.onnx" -o "$out/$m/onnx.hyb" -q
 done
-# The optimizer tests' training variants of gpt2.
-for variant in fp16:--dtype=float16 bf16:--dtype=bfloat16 sgd:--optimizer=sgd; do
+# The optimizer tests' other training variants of gpt2 (bf16 is above).
+for variant in fp16:--dtype=float16 sgd:--optimizer=sgd; do
   "$build/bin/hybridc" compile "$fixtures/gpt2" --train "${variant#*:}" \
     --no-generate -o "$out/gpt2/train-${variant%%:*}.hyb" -q
 done
 "$build/bin/hybridc" compile examples/models/gpt2-124m -o "$out/gpt2-124m.hyb" -q
+"$build/bin/hybridc" compile examples/models/gpt2-124m --train --dtype=bfloat16 \
+  --no-generate -o "$out/gpt2-124m-train-bf16.hyb" -q
 echo "staged $build/device-kit and $out"

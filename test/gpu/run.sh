@@ -7,7 +7,10 @@
 # HF's logits on the CPU and the GPU (f32 within 1e-3; bf16 bundles within
 # 2e-2 / 3e-2 of the largest logit of the f32 bundle on the same GPU and
 # weights), that greedy generation on the GPU gives HF's tokens (and the
-# CPU's log-probs), and times GPT-2 124M's forward.
+# CPU's log-probs), that a training step on the GPU gives HF's loss,
+# gradients and updated logits (f32; bf16 within stated bounds) and the
+# CPU's, that `hybrid-run train` gives the CPU's losses, and times GPT-2
+# 124M's forward and training step.
 # One line per check; exits 1 if any failed.
 set -uo pipefail
 build=${1:-build}
@@ -112,6 +115,106 @@ for m in gpt2 opt llama; do
   done
 done
 
+# Training (bundles compiled with hybridc --train): every training
+# executable runs on the GPU (@train_step, @forward_loss,
+# @forward_loss_grad, @logprobs, @backward; @forward_backward and @step
+# under `hybrid-run train`). One step of each fixture (AdamW lr 1e-3,
+# betas 0.9, 0.95, eps 1e-8, weight decay 0.01) on the CPU and the GPU. f32: loss within 1e-5 relative, every gradient within 1e-3
+# relative L2, the logits after the step within 1e-3, of HF's (as
+# test/lit/e2e/train-step.test checks the CPU), and the GPU's loss and
+# gradients within the same bounds of the CPU's. bf16 (weights rounded on
+# load, f32 masters): against HF's f32 step, the loss within 3e-3 relative,
+# gradients within 0.25 relative L2 (gradients that are zero in exact
+# arithmetic below 1e-2 of the largest), the logits after within 0.15 of
+# their largest, and the masters as torch's AdamW makes them from the
+# bf16-rounded weights (check_masters.py, as the CPU lit test); the CPU's
+# own bf16 error, measured on these fixtures, is loss <= 9.2e-4, gradients
+# <= 0.13, zero gradients <= 1.2e-3, logits after <= 0.093. Then 10 steps
+# of `hybrid-run train` on each device: the same losses within 1e-4
+# relative in f32, 1e-2 in bf16.
+# check NAME CMD...: one line, "ok    NAME: CMD's output" or a FAIL line.
+check() {
+  local name=$1 line
+  shift
+  if line=$("$@" 2>&1); then
+    echo "ok    $name: $(echo "$line" | paste -sd ';' | sed 's/;/; /g')"
+  else
+    fail "$name: $(echo "$line" | paste -sd ';' | sed 's/;/; /g')"
+  fi
+}
+step_args="--lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.01"
+for m in gpt2 opt llama; do
+  ref=$bundles/$m/ref.safetensors
+  for dt in f32 bf16; do
+    b=$bundles/$m/train.hyb
+    [ $dt = bf16 ] && b=$bundles/$m/train-bf16.hyb
+    ran=1
+    for dev in cpu cuda; do
+      err=$($out/bin/hybrid-run train-step $b --weights $bundles/$m/model.safetensors \
+        --allow-extra lm_head.weight --inputs $ref $step_args --device $dev \
+        --out $out/$m-train-$dt-$dev.safetensors 2>&1) ||
+        { fail "$m train-step $dt $dev: $err"; ran=0; }
+    done
+    [ $ran = 1 ] || continue
+    o=$out/$m-train-$dt-cuda.safetensors cpu=$out/$m-train-$dt-cpu.safetensors
+    if [ $dt = f32 ]; then
+      check "$m train-step f32 cuda vs HF" python3 test/lit/e2e/Inputs/check_grads.py $o $ref
+      check "$m train-step f32 cuda vs cpu" python3 test/lit/e2e/Inputs/check_grads.py $o $cpu
+      check "$m train-step f32 cuda logits after vs HF" $out/bin/hybrid-run compare $o $ref \
+        --name logits_after=logits_after_adamw --atol 1e-3
+    else
+      bounds="--loss-rtol 3e-3 --grad-rel-l2 0.25 --zero-rel 1e-2"
+      check "$m train-step bf16 cuda vs HF f32" python3 test/lit/e2e/Inputs/check_grads.py $o $ref $bounds
+      check "$m train-step bf16 cuda vs cpu" python3 test/lit/e2e/Inputs/check_grads.py $o $cpu $bounds
+      check "$m train-step bf16 cuda masters vs torch AdamW" python3 \
+        test/lit/e2e/Inputs/check_masters.py $o $bundles/$m/model.safetensors $ref \
+        1e-3 0.9 0.95 1e-8 0.01 0.03
+      check "$m train-step bf16 cuda logits after vs HF f32" $out/bin/hybrid-run compare $o $ref \
+        --name logits_after=logits_after_adamw --rtol-max 0.15
+    fi
+  done
+  # The other training executables, f32, on the GPU against HF: the loss
+  # (@forward_loss), the loss and gradients (@forward_loss_grad), the
+  # per-token log-probs (@logprobs: their mean is minus the loss), and
+  # @backward from HF's gradient of the logits (as
+  # test/lit/e2e/backward.test on the CPU).
+  b=$bundles/$m/train.hyb w=$bundles/$m/model.safetensors
+  for e in forward_loss forward_loss_grad logprobs; do
+    err=$($out/bin/hybrid-run forward $b --executable $e --weights $w --allow-extra lm_head.weight \
+      --inputs $ref --device cuda --out $out/$m-$e-cuda.safetensors 2>&1) ||
+      { fail "$m $e cuda: $err"; continue; }
+    case $e in
+      forward_loss) check "$m forward_loss cuda vs HF" python3 test/lit/e2e/Inputs/check_grads.py \
+        $out/$m-$e-cuda.safetensors $ref --loss-only ;;
+      forward_loss_grad) check "$m forward_loss_grad cuda vs HF" python3 \
+        test/lit/e2e/Inputs/check_grads.py $out/$m-$e-cuda.safetensors $ref ;;
+      logprobs) check "$m logprobs cuda vs HF" python3 test/lit/e2e/Inputs/train_check.py \
+        logprobs-mean $out/$m-$e-cuda.safetensors $ref 1e-5 ;;
+    esac
+  done
+  if err=$($out/bin/hybrid-run backward $b --weights $w --allow-extra lm_head.weight \
+      --inputs $bundles/$m/grad_logits.safetensors --device cuda \
+      --out $out/$m-backward-cuda.safetensors 2>&1); then
+    check "$m backward cuda vs HF" python3 test/lit/e2e/Inputs/check_grads.py \
+      $out/$m-backward-cuda.safetensors $ref --grads-only
+  else
+    fail "$m backward cuda: $err"
+  fi
+  for dt in f32 bf16; do
+    b=$bundles/$m/train.hyb config=test/gpu/ds_train.json rtol=1e-4
+    [ $dt = bf16 ] && b=$bundles/$m/train-bf16.hyb config=test/gpu/ds_train_bf16.json rtol=1e-2
+    ran=1
+    for dev in cpu cuda; do
+      $out/bin/hybrid-run train $b --weights $bundles/$m/model.safetensors \
+        --allow-extra lm_head.weight --config $config --data $bundles/$m/tokens.safetensors \
+        --steps 10 --device $dev 2> $out/$m-train-$dt-$dev.log ||
+        { fail "$m train $dt $dev: $(tail -1 $out/$m-train-$dt-$dev.log)"; ran=0; }
+    done
+    [ $ran = 1 ] && check "$m train $dt cuda vs cpu" python3 test/gpu/compare_losses.py \
+      $out/$m-train-$dt-cuda.log $out/$m-train-$dt-cpu.log $rtol
+  done
+done
+
 # GPT-2 124M forward (random weights, host edge included: ids in, logits out).
 for dev in cuda cpu; do
   for shape in "1 128" "8 128"; do
@@ -121,6 +224,13 @@ for dev in cuda cpu; do
       fail "gpt2-124m $dev ${1}x$2: $line"
   done
 done
+
+# GPT-2 124M training steps (bf16 weights, f32 masters, AdamW; random
+# weights; bench/train.py times the benchmark models the same way).
+line=$($out/bin/hybrid-run train-step $bundles/gpt2-124m-train-bf16.hyb --random-weights 0 \
+  --device cuda --batch 8 --seq 512 --repeat 3 2>&1) &&
+  echo "time  cuda train-step 8x512: ${line#hybrid-run: }" ||
+  fail "gpt2-124m train-step cuda 8x512: $line"
 
 [ $failures -eq 0 ] && echo "all GPU checks passed" || echo "$failures GPU check(s) failed"
 [ $failures -eq 0 ]

@@ -92,6 +92,20 @@ const char *kUsage =
     "      parameter and logits_after (forward on the same inputs after\n"
     "      the step); bf16/f16 bundles also opt.master.<name> (the f32\n"
     "      masters after the step).\n"
+    "  hybrid-run train-step BUNDLE --random-weights SEED --batch B --seq T\n"
+    "                     [--repeat N] [--peak-flops F] [--device D]\n"
+    "                     [--threads N] [optimizer flags as above]\n"
+    "      Times training steps without files: deterministic random\n"
+    "      weights, random input_ids [B,T], one warm-up step, then N timed\n"
+    "      steps (default 3) of the bundle's train_step (forward, backward\n"
+    "      and the update), each writing the batch to the device and\n"
+    "      reading the loss back. Prints the median and best step time,\n"
+    "      tokens/s, the model FLOPs of a step (6 x trainable parameters x\n"
+    "      tokens, plus attention's 12 x layers x width x T per token when\n"
+    "      the forward pass shows them), achieved FLOP/s, MFU against F\n"
+    "      FLOP/s (default 989.4e12, the H200's dense bf16 peak), the loss\n"
+    "      of the first and last step, and the peak of device memory in\n"
+    "      use (the allocator's high-water mark).\n"
     "  hybrid-run backward BUNDLE --weights W --inputs IN.safetensors\n"
     "                     --out OUT.safetensors [--device D] [--threads N]\n"
     "                     [--allow-extra NAME ...]\n"
@@ -976,18 +990,191 @@ NamedTensors tokenBatch(const SafeTensorsFile &in, const std::string &path) {
   return batch;
 }
 
+/// What `train-step --random-weights` times.
+struct TrainTiming {
+  uint64_t seed = 0;
+  int64_t batch = 1, seq = 2;
+  int repeat = 3;
+  double peakFlops = 989.4e12; // H200 SXM, dense bf16
+};
+
+TrainTiming trainTimingOf(Args &args) {
+  TrainTiming t;
+  t.seed = static_cast<uint64_t>(
+      parseNonNegative(*args.single("--random-weights"), "--random-weights"));
+  t.batch = parsePositiveInt(args.required("--batch", "train-step"), "--batch");
+  const std::string seq = args.required("--seq", "train-step");
+  t.seq = parsePositiveInt(seq, "--seq");
+  if (t.seq < 2)
+    throw UsageError{"train-step: --seq must be at least 2 (the loss "
+                     "predicts token t + 1 from token t), got '" +
+                     seq + "'"};
+  if (auto r = args.single("--repeat"))
+    t.repeat = static_cast<int>(parsePositiveInt(*r, "--repeat"));
+  if (auto p = args.single("--peak-flops")) {
+    t.peakFlops = parseNonNegative(*p, "--peak-flops");
+    if (t.peakFlops == 0)
+      throw UsageError{"--peak-flops wants a positive number of FLOP/s, "
+                       "got '" +
+                       *p + "'"};
+  }
+  return t;
+}
+
+/// The model FLOPs of one training step. Dense: 6 x trainable parameters x
+/// tokens (2 forward, 4 backward per parameter and token; embeddings
+/// included and a tied LM head counted once, as its GEMM). Attention's
+/// scores and weighted sum: 12 x layers x width x seq per token (PaLM's
+/// count, no causal halving), layers and width (heads x head size) read off
+/// @forward's attention commands; 0 when it has none.
+struct StepFlops {
+  int64_t trainable = 0, layers = 0, width = 0;
+  double dense = 0, attention = 0;
+  double total() const { return dense + attention; }
+};
+
+StepFlops stepFlopsOf(const BundleDesc &bundle, const Executable &step,
+                      int64_t batch, int64_t seq) {
+  StepFlops f;
+  // Trainable: the parameters @train_step returns a gradient for.
+  const std::vector<std::string> &outs = step.outputNames();
+  const std::set<std::string> grads(outs.begin(), outs.end());
+  for (const ParamDesc &p : bundle.params)
+    if (grads.count("grad." + p.name))
+      f.trainable += numElements(p.shape);
+  for (const ExecutableDesc &e : bundle.executables) {
+    if (e.name != "forward")
+      continue;
+    for (const CommandDesc &c : e.commands) {
+      if (!std::holds_alternative<ops::Attention>(c.op) || c.operands.empty())
+        continue;
+      // The query: [batch, heads, seq, head size].
+      const SymShape &q = e.buffers.at(c.operands[0]).shape;
+      if (q.size() != 4 || !q[1].constant() || !q[3].constant())
+        continue;
+      ++f.layers;
+      f.width = std::max(f.width, *q[1].constant() * *q[3].constant());
+    }
+  }
+  const double tokens = static_cast<double>(batch) * seq;
+  f.dense = 6.0 * static_cast<double>(f.trainable) * tokens;
+  f.attention = 12.0 * static_cast<double>(f.layers) * f.width * seq * tokens;
+  return f;
+}
+
+/// The timing form of train-step: one warm-up step (GEMM plans, first
+/// allocations), then t.repeat timed ones of @train_step on the device.
+/// Each writes the batch (and the hyperparameters) to the device, runs the
+/// step and reads the loss back, as a training loop does; the gradients
+/// stay on the device.
+int timeTrainSteps(const BundleDesc &bundle, Engine &engine,
+                   const TrainTiming &t, const NamedTensors &hyper) {
+  engine.initRandom(t.seed);
+  engine.initOptimizer();
+  NamedTensors inputs = syntheticInputs(bundle, t.batch, t.seq);
+  for (const auto &[name, v] : hyper)
+    inputs[name] = v;
+  Executable &step = engine.executable("train_step");
+  const NamedTensors all = step.withDefaults(inputs);
+  std::vector<Shape> shapes;
+  for (const std::string &name : step.inputNames())
+    shapes.push_back(all.at(name).shape());
+  step.bindShapes(shapes);
+  const size_t lossPort = step.outputIndex("loss");
+  if (step.output(lossPort).dtype != DType::F32)
+    throw Error("train_step's loss is not f32");
+  Device &device = engine.device();
+  std::unique_ptr<Stream> stream = device.createStream();
+  auto once = [&](float &loss) {
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < step.inputNames().size(); ++i) {
+      const HostTensor &in = all.at(step.inputNames()[i]);
+      device.copyHostToDevice(step.input(i).data, in.data(), in.bytes(),
+                              *stream);
+    }
+    step.enqueue(*stream);
+    device.copyDeviceToHost(&loss, step.output(lossPort).data, sizeof loss,
+                            *stream);
+    device.synchronize(*stream);
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  float firstLoss = 0, loss = 0;
+  once(firstLoss);
+  std::vector<double> ms;
+  for (int r = 0; r < t.repeat; ++r)
+    ms.push_back(once(loss));
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median =
+      n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+
+  const StepFlops flops = stepFlopsOf(bundle, step, t.batch, t.seq);
+  const double tokens = static_cast<double>(t.batch) * t.seq;
+  const double achieved = flops.total() / (median / 1000);
+  const double peakGiB = static_cast<double>(device.memoryStats().peakBytes) /
+                         (1024.0 * 1024.0 * 1024.0);
+  char attention[96];
+  if (flops.layers)
+    std::snprintf(attention, sizeof attention,
+                  "attention %.4g over %lld layers x %lld", flops.attention,
+                  static_cast<long long>(flops.layers),
+                  static_cast<long long>(flops.width));
+  else
+    std::snprintf(attention, sizeof attention,
+                  "attention 0: no attention in forward");
+  const std::string model = bundle.model.empty()
+                                ? "(unnamed model)"
+                                : escapeControlCharacters(bundle.model);
+  const std::string on = device.name() == "cpu" ? "" : " on " + device.name();
+  std::fprintf(
+      stderr,
+      "hybrid-run: train-step %s%s: %s trainable params, %lldx%lld "
+      "tokens: step %.2f ms (median of %d; best %.2f ms), %.0f "
+      "tokens/s; model %.4g FLOP/step (6N %.4g + %s), %.4g FLOP/s, "
+      "MFU %.4g of %.4g FLOP/s; loss %.4f -> %.4f; peak %.4g GiB\n",
+      model.c_str(), on.c_str(),
+      humanCount(static_cast<double>(flops.trainable)).c_str(),
+      static_cast<long long>(t.batch), static_cast<long long>(t.seq), median,
+      t.repeat, sorted.front(), tokens / (median / 1000), flops.total(),
+      flops.dense, attention, achieved, achieved / t.peakFlops, t.peakFlops,
+      static_cast<double>(firstLoss), static_cast<double>(loss), peakGiB);
+  return 0;
+}
+
 int runTrainStep(int argc, char **argv) {
   Args args = parseArgs("train-step", argc, argv, 2,
                         {"--weights", "--inputs", "--out", "--optimizer",
                          "--lr", "--betas", "--eps", "--weight-decay",
                          "--momentum", "--dampening", "--nesterov", "--threads",
-                         "--allow-extra", "--device"});
+                         "--allow-extra", "--device", "--random-weights",
+                         "--batch", "--seq", "--repeat", "--peak-flops"});
   expectPositional(args, 1, "train-step", "a BUNDLE");
-  const std::string weightsPath = args.required("--weights", "train-step");
-  const std::string inputsPath = args.required("--inputs", "train-step");
-  const std::string outPath = args.required("--out", "train-step");
   const std::string &bundlePath = args.positional[0];
-  checkOutputIsNoInput(outPath, bundlePath, weightsPath, inputsPath);
+  // The timing form: random weights and tokens, no files.
+  const bool timing = args.single("--random-weights") ||
+                      args.single("--batch") || args.single("--seq") ||
+                      args.single("--repeat") || args.single("--peak-flops");
+  if (timing) {
+    if (!args.single("--random-weights"))
+      throw UsageError{"train-step: --batch, --seq, --repeat and --peak-flops "
+                       "time random weights: give --random-weights SEED"};
+    for (const char *flag : {"--weights", "--inputs", "--out", "--allow-extra"})
+      if (args.flags.count(flag))
+        throw UsageError{std::string("train-step: ") + flag +
+                         " and --random-weights exclude each other (the "
+                         "timing reads and writes no files)"};
+  }
+  const std::string weightsPath =
+      timing ? "" : args.required("--weights", "train-step");
+  const std::string inputsPath =
+      timing ? "" : args.required("--inputs", "train-step");
+  const std::string outPath =
+      timing ? "" : args.required("--out", "train-step");
+  if (!timing)
+    checkOutputIsNoInput(outPath, bundlePath, weightsPath, inputsPath);
   const std::optional<std::string> optimizer = args.single("--optimizer");
   if (optimizer && *optimizer != "adamw" && *optimizer != "sgd")
     throw UsageError{"train-step: --optimizer '" + *optimizer +
@@ -1032,6 +1219,9 @@ int runTrainStep(int argc, char **argv) {
     scalar("beta2", b2);
   }
   const std::set<std::string> allowedExtra = allowedExtraOf(args);
+  std::optional<TrainTiming> timed;
+  if (timing)
+    timed = trainTimingOf(args);
 
   auto [bundle, engine] = openForTraining(
       args, "train-step", bundlePath, "train_step", "train_step executable");
@@ -1040,6 +1230,8 @@ int runTrainStep(int argc, char **argv) {
     throw Error(bundlePath + ": compiled for " +
                 (compiled == Optimizer::Sgd ? "SGD" : "AdamW") +
                 ", not --optimizer " + *optimizer);
+  if (timed)
+    return timeTrainSteps(*bundle, engine, *timed, hyper);
   engine.loadWeights(weightsPath, allowedExtra);
   // bf16 / f16 weights: their f32 masters, and the f16 loss scale.
   engine.initOptimizer();

@@ -1,6 +1,7 @@
 """Reads and writes safetensors files with the standard library only (the
 tests run where numpy may be absent). A tensor is [dtype, shape, raw bytes];
-values() and pack() convert the raw bytes of F32 and I64 tensors."""
+values() and pack() convert the raw bytes of F32, F64, I32 and I64 tensors;
+values() reads BF16 (the gradients of a bf16 bundle) as well."""
 import json
 import struct
 
@@ -39,6 +40,11 @@ def write(path, tensors):
 def values(tensor):
     """The flat list of a tensor's values."""
     dtype, _, raw = tensor
+    if dtype == "BF16":  # the high half of an f32
+        halves = struct.unpack("<%dH" % (len(raw) // 2), raw)
+        return list(struct.unpack("<%df" % len(halves),
+                                  struct.pack("<%dI" % len(halves),
+                                              *(h << 16 for h in halves))))
     size = struct.calcsize(_FORMATS[dtype])
     return list(struct.unpack("<%d%s" % (len(raw) // size, _FORMATS[dtype]),
                               raw))
