@@ -197,7 +197,7 @@ public:
     for (const ParamDesc &p : b.params)
       params.push_back(fb::CreateParamDirect(
           fbb_, p.name.c_str(), static_cast<fb::DType>(p.dtype), &p.shape,
-          p.layout.c_str(), shard(p.shard)));
+          p.layout.c_str(), shard(p.shard), p.source.c_str(), p.onnxZeros));
     std::vector<flatbuffers::Offset<fb::State>> states;
     for (const StateDesc &s : b.states)
       states.push_back(fb::CreateStateDirect(fbb_, s.name.c_str(),
@@ -424,6 +424,8 @@ public:
         d.shape = scalars(p->shape());
         d.layout = str(p->layout());
         d.shard = shard(p->shard());
+        d.source = str(p->source());
+        d.onnxZeros = p->onnx_zeros();
         b.params.push_back(std::move(d));
       }
     if (auto *ss = root.states())
