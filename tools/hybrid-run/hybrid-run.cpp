@@ -873,7 +873,7 @@ int runInfo(int argc, char **argv) {
                 shapeToString(p.shape).c_str(),
                 p.layout.empty() ? "" : (" layout " + p.layout).c_str(),
                 shardText(p.shard).c_str(),
-                p.onnxZeros ? ", zeros in ONNX"
+                p.onnxZeros ? ", zeros (in no ONNX initializer)"
                 : p.source.empty()
                     ? ""
                     : (", from initializer " + p.source).c_str());
