@@ -66,7 +66,11 @@ struct ExportedParameterTable {
 ///     folded from that target alone) binds to it;
 ///  2. the remaining initializer uses pair, in input order, with the
 ///     remaining placeholders in argument order, leaving out placeholders
-///     whose own initializer exists elsewhere; the counts must agree.
+///     whose own initializer exists elsewhere; the counts must agree
+///     (ONNX keeps aten's operand order: LayerNormalization(X, Scale, B)
+///     for layer_norm(x, shape, weight, bias)), except that an FX node with
+///     no placeholder left reads initializers folded from no parameter as
+///     the computed constants they are (Llama's rotary table).
 /// A parameter the exporter dropped is restored where that is certain: a
 /// Gemm without C, lowered from an aten.addmm / aten.linear FX node whose
 /// one placeholder left without a tensor is a PARAMETER, computed
@@ -76,11 +80,13 @@ struct ExportedParameterTable {
 /// left without a tensor are listed in `foldedAway`.
 ///
 /// A use bound to a PARAMETER reads the parameter named by its target
-/// (source: the initializer read); one folded from a parameter stays the
-/// parameter of that initializer's name (it is the parameter transformed,
-/// say transposed: AdamW, being elementwise, trains it as PyTorch trains
-/// the original); a use bound to anything else (a buffer, a constant), or
-/// an initializer folded from no parameter, reads a constant. Node inputs
+/// (source: the initializer read); one folded from a parameter alone stays
+/// the parameter of that initializer's name: the parameter transformed,
+/// which the metadata does not name; torch.onnx folds the Transpose of a
+/// linear weight, and AdamW, elementwise, trains a permutation of the
+/// elements as PyTorch trains the original (a fold that scaled them would
+/// not). A use bound to anything else (a buffer, a constant), or an
+/// initializer folded from no parameter, reads a constant. Node inputs
 /// are renamed to the parameter (or constant alias) they read. Tied
 /// parameters stay one: the exporter already reads one placeholder for
 /// both uses.
@@ -89,7 +95,9 @@ struct ExportedParameterTable {
 /// signature (another exporter: every such initializer is a parameter, as
 /// before). Errors (nothing changed) say which node and initializer the
 /// metadata leaves ambiguous or contradicts. `warn` receives one-line
-/// notes (parameters folded away, uses without fx_node metadata).
+/// notes (uses without fx_node metadata, which read their initializer's
+/// own parameter; a parameter read as itself and folded, which trains as
+/// two tensors); `foldedAway` is for the caller to report.
 llvm::Expected<std::optional<ExportedParameterTable>>
 attributeExportedParameters(
     ::onnx::ModelProto &model, int64_t maxConstantElements,

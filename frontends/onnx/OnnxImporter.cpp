@@ -79,9 +79,13 @@ public:
   ExternalDataReader(llvm::StringRef path, const OnnxImportOptions &options,
                      const std::optional<ExportedParameterTable> &table)
       : path_(path.str()), options_(options) {
-    if (table)
+    // An initializer that is also read as a constant needs its bytes here.
+    if (table) {
       for (const ExportedParameter &p : table->params)
-        paramSources_.insert(p.source);
+        leftExternal_.insert(p.source);
+      for (const auto &alias : table->constantAliases)
+        leftExternal_.erase(alias.second);
+    }
     useTable_ = table.has_value();
     llvm::SmallString<256> folder(path);
     llvm::sys::path::remove_filename(folder);
@@ -93,7 +97,7 @@ public:
     for (::onnx::TensorProto &t : *graph.mutable_initializer())
       if (llvm::Error e =
               resolve(t, "initializer '" + t.name() + "'",
-                      useTable_ ? paramSources_.contains(t.name())
+                      useTable_ ? leftExternal_.contains(t.name())
                                 : isParameterInitializer(t, options_)))
         return e;
     for (::onnx::NodeProto &node : *graph.mutable_node())
@@ -169,7 +173,7 @@ private:
   std::string path_, folder_;
   const OnnxImportOptions &options_;
   bool useTable_ = false;
-  llvm::StringSet<> paramSources_;
+  llvm::StringSet<> leftExternal_; ///< with a table: what parameters read
   std::vector<std::string> files_;
 };
 
