@@ -350,6 +350,14 @@ TEST(Bundle, ValidationRejectsBadConstantSize) {
 TEST(Bundle, ValidationRejectsBadIndices) {
   {
     BundleDesc b = normBundle();
+    b.params[0].source = "w";
+    b.params[0].onnxZeros = true;
+    expectError([&] { validateBundle(b, "b"); },
+                {"param 0 'ln.weight' is zeros in ONNX and also read from "
+                 "initializer 'w'"});
+  }
+  {
+    BundleDesc b = normBundle();
     b.executables[0].buffers[2].index = 5;
     expectError([&] { validateBundle(b, "b"); },
                 {"buffer 2 'ln.weight' refers to param 5 of 2"});

@@ -616,6 +616,9 @@ public:
                        n, static_cast<int64_t>(dtypeSize(p.dtype)), bytes))
         fail(ctx + " has an invalid shape " + shapeToString(p.shape));
       checkShard(p.shard, ctx);
+      if (p.onnxZeros && !p.source.empty())
+        fail(ctx + " is zeros in ONNX and also read from initializer '" +
+             p.source + "'");
       if (p.shard && p.shard->shape != p.shape)
         fail(ctx + " is " + shapeToString(p.shape) + " but its shard splits " +
              shapeToString(p.shard->shape));
