@@ -403,8 +403,9 @@ llvm::Expected<std::optional<ExportedParameterTable>> Attribution::run() {
         if (added)
           groups.emplace_back(*fx, std::vector<std::pair<int, int>>());
         groups[it->second].second.emplace_back(n, i);
-      } else
+      } else {
         bindWithoutMetadata(n, i);
+      }
     }
   }
   for (auto &[fx, uses] : groups) {
