@@ -53,6 +53,7 @@ importModel(mlir::MLIRContext &context, const std::string &path,
   if (llvm::sys::path::extension(path) == ".onnx") {
     onnx::OnnxImportOptions onnxOptions;
     onnxOptions.externalDataFiles = inputFiles;
+    onnxOptions.training = options.train;
     return onnx::importOnnxModel(context, path, onnxOptions);
   }
   if (llvm::sys::path::extension(path) == ".mlir") {

@@ -5,6 +5,7 @@
 
 #include "dialects/hg/IR/HgOps.h"
 #include "frontends/onnx/ConversionTable.h"
+#include "frontends/onnx/ExportedParameters.h"
 #include "frontends/onnx/GraphImporter.h"
 
 #include "hybrid/OnnxElementTypes.h"
@@ -71,11 +72,21 @@ constexpr uint64_t kMaxExternalConstantBytes = uint64_t(256) << 20;
 /// checked (location inside the model's folder, an existing file, the byte
 /// range inside it and of the tensor's size); constants (initializers that
 /// are not parameters, tensor attributes) get their bytes as raw_data,
-/// parameters stay external for the runtime to bind.
+/// parameters stay external for the runtime to bind. `table`, when set,
+/// says which initializers parameters read (else isParameterInitializer).
 class ExternalDataReader {
 public:
-  ExternalDataReader(llvm::StringRef path, const OnnxImportOptions &options)
+  ExternalDataReader(llvm::StringRef path, const OnnxImportOptions &options,
+                     const std::optional<ExportedParameterTable> &table)
       : path_(path.str()), options_(options) {
+    // An initializer that is also read as a constant needs its bytes here.
+    if (table) {
+      for (const ExportedParameter &p : table->params)
+        leftExternal_.insert(p.source);
+      for (const auto &alias : table->constantAliases)
+        leftExternal_.erase(alias.second);
+    }
+    useTable_ = table.has_value();
     llvm::SmallString<256> folder(path);
     llvm::sys::path::remove_filename(folder);
     folder_ = folder.empty() ? "." : folder.str().str();
@@ -84,8 +95,10 @@ public:
   llvm::Error read(::onnx::ModelProto &model) {
     ::onnx::GraphProto &graph = *model.mutable_graph();
     for (::onnx::TensorProto &t : *graph.mutable_initializer())
-      if (llvm::Error e = resolve(t, "initializer '" + t.name() + "'",
-                                  isParameterInitializer(t, options_)))
+      if (llvm::Error e =
+              resolve(t, "initializer '" + t.name() + "'",
+                      useTable_ ? leftExternal_.contains(t.name())
+                                : isParameterInitializer(t, options_)))
         return e;
     for (::onnx::NodeProto &node : *graph.mutable_node())
       for (::onnx::AttributeProto &a : *node.mutable_attribute()) {
@@ -159,6 +172,8 @@ private:
 
   std::string path_, folder_;
   const OnnxImportOptions &options_;
+  bool useTable_ = false;
+  llvm::StringSet<> leftExternal_; ///< with a table: what parameters read
   std::vector<std::string> files_;
 };
 
@@ -167,9 +182,10 @@ class ModelImporter {
 public:
   ModelImporter(mlir::MLIRContext &context, llvm::StringRef path,
                 const ::onnx::ModelProto &model,
-                const OnnxImportOptions &options)
+                const OnnxImportOptions &options,
+                const std::optional<ExportedParameterTable> &table)
       : context_(context), path_(path.str()), model_(model),
-        graph_(model.graph()), options_(options),
+        graph_(model.graph()), options_(options), table_(table),
         fileLoc_(mlir::FileLineColLoc::get(&context, path, 0, 0)) {}
 
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> run();
@@ -182,6 +198,8 @@ private:
                             llvm::SmallVectorImpl<SymShape> &shapes);
   llvm::Error declareParams(llvm::SmallVectorImpl<mlir::Type> &types);
   llvm::Error defineConstants(GraphImporter &imp);
+  llvm::Error defineConstant(GraphImporter &imp, llvm::StringRef name,
+                             const ::onnx::TensorProto &t);
   llvm::Expected<std::vector<int>> topologicalOrder();
   llvm::Error convertNode(GraphImporter &imp, const ::onnx::NodeProto &node,
                           int index);
@@ -191,6 +209,7 @@ private:
   const ::onnx::ModelProto &model_;
   const ::onnx::GraphProto &graph_;
   const OnnxImportOptions &options_;
+  const std::optional<ExportedParameterTable> &table_;
   mlir::Location fileLoc_;
 
   int64_t opset_ = 0;
@@ -199,10 +218,16 @@ private:
   unsigned unnamedDims_ = 0;
   llvm::StringMap<const ::onnx::TensorProto *> initializers_;
   llvm::StringMap<unsigned> useCounts_;
-  /// Graph inputs (not initializers) and parameter initializers, in
-  /// argument order.
+  /// Graph inputs (not initializers) and parameters, in argument order.
+  struct Param {
+    std::string name;
+    /// What the runtime binds it from; null for a bias the exporter
+    /// dropped (zeros of `dims`).
+    const ::onnx::TensorProto *tensor;
+    llvm::SmallVector<int64_t> dims;
+  };
   std::vector<const ::onnx::ValueInfoProto *> inputs_;
-  std::vector<const ::onnx::TensorProto *> params_;
+  std::vector<Param> params_;
 };
 
 llvm::Error ModelImporter::readOpsets() {
@@ -304,48 +329,69 @@ ModelImporter::declareInputs(llvm::SmallVectorImpl<mlir::Type> &types,
 llvm::Error
 ModelImporter::declareParams(llvm::SmallVectorImpl<mlir::Type> &types) {
   mlir::Builder b(&context_);
-  for (const ::onnx::TensorProto &t : graph_.initializer()) {
-    if (!useCounts_.count(t.name()) || !useCounts_[t.name()])
-      continue;
-    if (!isParameterInitializer(t, options_))
-      continue;
-    // FLOAT16, BFLOAT16 and DOUBLE weights are f32 parameters too: the
-    // runtime converts them when it binds the .onnx file, from the model or
-    // its external data.
-    llvm::SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
-    types.push_back(mlir::RankedTensorType::get(dims, b.getF32Type()));
-    params_.push_back(&t);
+  if (table_) {
+    for (const ExportedParameter &p : table_->params) {
+      const ::onnx::TensorProto *t =
+          p.source.empty() ? nullptr : initializers_.lookup(p.source);
+      params_.push_back(
+          {p.name, t,
+           t ? llvm::SmallVector<int64_t>(t->dims().begin(), t->dims().end())
+             : llvm::SmallVector<int64_t>(p.shape.begin(), p.shape.end())});
+    }
+  } else {
+    for (const ::onnx::TensorProto &t : graph_.initializer())
+      if (useCounts_.lookup(t.name()) && isParameterInitializer(t, options_))
+        params_.push_back(
+            {t.name(), &t,
+             llvm::SmallVector<int64_t>(t.dims().begin(), t.dims().end())});
+  }
+  // FLOAT16, BFLOAT16 and DOUBLE weights are f32 parameters too: the
+  // runtime converts them when it binds the .onnx file, from the model or
+  // its external data.
+  for (const Param &p : params_)
+    types.push_back(mlir::RankedTensorType::get(p.dims, b.getF32Type()));
+  return llvm::Error::success();
+}
+
+llvm::Error ModelImporter::defineConstant(GraphImporter &imp,
+                                          llvm::StringRef name,
+                                          const ::onnx::TensorProto &t) {
+  auto decoded = decodeTensor(t, "initializer '" + t.name() + "'");
+  if (!decoded)
+    return decoded.takeError();
+  int64_t n = 1;
+  for (int64_t d : decoded->dims)
+    n *= d;
+  if (n > kMaxFoldedElements) {
+    imp.define(name,
+               imp.live(imp.constant(*decoded), toSymShape(decoded->dims)));
+  } else if (decoded->kind == ElemKind::Float) {
+    imp.define(name, TensorValue::makeFloats(decoded->dims, decoded->floats));
+  } else {
+    imp.define(name,
+               TensorValue::makeInts(decoded->dims,
+                                     std::vector<SymExpr>(decoded->ints.begin(),
+                                                          decoded->ints.end()),
+                                     decoded->kind));
   }
   return llvm::Error::success();
 }
 
 llvm::Error ModelImporter::defineConstants(GraphImporter &imp) {
   llvm::StringSet<> paramNames;
-  for (const ::onnx::TensorProto *p : params_)
-    paramNames.insert(p->name());
+  for (const Param &p : params_)
+    paramNames.insert(p.name);
   for (const ::onnx::TensorProto &t : graph_.initializer()) {
     if (paramNames.count(t.name()) || !useCounts_.count(t.name()))
       continue;
-    auto decoded = decodeTensor(t, "initializer '" + t.name() + "'");
-    if (!decoded)
-      return decoded.takeError();
-    int64_t n = 1;
-    for (int64_t d : decoded->dims)
-      n *= d;
-    if (n > kMaxFoldedElements) {
-      imp.define(t.name(),
-                 imp.live(imp.constant(*decoded), toSymShape(decoded->dims)));
-    } else if (decoded->kind == ElemKind::Float) {
-      imp.define(t.name(),
-                 TensorValue::makeFloats(decoded->dims, decoded->floats));
-    } else {
-      imp.define(t.name(), TensorValue::makeInts(
-                               decoded->dims,
-                               std::vector<SymExpr>(decoded->ints.begin(),
-                                                    decoded->ints.end()),
-                               decoded->kind));
-    }
+    if (llvm::Error e = defineConstant(imp, t.name(), t))
+      return e;
   }
+  if (table_)
+    for (const auto &alias : table_->constantAliases)
+      if (llvm::Error e = defineConstant(imp, alias.getKey(),
+                                         *initializers_.lookup(alias.second)))
+        return e;
   return llvm::Error::success();
 }
 
@@ -363,6 +409,11 @@ llvm::Expected<std::vector<int>> ModelImporter::topologicalOrder() {
     available.insert(in->name());
   for (const auto &entry : initializers_)
     available.insert(entry.getKey());
+  for (const Param &p : params_)
+    available.insert(p.name);
+  if (table_)
+    for (const auto &alias : table_->constantAliases)
+      available.insert(alias.getKey());
 
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> consumers(n);
@@ -463,14 +514,23 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> ModelImporter::run() {
     imp.define(inputs_[i]->name(),
                imp.live(body->getArgument(i), inputShapes[i]));
   }
+  llvm::SmallVector<mlir::NamedAttribute> sources;
   for (size_t p = 0; p < params_.size(); ++p) {
     unsigned i = inputs_.size() + p;
-    func.setArgAttr(i, "hg.param", builder.getStringAttr(params_[p]->name()));
-    imp.define(
-        params_[p]->name(),
-        imp.live(body->getArgument(i), SymShape(params_[p]->dims().begin(),
-                                                params_[p]->dims().end())));
+    const Param &param = params_[p];
+    func.setArgAttr(i, "hg.param", builder.getStringAttr(param.name));
+    imp.define(param.name,
+               imp.live(body->getArgument(i),
+                        SymShape(param.dims.begin(), param.dims.end())));
+    std::string source = param.tensor ? param.tensor->name() : "";
+    if (source != param.name)
+      sources.push_back(
+          builder.getNamedAttr(param.name, builder.getStringAttr(source)));
   }
+  // Where the runtime reads a parameter the exporter merged with others
+  // ("": a dropped bias, zeros).
+  if (!sources.empty())
+    (*module)->setAttr("hg.param_sources", builder.getDictionaryAttr(sources));
   if (llvm::Error e = defineConstants(imp))
     return std::move(e);
 
@@ -532,9 +592,35 @@ importOnnxModel(mlir::MLIRContext &context, llvm::StringRef path,
                      "truncated or corrupt");
   if (!model.has_graph())
     return makeError("'" + path + "' is not an ONNX model: it holds no graph");
-  if (llvm::Error e = ExternalDataReader(path, options).read(model))
+  mlir::Location fileLoc = mlir::FileLineColLoc::get(&context, path, 0, 0);
+  auto warn = [&](const std::string &message) {
+    if (options.training)
+      mlir::emitWarning(fileLoc) << message;
+  };
+  std::optional<ExportedParameterTable> table;
+  auto attributed =
+      attributeExportedParameters(model, options.maxConstantElements, warn);
+  if (attributed) {
+    table = std::move(*attributed);
+  } else {
+    warn("the exporter's parameter metadata cannot be followed (" +
+         llvm::toString(attributed.takeError()) +
+         "); every initializer is one parameter as stored, so a parameter "
+         "the exporter merged with others trains as one with them");
+  }
+  if (table && !table->foldedAway.empty()) {
+    std::string names;
+    for (const std::string &n : table->foldedAway)
+      names += (names.empty() ? "" : ", ") + n;
+    warn(std::to_string(table->foldedAway.size()) +
+         " parameter(s) that the graph's nodes read are in no initializer "
+         "(the exporter folded them away, e.g. all-zero biases): they are "
+         "not trained: " +
+         names);
+  }
+  if (llvm::Error e = ExternalDataReader(path, options, table).read(model))
     return std::move(e);
-  ModelImporter importer(context, path, model, options);
+  ModelImporter importer(context, path, model, options, table);
   return importer.run();
 }
 

@@ -284,27 +284,44 @@ void WeightStore::bindFromOnnx(const std::string &path) {
   std::vector<const OnnxInitializer *> sources(params_.size());
   std::string firstMissing;
   size_t missing = 0;
+  size_t firstMissingIndex = 0;
+  // A parameter the exporter merged with equal ones reads their one
+  // initializer (its source); the others are named as they are.
+  auto sourceOf = [](const ParamDesc &p) -> const std::string & {
+    return p.source.empty() ? p.name : p.source;
+  };
+  auto forParam = [&](const ParamDesc &p) {
+    return p.source.empty() ? std::string()
+                            : " (the source of parameter '" + p.name + "')";
+  };
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamDesc &p = params_[i];
-    const OnnxInitializer *e = onnx.find(p.name);
+    if (p.onnxZeros)
+      continue;
+    const OnnxInitializer *e = onnx.find(sourceOf(p));
     if (!e) {
-      if (!missing++)
-        firstMissing = p.name;
+      if (!missing++) {
+        firstMissing = sourceOf(p);
+        firstMissingIndex = i;
+      }
       continue;
     }
     if (!p.layout.empty())
       throw Error(path + ": parameter '" + p.name + "' has layout '" +
                   p.layout + "', which this runtime cannot load");
     if (e->shape != p.shape)
-      throw Error(path + ": initializer '" + p.name + "' has shape " +
-                  shapeToString(e->shape) + ", the bundle expects " +
-                  shapeToString(p.shape));
+      throw Error(path + ": initializer '" + sourceOf(p) + "'" + forParam(p) +
+                  " has shape " + shapeToString(e->shape) +
+                  ", the bundle expects " + shapeToString(p.shape));
     sources[i] = e;
   }
   if (missing)
     throw Error(path + ": missing initializer '" + firstMissing +
                 "' (bundle parameter " +
-                describe(params_[*find(firstMissing)]) + ")" +
+                (params_[firstMissingIndex].source.empty()
+                     ? std::string()
+                     : "'" + params_[firstMissingIndex].name + "', ") +
+                describe(params_[firstMissingIndex]) + ")" +
                 andMore(missing - 1, "missing"));
   // Check every conversion before writing any weight. bf16/f16 go through
   // f32 and i32 through i64: the ONNX reader converts to those.
@@ -312,9 +329,12 @@ void WeightStore::bindFromOnnx(const std::string &path) {
   std::vector<const void *> host(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamDesc &p = params_[i];
-    const OnnxInitializer &e = *sources[i];
     size_t n = static_cast<size_t>(numElements(p.shape));
     converted[i].resize(sizes_[i]);
+    host[i] = converted[i].data();
+    if (p.onnxZeros)
+      continue; // zero-filled by resize
+    const OnnxInitializer &e = *sources[i];
     if (p.dtype == DType::BF16 || p.dtype == DType::F16) {
       std::vector<float> wide(n);
       onnx.convertInto(e, DType::F32, wide.data());
@@ -336,7 +356,6 @@ void WeightStore::bindFromOnnx(const std::string &path) {
     } else {
       onnx.convertInto(e, p.dtype, converted[i].data());
     }
-    host[i] = converted[i].data();
   }
   ensureStorage();
   upload(host);

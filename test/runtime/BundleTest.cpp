@@ -29,6 +29,8 @@ void expectSameBundle(const BundleDesc &a, const BundleDesc &b) {
     EXPECT_EQ(a.params[i].dtype, b.params[i].dtype);
     EXPECT_EQ(a.params[i].shape, b.params[i].shape);
     EXPECT_EQ(a.params[i].layout, b.params[i].layout);
+    EXPECT_EQ(a.params[i].source, b.params[i].source);
+    EXPECT_EQ(a.params[i].onnxZeros, b.params[i].onnxZeros);
     EXPECT_EQ(a.params[i].shard.has_value(), b.params[i].shard.has_value());
   }
   ASSERT_EQ(a.constants.size(), b.constants.size());
@@ -108,6 +110,13 @@ BundleDesc richBundle() {
   BundleDesc b = normBundle();
   b.params.push_back({"pos.ids", DType::I64, {2, 3}, "transposed"});
   b.params.push_back({"scale", DType::BF16, {3}, ""});
+  // Parameters of a torch.onnx export that has merged or dropped them.
+  ParamDesc merged{"h.1.ln.weight", DType::F32, {3}, ""};
+  merged.source = "h.0.ln.weight";
+  b.params.push_back(merged);
+  ParamDesc dropped{"h.0.fc.bias", DType::F32, {3}, ""};
+  dropped.onnxZeros = true;
+  b.params.push_back(dropped);
   b.states = {{"kv", DType::F32}, {"step", DType::I32}};
   ConstantDesc mask;
   mask.dtype = DType::Bool;
@@ -339,6 +348,14 @@ TEST(Bundle, ValidationRejectsBadConstantSize) {
 }
 
 TEST(Bundle, ValidationRejectsBadIndices) {
+  {
+    BundleDesc b = normBundle();
+    b.params[0].source = "w";
+    b.params[0].onnxZeros = true;
+    expectError([&] { validateBundle(b, "b"); },
+                {"param 0 'ln.weight' is zeros in ONNX and also read from "
+                 "initializer 'w'"});
+  }
   {
     BundleDesc b = normBundle();
     b.executables[0].buffers[2].index = 5;
@@ -667,10 +684,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 5: "
+      {"test.hyb: bundle format version 1; this runtime reads version 6: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 5: recompile it with hybridc");
+                 "version 6: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

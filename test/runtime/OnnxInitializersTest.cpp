@@ -324,6 +324,34 @@ TEST(OnnxInitializers, BindsAWeightStoreByName) {
                     std::make_shared<CpuDevice>());
   expectError([&] { typed.bindFromOnnx(dir.file("m.onnx")); },
               {"'folded.shape' is INT64, cannot be read as f32"});
+
+  // Parameters torch.onnx merged into one initializer read it (source);
+  // one it dropped for being zero is zeros.
+  ParamDesc merged{"w.copy", DType::F32, {2}, ""};
+  merged.source = "w";
+  ParamDesc dropped{"bias", DType::F32, {3}, ""};
+  dropped.onnxZeros = true;
+  WeightStore split({{"w", DType::F32, {2}, ""}, merged, dropped},
+                    std::make_shared<CpuDevice>());
+  split.bindFromOnnx(dir.file("m.onnx"));
+  for (size_t i = 0; i < 2; ++i) {
+    const float *q = static_cast<const float *>(split.data(i));
+    EXPECT_EQ(std::vector<float>(q, q + 2), (std::vector<float>{7, 8}));
+  }
+  const float *zeros = static_cast<const float *>(split.data(2));
+  EXPECT_EQ(std::vector<float>(zeros, zeros + 3),
+            (std::vector<float>{0, 0, 0}));
+  ParamDesc lost{"v.copy", DType::F32, {2}, ""};
+  lost.source = "v";
+  WeightStore noSource({lost}, std::make_shared<CpuDevice>());
+  expectError([&] { noSource.bindFromOnnx(dir.file("m.onnx")); },
+              {"missing initializer 'v' (bundle parameter 'v.copy', f32 [2])"});
+  ParamDesc reshaped{"w.copy", DType::F32, {1, 2}, ""};
+  reshaped.source = "w";
+  WeightStore badShape({reshaped}, std::make_shared<CpuDevice>());
+  expectError([&] { badShape.bindFromOnnx(dir.file("m.onnx")); },
+              {"initializer 'w' (the source of parameter 'w.copy') has shape "
+               "[2], the bundle expects [1,2]"});
 }
 
 TEST(OnnxInitializers, Gpt2FixtureMatchesSafeTensors) {

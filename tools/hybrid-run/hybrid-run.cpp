@@ -883,10 +883,14 @@ int runInfo(int argc, char **argv) {
              : std::string();
   };
   for (const ParamDesc &p : b.params)
-    std::printf("  param %s: %s %s%s%s\n", p.name.c_str(), dtypeName(p.dtype),
+    std::printf("  param %s: %s %s%s%s%s\n", p.name.c_str(), dtypeName(p.dtype),
                 shapeToString(p.shape).c_str(),
                 p.layout.empty() ? "" : (" layout " + p.layout).c_str(),
-                shardText(p.shard).c_str());
+                shardText(p.shard).c_str(),
+                p.onnxZeros ? ", zeros (in no ONNX initializer)"
+                : p.source.empty()
+                    ? ""
+                    : (", from initializer " + p.source).c_str());
   std::printf("constants: %zu (%s)\n", b.constants.size(),
               humanBytes(static_cast<double>(constBytes)).c_str());
   if (!b.tied.empty()) {

@@ -255,7 +255,9 @@ std::vector<uint8_t> constantBytes(DenseElementsAttr dense,
 
 class BundleWriter {
 public:
-  explicit BundleWriter(hybrid::BundleDesc &bundle) : bundle_(bundle) {}
+  /// `paramSources` is the importer's "hg.param_sources" (may be null).
+  BundleWriter(hybrid::BundleDesc &bundle, DictionaryAttr paramSources)
+      : bundle_(bundle), paramSources_(paramSources) {}
 
   llvm::Error addExecutable(hrt::ExecutableOp exe) {
     exe_ = hybrid::ExecutableDesc();
@@ -325,6 +327,13 @@ private:
     auto type = p.getResult().getType();
     hybrid::ParamDesc desc;
     desc.name = p.getName().str();
+    // "": no initializer holds it (a bias the exporter dropped for being
+    // zero).
+    if (paramSources_)
+      if (auto source = paramSources_.getAs<StringAttr>(desc.name)) {
+        desc.source = source.str();
+        desc.onnxZeros = desc.source.empty();
+      }
     desc.dtype = *dtypeOf(type.getElementType());
     desc.shard = shardOf(p.getShard());
     // The table has the checkpoint's shape; a shard's buffer is its piece.
@@ -498,6 +507,7 @@ private:
   std::vector<std::string> symbols_;
   llvm::DenseMap<Value, int32_t> buffers_;
   llvm::DenseMap<Value, int32_t> communicators_;
+  DictionaryAttr paramSources_;
 };
 
 } // namespace
@@ -518,7 +528,8 @@ llvm::Expected<hybrid::BundleDesc> translateHrtToBundle(ModuleOp module) {
     bundle.worldSize = static_cast<int32_t>(ranks.getInt());
   if (auto stage = module->getAttrOfType<IntegerAttr>("hrt.zero_stage"))
     bundle.zeroStage = static_cast<int32_t>(stage.getInt());
-  BundleWriter writer(bundle);
+  BundleWriter writer(
+      bundle, module->getAttrOfType<DictionaryAttr>("hg.param_sources"));
   bool any = false;
   for (auto exe : module.getOps<hrt::ExecutableOp>()) {
     if (llvm::Error e = writer.addExecutable(exe))

@@ -199,7 +199,7 @@ public:
     for (const ParamDesc &p : b.params)
       params.push_back(fb::CreateParamDirect(
           fbb_, p.name.c_str(), static_cast<fb::DType>(p.dtype), &p.shape,
-          p.layout.c_str(), shard(p.shard)));
+          p.layout.c_str(), shard(p.shard), p.source.c_str(), p.onnxZeros));
     std::vector<flatbuffers::Offset<fb::State>> states;
     for (const StateDesc &s : b.states)
       states.push_back(fb::CreateStateDirect(fbb_, s.name.c_str(),
@@ -428,6 +428,8 @@ public:
         d.shape = scalars(p->shape());
         d.layout = str(p->layout());
         d.shard = shard(p->shard());
+        d.source = str(p->source());
+        d.onnxZeros = p->onnx_zeros();
         b.params.push_back(std::move(d));
       }
     if (auto *ss = root.states())
@@ -618,6 +620,9 @@ public:
                        n, static_cast<int64_t>(dtypeSize(p.dtype)), bytes))
         fail(ctx + " has an invalid shape " + shapeToString(p.shape));
       checkShard(p.shard, ctx);
+      if (p.onnxZeros && !p.source.empty())
+        fail(ctx + " is zeros in ONNX and also read from initializer '" +
+             p.source + "'");
       if (p.shard && p.shard->shape != p.shape)
         fail(ctx + " is " + shapeToString(p.shape) + " but its shard splits " +
              shapeToString(p.shard->shape));

@@ -48,11 +48,13 @@ public:
   void bindFromSafeTensors(const std::string &path,
                            const std::set<std::string> &allowedExtra = {});
 
-  /// Binds every parameter from the initializers of an ONNX model, by name,
-  /// converting as OnnxInitializers::convertInto does (through f32 for bf16
-  /// and f16 parameters, through i64 for i32 ones). Initializers no
-  /// parameter uses are allowed (the compiler folds small ones into the
-  /// bundle as constants). Throws hybrid::Error.
+  /// Binds every parameter from the initializers of an ONNX model, by name
+  /// (by ParamDesc::source where set: several parameters may start from one
+  /// initializer; ParamDesc::onnxZeros ones are zeros), converting as
+  /// OnnxInitializers::convertInto does (through f32 for bf16 and f16
+  /// parameters, through i64 for i32 ones). Initializers no parameter uses are
+  /// allowed (the compiler folds small ones into the bundle as constants).
+  /// Throws hybrid::Error.
   void bindFromOnnx(const std::string &path);
 
   /// Deterministic demo weights: rank >= 2 float params ~ N(0, 0.02), float

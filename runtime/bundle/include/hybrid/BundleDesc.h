@@ -49,6 +49,13 @@ struct ParamDesc {
   /// Set when each rank holds only its piece (ZeRO stage 3); `shape` stays
   /// the checkpoint's.
   std::optional<ShardDesc> shard;
+  /// The ONNX initializer that holds the parameter's initial value when it
+  /// is not `name` (torch.onnx merged equal initializers: every LayerNorm
+  /// weight reads one); "" = `name`. Safetensors checkpoints bind by name.
+  std::string source;
+  /// No ONNX initializer holds it: torch.onnx dropped it for being zero (a
+  /// linear layer's bias). Binding the ONNX model sets it to zeros.
+  bool onnxZeros = false;
 };
 
 /// A named buffer the engine owns across calls and executables (KV cache,
