@@ -124,7 +124,9 @@ const void *normaliseRows(const KernelCall &call, const LinearShape &s,
 } // namespace
 
 void linear(const KernelCall &call) {
-  expectOperands(call, "linear", 2, 4);
+  // (input, weight, bias?, residual?[, norm_weight?, norm_bias?]): a
+  // linear without a prologue may leave its two operands off.
+  expectOperands(call, "linear", 2, call.operands.size() <= 4 ? 2 : 4);
   const ConstTensor &input = call.operands[0], &weight = call.operands[1];
   const ConstTensor *biasOperand = optionalOperand(call, 2);
   const ConstTensor *residualOperand = optionalOperand(call, 3);

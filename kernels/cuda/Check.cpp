@@ -40,13 +40,11 @@ void checkTensor(const T &t, const char *kernel, const char *what) {
 
 void expectOperands(const CudaCall &call, const char *kernel, size_t required,
                     size_t optional, size_t results) {
-  // Trailing optional operands may be left off (absent).
-  const size_t operands = call.operands.size();
-  if (operands < required || operands > required + optional ||
-      call.results.size() != results)
-    fail(kernel, "expected " + std::to_string(required + optional) +
-                     " operand(s) and " + std::to_string(results) +
-                     " result(s), got " + std::to_string(operands) + " and " +
+  const size_t operands = required + optional;
+  if (call.operands.size() != operands || call.results.size() != results)
+    fail(kernel, "expected " + std::to_string(operands) + " operand(s) and " +
+                     std::to_string(results) + " result(s), got " +
+                     std::to_string(call.operands.size()) + " and " +
                      std::to_string(call.results.size()));
   for (size_t i = 0; i < operands; ++i) {
     const ConstTensor &t = call.operands[i];

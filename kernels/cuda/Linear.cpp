@@ -76,7 +76,9 @@ void normaliseInto(const CudaCall &call, const ops::Linear &attrs, void *rows) {
 } // namespace
 
 void linear(const CudaCall &call) {
-  expectOperands(call, "linear", 2, 4);
+  // (input, weight, bias?, residual?[, norm_weight?, norm_bias?]): a
+  // linear without a prologue may leave its two operands off.
+  expectOperands(call, "linear", 2, call.operands.size() <= 4 ? 2 : 4);
   const ConstTensor &input = call.operands[0], &weight = call.operands[1];
   const ConstTensor *bias = optionalOperand(call, 2);
   const ConstTensor *residual = optionalOperand(call, 3);

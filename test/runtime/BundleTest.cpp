@@ -173,7 +173,7 @@ BundleDesc richBundle() {
       command(ops::GatherNd{0}, {6, 0}, {4}),
       command(ops::Rotary{true}, {3, 3, 3}, {4}),
       command(ops::RmsNorm{1e-6, 0}, {3, -1}, {4}),
-      command(ops::Linear{false}, {3, 6, -1, -1}, {4}),
+      command(ops::Linear{false}, {3, 6, -1, -1, -1, -1}, {4}),
       command(ops::MatMul{}, {6, 6}, {4}),
       command(ops::Embedding{}, {6, 0}, {4}),
       command(ops::Select{}, {1, 3, 3}, {4}),

@@ -135,7 +135,7 @@ inline BundleDesc tinyLmBundle() {
   e.commands = {
       command(ops::Embedding{}, {1, 0}, {4}, "tiny.mlir:1"),
       command(ops::LayerNorm{1e-5, -1}, {4, 2, 3}, {5}, "tiny.mlir:2"),
-      command(ops::Linear{true}, {5, 1, -1, -1}, {6}, "tiny.mlir:3"),
+      command(ops::Linear{true}, {5, 1, -1, -1, -1, -1}, {6}, "tiny.mlir:3"),
   };
   e.workspaceBytes = SymExpr(4) * slot;
   b.executables.push_back(e);
