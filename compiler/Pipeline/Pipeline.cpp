@@ -126,15 +126,16 @@ bool isLanguageModel(mlir::ModuleOp module) {
   return ids && logits;
 }
 
-llvm::Error runGenerationPipeline(mlir::ModuleOp module,
-                                  std::string *declined) {
+llvm::Error runGenerationPipeline(mlir::ModuleOp module, std::string *declined,
+                                  bool normPrologues) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(hg::createSplitGeneration());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createUnitTransposes());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseEpilogues());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createSinkSlices());
-  pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseNormPrologues());
+  if (normPrologues)
+    pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseNormPrologues());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (!declined) {

@@ -50,6 +50,11 @@ struct CompileOptions {
   /// ("float32", "bfloat16", "float16"; also "f32", "bf16", "f16"); empty:
   /// the config's torch_dtype (or dtype), else float32.
   std::string dtype;
+  /// hg-fuse-norm-prologues in @decode: each linear normalises its own
+  /// rows. Off by default: measured slower on an H200 (OPT-1.3B decode,
+  /// batch 1: the skinny GEMM's prologue delays its weight stream; batch
+  /// 32: each projection runs its own norm kernel), see bench/RESULTS.md.
+  bool normPrologues = false;
 };
 
 /// Imports `path`: an .onnx file, a folder (or config.json) of a HuggingFace
@@ -77,9 +82,11 @@ bool isLanguageModel(mlir::ModuleOp module);
 /// cache (hg-split-generation, hg-kv-cache), then cleanup. With `declined`,
 /// a model the lowering cannot take is no error: the module is left as it
 /// was and `declined` receives the diagnostics, one per line, instead of
-/// the context's handler.
+/// the context's handler. `normPrologues` adds hg-fuse-norm-prologues
+/// (CompileOptions::normPrologues).
 llvm::Error runGenerationPipeline(mlir::ModuleOp module,
-                                  std::string *declined = nullptr);
+                                  std::string *declined = nullptr,
+                                  bool normPrologues = false);
 
 /// The training lowering of a language model's @forward: hg-causal-lm-loss,
 /// hg-autodiff (with fp16 loss scaling when a parameter is f16), hg-adamw

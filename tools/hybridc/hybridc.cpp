@@ -46,6 +46,9 @@ constexpr const char *kUsage =
     "                         activations: float32, bfloat16 or float16\n"
     "                         (default: the config's torch_dtype)\n"
     "  --no-fuse              skip the fusion passes (canonicalise only)\n"
+    "  --norm-prologues       fold @decode's layer/rms norms into the\n"
+    "                         linears they feed (hg-fuse-norm-prologues;\n"
+    "                         fewer launches, measured slower for now)\n"
     "  --generate             require @prefill/@decode (KV-cache generation)\n"
     "                         for a language model; by default they are\n"
     "                         added when the model can decode one token at a\n"
@@ -254,6 +257,8 @@ int runHybridc(int argc, char **argv) {
       options.maxReuseDistance = *n;
     } else if (a == "--no-fuse") {
       options.fuse = false;
+    } else if (a == "--norm-prologues") {
+      options.normPrologues = true;
     } else if (a == "-q" || a == "--quiet") {
       quiet = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -340,7 +345,8 @@ int runHybridc(int argc, char **argv) {
     if (languageModel)
       if (llvm::Error e = hybridc::runGenerationPipeline(
               module->get(),
-              options.generation == Generation::Auto ? &declined : nullptr))
+              options.generation == Generation::Auto ? &declined : nullptr,
+              options.normPrologues))
         return failPhase(std::move(e));
     if (!declined.empty())
       std::fprintf(stderr,
