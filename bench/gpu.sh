@@ -4,7 +4,8 @@
 # carried from bench/prepare.sh: times hybridc's generation (bench/generate.py)
 # and training step (bench/train.py; TRAIN=0 skips it, TRAIN_ARGS adds
 # flags such as "--models gpt2-124m --repeat 2") and, in the same run, the
-# anchors named in ANCHORS (default "eager"):
+# anchors named in ANCHORS (default "eager"); HYBRIDC=0 runs the anchors
+# alone (bench/gpu2.sh runs both halves on two GPUs at once):
 #   eager     ../shared/bench/anchor_h200.py      PyTorch eager + HF generate
 #   compiled  ../shared/bench/anchor_compiled_h200.py  torch.compile, static cache
 #   ds        ../shared/bench/anchor_ds_he_h200.py DeepSpeed Hybrid Engine
@@ -18,11 +19,14 @@ mkdir -p "$out"
 anchors=$PWD/$build/anchors
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 git rev-parse HEAD 2>/dev/null | sed 's/^/commit /'
-echo "== hybridc"
-python3 bench/generate.py --hybrid-run "$bin" --bundles "$build/device-bundles/bench" \
-  --out "$out/hybridc.json" ${GENERATE_ARGS:-}
-rc=$?
-if [ "${TRAIN:-1}" != 0 ]; then
+rc=0
+if [ "${HYBRIDC:-1}" != 0 ]; then
+  echo "== hybridc"
+  python3 bench/generate.py --hybrid-run "$bin" --bundles "$build/device-bundles/bench" \
+    --out "$out/hybridc.json" ${GENERATE_ARGS:-}
+  rc=$?
+fi
+if [ "${HYBRIDC:-1}" != 0 ] && [ "${TRAIN:-1}" != 0 ]; then
   python3 bench/train.py --hybrid-run "$bin" --bundles "$build/device-bundles/bench" \
     --out "$out/hybridc.json" ${TRAIN_ARGS:-} || rc=1
 fi
