@@ -50,12 +50,13 @@ constexpr int kMaxSplits = 64;
 constexpr int kDecodeWarps = 4;
 /// The grouped decode kernel: query rows per block at most (of the G * T
 /// rows that share a KV head), blocks it aims for (three per SM of a
-/// 132-SM H200, one wave), the fewest keys a split gets (a chunk per warp)
-/// and the chunks each warp has in its shared memory (one computed while
-/// the next streams in).
+/// 132-SM H200, one wave), the fewest keys a split gets (one chunk: at
+/// batch 1 a model has few KV heads (Llama-1B: 8), and a chunk per warp,
+/// 128 keys, left 8-16 blocks for 128-256 keys on 132 SMs) and the chunks
+/// each warp has in its shared memory (one computed while the next
+/// streams in).
 constexpr int kGroupRows = 8;
-constexpr int64_t kGroupedTargetBlocks = 396,
-                  kGroupedMinSplitKeys = 32 * kDecodeWarps;
+constexpr int64_t kGroupedTargetBlocks = 396, kGroupedMinSplitKeys = 32;
 constexpr int kDecodeStages = 2;
 
 struct AttnParams {

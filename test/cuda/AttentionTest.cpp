@@ -345,8 +345,22 @@ void checkCacheCase(const CacheCase &c, DType dt, std::mt19937 &rng,
     expectMatchesCpu(attrs, operands, results, what, &tol);
     return;
   }
-  expectClose(runCuda(attrs, operands, results, false, false)[0],
-              runCpu(attrs, operands, results)[0], tol,
+  // A call without a context assumes 48 KB of shared memory: one warp's
+  // staging of 256-wide f32 value rows (32 KB) with its keys does not fit
+  // the per-row kernel, which says so (the backend always passes a context,
+  // whose opt-in limit fits them).
+  std::vector<HostTensor> got;
+  try {
+    got = runCuda(attrs, operands, results, false, false);
+  } catch (const Error &e) {
+    const bool declined =
+        std::string(e.what()).find("do not fit the decode kernel's shared "
+                                   "memory") != std::string::npos;
+    EXPECT_TRUE(declined && dt == DType::F32 && c.Dv >= 256)
+        << what << " without a context: " << e.what();
+    return;
+  }
+  expectClose(got[0], runCpu(attrs, operands, results)[0], tol,
               what + " without a context");
 }
 
