@@ -8,6 +8,7 @@
 #include "HostStaging.h"
 #include "KernelProfile.h"
 
+#include "cuda/Context.h"
 #include "cuda/CudaKernels.h"
 
 #include <cstdio>
@@ -468,6 +469,15 @@ CudaDevice::capture(Stream &stream, const std::function<void()> &enqueue) {
   const std::string &dev = impl_->name;
   {
     CurrentDevice guard(ordinal_, dev);
+    // The stream's tile counters exist before the capture, so that split
+    // kernels inside it finish in their last block (a stream that meets
+    // its first split kernel inside a capture has none, and each such
+    // kernel adds a combine kernel to the graph: GPT-2's decode step at
+    // batch 1, 12 of them).
+    if (impl_->context) {
+      std::lock_guard<std::mutex> turn(impl_->launch);
+      cuda::tileCounters(*impl_->context, s, "capture");
+    }
     // Thread-local: another thread's unrelated CUDA calls (an allocation by
     // another engine) neither break this capture nor are broken by it.
     checkCuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), dev,
