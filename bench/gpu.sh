@@ -52,7 +52,11 @@ for a in ${ANCHORS:-eager}; do
       fi
       # One batch size per process (see the script): ppo (with b32), b1.
       for mode in ppo b1; do
-        OUT=$out MODE=$mode PYTHONPATH=$site timeout 300 python3 "$anchors/anchor_ds_he_h200.py" \
+        # DeepSpeed's op builder parses the architecture list when it
+        # JIT-compiles its kernels; on the two-GPU host (2026-12-01) it met
+        # a "9.0a" it cannot parse (int("0a")): give it ours.
+        OUT=$out MODE=$mode PYTHONPATH=$site TORCH_CUDA_ARCH_LIST=9.0 \
+          timeout 300 python3 "$anchors/anchor_ds_he_h200.py" \
           > "$out/ds-$mode.log" 2>&1
         grep "^RESULT" "$out/ds-$mode.log" | tee "$out/ds-$mode.result" ||
           { echo "FAIL  DeepSpeed $mode:"; tail -5 "$out/ds-$mode.log"; }
