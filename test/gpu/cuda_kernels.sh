@@ -5,7 +5,7 @@
 # oracle, then prints a summary.
 #
 # Needs: the CUDA toolkit (nvcc on PATH or in /usr/local/cuda/bin), CMake
-# >= 3.20, ninja, a C++17 compiler, GTest, OpenBLAS and nlohmann_json (as the
+# >= 3.20, ninja, a C++17 compiler, GTest and nlohmann_json (as the
 # CPU kernel tests do). Needs no LLVM/MLIR and no FlatBuffers: it configures
 # with -DHYBRIDC_KERNELS_ONLY=ON (no runtime, tools or compiler), so no
 # device kit either.
