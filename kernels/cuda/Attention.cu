@@ -35,6 +35,7 @@
 #include "Kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -58,6 +59,30 @@ constexpr int kDecodeWarps = 4;
 constexpr int kGroupRows = 8;
 constexpr int64_t kGroupedTargetBlocks = 396, kGroupedMinSplitKeys = 32;
 constexpr int kDecodeStages = 2;
+
+/// The devices on which a kernel was let use more than 48 KB of dynamic
+/// shared memory: the attribute belongs to each device's context, so a
+/// process with several GPUs sets it on each (one bit per device ordinal;
+/// threads may race to set it, which is harmless).
+struct OptedIn {
+  std::atomic<uint64_t> devices{0};
+};
+
+/// Lets `kernel` use up to `bytes` of dynamic shared memory on the current
+/// device, once per device.
+template <typename Kernel>
+void optInSharedMemory(OptedIn &opted, Kernel kernel, size_t bytes) {
+  int device = 0;
+  checkCuda(cudaGetDevice(&device), "attention", "cudaGetDevice");
+  const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
+  if (bit && (opted.devices.load(std::memory_order_relaxed) & bit))
+    return;
+  checkCuda(cudaFuncSetAttribute(kernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(bytes)),
+            "attention", "cudaFuncSetAttribute");
+  opted.devices.fetch_or(bit, std::memory_order_relaxed);
+}
 
 struct AttnParams {
   const void *q = nullptr, *k = nullptr, *v = nullptr;
@@ -806,15 +831,9 @@ void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
                           " do not fit the decode kernel's shared memory");
   const size_t shared = layout.bytes(warps);
   if (shared > 48 * 1024) {
-    static bool raised = false; // per instantiation, once per process
-    if (!raised) {
-      checkCuda(
-          cudaFuncSetAttribute(decodeAttentionKernel<S, VPL>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(maxShared - kStaticShared)),
-          "attention", "cudaFuncSetAttribute");
-      raised = true;
-    }
+    static OptedIn opted; // per instantiation
+    optInSharedMemory(opted, decodeAttentionKernel<S, VPL>,
+                      maxShared - kStaticShared);
   }
   launch(decodeAttentionKernel<S, VPL>, grid, static_cast<unsigned>(32 * warps),
          shared, stream, p);
@@ -1298,15 +1317,11 @@ void launchGroupedDecode(const AttnParams &p, int warps, size_t maxShared,
   if (blocks > 0x7fffffff)
     fail("attention", "too many query rows");
   const size_t shared = groupedShared(p.Dh, p.Dv, sizeof(S), ROWS).bytes(warps);
-  // Blocks of more than 48 KB opt in, once per instantiation. (The driver
-  // sizes each SM's shared memory for the blocks that fit.)
-  static bool raised = false;
-  if (shared > 48 * 1024 && !raised) {
-    checkCuda(cudaFuncSetAttribute(groupedDecodeKernel<S, ROWS, CP>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(maxShared - 16)),
-              "attention", "cudaFuncSetAttribute");
-    raised = true;
+  // Blocks of more than 48 KB opt in, once per instantiation and device.
+  // (The driver sizes each SM's shared memory for the blocks that fit.)
+  if (shared > 48 * 1024) {
+    static OptedIn opted;
+    optInSharedMemory(opted, groupedDecodeKernel<S, ROWS, CP>, maxShared - 16);
   }
   const dim3 grid(static_cast<unsigned>(blocks),
                   static_cast<unsigned>(p.splits));

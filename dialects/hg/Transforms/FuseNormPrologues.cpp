@@ -8,9 +8,9 @@
 // Each linear normalises the rows itself, so a norm feeding three
 // projections is computed three times: cheap for a decode step's few rows,
 // not for a prompt's, hence only in functions marked hg.generation =
-// "decode". The norm must be over the last dim alone and of the linear's
-// element type; its result is rounded to that type before the product, as
-// the unfused pair stores it.
+// "decode". The norm must be over the last dim alone, and its input, weight
+// and bias of the linear's element type; its result is rounded to that type
+// before the product, as the unfused pair stores it.
 #include "dialects/hg/IR/HgOps.h"
 #include "dialects/hg/Transforms/Passes.h"
 
@@ -55,6 +55,14 @@ std::optional<Prologue> prologueOf(Operation *op) {
   return std::nullopt;
 }
 
+/// Whether `param` (absent counts) has `input`'s element type, as a
+/// linear's norm operands must (a norm's may differ: an f32 weight of a
+/// bf16 activation).
+bool sameElementType(Value param, Value input) {
+  return !param || getElementTypeOrSelf(param.getType()) ==
+                       getElementTypeOrSelf(input.getType());
+}
+
 /// Whether every use of `v` is the input of a linear without a prologue.
 bool onlyLinearInputs(Value v) {
   if (v.use_empty())
@@ -84,7 +92,9 @@ struct FuseNormProloguesPass
       std::optional<Prologue> p = prologueOf(norm);
       Value normalised = norm->getResult(0);
       if (!p || !onlyLinearInputs(normalised) ||
-          p->input.getType() != normalised.getType())
+          p->input.getType() != normalised.getType() ||
+          !sameElementType(p->weight, p->input) ||
+          !sameElementType(p->bias, p->input))
         continue;
       for (OpOperand &use : llvm::make_early_inc_range(normalised.getUses())) {
         auto linear = cast<LinearOp>(use.getOwner());

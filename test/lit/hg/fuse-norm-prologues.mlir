@@ -48,7 +48,8 @@ func.func @rms(%x: tensor<1x1x32xf32>, %g: tensor<32xf32>, %w: tensor<32x16xf32>
 
 // Left alone: a norm with a use that is not a linear's input (GPT-J's
 // parallel residual reads it too), a norm used as a linear's residual, a
-// norm over more than the last dim, and everything outside @decode.
+// norm over more than the last dim, a norm whose weight has another
+// element type than its input, and everything outside @decode.
 // CHECK-LABEL: func.func @kept
 // CHECK-COUNT-3: hg.layer_norm
 // CHECK-NOT: norm_weight
@@ -77,4 +78,16 @@ func.func @prefill(%x: tensor<2x64xf32>, %g: tensor<64xf32>, %w: tensor<64x64xf3
   %n = hg.layer_norm %x weight %g {epsilon = 1.0e-5 : f64} : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
   %y = hg.linear %n, %w : (tensor<2x64xf32>, tensor<64x64xf32>) -> tensor<2x64xf32>
   return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mixed
+// CHECK: hg.rms_norm
+// CHECK-NOT: norm_weight
+func.func @mixed(%x: tensor<2x64xbf16>, %g: tensor<64xf16>, %w: tensor<64x64xbf16>)
+    -> tensor<2x64xbf16> attributes {hg.generation = "decode"} {
+  %n = hg.rms_norm %x weight %g {epsilon = 1.0e-6 : f64} : (tensor<2x64xbf16>, tensor<64xf16>) -> tensor<2x64xbf16>
+  %y = hg.linear %n, %w : (tensor<2x64xbf16>, tensor<64x64xbf16>) -> tensor<2x64xbf16>
+  return %y : tensor<2x64xbf16>
 }
