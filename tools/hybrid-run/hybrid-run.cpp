@@ -416,9 +416,12 @@ int runForward(int argc, char **argv) {
   if (!outPath.empty())
     checkOutputIsNoInput(outPath, args.positional[0],
                          randomSeed ? "" : weightsPath, inputsPath);
+  // --repeat N (timing): a warm-up call, then N timed ones.
   int repeat = 1;
-  if (auto r = args.single("--repeat"))
-    repeat = static_cast<int>(parsePositiveInt(*r, "--repeat"));
+  const bool timed = args.single("--repeat").has_value();
+  if (timed)
+    repeat = static_cast<int>(
+        parsePositiveInt(*args.single("--repeat"), "--repeat"));
   const std::set<std::string> allowedExtra = allowedExtraOf(args);
 
   const std::string &bundlePath = args.positional[0];
@@ -464,13 +467,13 @@ int runForward(int argc, char **argv) {
   // faults), then the best of N timed calls; the mean is printed too.
   NamedTensors outputs;
   double ms = 0, totalMs = 0;
-  for (int r = 0; r < repeat + (repeat > 1 ? 1 : 0); ++r) {
+  for (int r = 0; r < repeat + (timed ? 1 : 0); ++r) {
     auto start = std::chrono::steady_clock::now();
     outputs = forward.run(inputs);
     double t = std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - start)
                    .count();
-    if (repeat > 1 && r == 0)
+    if (timed && r == 0)
       continue;
     ms = (ms == 0 || t < ms) ? t : ms;
     totalMs += t;
@@ -478,7 +481,7 @@ int runForward(int argc, char **argv) {
   // The same call without the host edge (inputs written before the clock
   // starts, outputs left on the device): what the executable itself costs.
   double residentMs = 0;
-  if (repeat > 1) {
+  if (timed) {
     Executable &exe = forward;
     const NamedTensors all = exe.withDefaults(inputs);
     std::unique_ptr<Stream> stream = device->createStream();
@@ -530,10 +533,10 @@ int runForward(int argc, char **argv) {
           ? ", " + std::to_string(static_cast<long long>(tokensPerS)) +
                 " tokens/s"
           : "";
-  std::string mean =
-      repeat > 1 ? " (best of " + std::to_string(repeat) + "; mean " +
-                       std::to_string(totalMs / repeat).substr(0, 7) + " ms)"
-                 : "";
+  std::string mean = timed ? " (best of " + std::to_string(repeat) + "; mean " +
+                                 std::to_string(totalMs / repeat).substr(0, 7) +
+                                 " ms)"
+                           : "";
   std::string on = device->name() == "cpu" ? "" : " on " + device->name();
   std::string resident;
   if (residentMs > 0) {
@@ -686,10 +689,12 @@ int runGenerate(int argc, char **argv) {
       haveMask = true;
     }
   }
+  // --repeat R (timing): the first call is a warm-up (GEMM tuning, the
+  // decode graph's capture), then the best of R more.
   const int64_t repeat = integer("--repeat", 1, 1);
+  const bool timed = args.single("--repeat").has_value();
   GenerateResult r = engine.generate(ids, haveMask ? &mask : nullptr, config);
-  if (repeat > 1) {
-    // The first call was the warm-up; keep the best of `repeat` more.
+  if (timed) {
     double bestPrefill = 0, bestDecode = 0;
     for (int64_t i = 0; i < repeat; ++i) {
       GenerateResult again =
@@ -736,7 +741,7 @@ int runGenerate(int argc, char **argv) {
              " operations")
                 .c_str()
           : "",
-      repeat > 1 ? (" (best of " + std::to_string(repeat) + ")").c_str() : "");
+      timed ? (" (best of " + std::to_string(repeat) + ")").c_str() : "");
   return 0;
 }
 
