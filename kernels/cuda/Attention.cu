@@ -35,7 +35,6 @@
 #include "Kernels.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -59,30 +58,6 @@ constexpr int kDecodeWarps = 4;
 constexpr int kGroupRows = 8;
 constexpr int64_t kGroupedTargetBlocks = 396, kGroupedMinSplitKeys = 32;
 constexpr int kDecodeStages = 2;
-
-/// The devices on which a kernel was let use more than 48 KB of dynamic
-/// shared memory: the attribute belongs to each device's context, so a
-/// process with several GPUs sets it on each (one bit per device ordinal;
-/// threads may race to set it, which is harmless).
-struct OptedIn {
-  std::atomic<uint64_t> devices{0};
-};
-
-/// Lets `kernel` use up to `bytes` of dynamic shared memory on the current
-/// device, once per device.
-template <typename Kernel>
-void optInSharedMemory(OptedIn &opted, Kernel kernel, size_t bytes) {
-  int device = 0;
-  checkCuda(cudaGetDevice(&device), "attention", "cudaGetDevice");
-  const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
-  if (bit && (opted.devices.load(std::memory_order_relaxed) & bit))
-    return;
-  checkCuda(cudaFuncSetAttribute(kernel,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(bytes)),
-            "attention", "cudaFuncSetAttribute");
-  opted.devices.fetch_or(bit, std::memory_order_relaxed);
-}
 
 struct AttnParams {
   const void *q = nullptr, *k = nullptr, *v = nullptr;
@@ -473,16 +448,12 @@ __global__ void __launch_bounds__(FlashConfig<HD>::kThreads)
 }
 
 template <typename S, int HD>
-void launchFlash(const AttnParams &p, cudaStream_t stream) {
+void launchFlash(const AttnParams &p, Context *context, cudaStream_t stream) {
   using C = FlashConfig<HD>;
-  static bool sharedRaised = false; // per instantiation, once per process
-  if (!sharedRaised) {
-    checkCuda(cudaFuncSetAttribute(flashAttentionKernel<S, HD>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(C::kSharedBytes)),
-              "attention", "cudaFuncSetAttribute");
-    sharedRaised = true;
-  }
+  if (C::kSharedBytes > 48 * 1024)
+    allowSharedMemory(
+        context, reinterpret_cast<const void *>(flashAttentionKernel<S, HD>),
+        C::kSharedBytes, "attention");
   const int64_t blocksT = (p.T + C::kBlockRows - 1) / C::kBlockRows;
   if (blocksT > 0x7fffffff)
     fail("attention", "too many query rows");
@@ -810,10 +781,11 @@ template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
 }
 
 /// Launches the decode kernel with as many warps (up to kDecodeWarps) as
-/// the staging buffers of the head sizes leave room for in `maxShared`
-/// bytes of shared memory per block (the device's opt-in limit).
+/// the staging buffers of the head sizes leave room for in the shared
+/// memory a block may have (sharedLimit(context)).
 template <typename S, int VPL>
-void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
+void launchDecode(const AttnParams &p, Context *context, cudaStream_t stream) {
+  const size_t maxShared = sharedLimit(context);
   const int64_t rows = p.B * p.Hq * p.T;
   if (rows > 0x7fffffff)
     fail("attention", "too many query rows");
@@ -830,11 +802,10 @@ void launchDecode(const AttnParams &p, size_t maxShared, cudaStream_t stream) {
                           std::to_string(p.Dv) +
                           " do not fit the decode kernel's shared memory");
   const size_t shared = layout.bytes(warps);
-  if (shared > 48 * 1024) {
-    static OptedIn opted; // per instantiation
-    optInSharedMemory(opted, decodeAttentionKernel<S, VPL>,
-                      maxShared - kStaticShared);
-  }
+  if (shared > 48 * 1024)
+    allowSharedMemory(
+        context, reinterpret_cast<const void *>(decodeAttentionKernel<S, VPL>),
+        shared, "attention");
   launch(decodeAttentionKernel<S, VPL>, grid, static_cast<unsigned>(32 * warps),
          shared, stream, p);
   checkLaunch("attention");
@@ -1310,19 +1281,20 @@ int groupedWarps(const AttnParams &p, int64_t elementSize, int rows,
 }
 
 template <typename S, int ROWS, int CP>
-void launchGroupedDecode(const AttnParams &p, int warps, size_t maxShared,
+void launchGroupedDecode(const AttnParams &p, int warps, Context *context,
                          cudaStream_t stream) {
   const int64_t groupRows = p.group * p.T;
   const int64_t blocks = p.B * p.Hkv * ((groupRows + ROWS - 1) / ROWS);
   if (blocks > 0x7fffffff)
     fail("attention", "too many query rows");
   const size_t shared = groupedShared(p.Dh, p.Dv, sizeof(S), ROWS).bytes(warps);
-  // Blocks of more than 48 KB opt in, once per instantiation and device.
+  // Blocks of more than 48 KB opt in.
   // (The driver sizes each SM's shared memory for the blocks that fit.)
-  if (shared > 48 * 1024) {
-    static OptedIn opted;
-    optInSharedMemory(opted, groupedDecodeKernel<S, ROWS, CP>, maxShared - 16);
-  }
+  if (shared > 48 * 1024)
+    allowSharedMemory(
+        context,
+        reinterpret_cast<const void *>(groupedDecodeKernel<S, ROWS, CP>),
+        shared, "attention");
   const dim3 grid(static_cast<unsigned>(blocks),
                   static_cast<unsigned>(p.splits));
   launch(groupedDecodeKernel<S, ROWS, CP>, grid,
@@ -1336,13 +1308,13 @@ void launchGroupedDecode(const AttnParams &p, int warps, size_t maxShared,
 }
 
 template <typename S, int ROWS>
-void launchGroupedDecodeRows(const AttnParams &p, int warps, size_t maxShared,
+void launchGroupedDecodeRows(const AttnParams &p, int warps, Context *context,
                              cudaStream_t stream) {
   if (p.Dv <= 64)
-    return launchGroupedDecode<S, ROWS, 1>(p, warps, maxShared, stream);
+    return launchGroupedDecode<S, ROWS, 1>(p, warps, context, stream);
   if (p.Dv <= 128)
-    return launchGroupedDecode<S, ROWS, 2>(p, warps, maxShared, stream);
-  return launchGroupedDecode<S, ROWS, 4>(p, warps, maxShared, stream);
+    return launchGroupedDecode<S, ROWS, 2>(p, warps, context, stream);
+  return launchGroupedDecode<S, ROWS, 4>(p, warps, context, stream);
 }
 
 /// HYBRID_CUDA_DECODE_ATTN=old (read once): every decode step on the
@@ -1371,8 +1343,7 @@ void attention(const CudaCall &call) {
   p.stageWords = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 &&
                  reinterpret_cast<uintptr_t>(p.v) % 16 == 0 &&
                  p.Dh * elementSize % 16 == 0 && p.Dv * elementSize % 16 == 0;
-  const size_t maxShared =
-      call.context ? call.context->maxSharedPerBlockOptin : 48 * 1024;
+  const size_t maxShared = sharedLimit(call.context);
   // The grouped decode kernel where it applies, else the per-row one.
   const bool old = oldDecodeRequested() ||
                    (call.context && call.context->oldDecodeAttention);
@@ -1397,37 +1368,37 @@ void attention(const CudaCall &call) {
     if (plan.flash) {
       switch (plan.headBound) {
       case 64:
-        return launchFlash<S, 64>(p, stream);
+        return launchFlash<S, 64>(p, call.context, stream);
       case 128:
-        return launchFlash<S, 128>(p, stream);
+        return launchFlash<S, 128>(p, call.context, stream);
       default:
-        return launchFlash<S, 256>(p, stream);
+        return launchFlash<S, 256>(p, call.context, stream);
       }
     }
     if (warps > 0) {
       switch (plan.groupRows) {
       case 1:
-        return launchGroupedDecodeRows<S, 1>(p, warps, maxShared, stream);
+        return launchGroupedDecodeRows<S, 1>(p, warps, call.context, stream);
       case 2:
-        return launchGroupedDecodeRows<S, 2>(p, warps, maxShared, stream);
+        return launchGroupedDecodeRows<S, 2>(p, warps, call.context, stream);
       case 4:
-        return launchGroupedDecodeRows<S, 4>(p, warps, maxShared, stream);
+        return launchGroupedDecodeRows<S, 4>(p, warps, call.context, stream);
       default:
-        return launchGroupedDecodeRows<S, kGroupRows>(p, warps, maxShared,
+        return launchGroupedDecodeRows<S, kGroupRows>(p, warps, call.context,
                                                       stream);
       }
     }
     switch (plan.valuesPerLane) {
     case 1:
-      return launchDecode<S, 1>(p, maxShared, stream);
+      return launchDecode<S, 1>(p, call.context, stream);
     case 2:
-      return launchDecode<S, 2>(p, maxShared, stream);
+      return launchDecode<S, 2>(p, call.context, stream);
     case 4:
-      return launchDecode<S, 4>(p, maxShared, stream);
+      return launchDecode<S, 4>(p, call.context, stream);
     case 8:
-      return launchDecode<S, 8>(p, maxShared, stream);
+      return launchDecode<S, 8>(p, call.context, stream);
     default:
-      return launchDecode<S, 16>(p, maxShared, stream);
+      return launchDecode<S, 16>(p, call.context, stream);
     }
   });
 }

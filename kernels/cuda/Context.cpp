@@ -72,6 +72,22 @@ unsigned *tileCounters(Context &context, void *stream, const char *kernel) {
   return counters;
 }
 
+void allowSharedMemory(Context *context, const void *kernel, size_t bytes,
+                       const char *who) {
+  if (context) {
+    size_t &allowed = context->sharedOptIns[kernel];
+    if (bytes <= allowed)
+      return;
+    allowed = 0; // until CUDA agrees
+  }
+  checkCuda(cudaFuncSetAttribute(kernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(bytes)),
+            who, "cudaFuncSetAttribute");
+  if (context)
+    context->sharedOptIns[kernel] = bytes;
+}
+
 void destroyContext(Context *context) {
   if (!context)
     return;

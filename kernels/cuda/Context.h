@@ -60,7 +60,24 @@ struct Context {
   /// Runs attention's decode steps on the per-row kernel for this context,
   /// as HYBRID_CUDA_DECODE_ATTN=old does for all (tests cover both).
   bool oldDecodeAttention = false;
+  /// The dynamic shared memory each kernel (a __global__ function) was let
+  /// use beyond 48 KB on this device (the attribute belongs to the device's
+  /// context, not the process).
+  std::map<const void *, size_t> sharedOptIns;
 };
+
+/// The dynamic shared memory a block may have: the device's opt-in limit
+/// through `context`, or the 48 KB every kernel has without one.
+inline size_t sharedLimit(const Context *context) {
+  return context ? context->maxSharedPerBlockOptin : size_t(48) << 10;
+}
+
+/// Lets `kernel` (a __global__ function) launch with `bytes` of dynamic
+/// shared memory on the device of `context` (once per size it grows to),
+/// or, without a context, on the current device (every call). Throws naming
+/// `who` when CUDA refuses.
+void allowSharedMemory(Context *context, const void *kernel, size_t bytes,
+                       const char *who);
 
 /// How many counters tileCounters gives.
 constexpr size_t kTileCounters = size_t(1) << 16;
