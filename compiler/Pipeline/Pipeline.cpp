@@ -126,15 +126,16 @@ bool isLanguageModel(mlir::ModuleOp module) {
   return ids && logits;
 }
 
-llvm::Error runGenerationPipeline(mlir::ModuleOp module, std::string *declined,
-                                  bool normPrologues) {
+llvm::Error runGenerationPipeline(mlir::ModuleOp module,
+                                  const CompileOptions &options,
+                                  std::string *declined) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(hg::createSplitGeneration());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createUnitTransposes());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseEpilogues());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createSinkSlices());
-  if (normPrologues)
+  if (options.normPrologues)
     pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseNormPrologues());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

@@ -82,11 +82,11 @@ bool isLanguageModel(mlir::ModuleOp module);
 /// cache (hg-split-generation, hg-kv-cache), then cleanup. With `declined`,
 /// a model the lowering cannot take is no error: the module is left as it
 /// was and `declined` receives the diagnostics, one per line, instead of
-/// the context's handler. `normPrologues` adds hg-fuse-norm-prologues
-/// (CompileOptions::normPrologues).
+/// the context's handler. options.normPrologues adds
+/// hg-fuse-norm-prologues.
 llvm::Error runGenerationPipeline(mlir::ModuleOp module,
-                                  std::string *declined = nullptr,
-                                  bool normPrologues = false);
+                                  const CompileOptions &options = {},
+                                  std::string *declined = nullptr);
 
 /// The training lowering of a language model's @forward: hg-causal-lm-loss,
 /// hg-autodiff (with fp16 loss scaling when a parameter is f16), hg-adamw

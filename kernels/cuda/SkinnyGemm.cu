@@ -108,17 +108,13 @@ __device__ void normaliseRows(const SkinnyParams &p, uint4 *rows) {
   const double n = static_cast<double>(p.K), eps = p.normEpsilon;
   const bool layer = p.norm == NormKind::LayerNorm;
   if (layer) {
-    rowSums([](int, float x) { return double(x); }, mean,
-            [&](double s) { return static_cast<float>(s / n); });
     // The variance about the double mean, as the CPU takes it.
     __shared__ double meanD[kMaxRows];
-    if (threadIdx.x < p.M) {
-      double s = 0;
-      for (int w = 0; w < kWarps; ++w)
-        s += partial[w][threadIdx.x];
-      meanD[threadIdx.x] = s / n;
-    }
-    __syncthreads();
+    rowSums([](int, float x) { return double(x); }, mean,
+            [&](double s) {
+              meanD[threadIdx.x] = s / n;
+              return static_cast<float>(s / n);
+            });
     rowSums(
         [&](int m, float x) {
           const double d = double(x) - meanD[m];

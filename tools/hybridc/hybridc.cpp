@@ -184,6 +184,38 @@ int runHybridc(int argc, char **argv) {
         p = *phase;
       return phase.has_value();
     };
+    // Options that take a count in [lo, hi].
+    struct CountOption {
+      const char *name;
+      int64_t lo, hi;
+      const char *expected;
+      int64_t *dest;
+    };
+    const CountOption counts[] = {
+        {"--zero-stage", 0, 3, "0, 1, 2 or 3", &options.zeroStage},
+        {"--world-size", 1, int64_t(1) << 20,
+         "a number of ranks from 1 to 2^20", &options.worldSize},
+        {"--prefetch-bucket-size", 0, int64_t(1) << 62,
+         "a number of elements >= 0", &options.prefetchBucketSize},
+        {"--max-reuse-distance", 0, int64_t(1) << 62,
+         "a number of elements >= 0", &options.maxReuseDistance}};
+    const CountOption *count = nullptr;
+    std::optional<std::string> countValue;
+    for (const CountOption &c : counts)
+      if ((countValue = valueOf(c.name))) {
+        count = &c;
+        break;
+      }
+    if (count) {
+      if (countValue->empty())
+        return missing(count->name);
+      std::optional<int64_t> n = parseCount(*countValue, count->lo, count->hi);
+      if (!n)
+        return usageError(std::string(count->name) + " must be " +
+                          count->expected + ", got '" + *countValue + "'");
+      *count->dest = *n;
+      continue;
+    }
     if (a == "-o") {
       if (i + 1 >= args.size())
         return usageError("-o needs a file name");
@@ -219,42 +251,6 @@ int runHybridc(int argc, char **argv) {
         return usageError("unknown --optimizer '" + name +
                           "' (expected adamw or sgd)");
       optimizerGiven = true;
-    } else if (std::optional<std::string> v = valueOf("--zero-stage")) {
-      if (v->empty())
-        return missing("--zero-stage");
-      std::optional<int64_t> stage = parseCount(*v, 0, 3);
-      if (!stage)
-        return usageError("--zero-stage must be 0, 1, 2 or 3, got '" + *v +
-                          "'");
-      options.zeroStage = *stage;
-    } else if (std::optional<std::string> v = valueOf("--world-size")) {
-      if (v->empty())
-        return missing("--world-size");
-      std::optional<int64_t> ranks = parseCount(*v, 1, int64_t(1) << 20);
-      if (!ranks)
-        return usageError("--world-size must be a number of ranks from 1 to "
-                          "2^20, got '" +
-                          *v + "'");
-      options.worldSize = *ranks;
-    } else if (std::optional<std::string> v =
-                   valueOf("--prefetch-bucket-size")) {
-      if (v->empty())
-        return missing("--prefetch-bucket-size");
-      std::optional<int64_t> n = parseCount(*v, 0, int64_t(1) << 62);
-      if (!n)
-        return usageError("--prefetch-bucket-size must be a number of "
-                          "elements >= 0, got '" +
-                          *v + "'");
-      options.prefetchBucketSize = *n;
-    } else if (std::optional<std::string> v = valueOf("--max-reuse-distance")) {
-      if (v->empty())
-        return missing("--max-reuse-distance");
-      std::optional<int64_t> n = parseCount(*v, 0, int64_t(1) << 62);
-      if (!n)
-        return usageError("--max-reuse-distance must be a number of elements "
-                          ">= 0, got '" +
-                          *v + "'");
-      options.maxReuseDistance = *n;
     } else if (a == "--no-fuse") {
       options.fuse = false;
     } else if (a == "--norm-prologues") {
@@ -344,9 +340,8 @@ int runHybridc(int argc, char **argv) {
     std::string declined;
     if (languageModel)
       if (llvm::Error e = hybridc::runGenerationPipeline(
-              module->get(),
-              options.generation == Generation::Auto ? &declined : nullptr,
-              options.normPrologues))
+              module->get(), options,
+              options.generation == Generation::Auto ? &declined : nullptr))
         return failPhase(std::move(e));
     if (!declined.empty())
       std::fprintf(stderr,
