@@ -717,20 +717,8 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
     return;
   // The row's last block to finish combines (in split order: the same
   // result as the combine kernel, whichever block it is).
-  __shared__ bool last;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned *counter = p.counters + row;
-    last = atomicAdd(counter, 1u) == static_cast<unsigned>(used - 1);
-    if (last)
-      *counter = 0;
-  }
-  __syncthreads();
-  if (last) {
-    __threadfence();
+  if (lastBlockToArrive(p.counters + row, static_cast<unsigned>(used)))
     combineRow<S>(p, row);
-  }
 }
 
 /// Combines the `used` splits of `row`: rescales every partial to the
@@ -1230,21 +1218,9 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
     return;
   // The tile's last block to finish combines its rows (in split order: the
   // same result as the combine kernel, whichever block it is).
-  __shared__ bool last;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned *counter = p.counters + blockIdx.x;
-    last = atomicAdd(counter, 1u) == static_cast<unsigned>(used - 1);
-    if (last)
-      *counter = 0;
-  }
-  __syncthreads();
-  if (last) {
-    __threadfence();
+  if (lastBlockToArrive(p.counters + blockIdx.x, static_cast<unsigned>(used)))
     for (int r = 0; r < tile.rows; ++r)
       combineParts<S>(p, tile.row0 + r, used);
-  }
 }
 
 /// Without counters: combines the splits of every row of a grouped block.

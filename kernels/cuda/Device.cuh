@@ -62,6 +62,28 @@ template <typename T> __device__ __forceinline__ T warpSum(T v) {
   return v;
 }
 
+/// Whether this block is the last of `blocks` to arrive at `counter`, for
+/// work split over blocks and finished by whichever block ends last (split
+/// K, split keys): every thread of the block calls it after the block wrote
+/// what the last one reads. The last block resets the counter to zero for
+/// the next call (counters are left zeroed) and, when this returns true,
+/// sees every other block's writes.
+__device__ __forceinline__ bool lastBlockToArrive(unsigned *counter,
+                                                  unsigned blocks) {
+  __shared__ bool last;
+  __threadfence(); // this block's writes, visible before it counts
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1u) == blocks - 1;
+    if (last)
+      *counter = 0; // every block has counted
+  }
+  __syncthreads();
+  if (last)
+    __threadfence();
+  return last;
+}
+
 /// Threads per block of the simple elementwise kernels.
 constexpr int kThreads = 256;
 

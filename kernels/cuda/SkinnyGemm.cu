@@ -233,19 +233,9 @@ __device__ __forceinline__ void finishBlock(const SkinnyParams &p,
 template <typename S>
 __device__ void finishSplitTile(const SkinnyParams &p, int64_t n0, int64_t cols,
                                 int64_t m0, int64_t rows) {
-  __shared__ bool last;
-  __threadfence(); // this block's partials, visible before it counts
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned *counter = p.counters + blockIdx.z * gridDim.x + blockIdx.x;
-    last = atomicAdd(counter, 1u) == gridDim.y - 1;
-    if (last)
-      *counter = 0; // every block of the tile has counted
-  }
-  __syncthreads();
-  if (!last)
+  if (!lastBlockToArrive(p.counters + blockIdx.z * gridDim.x + blockIdx.x,
+                         gridDim.y))
     return;
-  __threadfence();
   const int64_t width = std::min(n0 + cols, p.N) - n0;
   const int64_t height = std::min(m0 + rows, p.M) - m0;
   for (int64_t e = threadIdx.x; e < width * height; e += blockDim.x) {
