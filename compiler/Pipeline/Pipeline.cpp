@@ -222,6 +222,7 @@ llvm::Error runHrtPipeline(mlir::ModuleOp module,
     prefetch.bucketSize = options.prefetchBucketSize;
     pm.addNestedPass<hrt::ExecutableOp>(hrt::createZeroPrefetch(prefetch));
   }
+  pm.addNestedPass<hrt::ExecutableOp>(hrt::createFoldKvAppends());
   if (mlir::failed(pm.run(module)))
     return error("lowering to hrt failed (see the diagnostics above)");
   // Executables that already have a plan (a planned hrt module given as

@@ -7,7 +7,8 @@
 // sequence. Key blocks start at each batch row's first visible key, so a
 // left-padded row gives bitwise what it gives alone (the GEMM is batch
 // invariant, see Gemm.h). A row with no visible key (or only -inf scores)
-// gives zeros, not NaN.
+// gives zeros, not NaN. An attention that appends (ops::Attention::append)
+// first writes the new keys and values into its caches, as cache_write.
 #include "Element.h"
 #include "Gemm.h"
 #include "Kernels.h"
@@ -366,10 +367,35 @@ template <typename S> struct Attend {
   }
 };
 
+/// The appended keys and values (operands 7 and 8) written into the caches
+/// (results 1 and 2, the key and value operands' memory) at operand 9
+/// along axis 2: cache_write, with its checks.
+void appendKeysAndValues(const KernelCall &call) {
+  for (int i = 0; i < 2; ++i) {
+    if (call.results[1 + i].data != call.operands[1 + i].data)
+      fail("attention", "appends into another buffer than it reads");
+    if (call.operands[7 + i].rank() != 4)
+      fail("attention", "appended keys and values must be rank 4");
+  }
+  static const Op write = ops::CacheWrite{2};
+  for (int i = 0; i < 2; ++i) {
+    KernelCall w;
+    w.op = &write;
+    w.operands = {call.operands[7 + i], call.operands[9]};
+    w.results = {call.results[1 + i]};
+    cacheWrite(w);
+  }
+}
+
 } // namespace
 
 void attention(const KernelCall &call) {
-  expectOperands(call, "attention", 3, 4);
+  const bool append = call.attrs<ops::Attention>().append;
+  // (An attention that does not append may leave off the last three.)
+  expectOperands(call, "attention", 3,
+                 append || call.operands.size() == 10 ? 7 : 4, append ? 3 : 1);
+  if (append)
+    appendKeysAndValues(call);
   AttentionProblem p = describe(call);
   const ScratchLayout layout = attentionScratch(call);
   const int threads = scratchThreads(call, layout, "attention");

@@ -28,6 +28,12 @@
 //    kernel runs) over many blocks whose partial maxima, sums and outputs
 //    meet in scratch; the last block of a row (per row) or tile (grouped)
 //    combines them (the context's zeroed counters), else a second kernel.
+// An attention that appends (ops::Attention::append: the step's new keys
+// and values, written into the caches first, as cache_write) does it in
+// the grouped kernel itself: the first block of each (batch row, KV head)
+// writes them, and every block stages them from the update instead of the
+// cache, so no block waits for another; the other paths run the two
+// cache writes before them.
 // All run on CUDA cores in f32 (exact against the f32 oracle); tensor-core
 // tiles are later tuning.
 #include "Context.h"
@@ -65,6 +71,13 @@ struct AttnParams {
   const int64_t *keyLength = nullptr; ///< i64 [1] in device memory, or null
   const void *keyMask = nullptr;      ///< [B, S], i32 or i64, or null
   bool keyMask64 = false;
+  /// An appending grouped decode: the new keys and values [B, Hkv, Tn, D],
+  /// where they go (i64 [1]) and the caches to write (the memory of k, v);
+  /// null kNew otherwise.
+  const void *kNew = nullptr, *vNew = nullptr;
+  const int64_t *appendAt = nullptr;
+  void *kCache = nullptr, *vCache = nullptr;
+  int64_t Tn = 0;
   void *out = nullptr;
   float *partial = nullptr; ///< split-K partials: [rows][splits][Dv + 2]
   /// decode with splits: one zeroed counter per row, with which the row's
@@ -239,6 +252,52 @@ AttnParams describe(const CudaCall &call) {
   p.v = value.data;
   p.out = result.data;
   return p;
+}
+
+/// The appended keys and values (operands 7, 8 at operand 9) of an
+/// attention that appends, checked against the caches (results 1 and 2,
+/// the memory of operands 1 and 2).
+void describeAppend(const CudaCall &call, AttnParams &p) {
+  const ConstTensor &keys = call.operands[7], &values = call.operands[8],
+                    &at = call.operands[9];
+  for (int i = 0; i < 2; ++i)
+    if (call.results[1 + i].data != call.operands[1 + i].data)
+      fail("attention", "appends into another buffer than it reads");
+  expectSameDType(keys, call.operands[1], "attention", "append_key", "key");
+  expectSameDType(values, call.operands[2], "attention", "append_value",
+                  "value");
+  expectRank(keys, 4, "attention", "append_key");
+  p.Tn = keys.shape[2];
+  if (p.Tn > p.S)
+    fail("attention", "append_key " + shapeToString(keys.shape) +
+                          " is longer than the cache " +
+                          shapeToString(call.operands[1].shape));
+  expectShape(keys, {p.B, p.Hkv, p.Tn, p.Dh}, "attention", "append_key");
+  expectShape(values, {p.B, p.Hkv, p.Tn, p.Dv}, "attention", "append_value");
+  expectDType(at, DType::I64, "attention", "append_at");
+  if (at.numel() != 1)
+    fail("attention",
+         "append_at " + shapeToString(at.shape) + " must hold one element");
+  p.kNew = keys.data;
+  p.vNew = values.data;
+  p.appendAt = static_cast<const int64_t *>(at.data);
+  p.kCache = call.results[1].data;
+  p.vCache = call.results[2].data;
+}
+
+/// The appended keys and values written by two cache_write kernels, for
+/// the paths that do not append themselves.
+void appendWithCacheWrites(const CudaCall &call) {
+  static const Op write = ops::CacheWrite{2};
+  for (int i = 0; i < 2; ++i) {
+    CudaCall w;
+    w.op = &write;
+    w.operands = {call.operands[7 + i], call.operands[9]};
+    w.results = {call.results[1 + i]};
+    w.stream = call.stream;
+    w.context = call.context;
+    cacheWrite(w);
+  }
 }
 
 AttnPlan planAttention(const AttnParams &p) {
@@ -978,6 +1037,30 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   const GroupTile tile = groupTile(p);
   const int64_t b = tile.bk / p.Hkv, hk = tile.bk % p.Hkv;
   const int split = blockIdx.y;
+  // Appending: keys [at, at + Tn) come from the update (staged from there
+  // below), and the (b, hk)'s first block writes them into the caches. An
+  // offset out of range appends nothing (as cache_write drops it).
+  int64_t at = -1;
+  if (p.kNew) {
+    at = *p.appendAt;
+    if (at < 0 || at > p.S - p.Tn)
+      at = -1;
+  }
+  if (at >= 0 && tile.r0 == 0 && split == 0) {
+    const int64_t keyWords = p.Tn * p.Dh / (16 / sizeof(S)),
+                  valueWords = p.Tn * p.Dv / (16 / sizeof(S));
+    const uint4 *kSrc = static_cast<const uint4 *>(p.kNew) + tile.bk * keyWords;
+    const uint4 *vSrc =
+        static_cast<const uint4 *>(p.vNew) + tile.bk * valueWords;
+    uint4 *kDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.kCache) +
+                                            (tile.bk * p.S + at) * p.Dh);
+    uint4 *vDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.vCache) +
+                                            (tile.bk * p.S + at) * p.Dv);
+    for (int64_t e = threadIdx.x; e < keyWords; e += blockDim.x)
+      kDst[e] = kSrc[e];
+    for (int64_t e = threadIdx.x; e < valueWords; e += blockDim.x)
+      vDst[e] = vSrc[e];
+  }
   const int64_t keys = p.keyCount();
   if (keys < 0) { // a bad key_length (keyCount); split rows: the combine
     if (p.splits == 1 || (p.counters && split == 0))
@@ -1003,21 +1086,39 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
 
   const S *K = static_cast<const S *>(p.k) + tile.bk * p.S * p.Dh;
   const S *V = static_cast<const S *>(p.v) + tile.bk * p.S * p.Dv;
+  // The appended rows, indexed by key: row j is K[j] for j in [at, at + Tn).
+  const S *KNew =
+      at < 0 ? nullptr
+             : static_cast<const S *>(p.kNew) + (tile.bk * p.Tn - at) * p.Dh;
+  const S *VNew =
+      at < 0 ? nullptr
+             : static_cast<const S *>(p.vNew) + (tile.bk * p.Tn - at) * p.Dv;
   const int keyWords = static_cast<int>(p.Dh / kPerLoad);
   const int valueWords = static_cast<int>(p.Dv / kPerLoad);
   // Stages the chunk at c0 (uniform over the warp) into buffer `buffer`:
-  // the keys of the split that exist and are not padding; returns them.
+  // the keys of the split that exist and are not padding, appended ones
+  // from the update; returns them.
   auto stage = [&](int64_t c0, int buffer) {
     const int64_t j = c0 + lane;
     const unsigned rows =
         __ballot_sync(0xffffffffu, j < end && p.keyVisible(b, j));
+    const unsigned appended =
+        __ballot_sync(0xffffffffu, at >= 0 && j >= at && j < at + p.Tn) & rows;
     char *dst = mine + buffer * layout.stageBytes;
     stageWordRows(dst, layout.keyStride,
                   reinterpret_cast<const uint4 *>(K + c0 * p.Dh), keyWords,
-                  rows);
+                  rows & ~appended);
     stageWordRows(dst + layout.keyBytes, p.Dv * int64_t(sizeof(S)),
                   reinterpret_cast<const uint4 *>(V + c0 * p.Dv), valueWords,
-                  rows);
+                  rows & ~appended);
+    if (appended) {
+      stageWordRows(dst, layout.keyStride,
+                    reinterpret_cast<const uint4 *>(KNew + c0 * p.Dh), keyWords,
+                    appended);
+      stageWordRows(dst + layout.keyBytes, p.Dv * int64_t(sizeof(S)),
+                    reinterpret_cast<const uint4 *>(VNew + c0 * p.Dv),
+                    valueWords, appended);
+    }
     commitStaged();
     return rows;
   };
@@ -1306,12 +1407,21 @@ bool oldDecodeRequested() {
 } // namespace
 
 void attention(const CudaCall &call) {
-  expectOperands(call, "attention", 3, 4);
+  const bool append = call.attrs<ops::Attention>().append;
+  // (An attention that does not append may leave off the last three.)
+  expectOperands(call, "attention", 3,
+                 append || call.operands.size() == 10 ? 7 : 4, append ? 3 : 1);
   AttnParams p = describe(call);
   const AttnPlan plan = planAttention(p);
   expectScratch(call, plan.scratch, "attention");
-  if (p.B * p.Hq * p.T * p.Dv == 0)
+  AttnParams appending = p;
+  if (append)
+    describeAppend(call, appending);
+  if (p.B * p.Hq * p.T * p.Dv == 0) {
+    if (append)
+      appendWithCacheWrites(call);
     return;
+  }
   p.splits = plan.splits;
   p.partial = static_cast<float *>(call.scratch);
   const auto elementSize =
@@ -1338,6 +1448,22 @@ void attention(const CudaCall &call) {
   if (!plan.flash && p.splits > 1 && call.context &&
       combined <= static_cast<int64_t>(kTileCounters))
     p.counters = tileCounters(*call.context, call.stream, "attention");
+  // The grouped kernel appends itself where the update's rows are whole
+  // 16-byte words at 16-byte addresses, as the cache's; else two cache
+  // writes run first.
+  if (append) {
+    if (warps > 0 && reinterpret_cast<uintptr_t>(appending.kNew) % 16 == 0 &&
+        reinterpret_cast<uintptr_t>(appending.vNew) % 16 == 0) {
+      p.kNew = appending.kNew;
+      p.vNew = appending.vNew;
+      p.appendAt = appending.appendAt;
+      p.kCache = appending.kCache;
+      p.vCache = appending.vCache;
+      p.Tn = appending.Tn;
+    } else {
+      appendWithCacheWrites(call);
+    }
+  }
   const cudaStream_t stream = streamOf(call);
   visitFloat(call.operands[0].dtype, "attention", "query", [&](auto zero) {
     using S = decltype(zero);

@@ -7,7 +7,8 @@
 // give NaN) and key_mask padding; decode steps on both decode kernels (the
 // grouped one: groups of 1 to 32 query heads per KV head, T = 1 to 8 rows,
 // row tiles, splits finished by counters or the combine kernel; the
-// per-row one the context can force); rotary half-split and interleaved,
+// per-row one the context can force), appending the step's keys and values
+// to the cache; rotary half-split and interleaved,
 // partial rotary_dim, per-batch cos/sin.
 #include "CudaTestSupport.h"
 
@@ -588,6 +589,72 @@ TEST_F(AttentionTest, BadKeyLengthAndKeyMaskOperands) {
   EXPECT_THROW(runCuda(ops::Attention{}, {q, kv, kv, none, none},
                        {HostTensor(DType::F32, {2, 2, 1, 8})}),
                Error);
+}
+
+/// An attention that appends its step's keys and values to the cache
+/// (hrt-fold-kv-appends) against the CPU kernel: the output, and both
+/// caches bit for bit (the appended rows written, the rest kept). The
+/// grouped kernel appends itself; odd head sizes (rows that are not whole
+/// 16-byte words) and the per-row kernel run two cache writes first.
+TEST_F(AttentionTest, AppendingToTheCacheMatchesTheCpuKernel) {
+  struct Case {
+    int64_t B, Hq, Hkv, Tn, cap, at, D;
+    DType dt;
+  };
+  const std::vector<Case> cases = {
+      {1, 32, 32, 1, 300, 200, 64, DType::BF16}, // OPT-1.3B decode
+      {3, 8, 2, 1, 97, 50, 64, DType::BF16},     // GQA, batch 3
+      {1, 32, 8, 1, 260, 0, 64, DType::BF16},    // the first position
+      {2, 4, 4, 3, 40, 10, 64, DType::F32},      // three new keys
+      {1, 4, 2, 1, 64, 63, 128, DType::F16},     // the last slot
+      {2, 4, 2, 1, 50, 20, 36, DType::BF16},     // 72-byte rows
+  };
+  for (const Case &c : cases)
+    for (const bool perRow : kDecodeKernels) {
+      const PerRowDecode kernel(perRow);
+      const HostTensor none = HostTensor::absent();
+      const Shape kvShape = {c.B, c.Hkv, c.cap, c.D},
+                  newShape = {c.B, c.Hkv, c.Tn, c.D};
+      HostTensor keyMask(DType::I64, {c.B, c.cap});
+      for (int64_t e = 0; e < keyMask.numel(); ++e)
+        keyMask.set(e, e % c.cap < c.at && e % 7 == 3 ? 0 : 1);
+      const std::vector<HostTensor> operands = {
+          randomTensor(c.dt, {c.B, c.Hq, c.Tn, c.D}, rng),
+          randomTensor(c.dt, kvShape, rng),
+          randomTensor(c.dt, kvShape, rng),
+          none,
+          none,
+          tensorOf(DType::I64, {1}, {double(c.at + c.Tn)}),
+          keyMask,
+          randomTensor(c.dt, newShape, rng),
+          randomTensor(c.dt, newShape, rng),
+          tensorOf(DType::I64, {1}, {double(c.at)})};
+      ops::Attention attrs;
+      attrs.scale = 1 / std::sqrt(double(c.D));
+      attrs.causal = true;
+      attrs.append = true;
+      HostTensor keys(c.dt, kvShape), values(c.dt, kvShape);
+      keys.aliasOf = 1;
+      values.aliasOf = 2;
+      const std::vector<HostTensor> results = {
+          HostTensor(c.dt, {c.B, c.Hq, c.Tn, c.D}), keys, values};
+      const std::string what =
+          "B " + std::to_string(c.B) + " Hq " + std::to_string(c.Hq) + " Tn " +
+          std::to_string(c.Tn) + " at " + std::to_string(c.at) + " D " +
+          std::to_string(c.D) + kernelName(perRow);
+      const std::vector<HostTensor> cpu = runCpu(attrs, operands, results);
+      const std::vector<HostTensor> gpu = runCuda(attrs, operands, results);
+      expectClose(gpu[0], cpu[0], sumTolerance(c.dt), what + " output");
+      expectClose(gpu[1], cpu[1], Tolerance{}, what + " key cache");
+      expectClose(gpu[2], cpu[2], Tolerance{}, what + " value cache");
+      // The CPU kernel is cache_write then attention.
+      HostTensor written = operands[1];
+      for (int64_t r = 0; r < c.B * c.Hkv; ++r)
+        for (int64_t t = 0; t < c.Tn * c.D; ++t)
+          written.set((r * c.cap + c.at) * c.D + t,
+                      operands[7].at(r * c.Tn * c.D + t));
+      expectClose(cpu[1], written, Tolerance{}, what + " CPU key cache");
+    }
 }
 
 TEST_F(AttentionTest, RotaryConventions) {

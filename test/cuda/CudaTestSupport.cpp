@@ -173,13 +173,18 @@ std::vector<HostTensor> runCpu(const Op &op,
                                bool inPlace) {
   std::vector<HostTensor> out;
   for (const HostTensor &r : results)
-    out.push_back(inPlace ? r : HostTensor(r.dtype, r.shape));
+    out.push_back(r.aliasOf >= 0 ? operands.at(r.aliasOf)
+                  : inPlace      ? r
+                                 : HostTensor(r.dtype, r.shape));
   cpu::KernelCall call;
   call.op = &op;
   for (const HostTensor &t : operands)
     call.operands.push_back(
         t.present ? cpu::ConstTensor(t.bytes.data(), t.dtype, t.shape)
                   : cpu::ConstTensor::absent());
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].aliasOf >= 0)
+      call.operands[results[i].aliasOf].data = out[i].bytes.data();
   for (HostTensor &r : out) {
     cpu::Tensor t;
     t.data = r.bytes.data();
@@ -210,17 +215,22 @@ std::vector<HostTensor> runCuda(const Op &op,
                                 bool inPlace, bool withContext) {
   std::vector<HostTensor> out;
   for (const HostTensor &r : results)
-    out.push_back(inPlace ? r : HostTensor(r.dtype, r.shape));
+    out.push_back(r.aliasOf >= 0 ? operands.at(r.aliasOf)
+                  : inPlace      ? r
+                                 : HostTensor(r.dtype, r.shape));
   CudaCall call;
   call.op = &op;
   call.context = withContext ? testContext() : nullptr;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<void *> operandData; // (what aliasing results write)
   for (const HostTensor &t : operands) {
+    operandData.push_back(nullptr);
     if (!t.present) {
       call.operands.push_back(ConstTensor::absent());
       continue;
     }
     buffers.push_back(std::make_unique<DeviceBuffer>(t.bytes.size()));
+    operandData.back() = buffers.back()->data;
     if (!t.bytes.empty())
       check(cudaMemcpy(buffers.back()->data, t.bytes.data(), t.bytes.size(),
                        cudaMemcpyHostToDevice),
@@ -228,7 +238,17 @@ std::vector<HostTensor> runCuda(const Op &op,
     call.operands.emplace_back(buffers.back()->data, t.dtype, t.shape);
   }
   std::vector<void *> resultData;
-  for (const HostTensor &r : out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const HostTensor &r = out[i];
+    if (results[i].aliasOf >= 0) {
+      Tensor t;
+      t.data = operandData[results[i].aliasOf];
+      t.dtype = r.dtype;
+      t.shape = r.shape;
+      call.results.push_back(t);
+      resultData.push_back(t.data);
+      continue;
+    }
     buffers.push_back(std::make_unique<DeviceBuffer>(r.bytes.size()));
     if (inPlace && !r.bytes.empty())
       check(cudaMemcpy(buffers.back()->data, r.bytes.data(), r.bytes.size(),

@@ -26,6 +26,10 @@ struct HostTensor {
   Shape shape;
   std::vector<uint8_t> bytes;
   bool present = true;
+  /// As a result: the memory of operand `aliasOf` (a command that updates
+  /// an operand in place, like an attention appending to its KV cache),
+  /// which the result then holds after the call; -1 for its own.
+  int aliasOf = -1;
 
   HostTensor() = default;
   HostTensor(DType dt, Shape s)

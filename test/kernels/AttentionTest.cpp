@@ -449,6 +449,72 @@ TEST(Attention, RejectsBadKeyLengthAndKeyMask) {
             std::string::npos);
 }
 
+/// Runs an appending attention (results: the output and the two caches,
+/// which are the key and value operands' memory); returns its error or "".
+std::string runAppending(const Op &op, const std::vector<HostTensor *> &in,
+                         HostTensor &out) {
+  KernelCall call;
+  call.op = &op;
+  for (const HostTensor *t : in)
+    call.operands.push_back(t ? t->cview() : ConstTensor::absent());
+  call.results = {out.view(), in[1]->view(), in[2]->view()};
+  const KernelEntry entry = findKernel(op);
+  const size_t bytes = scratchBytes(entry, call, numThreads());
+  std::vector<uint8_t> storage(bytes + 64); // 64-byte aligned, as promised
+  uint8_t *base = storage.data();
+  base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
+  call.scratch = bytes ? base : nullptr;
+  call.scratchBytes = bytes;
+  try {
+    entry.run(call);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+// An attention that appends (hrt-fold-kv-appends) is, bit for bit, the two
+// cache writes and then the attention; a bad offset is cache_write's error.
+TEST(Attention, AppendIsCacheWritesThenAttention) {
+  Random rng(91);
+  for (DType dt : {DType::F32, DType::BF16})
+    for (int64_t tn : {1, 3}) {
+      const int64_t B = 2, Hq = 4, Hkv = 2, cap = 37, at = 20, D = 24;
+      HostTensor q = rng.floats(dt, {B, Hq, tn, D}),
+                 keys = rng.floats(dt, {B, Hkv, cap, D}),
+                 values = rng.floats(dt, {B, Hkv, cap, D}),
+                 newKeys = rng.floats(dt, {B, Hkv, tn, D}),
+                 newValues = rng.floats(dt, {B, Hkv, tn, D}),
+                 length = i64({1}, {at + tn}), offset = i64({1}, {at});
+      ops::Attention attrs{0.25, true};
+      HostTensor wantKeys = keys, wantValues = values;
+      runKernel(ops::CacheWrite{2}, {&newKeys, &offset}, wantKeys);
+      runKernel(ops::CacheWrite{2}, {&newValues, &offset}, wantValues);
+      HostTensor want(dt, {B, Hq, tn, D});
+      runKernel(
+          attrs,
+          {&q, &wantKeys, &wantValues, nullptr, nullptr, &length, nullptr},
+          want);
+      attrs.append = true;
+      HostTensor got(dt, {B, Hq, tn, D});
+      ASSERT_EQ(runAppending(attrs,
+                             {&q, &keys, &values, nullptr, nullptr, &length,
+                              nullptr, &newKeys, &newValues, &offset},
+                             got),
+                "");
+      EXPECT_EQ(got.bytes, want.bytes) << dtypeName(dt) << " tn " << tn;
+      EXPECT_EQ(keys.bytes, wantKeys.bytes);
+      EXPECT_EQ(values.bytes, wantValues.bytes);
+      HostTensor past = i64({1}, {cap - tn + 1});
+      EXPECT_NE(runAppending(attrs,
+                             {&q, &keys, &values, nullptr, nullptr, &length,
+                              nullptr, &newKeys, &newValues, &past},
+                             got)
+                    .find("does not fit"),
+                std::string::npos);
+    }
+}
+
 TEST(Attention, RejectsBadShapes) {
   Random rng(72);
   HostTensor q = rng.f32({1, 3, 2, 4}), k = rng.f32({1, 2, 5, 4}),

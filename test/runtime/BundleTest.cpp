@@ -160,7 +160,10 @@ BundleDesc richBundle() {
       command(ops::RecordEvent{0}, {}, {}, "", 1),
       command(ops::WaitEvent{0}, {}, {}),
       command(ops::LayerNorm{1e-6, -1}, {3, -1, -1}, {4}),
-      command(ops::Attention{0.125, true, 4}, {3, 3, 3, -1, -1, -1, -1}, {4}),
+      command(ops::Attention{0.125, true, 4},
+              {3, 3, 3, -1, -1, -1, -1, -1, -1, -1}, {4}),
+      command(ops::Attention{0.125, true, 0, true},
+              {3, 5, 5, -1, -1, -1, -1, 3, 3, 0}, {4, 5, 5}),
       command(ops::Concat{0}, {3, 3}, {4}),
       command(ops::Fill{2.5}, {}, {6}),
       command(ops::Iota{1, 2}, {}, {3}),
@@ -500,6 +503,34 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
       {"axes, starts, ends and steps of different lengths"});
   reject([](ExecutableDesc &e) { e.commands[0].stream = 1; },
          {"runs on stream 1 of 1"});
+  // An attention appends exactly when it is given what to append, into the
+  // caches it reads (its second and third results).
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::Attention{1, true},
+                                     {4, 4, 4, -1, -1, -1, -1, 4, 4, 0}, {5}));
+      },
+      {"'attention'", "gives appended keys but does not append"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::Attention{1, true, 0, true},
+                                     {4, 4, 4, -1, -1, -1, -1, -1, 4, 0},
+                                     {5, 4, 4}));
+      },
+      {"leaves operand 7 out, which the op requires"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::Attention{1, true, 0, true},
+                                     {4, 4, 4, -1, -1, -1, -1, 4, 4, 0},
+                                     {5, 5, 4}));
+      },
+      {"appends to other buffers than its key and value"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::Attention{1, true, 0, true},
+                                     {4, 4, 4, -1, -1, -1, -1, 4, 4, 0}, {5}));
+      },
+      {"has 1 results, the op writes 3"});
   reject(
       [](ExecutableDesc &e) {
         e.commands.push_back(command(ops::RecordEvent{0}, {}, {}));
@@ -684,10 +715,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 6: "
+      {"test.hyb: bundle format version 1; this runtime reads version 7: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 6: recompile it with hybridc");
+                 "version 7: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

@@ -576,7 +576,8 @@ private:
                 length = in(o.getKeyLength()), keyMask = in(o.getKeyMask());
           b_.create<hrt::AttentionOp>(
               loc, resultBuffer(result), q, k, v, mask, slopes, length, keyMask,
-              o.getScale(), o.getCausal(),
+              /*append_key=*/Value(), /*append_value=*/Value(),
+              /*append_at=*/Value(), o.getScale(), o.getCausal(),
               static_cast<int64_t>(o.getSlidingWindow()));
           return success();
         })

@@ -159,7 +159,8 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
       .Case([](hrt::RotaryOp c) { return o::Rotary{c.getInterleaved()}; })
       .Case([&](hrt::AttentionOp c) {
         return o::Attention{f(c.getScale()), c.getCausal(),
-                            static_cast<int64_t>(c.getSlidingWindow())};
+                            static_cast<int64_t>(c.getSlidingWindow()),
+                            c.getAppendKey() != nullptr};
       })
       .Case([](hrt::CollectiveOp c) {
         return o::Collective{static_cast<hybrid::CollectiveKind>(c.getKind()),
@@ -485,7 +486,7 @@ private:
         return b.takeError();
       desc.operands.push_back(*b);
     }
-    if (Value out = cmd.getCommandResult()) {
+    for (Value out : cmd.getCommandWrites()) {
       llvm::Expected<int32_t> b = bufferOf(out, op);
       if (!b)
         return b.takeError();

@@ -9,6 +9,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <tuple>
+
 using namespace mlir;
 using hybrid::SymExpr;
 
@@ -207,16 +209,15 @@ LogicalResult ExecutableOp::verifyRegions() {
             .Case<ConstantOp, ViewOp, CommunicatorOp>(
                 [](Operation *) { return success(); })
             .Case([&](CommandOp c) -> LogicalResult {
-              Value out = c.getCommandResult();
-              if (!out)
-                return success();
-              RootInfo root =
-                  describeRoot(getRootBuffer(out), getParamAccess());
-              if (!root.writable)
-                return op.emitOpError()
-                       << "writes the " << root.kind
-                       << (root.name.empty() ? "" : " '" + root.name + "'")
-                       << ", which @" << getSymName() << " may only read";
+              for (Value out : c.getCommandWrites()) {
+                RootInfo root =
+                    describeRoot(getRootBuffer(out), getParamAccess());
+                if (!root.writable)
+                  return op.emitOpError()
+                         << "writes the " << root.kind
+                         << (root.name.empty() ? "" : " '" + root.name + "'")
+                         << ", which @" << getSymName() << " may only read";
+              }
               return success();
             })
             .Default([&](Operation *o) {
@@ -498,6 +499,35 @@ LogicalResult RotaryOp::verify() {
       {{getInput(), "input"}, {getCos(), "cos"}, {getSin(), "sin"}});
 }
 
+/// The appended keys and values: all three operands or none; each update
+/// is its cache's dtype and shape but for axis 2.
+static LogicalResult verifyAppend(AttentionOp op) {
+  Value key = op.getAppendKey(), value = op.getAppendValue(),
+        at = op.getAppendAt();
+  if (!key && !value && !at)
+    return success();
+  if (!key || !value || !at)
+    return op.emitOpError(
+        "append_key, append_value and append_at come together");
+  if (!elementTypeOf(at).isSignlessInteger(64))
+    return op.emitOpError("append_at must be i64");
+  for (auto [update, cache, what] :
+       {std::tuple(key, op.getKey(), "append_key"),
+        std::tuple(value, op.getValue(), "append_value")}) {
+    auto u = cast<BufferType>(update.getType());
+    auto c = cast<BufferType>(cache.getType());
+    if (u.getElementType() != c.getElementType())
+      return op.emitOpError() << what << " must have its cache's element type";
+    if (u.getRank() != 4 || c.getRank() != 4)
+      return op.emitOpError() << what << " and its cache must be rank 4";
+    for (int64_t d : {0, 1, 3})
+      if (u.getShape()[d] != c.getShape()[d])
+        return op.emitOpError()
+               << what << " must match its cache in every dim but 2";
+  }
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(checkStream(*this, getStream())))
     return failure();
@@ -507,6 +537,8 @@ LogicalResult AttentionOp::verify() {
   if (Value keyMask = getKeyMask();
       keyMask && !isInteger(elementTypeOf(keyMask)))
     return emitOpError("key_mask must be i32 or i64");
+  if (failed(verifyAppend(*this)))
+    return failure();
   return checkFloatOperands(*this, getOut(),
                             {{getQuery(), "query"},
                              {getKey(), "key"},

@@ -152,7 +152,8 @@ def Hrt_CommandOpInterface : OpInterface<"CommandOp"> {
   let cppNamespace = "::hybridc::hrt";
   let description = [{
     A command of an executable: reads its input buffers, writes its result
-    buffer, on stream `stream`.
+    buffer (and, for a few commands, buffers it also reads: an attention
+    that appends to its KV cache), on stream `stream`.
   }];
   let methods = [
     InterfaceMethod<[{
@@ -161,6 +162,10 @@ def Hrt_CommandOpInterface : OpInterface<"CommandOp"> {
       }], "::llvm::SmallVector<::mlir::Value>", "getCommandInputs">,
     InterfaceMethod<"The buffer the command writes (null for events).",
                     "::mlir::Value", "getCommandResult">,
+    InterfaceMethod<[{
+        Every buffer the command writes, its result first: what the bundle
+        lists as the command's results.
+      }], "::llvm::SmallVector<::mlir::Value>", "getCommandWrites">,
     InterfaceMethod<"Which of the executable's streams runs it.",
                     "int32_t", "getStreamIndex">,
   ];
@@ -170,14 +175,18 @@ defvar Hrt_StreamArg = (ins DefaultValuedAttr<I32Attr, "0">:$stream);
 
 // `groups` counts the ODS operand groups; with a result, group 0 is `out`
 // and the inputs follow. An empty input group is an absent optional one.
+// `sideWrites` is C++ appending to `writes` the inputs a command also
+// writes (getCommandWrites), empty for most.
 class Hrt_CommandOp<string mnemonic, int groups, bit hasOut = 1,
                     list<Trait> traits = []>
     : Hrt_Op<mnemonic, !listconcat(traits, [HasParent<"ExecutableOp">,
                                             Hrt_CommandOpInterface])> {
+  code sideWrites = "";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::llvm::SmallVector<::mlir::Value> getCommandInputs();
     ::mlir::Value getCommandResult();
+    ::llvm::SmallVector<::mlir::Value> getCommandWrites();
     int32_t getStreamIndex() { return getStream(); }
   }];
   let extraClassDefinition = [{
@@ -194,6 +203,13 @@ class Hrt_CommandOp<string mnemonic, int groups, bit hasOut = 1,
     }
     ::mlir::Value $cppClass::getCommandResult() {
       return }] # !if(hasOut, "getODSOperands(0).front()", "nullptr") # [{;
+    }
+    ::llvm::SmallVector<::mlir::Value> $cppClass::getCommandWrites() {
+      ::llvm::SmallVector<::mlir::Value> writes;
+      if (::mlir::Value out = getCommandResult())
+        writes.push_back(out);
+      }] # sideWrites # [{
+      return writes;
     }
   }];
 }
@@ -405,23 +421,42 @@ def Hrt_RotaryOp : Hrt_CommandOp<"rotary", 4> {
   }];
 }
 
-def Hrt_AttentionOp : Hrt_CommandOp<"attention", 8, 1,
+def Hrt_AttentionOp : Hrt_CommandOp<"attention", 11, 1,
                                     [AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention with grouped KV heads";
+  let description = [{
+    With `append_key` / `append_value` [B, Hkv, T', Dh] and `append_at`
+    (i64 [1]), the command first writes them into `key` / `value` (the KV
+    cache) at [append_at, append_at + T') along axis 2, as two
+    `hrt.cache_write`s would, then attends over the cache (hrt-fold-kv-
+    appends makes it from those writes): it writes `key` and `value` too.
+  }];
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$query,
                             Hrt_Buffer:$key, Hrt_Buffer:$value,
                             Optional<Hrt_Buffer>:$mask,
                             Optional<Hrt_Buffer>:$alibi_slopes,
                             Optional<Hrt_Buffer>:$key_length,
                             Optional<Hrt_Buffer>:$key_mask,
+                            Optional<Hrt_Buffer>:$append_key,
+                            Optional<Hrt_Buffer>:$append_value,
+                            Optional<Hrt_Buffer>:$append_at,
                             F64Attr:$scale, BoolAttr:$causal,
                             I64Attr:$sliding_window), Hrt_StreamArg);
+  let sideWrites = [{
+    if (getAppendKey()) {
+      writes.push_back(getKey());
+      writes.push_back(getValue());
+    }
+  }];
   let assemblyFormat = [{
     $query `:` type($query) `,` $key `:` type($key) `,` $value `:`
     type($value) (`mask` $mask^ `:` type($mask))?
     (`alibi` $alibi_slopes^ `:` type($alibi_slopes))?
     (`key_length` $key_length^ `:` type($key_length))?
-    (`key_mask` $key_mask^ `:` type($key_mask))? `into` $out `:` type($out)
+    (`key_mask` $key_mask^ `:` type($key_mask))?
+    (`append_key` $append_key^ `:` type($append_key))?
+    (`append_value` $append_value^ `:` type($append_value))?
+    (`append_at` $append_at^ `:` type($append_at))? `into` $out `:` type($out)
     attr-dict
   }];
 }

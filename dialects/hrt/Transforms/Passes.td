@@ -4,6 +4,22 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldKvAppends : Pass<"hrt-fold-kv-appends",
+                         "::hybridc::hrt::ExecutableOp"> {
+  let summary = "Fold a step's KV cache writes into the attention reading them";
+  let description = [{
+    Two `hrt.cache_write`s along axis 2 at the same offset, of a key and a
+    value update [B, Hkv, T', D] into the rank-4 buffers that a later
+    `hrt.attention` reads as its key and value, become that attention's
+    `append_key` / `append_value` / `append_at`: the attention writes them
+    into the cache before it attends, one command instead of three (a
+    decode step's device operations are latency-bound: a GPU kernel can
+    take the new keys from the update while it streams the cache). Only
+    when no command between a write and the attention touches the cache,
+    or writes the update or the offset; the writes are erased.
+  }];
+}
+
 def PlanMemory : Pass<"hrt-plan-memory", "::hybridc::hrt::ExecutableOp"> {
   let summary = "Assign workspace offsets to allocations and ports";
   let description = [{

@@ -110,7 +110,7 @@ struct ArityOf {
   int operator()(const ops::Linear &) const { return 6; }
   int operator()(const ops::Embedding &) const { return 2; }
   int operator()(const ops::Rotary &) const { return 3; }
-  int operator()(const ops::Attention &) const { return 7; }
+  int operator()(const ops::Attention &) const { return 10; }
   int operator()(const ops::CacheWrite &) const { return 2; }
   int operator()(const ops::Sample &) const { return 3; }
   int operator()(const ops::RecordEvent &) const { return 0; }
@@ -126,6 +126,8 @@ std::string opName(const Op &op) { return std::visit(NameOf{}, op); }
 int opArity(const Op &op) { return std::visit(ArityOf{}, op); }
 
 int opResultCount(const Op &op) {
+  if (const auto *attention = std::get_if<ops::Attention>(&op))
+    return attention->append ? 3 : 1;
   return std::holds_alternative<ops::RecordEvent>(op) ||
                  std::holds_alternative<ops::WaitEvent>(op)
              ? 0

@@ -167,8 +167,9 @@ struct OpEncoder {
     return done(fb::CreateRotary(fbb, o.interleaved), fb::Op_Rotary);
   }
   EncodedOp operator()(const ops::Attention &o) {
-    return done(fb::CreateAttention(fbb, o.scale, o.causal, o.slidingWindow),
-                fb::Op_Attention);
+    return done(
+        fb::CreateAttention(fbb, o.scale, o.causal, o.slidingWindow, o.append),
+        fb::Op_Attention);
   }
   EncodedOp operator()(const ops::Collective &o) {
     return done(fb::CreateCollective(fbb,
@@ -389,7 +390,8 @@ public:
       return ops::Rotary{c.op_as_Rotary()->interleaved()};
     case fb::Op_Attention: {
       const fb::Attention *t = c.op_as_Attention();
-      return ops::Attention{t->scale(), t->causal(), t->sliding_window()};
+      return ops::Attention{t->scale(), t->causal(), t->sliding_window(),
+                            t->append()};
     }
     case fb::Op_Collective: {
       const fb::Collective *t = c.op_as_Collective();
@@ -559,8 +561,10 @@ bool operandOptional(const Op &op, size_t position) {
     return position == 1; // weight
   if (std::holds_alternative<ops::Linear>(op))
     return position >= 2; // bias, residual, norm weight, norm bias
-  if (std::holds_alternative<ops::Attention>(op))
-    return position >= 3; // mask, alibi slopes, key length, key mask
+  if (const auto *attention = std::get_if<ops::Attention>(&op))
+    // mask, alibi slopes, key length, key mask; the appended keys, values
+    // and offset exactly when the command appends
+    return position >= 3 && (position < 7 || !attention->append);
   return false;
 }
 
@@ -1051,6 +1055,12 @@ private:
             if (o.slidingWindow < 0)
               fail(ctx + " has sliding window " +
                    std::to_string(o.slidingWindow));
+            if (!o.append && (cmd.operands[7] != -1 || cmd.operands[8] != -1 ||
+                              cmd.operands[9] != -1))
+              fail(ctx + " gives appended keys but does not append");
+            if (o.append && (cmd.results[1] != cmd.operands[1] ||
+                             cmd.results[2] != cmd.operands[2]))
+              fail(ctx + " appends to other buffers than its key and value");
           } else if constexpr (std::is_same_v<T, ops::Collective>) {
             if (o.communicator < 0 ||
                 static_cast<size_t>(o.communicator) >= e.communicators.size())

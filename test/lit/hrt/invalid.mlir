@@ -189,3 +189,45 @@ hrt.executable @stray symbols [] params read {
   // expected-error @+1 {{'hg.constant' op is not an hrt buffer source or command}}
   %c = hg.constant dense<1.0> : tensor<4xf32>
 }
+
+// -----
+
+// An attention that appends takes the keys, the values and the offset.
+hrt.executable @append_partial symbols [] params read {
+  %q = hrt.input "q" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  %k = hrt.input "k" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  %kc = hrt.state "kc" read_write : !hrt.buffer<f32, [1, 2, 4, 8]>
+  %vc = hrt.state "vc" read_write : !hrt.buffer<f32, [1, 2, 4, 8]>
+  %out = hrt.output "out" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  // expected-error @+1 {{append_key, append_value and append_at come together}}
+  hrt.attention %q : !hrt.buffer<f32, [1, 2, 1, 8]>, %kc : !hrt.buffer<f32, [1, 2, 4, 8]>, %vc : !hrt.buffer<f32, [1, 2, 4, 8]> append_key %k : !hrt.buffer<f32, [1, 2, 1, 8]> into %out : !hrt.buffer<f32, [1, 2, 1, 8]> {causal = true, scale = 1.0 : f64, sliding_window = 0 : i64}
+}
+
+// -----
+
+hrt.executable @append_shape symbols [] params read {
+  %q = hrt.input "q" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  %k = hrt.input "k" : !hrt.buffer<f32, [1, 2, 1, 4]>
+  %v = hrt.input "v" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  %at = hrt.input "at" : !hrt.buffer<i64, [1]>
+  %kc = hrt.state "kc" read_write : !hrt.buffer<f32, [1, 2, 4, 8]>
+  %vc = hrt.state "vc" read_write : !hrt.buffer<f32, [1, 2, 4, 8]>
+  %out = hrt.output "out" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  // expected-error @+1 {{append_key must match its cache in every dim but 2}}
+  hrt.attention %q : !hrt.buffer<f32, [1, 2, 1, 8]>, %kc : !hrt.buffer<f32, [1, 2, 4, 8]>, %vc : !hrt.buffer<f32, [1, 2, 4, 8]> append_key %k : !hrt.buffer<f32, [1, 2, 1, 4]> append_value %v : !hrt.buffer<f32, [1, 2, 1, 8]> append_at %at : !hrt.buffer<i64, [1]> into %out : !hrt.buffer<f32, [1, 2, 1, 8]> {causal = true, scale = 1.0 : f64, sliding_window = 0 : i64}
+}
+
+// -----
+
+// Appending writes the caches: a read-only state cannot take it.
+hrt.executable @append_read_only symbols [] params read {
+  %q = hrt.input "q" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  %k = hrt.input "k" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  %v = hrt.input "v" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  %at = hrt.input "at" : !hrt.buffer<i64, [1]>
+  %kc = hrt.state "kc" read : !hrt.buffer<f32, [1, 2, 4, 8]>
+  %vc = hrt.state "vc" read_write : !hrt.buffer<f32, [1, 2, 4, 8]>
+  %out = hrt.output "out" : !hrt.buffer<f32, [1, 2, 1, 8]>
+  // expected-error @+1 {{writes the state 'kc', which @append_read_only may only read}}
+  hrt.attention %q : !hrt.buffer<f32, [1, 2, 1, 8]>, %kc : !hrt.buffer<f32, [1, 2, 4, 8]>, %vc : !hrt.buffer<f32, [1, 2, 4, 8]> append_key %k : !hrt.buffer<f32, [1, 2, 1, 8]> append_value %v : !hrt.buffer<f32, [1, 2, 1, 8]> append_at %at : !hrt.buffer<i64, [1]> into %out : !hrt.buffer<f32, [1, 2, 1, 8]> {causal = true, scale = 1.0 : f64, sliding_window = 0 : i64}
+}

@@ -209,10 +209,15 @@ struct Rotary {
 /// KV cache's filled slots); queries align to the end of those S' keys.
 /// key_mask, when present, is an integer [B, S] tensor: key j of row b is
 /// padding (never attended) where it is 0.
+/// With `append`, three more operands (append_key, append_value [B, Hkv,
+/// T', D], append_at i64 [1]) are first written into key and value at
+/// [append_at, append_at + T') along axis 2 (as two CacheWrites), and the
+/// command's results are (result, key, value).
 struct Attention {
   double scale = 1;
   bool causal = false;
   int64_t slidingWindow = 0;
+  bool append = false;
 };
 /// (input) -> result over communicator `communicator` (an index into the
 /// executable's communicators). With one rank every kind is a copy.
