@@ -207,7 +207,8 @@ Context *testContext() {
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
                                 const std::vector<HostTensor> &results,
-                                bool inPlace, bool withContext) {
+                                bool inPlace, bool withContext,
+                                const std::vector<int> &aliases) {
   std::vector<HostTensor> out;
   for (const HostTensor &r : results)
     out.push_back(inPlace ? r : HostTensor(r.dtype, r.shape));
@@ -228,7 +229,20 @@ std::vector<HostTensor> runCuda(const Op &op,
     call.operands.emplace_back(buffers.back()->data, t.dtype, t.shape);
   }
   std::vector<void *> resultData;
-  for (const HostTensor &r : out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const HostTensor &r = out[i];
+    if (i < aliases.size() && aliases[i] >= 0) {
+      const ConstTensor &shared = call.operands.at(aliases[i]);
+      EXPECT_EQ(shared.dtype, r.dtype) << "result " << i << " aliases operand "
+                                       << aliases[i] << " of another dtype";
+      Tensor t;
+      t.data = const_cast<void *>(shared.data);
+      t.dtype = r.dtype;
+      t.shape = r.shape;
+      call.results.push_back(t);
+      resultData.push_back(t.data);
+      continue;
+    }
     buffers.push_back(std::make_unique<DeviceBuffer>(r.bytes.size()));
     if (inPlace && !r.bytes.empty())
       check(cudaMemcpy(buffers.back()->data, r.bytes.data(), r.bytes.size(),

@@ -76,11 +76,14 @@ std::vector<HostTensor> runCpu(const Op &op,
 
 /// Runs `op` on the GPU with exactly the declared scratch; fails the test
 /// when the kernel writes past it. Results start poisoned, or with the
-/// given results' contents when `inPlace`.
+/// given results' contents when `inPlace`. Result i is operand
+/// `aliases[i]`'s device buffer where that is >= 0 (a state updated in
+/// place).
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
                                 const std::vector<HostTensor> &results,
-                                bool inPlace = false, bool withContext = true);
+                                bool inPlace = false, bool withContext = true,
+                                const std::vector<int> &aliases = {});
 
 /// One call of `op` captured once in a CUDA graph (global capture mode, so
 /// a host sync, copy or allocation in the kernel fails the capture) and
