@@ -37,8 +37,8 @@ bool readsRoot(Operation *op, Value root) {
 }
 
 bool writesRoot(Operation *op, Value root) {
-  Value out = cast<CommandOp>(op).getCommandResult();
-  return out && getRootBuffer(out) == root;
+  return llvm::any_of(cast<CommandOp>(op).getCommandResults(),
+                      [&](Value out) { return getRootBuffer(out) == root; });
 }
 
 /// An all_gather of a sharded parameter.
