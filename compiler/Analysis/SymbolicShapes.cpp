@@ -41,11 +41,12 @@ FailureOr<SymbolicShapes> SymbolicShapes::compute(func::FuncOp func) {
     llvm::SmallVector<SymShape> operands;
     for (Value v : op.getOperands())
       operands.push_back(result.shapeOf(v));
-    FailureOr<SymShape> shape =
-        hg::inferSymbolicShape(&op, operands, result.symbols_, &why);
-    if (failed(shape))
+    FailureOr<llvm::SmallVector<SymShape>> shapes =
+        hg::inferSymbolicShapes(&op, operands, result.symbols_, &why);
+    if (failed(shapes))
       return op.emitOpError() << why, failure();
-    result.shapes_[op.getResult(0)] = std::move(*shape);
+    for (auto [value, shape] : llvm::zip(op.getResults(), *shapes))
+      result.shapes_[value] = std::move(shape);
   }
   return result;
 }

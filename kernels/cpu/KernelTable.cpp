@@ -88,6 +88,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::Sample &) const {
     return {sample, sampleScratchBytes};
   }
+  KernelEntry operator()(const ops::SampleStep &) const {
+    return {sampleStep, sampleStepScratchBytes};
+  }
   // Collectives and events are the backend's business.
   KernelEntry operator()(const ops::Collective &) const { return {}; }
   KernelEntry operator()(const ops::RecordEvent &) const { return {}; }

@@ -107,5 +107,8 @@ void cacheWrite(const KernelCall &call); // CacheWrite.cpp
 // Sample.cpp
 void sample(const KernelCall &call);
 size_t sampleScratchBytes(const KernelCall &call, int threads);
+// SampleStep.cpp
+void sampleStep(const KernelCall &call);
+size_t sampleStepScratchBytes(const KernelCall &call, int threads);
 
 } // namespace hybrid::cpu::kernels

@@ -3,6 +3,7 @@
 // row), so every backend draws the same tokens for the same seed and step.
 // Token weights are the integers of common/TokenWeights.h (the CUDA kernel
 // computes the same bits), so every sum below is exact.
+#include "Sample.h"
 #include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
@@ -65,43 +66,14 @@ private:
   MoreLikely less_;
 };
 
-/// The call's sampling parameters (sampling [3] f32, rng [2] i64).
-struct SamplingParams {
-  float temperature = 0, topP = 1;
-  int64_t topK = 0; // 0: all
-  uint64_t seed = 0, counter = 0;
-};
-
-struct RowBuffers {
-  uint64_t *weight; // [V]
-  int32_t *order;   // [V]
-};
-RowBuffers carveRow(Carve &carve, int64_t V) {
-  RowBuffers r;
-  r.weight = carve.take<uint64_t>(V);
-  r.order = carve.take<int32_t>(V);
-  return r;
-}
-
 /// Checks the call's shapes and dtypes; returns B and V.
 void describe(const KernelCall &call, int64_t &B, int64_t &V) {
-  const ConstTensor &logits = call.operands.at(0),
-                    &sampling = call.operands.at(1), &rng = call.operands.at(2);
+  const ConstTensor &logits = call.operands.at(0);
   const Tensor &result = call.results.at(0);
-  visitFloat(logits.dtype, "sample", "logits", [](auto) {});
-  expectRank(logits, 2, "sample", "logits");
-  expectDType(sampling, DType::F32, "sample", "sampling");
-  if (sampling.numel() != 3)
-    fail("sample", "sampling " + shapeToString(sampling.shape) +
-                       " must hold {temperature, top_p, top_k}");
-  expectDType(rng, DType::I64, "sample", "rng");
-  if (rng.numel() != 2)
-    fail("sample",
-         "rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
+  expectSamplingOperands(logits, call.operands.at(1), call.operands.at(2),
+                         "sample");
   B = logits.shape[0];
   V = logits.shape[1];
-  if (V > INT32_MAX)
-    fail("sample", "vocabulary of " + std::to_string(V) + " is too large");
   expectDType(result, DType::I64, "sample", "result");
   expectShape(result, {B}, "sample", "result");
 }
@@ -110,7 +82,7 @@ ScratchLayout sampleScratch(const KernelCall &call) {
   int64_t B, V;
   describe(call, B, V);
   Carve carve;
-  carveRow(carve, V);
+  carveSampleRow(carve, V);
   return {0, carve.used()};
 }
 
@@ -152,8 +124,8 @@ weighTokensFma(const S *logits, int64_t V, float top, float temperature, int q,
 
 /// The token of one row of V logits with uniform u.
 template <typename S>
-int64_t sampleRow(const S *logits, int64_t V, const SamplingParams &params,
-                  float u, const RowBuffers &buf) {
+int64_t sampleRowOf(const S *logits, int64_t V, const SamplingParams &params,
+                    float u, const SampleRowScratch &buf) {
   // The argmax, first on ties, NaN ignored (0 when every logit is NaN).
   int64_t best = -1;
   float top = -kInf;
@@ -228,16 +200,8 @@ void sample(const KernelCall &call) {
   describe(call, B, V);
   const ScratchLayout layout = sampleScratch(call);
   const int threads = scratchThreads(call, layout, "sample");
-  const float *sampling = call.operands[1].as<float>();
-  const int64_t *rng = call.operands[2].as<int64_t>();
-  SamplingParams params;
-  params.temperature = sampling[0];
-  params.topP = sampling[1];
-  // top_k travels as a float: truncate; <= 0 or NaN means all.
-  const float topK = sampling[2];
-  params.topK = topK >= 1 ? static_cast<int64_t>(std::min(topK, 1e18f)) : 0;
-  params.seed = static_cast<uint64_t>(rng[0]);
-  params.counter = static_cast<uint64_t>(rng[1]);
+  const SamplingParams params = readSamplingParams(
+      call.operands[1].as<float>(), call.operands[2].as<int64_t>());
   if (B == 0)
     return;
   if (V == 0)
@@ -251,10 +215,10 @@ void sample(const KernelCall &call) {
         B, V * 16,
         [&](int64_t b) {
           Carve carve(threadScratch(call, layout, workerSlot()));
-          const RowBuffers buf = carveRow(carve, V);
+          const SampleRowScratch buf = carveSampleRow(carve, V);
           const float u = philoxUniform(params.seed, params.counter,
                                         static_cast<uint64_t>(b));
-          out[b] = sampleRow(logits + b * V, V, params, u, buf);
+          out[b] = sampleRowOf(logits + b * V, V, params, u, buf);
         },
         threads);
   });
@@ -262,6 +226,48 @@ void sample(const KernelCall &call) {
 
 size_t sampleScratchBytes(const KernelCall &call, int threads) {
   return scratchOf<sampleScratch>(call, threads);
+}
+
+void expectSamplingOperands(const ConstTensor &logits,
+                            const ConstTensor &sampling, const ConstTensor &rng,
+                            const char *kernel) {
+  visitFloat(logits.dtype, kernel, "logits", [](auto) {});
+  expectRank(logits, 2, kernel, "logits");
+  expectDType(sampling, DType::F32, kernel, "sampling");
+  if (sampling.numel() != 3)
+    fail(kernel, "sampling " + shapeToString(sampling.shape) +
+                     " must hold {temperature, top_p, top_k}");
+  expectDType(rng, DType::I64, kernel, "rng");
+  if (rng.numel() != 2)
+    fail(kernel,
+         "rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
+  if (logits.shape[1] > INT32_MAX)
+    fail(kernel,
+         "vocabulary of " + std::to_string(logits.shape[1]) + " is too large");
+}
+
+SamplingParams readSamplingParams(const float *sampling, const int64_t *rng) {
+  SamplingParams params;
+  params.temperature = sampling[0];
+  params.topP = sampling[1];
+  // top_k travels as a float: truncate; <= 0 or NaN means all.
+  const float topK = sampling[2];
+  params.topK = topK >= 1 ? static_cast<int64_t>(std::min(topK, 1e18f)) : 0;
+  params.seed = static_cast<uint64_t>(rng[0]);
+  params.counter = static_cast<uint64_t>(rng[1]);
+  return params;
+}
+
+SampleRowScratch carveSampleRow(Carve &carve, int64_t V) {
+  SampleRowScratch r;
+  r.weight = carve.take<uint64_t>(V);
+  r.order = carve.take<int32_t>(V);
+  return r;
+}
+
+int64_t sampleRow(const float *logits, int64_t V, const SamplingParams &params,
+                  float u, const SampleRowScratch &scratch) {
+  return sampleRowOf(logits, V, params, u, scratch);
 }
 
 } // namespace hybrid::cpu::kernels

@@ -1,6 +1,7 @@
 // softmax and log_softmax along an axis on floats (f32, bf16, f16):
 // max-subtracted exponentials in f32, sums in double, each output rounded
 // once. A row of all -inf gives NaN, as in PyTorch and ONNX.
+#include "Softmax.h"
 #include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
@@ -13,25 +14,20 @@
 namespace hybrid::cpu::kernels {
 namespace {
 
-/// NaN-propagating running maximum.
-inline float maxOf(float m, float v) {
-  return (v > m || v != v) && m == m ? v : m;
-}
-
 /// Softmax of n contiguous values.
 template <typename S>
 void softmaxRow(const S *x, S *y, int64_t n, bool logarithm) {
+  if (logarithm) {
+    const LogSoftmaxRow row = logSoftmaxRow(x, n);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = fromFloat<S>(toFloat(x[i]) - row.max - row.logSum);
+    return;
+  }
   float m = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < n; ++i)
     m = maxOf(m, toFloat(x[i]));
   double sum = 0;
-  if (logarithm) {
-    for (int64_t i = 0; i < n; ++i)
-      sum += std::exp(toFloat(x[i]) - m);
-    const float logSum = static_cast<float>(std::log(sum));
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = fromFloat<S>(toFloat(x[i]) - m - logSum);
-  } else if constexpr (std::is_same_v<S, float>) {
+  if constexpr (std::is_same_v<S, float>) {
     // f32 keeps the exponentials in the result; narrower types recompute
     // them rather than round twice.
     for (int64_t i = 0; i < n; ++i) {

@@ -88,6 +88,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::Sample &) const {
     return {sample, sampleScratchBytes};
   }
+  KernelEntry operator()(const ops::SampleStep &) const {
+    return {sampleStep, sampleStepScratchBytes};
+  }
 };
 
 } // namespace

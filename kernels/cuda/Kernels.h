@@ -102,5 +102,7 @@ size_t attentionScratchBytes(const CudaCall &call);
 // Sample.cu
 void sample(const CudaCall &call);
 size_t sampleScratchBytes(const CudaCall &call);
+void sampleStep(const CudaCall &call);
+size_t sampleStepScratchBytes(const CudaCall &call);
 
 } // namespace hybrid::cuda::kernels

@@ -5,7 +5,10 @@
 // block per row. Token weights are the integers of common/TokenWeights.h
 // (the CPU's bits) and every decision compares exact integer sums, so
 // finding the kept sets and the drawn token by radix selection, where the
-// CPU sorts and walks, cannot change the result.
+// CPU sorts and walks, cannot change the result. sample_step, the whole
+// sampling epilogue of a generation step in one launch, draws with the
+// same block per row and adds the token's log-probability and the state.
+#include "Context.h"
 #include "Device.cuh"
 #include "Kernels.h"
 
@@ -99,6 +102,7 @@ struct SampleShared {
     u64 candidates[kCapacity];
   };
   u64 warpTotals[kWarps];
+  double warpSums[kWarps];
   float warpBest[kWarps];
   int64_t warpBestIndex[kWarps];
   int chosen, lowestDigit;
@@ -145,16 +149,32 @@ __device__ u64 blockExclusiveScan(u64 v, SampleShared &sh, u64 &total) {
   return before + inclusive - v;
 }
 
+/// A row of logits as f32: logit(j).
+template <typename S> struct RowLogits {
+  const S *row;
+  __device__ float operator()(int64_t j) const { return toFloat(row[j]); }
+};
+
+/// The same with the logit of token `banned` (-1: none) at -inf: the EOS
+/// token before min_new tokens.
+template <typename S> struct BannedRowLogits {
+  const S *row;
+  int64_t banned;
+  __device__ float operator()(int64_t j) const {
+    return j == banned ? -INFINITY : toFloat(row[j]);
+  }
+};
+
 /// The argmax of the row (first on ties, NaN ignored; 0 when every logit
 /// is NaN) and its logit in `top` (-inf then).
-template <typename S>
-__device__ int64_t argmax(const S *row, int64_t V, float &top,
+template <typename Logits>
+__device__ int64_t argmax(Logits logit, int64_t V, float &top,
                           SampleShared &sh) {
   constexpr int64_t kNone = INT64_MAX;
   float best = -INFINITY;
   int64_t index = kNone;
   for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
-    const float l = toFloat(row[j]);
+    const float l = logit(j);
     if (l == l && (l > best || index == kNone)) {
       best = l;
       index = j;
@@ -419,31 +439,37 @@ __device__ Selected select(const u64 *keys, int64_t V, u64 lowest, u64 count,
   return resolveSorted(c, goal, above, layout, sh);
 }
 
-/// Row blockIdx.x: logits [V] of type S, the call's {temperature, top_p,
-/// top_k} and {seed, counter} from device memory, keys [V] of scratch.
-template <typename S>
-__global__ void __launch_bounds__(kSampleThreads)
-    sampleKernel(const S *logits, const float *params, const int64_t *rng,
-                 int64_t *out, u64 *scratch, int64_t V) {
-  awaitInputs();
-  __shared__ SampleShared sh;
-  const int64_t b = blockIdx.x;
-  const S *row = logits + b * V;
-  const float temperature = params[0], topP = params[1], topKValue = params[2];
-  float top;
-  const int64_t best = argmax(row, V, top, sh);
-  // Greedy (a NaN temperature too), or nothing has a finite probability.
-  if (!(temperature > 0) || top == -INFINITY) {
-    if (threadIdx.x == 0)
-      out[b] = best;
-    return;
+/// A call's {temperature, top_p, top_k} and {seed, counter}, read from
+/// device memory.
+struct SamplingParams {
+  float temperature, topP, topK;
+  uint64_t seed, counter;
+
+  __device__ static SamplingParams read(const float *params,
+                                        const int64_t *rng) {
+    return {params[0], params[1], params[2], static_cast<uint64_t>(rng[0]),
+            static_cast<uint64_t>(rng[1])};
   }
+};
+
+/// The token of row b of V logits, for every thread of the block; keys [V]
+/// of scratch.
+template <typename Logits>
+__device__ int64_t drawToken(Logits logit, int64_t V,
+                             const SamplingParams &params, int64_t b, u64 *keys,
+                             SampleShared &sh) {
+  const float temperature = params.temperature, topP = params.topP,
+              topKValue = params.topK;
+  float top;
+  const int64_t best = argmax(logit, V, top, sh);
+  // Greedy (a NaN temperature too), or nothing has a finite probability.
+  if (!(temperature > 0) || top == -INFINITY)
+    return best;
   const int q = sampling::weightBits(V);
   const KeyLayout layout = KeyLayout::of(V);
-  u64 *keys = scratch + b * V;
   u64 positive = 0, total = 0;
   for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
-    const u64 w = sampling::tokenWeight(toFloat(row[j]), top, temperature, q);
+    const u64 w = sampling::tokenWeight(logit(j), top, temperature, q);
     keys[j] = layout.key(w, j);
     positive += w != 0;
     total += w;
@@ -476,14 +502,141 @@ __global__ void __launch_bounds__(kSampleThreads)
   }
   // The first kept token whose cumulative weight exceeds u times the total.
   const float u =
-      philoxUniform(static_cast<uint64_t>(rng[0]),
-                    static_cast<uint64_t>(rng[1]), static_cast<uint64_t>(b));
+      philoxUniform(params.seed, params.counter, static_cast<uint64_t>(b));
   Goal goal;
   goal.kind = Goal::WeightAbove;
   goal.weight = static_cast<double>(u) * static_cast<double>(total);
   const Selected drawn = select(keys, V, lowest, kept, goal, layout, sh);
+  return layout.token(drawn.key);
+}
+
+/// Row blockIdx.x: logits [V] of type S, the call's {temperature, top_p,
+/// top_k} and {seed, counter} from device memory, keys [V] of scratch.
+template <typename S>
+__global__ void __launch_bounds__(kSampleThreads)
+    sampleKernel(const S *logits, const float *params, const int64_t *rng,
+                 int64_t *out, u64 *scratch, int64_t V) {
+  awaitInputs();
+  __shared__ SampleShared sh;
+  const int64_t b = blockIdx.x;
+  const int64_t token =
+      drawToken(RowLogits<S>{logits + b * V}, V,
+                SamplingParams::read(params, rng), b, scratch + b * V, sh);
   if (threadIdx.x == 0)
-    out[b] = layout.token(drawn.key);
+    out[b] = token;
+}
+
+/// The maximum of v over the block (NaN-propagating), for every thread.
+__device__ float blockMax(float v, SampleShared &sh) {
+  v = warpMax(v);
+  __syncthreads(); // earlier readers of warpBest are done
+  if (threadIdx.x % 32 == 0)
+    sh.warpBest[threadIdx.x / 32] = v;
+  __syncthreads();
+  float m = -INFINITY;
+  for (int w = 0; w < kWarps; ++w)
+    m = maxOf(m, sh.warpBest[w]);
+  return m;
+}
+
+/// The sum of v over the block, for every thread.
+__device__ double blockSum(double v, SampleShared &sh) {
+  v = warpSum(v);
+  __syncthreads(); // earlier readers of warpSums are done
+  if (threadIdx.x % 32 == 0)
+    sh.warpSums[threadIdx.x / 32] = v;
+  __syncthreads();
+  double total = 0;
+  for (int w = 0; w < kWarps; ++w)
+    total += sh.warpSums[w];
+  return total;
+}
+
+/// What a sample_step reads and writes besides the logits (Ops.h's
+/// SampleStep; lengths, finished, count and rng may be updated in place).
+struct StepState {
+  const int64_t *config;   // [4] {eos, pad, min_new, unused}
+  const float *sampling;   // [3]
+  const int64_t *rng;      // [2] {seed, counter}
+  const int64_t *count;    // [1]
+  const uint8_t *finished; // [B]
+  const int64_t *lengths;  // [B]
+  int64_t *token;          // [B]
+  int64_t *tokens;         // [B, N], written at column count
+  float *logprobs;         // [B, N], written at column count
+  int64_t *lengthsOut;     // [B]
+  uint8_t *finishedOut;    // [B]
+  int64_t *countOut;       // [1]
+  int64_t *rngOut;         // [2]
+  int64_t N;
+  /// A zeroed tile counter: the last block to finish advances count and
+  /// rng. Null: advanceKernel does, after this kernel.
+  unsigned *counter;
+};
+
+/// Row blockIdx.x of a sample_step (the CPU kernel's arithmetic, in
+/// kernels/cpu/SampleStep.cpp): EOS banned before min_new tokens, the
+/// token drawn as sampleKernel draws it, log_softmax(logits / T)[token] (T
+/// = 1 when greedy) from a max and a sum over the row as the CPU's
+/// log_softmax computes them (in another order), pad for finished rows.
+template <typename S>
+__global__ void __launch_bounds__(kSampleThreads)
+    sampleStepKernel(const S *logits, StepState st, u64 *scratch, int64_t V) {
+  awaitInputs();
+  __shared__ SampleShared sh;
+  const int64_t b = blockIdx.x;
+  // Read by every block before the last one advances them in place.
+  const SamplingParams params = SamplingParams::read(st.sampling, st.rng);
+  const int64_t count = *st.count;
+  const int64_t eos = st.config[0], pad = st.config[1], minNew = st.config[2];
+  const int64_t banned = count < minNew && eos >= 0 && eos < V ? eos : -1;
+  const BannedRowLogits<S> logit{logits + b * V, banned};
+  const int64_t token = drawToken(logit, V, params, b, scratch + b * V, sh);
+
+  const float divisor = params.temperature > 0 ? params.temperature : 1.0f;
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads)
+    m = maxOf(m, logit(j) / divisor);
+  m = blockMax(m, sh);
+  double sum = 0;
+  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads)
+    sum += expf(logit(j) / divisor - m);
+  sum = blockSum(sum, sh);
+  if (threadIdx.x == 0) {
+    const float logprob =
+        logit(token) / divisor - m - static_cast<float>(::log(sum));
+    // Finished rows emit pad (and log-probability 0) from now on.
+    const bool done = st.finished[b] != 0;
+    const int64_t emitted = done ? pad : token;
+    st.token[b] = emitted;
+    // A column past the end is dropped (as cache_write drops its slice).
+    if (count >= 0 && count < st.N) {
+      st.tokens[b * st.N + count] = emitted;
+      st.logprobs[b * st.N + count] = done ? 0.0f : logprob;
+    }
+    st.lengthsOut[b] = st.lengths[b] + (done ? 0 : 1);
+    st.finishedOut[b] = done || emitted == eos;
+  }
+  if (st.counter && lastBlockToArrive(st.counter, gridDim.x) &&
+      threadIdx.x == 0) {
+    *st.countOut = count + 1;
+    st.rngOut[0] = static_cast<int64_t>(params.seed);
+    st.rngOut[1] = static_cast<int64_t>(params.counter + 1);
+  }
+}
+
+/// count += 1 and rng[1] += 1 of a sample_step without a tile counter (or
+/// without rows), after sampleStepKernel read them.
+__global__ void advanceKernel(const int64_t *count, const int64_t *rng,
+                              int64_t *countOut, int64_t *rngOut) {
+  awaitInputs();
+  if (threadIdx.x == 0) {
+    const int64_t c = *count, seed = rng[0];
+    const uint64_t counter = static_cast<uint64_t>(rng[1]);
+    *countOut = c + 1;
+    rngOut[0] = seed;
+    rngOut[1] = static_cast<int64_t>(counter + 1);
+  }
 }
 
 /// Checks the call's shapes and dtypes (as the CPU kernel); returns B and V.
@@ -545,6 +698,140 @@ size_t sampleScratchBytes(const CudaCall &call) {
   try {
     int64_t B, V;
     describe(call, B, V);
+    return keyBytes(B, V);
+  } catch (...) {
+    return 0; // the run reports malformed calls
+  }
+}
+
+namespace {
+
+constexpr const char *kStep = "sample_step";
+
+/// Operand and result positions (Ops.h).
+enum StepOperand { Logits, Config, Sampling, Rng, Count, Finished, Lengths };
+enum StepResult {
+  TokenOut,
+  TokensOut,
+  LogprobsOut,
+  LengthsOut,
+  FinishedOut,
+  CountOut,
+  RngOut
+};
+
+/// Checks a sample_step call's shapes and dtypes (as the CPU kernel);
+/// returns B, V and N (the columns of tokens and logprobs).
+void describeStep(const CudaCall &call, int64_t &B, int64_t &V, int64_t &N) {
+  const ConstTensor &logits = call.operands.at(Logits),
+                    &sampling = call.operands.at(Sampling),
+                    &rng = call.operands.at(Rng);
+  expectFloat(logits.dtype, kStep, "logits");
+  expectRank(logits, 2, kStep, "logits");
+  expectDType(sampling, DType::F32, kStep, "sampling");
+  if (sampling.numel() != 3)
+    fail(kStep, "sampling " + shapeToString(sampling.shape) +
+                    " must hold {temperature, top_p, top_k}");
+  expectDType(rng, DType::I64, kStep, "rng");
+  if (rng.numel() != 2)
+    fail(kStep,
+         "rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
+  B = logits.shape[0];
+  V = logits.shape[1];
+  if (V > INT32_MAX)
+    fail(kStep, "vocabulary of " + std::to_string(V) + " is too large");
+  const ConstTensor &config = call.operands.at(Config),
+                    &count = call.operands.at(Count);
+  expectDType(config, DType::I64, kStep, "config");
+  if (config.numel() != 4)
+    fail(kStep, "config " + shapeToString(config.shape) +
+                    " must hold {eos, pad, min_new, unused}");
+  expectDType(count, DType::I64, kStep, "count");
+  if (count.numel() != 1)
+    fail(kStep,
+         "count " + shapeToString(count.shape) + " must hold one element");
+  expectDType(call.operands.at(Finished), DType::Bool, kStep, "finished");
+  expectShape(call.operands.at(Finished), {B}, kStep, "finished");
+  expectDType(call.operands.at(Lengths), DType::I64, kStep, "lengths");
+  expectShape(call.operands.at(Lengths), {B}, kStep, "lengths");
+
+  const Tensor &tokens = call.results.at(TokensOut);
+  expectDType(call.results.at(TokenOut), DType::I64, kStep, "token");
+  expectShape(call.results.at(TokenOut), {B}, kStep, "token");
+  expectDType(tokens, DType::I64, kStep, "tokens");
+  expectRank(tokens, 2, kStep, "tokens");
+  if (tokens.shape[0] != B)
+    fail(kStep, "tokens " + shapeToString(tokens.shape) + " must have " +
+                    std::to_string(B) + " rows like the logits");
+  N = tokens.shape[1];
+  expectDType(call.results.at(LogprobsOut), DType::F32, kStep, "logprobs");
+  expectShape(call.results.at(LogprobsOut), tokens.shape, kStep, "logprobs");
+  expectDType(call.results.at(LengthsOut), DType::I64, kStep, "lengths");
+  expectShape(call.results.at(LengthsOut), {B}, kStep, "lengths");
+  expectDType(call.results.at(FinishedOut), DType::Bool, kStep, "finished");
+  expectShape(call.results.at(FinishedOut), {B}, kStep, "finished");
+  expectDType(call.results.at(CountOut), DType::I64, kStep, "count");
+  expectShape(call.results.at(CountOut), count.shape, kStep, "count");
+  expectDType(call.results.at(RngOut), DType::I64, kStep, "rng");
+  expectShape(call.results.at(RngOut), rng.shape, kStep, "rng");
+}
+
+} // namespace
+
+void sampleStep(const CudaCall &call) {
+  expectArity(call, kStep, 7, 7);
+  int64_t B, V, N;
+  describeStep(call, B, V, N);
+  expectScratch(call, keyBytes(B, V), kStep);
+  if (B > 0 && V == 0)
+    fail(kStep, "logits " + shapeToString(call.operands[Logits].shape) +
+                    " have no tokens to sample from");
+  if (B > INT32_MAX)
+    fail(kStep, std::to_string(B) + " rows are too many");
+  const cudaStream_t stream = streamOf(call);
+  const int64_t *count =
+      static_cast<const int64_t *>(call.operands[Count].data);
+  const int64_t *rng = static_cast<const int64_t *>(call.operands[Rng].data);
+  int64_t *countOut = static_cast<int64_t *>(call.results[CountOut].data);
+  int64_t *rngOut = static_cast<int64_t *>(call.results[RngOut].data);
+  unsigned *counter = nullptr;
+  if (B > 0) {
+    if (call.context)
+      counter = tileCounters(*call.context, call.stream, kStep);
+    StepState st;
+    st.config = static_cast<const int64_t *>(call.operands[Config].data);
+    st.sampling = static_cast<const float *>(call.operands[Sampling].data);
+    st.rng = rng;
+    st.count = count;
+    st.finished = static_cast<const uint8_t *>(call.operands[Finished].data);
+    st.lengths = static_cast<const int64_t *>(call.operands[Lengths].data);
+    st.token = static_cast<int64_t *>(call.results[TokenOut].data);
+    st.tokens = static_cast<int64_t *>(call.results[TokensOut].data);
+    st.logprobs = static_cast<float *>(call.results[LogprobsOut].data);
+    st.lengthsOut = static_cast<int64_t *>(call.results[LengthsOut].data);
+    st.finishedOut = static_cast<uint8_t *>(call.results[FinishedOut].data);
+    st.countOut = countOut;
+    st.rngOut = rngOut;
+    st.N = N;
+    st.counter = counter;
+    visitFloat(call.operands[Logits].dtype, kStep, "logits", [&](auto zero) {
+      using S = decltype(zero);
+      launch(sampleStepKernel<S>, static_cast<unsigned>(B), kSampleThreads, 0,
+             stream, static_cast<const S *>(call.operands[Logits].data), st,
+             static_cast<u64 *>(call.scratch), V);
+    });
+    checkLaunch(kStep);
+  }
+  if (!counter) {
+    launch(advanceKernel, 1, 32, 0, stream, count, rng, countOut, rngOut);
+    checkLaunch(kStep);
+  }
+}
+
+size_t sampleStepScratchBytes(const CudaCall &call) {
+  try {
+    int64_t B, V, N;
+    describeStep(call, B, V, N);
     return keyBytes(B, V);
   } catch (...) {
     return 0; // the run reports malformed calls

@@ -156,7 +156,8 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   const int64_t vocab = [&] {
     const ExecutableDesc &f = prefill.desc();
     for (const CommandDesc &c : f.commands)
-      if (std::holds_alternative<ops::Sample>(c.op))
+      if (std::holds_alternative<ops::Sample>(c.op) ||
+          std::holds_alternative<ops::SampleStep>(c.op))
         if (auto v = f.buffers[c.operands[0]].shape.back().constant())
           return *v;
     return int64_t(-1);

@@ -1,8 +1,8 @@
 // Serialisation of hrt into the bundle refuses what it cannot encode
 // faithfully instead of writing a wrong command (the old lowering wrote
 // buffer 0 for a value it had not mapped).
-#include "compiler/InitAll.h"
 #include "compiler/Target/Bundle/HrtToBundle.h"
+#include "compiler/InitAll.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
@@ -70,6 +70,35 @@ TEST_F(HrtToBundle, AnUndefinedBufferIsAnErrorNotBufferZero) {
   EXPECT_NE(llvm::toString(bundle.takeError())
                 .find("uses a buffer that no op before it in @b defines"),
             std::string::npos);
+}
+
+TEST_F(HrtToBundle, ACommandWritesEveryResultInOrder) {
+  // hrt.sample_step writes seven buffers: the bundle lists them in Ops.h's
+  // order (token, tokens, logprobs, lengths, finished, count, rng), after
+  // its seven operands.
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+hrt.executable @step symbols [] params read attributes {alignment = 256 : i64, workspace = 256 : i64} {
+  %l = hrt.input "logits" {offset = 0 : i64} : !hrt.buffer<f32, [2, 8]>
+  %token = hrt.state "gen.token" read_write : !hrt.buffer<i64, [2]>
+  %count = hrt.state "gen.count" read_write : !hrt.buffer<i64, [1]>
+  %fin = hrt.state "gen.finished" read_write : !hrt.buffer<i1, [2]>
+  %len = hrt.state "gen.lengths" read_write : !hrt.buffer<i64, [2]>
+  %cfg = hrt.state "gen.config" read : !hrt.buffer<i64, [4]>
+  %smp = hrt.state "gen.sampling" read : !hrt.buffer<f32, [3]>
+  %rng = hrt.state "gen.rng" read_write : !hrt.buffer<i64, [2]>
+  %toks = hrt.state "gen.tokens" read_write : !hrt.buffer<i64, [2, 5]>
+  %lps = hrt.state "gen.logprobs" read_write : !hrt.buffer<f32, [2, 5]>
+  hrt.sample_step %l : !hrt.buffer<f32, [2, 8]>, %cfg : !hrt.buffer<i64, [4]>, %smp : !hrt.buffer<f32, [3]>, %rng : !hrt.buffer<i64, [2]> count %count : !hrt.buffer<i64, [1]> finished %fin : !hrt.buffer<i1, [2]> lengths %len : !hrt.buffer<i64, [2]> into %token : !hrt.buffer<i64, [2]>, %toks : !hrt.buffer<i64, [2, 5]>, %lps : !hrt.buffer<f32, [2, 5]>, %len : !hrt.buffer<i64, [2]>, %fin : !hrt.buffer<i1, [2]>, %count : !hrt.buffer<i64, [1]>, %rng : !hrt.buffer<i64, [2]>
+}
+)mlir");
+  ASSERT_TRUE(module);
+  llvm::Expected<hybrid::BundleDesc> bundle =
+      hybridc::translateHrtToBundle(*module);
+  ASSERT_TRUE(static_cast<bool>(bundle)) << llvm::toString(bundle.takeError());
+  const hybrid::CommandDesc &step = bundle->executables[0].commands.at(0);
+  ASSERT_TRUE(std::holds_alternative<hybrid::ops::SampleStep>(step.op));
+  EXPECT_EQ(step.operands, std::vector<int32_t>({0, 5, 6, 7, 2, 3, 4}));
+  EXPECT_EQ(step.results, std::vector<int32_t>({1, 8, 9, 4, 3, 2, 7}));
 }
 
 TEST_F(HrtToBundle, AnUnplannedExecutableIsAnError) {

@@ -633,17 +633,18 @@ TEST_F(AttentionTest, AppendingToTheCacheMatchesTheCpuKernel) {
       attrs.scale = 1 / std::sqrt(double(c.D));
       attrs.causal = true;
       attrs.append = true;
-      HostTensor keys(c.dt, kvShape), values(c.dt, kvShape);
-      keys.aliasOf = 1;
-      values.aliasOf = 2;
       const std::vector<HostTensor> results = {
-          HostTensor(c.dt, {c.B, c.Hq, c.Tn, c.D}), keys, values};
+          HostTensor(c.dt, {c.B, c.Hq, c.Tn, c.D}), HostTensor(c.dt, kvShape),
+          HostTensor(c.dt, kvShape)};
+      const std::vector<int> caches = {-1, 1, 2}; // updated in place
       const std::string what =
           "B " + std::to_string(c.B) + " Hq " + std::to_string(c.Hq) + " Tn " +
           std::to_string(c.Tn) + " at " + std::to_string(c.at) + " D " +
           std::to_string(c.D) + kernelName(perRow);
-      const std::vector<HostTensor> cpu = runCpu(attrs, operands, results);
-      const std::vector<HostTensor> gpu = runCuda(attrs, operands, results);
+      const std::vector<HostTensor> cpu =
+          runCpu(attrs, operands, results, false, caches);
+      const std::vector<HostTensor> gpu =
+          runCuda(attrs, operands, results, false, true, caches);
       expectClose(gpu[0], cpu[0], sumTolerance(c.dt), what + " output");
       expectClose(gpu[1], cpu[1], Tolerance{}, what + " key cache");
       expectClose(gpu[2], cpu[2], Tolerance{}, what + " value cache");

@@ -170,21 +170,22 @@ constexpr uint8_t kGuardByte = 0xA5;
 std::vector<HostTensor> runCpu(const Op &op,
                                const std::vector<HostTensor> &operands,
                                const std::vector<HostTensor> &results,
-                               bool inPlace) {
+                               bool inPlace, const std::vector<int> &aliases) {
   std::vector<HostTensor> out;
-  for (const HostTensor &r : results)
-    out.push_back(r.aliasOf >= 0 ? operands.at(r.aliasOf)
-                  : inPlace      ? r
-                                 : HostTensor(r.dtype, r.shape));
+  for (size_t i = 0; i < results.size(); ++i)
+    out.push_back(i < aliases.size() && aliases[i] >= 0
+                      ? operands.at(aliases[i])
+                  : inPlace ? results[i]
+                            : HostTensor(results[i].dtype, results[i].shape));
   cpu::KernelCall call;
   call.op = &op;
   for (const HostTensor &t : operands)
     call.operands.push_back(
         t.present ? cpu::ConstTensor(t.bytes.data(), t.dtype, t.shape)
                   : cpu::ConstTensor::absent());
-  for (size_t i = 0; i < results.size(); ++i)
-    if (results[i].aliasOf >= 0)
-      call.operands[results[i].aliasOf].data = out[i].bytes.data();
+  for (size_t i = 0; i < aliases.size(); ++i)
+    if (aliases[i] >= 0)
+      call.operands.at(aliases[i]).data = out[i].bytes.data();
   for (HostTensor &r : out) {
     cpu::Tensor t;
     t.data = r.bytes.data();
@@ -212,12 +213,11 @@ Context *testContext() {
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
                                 const std::vector<HostTensor> &results,
-                                bool inPlace, bool withContext) {
+                                bool inPlace, bool withContext,
+                                const std::vector<int> &aliases) {
   std::vector<HostTensor> out;
   for (const HostTensor &r : results)
-    out.push_back(r.aliasOf >= 0 ? operands.at(r.aliasOf)
-                  : inPlace      ? r
-                                 : HostTensor(r.dtype, r.shape));
+    out.push_back(inPlace ? r : HostTensor(r.dtype, r.shape));
   CudaCall call;
   call.op = &op;
   call.context = withContext ? testContext() : nullptr;
@@ -240,9 +240,12 @@ std::vector<HostTensor> runCuda(const Op &op,
   std::vector<void *> resultData;
   for (size_t i = 0; i < out.size(); ++i) {
     const HostTensor &r = out[i];
-    if (results[i].aliasOf >= 0) {
+    if (i < aliases.size() && aliases[i] >= 0) {
+      const ConstTensor &shared = call.operands.at(aliases[i]);
+      EXPECT_EQ(shared.dtype, r.dtype) << "result " << i << " aliases operand "
+                                       << aliases[i] << " of another dtype";
       Tensor t;
-      t.data = operandData[results[i].aliasOf];
+      t.data = operandData[aliases[i]];
       t.dtype = r.dtype;
       t.shape = r.shape;
       call.results.push_back(t);

@@ -26,10 +26,6 @@ struct HostTensor {
   Shape shape;
   std::vector<uint8_t> bytes;
   bool present = true;
-  /// As a result: the memory of operand `aliasOf` (a command that updates
-  /// an operand in place, like an attention appending to its KV cache),
-  /// which the result then holds after the call; -1 for its own.
-  int aliasOf = -1;
 
   HostTensor() = default;
   HostTensor(DType dt, Shape s)
@@ -72,19 +68,25 @@ Tolerance sumTolerance(DType dt);
 
 /// Runs `op` on the CPU oracle; results have the given dtypes and shapes
 /// and start as zeros, or with the given results' contents when `inPlace`
-/// (kernels that update their result, like cache_write).
+/// (kernels that update their result, like cache_write). Result i is
+/// operand `aliases[i]`'s memory where that is >= 0 (updated in place; the
+/// result holds it after the call).
 std::vector<HostTensor> runCpu(const Op &op,
                                const std::vector<HostTensor> &operands,
                                const std::vector<HostTensor> &results,
-                               bool inPlace = false);
+                               bool inPlace = false,
+                               const std::vector<int> &aliases = {});
 
 /// Runs `op` on the GPU with exactly the declared scratch; fails the test
 /// when the kernel writes past it. Results start poisoned, or with the
-/// given results' contents when `inPlace`.
+/// given results' contents when `inPlace`. Result i is operand
+/// `aliases[i]`'s device buffer where that is >= 0 (a state updated in
+/// place).
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
                                 const std::vector<HostTensor> &results,
-                                bool inPlace = false, bool withContext = true);
+                                bool inPlace = false, bool withContext = true,
+                                const std::vector<int> &aliases = {});
 
 /// One call of `op` captured once in a CUDA graph (global capture mode, so
 /// a host sync, copy or allocation in the kernel fails the capture) and

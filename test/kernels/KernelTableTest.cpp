@@ -36,6 +36,8 @@ TEST(KernelTable, GenerationOpsHaveKernels) {
   EXPECT_EQ(findKernel(ops::CacheWrite{2}).scratch, nullptr);
   EXPECT_NE(findKernel(ops::Sample{}).run, nullptr);
   EXPECT_NE(findKernel(ops::Sample{}).scratch, nullptr);
+  EXPECT_NE(findKernel(ops::SampleStep{}).run, nullptr);
+  EXPECT_NE(findKernel(ops::SampleStep{}).scratch, nullptr);
   EXPECT_NE(findKernel(ops::Attention{}).scratch, nullptr);
 }
 

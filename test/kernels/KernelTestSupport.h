@@ -248,19 +248,21 @@ struct ScratchPolicy {
 };
 
 /// Runs the kernel of `op` on the operands (null: an absent optional
-/// operand) into the preallocated `result`. Scratch is exactly what the
-/// kernel declares, filled with NaN bytes (a kernel must not rely on its
+/// operand) into the preallocated `results` (an operand's tensor may be
+/// one of them: updated in place). Scratch is exactly what the kernel
+/// declares, filled with NaN bytes (a kernel must not rely on its
 /// contents) and followed by a guard region that must stay untouched.
-inline void runKernelOn(const Op &op,
-                        const std::vector<const HostTensor *> &operands,
-                        HostTensor &result) {
+inline void runKernelOnResults(const Op &op,
+                               const std::vector<const HostTensor *> &operands,
+                               const std::vector<HostTensor *> &results) {
   KernelEntry entry = findKernel(op);
   ASSERT_NE(entry.run, nullptr) << "no kernel for " << opName(op);
   KernelCall call;
   call.op = &op;
   for (const HostTensor *t : operands)
     call.operands.push_back(t ? t->cview() : ConstTensor::absent());
-  call.results.push_back(result.view());
+  for (HostTensor *t : results)
+    call.results.push_back(t->view());
   size_t bytes = scratchBytes(entry, call, numThreads());
   if (ScratchPolicy::resize)
     bytes = ScratchPolicy::resize(bytes);
@@ -294,6 +296,13 @@ inline void runKernelOn(const Op &op,
   for (size_t i = 0; i < kGuard; ++i)
     ASSERT_EQ(base[bytes + i], kGuardByte)
         << opName(op) << " wrote past its " << bytes << " bytes of scratch";
+}
+
+/// runKernelOnResults for an op with one result.
+inline void runKernelOn(const Op &op,
+                        const std::vector<const HostTensor *> &operands,
+                        HostTensor &result) {
+  runKernelOnResults(op, operands, {&result});
 }
 
 inline void runKernel(const Op &op,

@@ -182,6 +182,7 @@ BundleDesc richBundle() {
       command(ops::Select{}, {1, 3, 3}, {4}),
       command(ops::BroadcastTo{}, {3}, {4}),
       command(ops::Copy{}, {3}, {4}),
+      command(ops::SampleStep{}, {3, 0, 3, 0, 0, 1, 0}, {4, 5, 4, 6, 3, 3, 3}),
   };
   e.inputs = {{"ids", 0}};
   e.outputs = {{"out", 4}};
@@ -472,6 +473,12 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
          {"command 0 'add' (test.mlir:1) has 1 operands, the op takes 2"});
   reject([](ExecutableDesc &e) { e.commands[0].results = {}; },
          {"has 0 results, the op writes 1"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::SampleStep{}, {4, 4, 4, 4, 4, 4, 4}, {5}));
+      },
+      {"'sample_step'", "has 1 results, the op writes 7"});
   // Only an optional operand may be left out (-1).
   reject(
       [](ExecutableDesc &e) {

@@ -267,21 +267,30 @@ private:
                    !isa<hg::ReshapeOp>(user))
             oldReadLater = true;
         }
-      if (oldReadLater || (defReadsOld && !writesOverItsInput(def, arg)))
+      if (oldReadLater || (defReadsOld && !writesOverItsInput(def, arg, v)))
         continue;
       inPlaceState_[v] = name;
     }
     return success();
   }
 
-  /// Whether `def` stays correct when its result buffer is the buffer of
-  /// `input`: a cache write of that cache, or an elementwise op whose
-  /// operands have the result's shape (element i is read before it is
-  /// written, and by no other element).
-  static bool writesOverItsInput(Operation *def, Value input) {
+  /// Whether `def` stays correct when the buffer of its result `result` is
+  /// the buffer of `input`: a cache write of that cache, a sample step's
+  /// state result over its old value, or an elementwise op whose operands
+  /// have the result's shape (element i is read before it is written, and
+  /// by no other element).
+  static bool writesOverItsInput(Operation *def, Value input, Value result) {
     if (auto write = dyn_cast<hg::CacheWriteOp>(def))
       return write.getCache() == input && write.getUpdate() != input &&
              write.getOffset() != input;
+    if (auto step = dyn_cast<hg::SampleStepOp>(def)) {
+      // The kernel reads each row's (and the scalars') old state before it
+      // writes the new; the old value must be no other operand.
+      std::optional<unsigned> paired = sampleStepOperandOf(step, result);
+      return paired && llvm::all_of(def->getOpOperands(), [&](OpOperand &o) {
+               return o.get() != input || o.getOperandNumber() == *paired;
+             });
+    }
     bool elementwise = def->hasTrait<OpTrait::Elementwise>() ||
                        isa<hg::AddOp, hg::SubOp, hg::MulOp, hg::DivOp,
                            hg::MaxOp, hg::MinOp, hg::SelectOp, hg::CastOp,
@@ -289,6 +298,23 @@ private:
     return elementwise && llvm::all_of(def->getOperands(), [&](Value v) {
              return v != input || v.getType() == def->getResult(0).getType();
            });
+  }
+
+  /// The operand holding the old value of a sample step's state result
+  /// (none for the emitted tokens).
+  static std::optional<unsigned> sampleStepOperandOf(hg::SampleStepOp step,
+                                                     Value result) {
+    std::pair<Value, OpOperand *> pairs[] = {
+        {step.getNextTokens(), &step.getTokensMutable()},
+        {step.getNextLogprobs(), &step.getLogprobsMutable()},
+        {step.getNextLengths(), &step.getLengthsMutable()},
+        {step.getNextFinished(), &step.getFinishedMutable()},
+        {step.getNextCount(), &step.getCountMutable()},
+        {step.getNextRng(), &step.getRngMutable()}};
+    for (auto [next, old] : pairs)
+      if (next == result)
+        return old->getOperandNumber();
+    return std::nullopt;
   }
 
   /// Whether result `i` writes a state or a parameter back (else it is an
@@ -366,10 +392,6 @@ private:
   Value in(Value v) { return v ? buffers_.lookup(v) : Value(); }
 
   LogicalResult lowerOp(Operation *op) {
-    if (op->getNumResults() != 1)
-      return op->emitError("expected one result");
-    Value result = op->getResult(0);
-    Location loc = op->getLoc();
     // Every operand was lowered before its user (one block, in order); a
     // missing buffer is an error here, never a null operand downstream.
     for (auto [i, operand] : llvm::enumerate(op->getOperands()))
@@ -378,6 +400,12 @@ private:
                                << " has no buffer (it is not defined by an "
                                   "argument or an earlier op of @"
                                << func_.getSymName() << ")";
+    if (auto step = dyn_cast<hg::SampleStepOp>(op))
+      return lowerSampleStep(step);
+    if (op->getNumResults() != 1)
+      return op->emitError("expected one result");
+    Value result = op->getResult(0);
+    Location loc = op->getLoc();
     if (auto c = dyn_cast<hg::ConstantOp>(op)) {
       if (!cast<ShapedType>(result.getType()).hasStaticShape())
         return op->emitError("constant with a dynamic shape");
@@ -585,6 +613,30 @@ private:
           return o->emitError()
                  << "no hrt command for '" << o->getName() << "'";
         });
+  }
+
+  /// One command; its state results are usually the state buffers
+  /// themselves (collectStateResults).
+  LogicalResult lowerSampleStep(hg::SampleStepOp op) {
+    Location loc = op.getLoc();
+    Value token = resultBuffer(op.getToken());
+    // The command writes one column: out of place, tokens and logprobs
+    // start as copies of the old ones.
+    auto column = [&](Value next, Value old) {
+      Value out = resultBuffer(next);
+      if (out != in(old))
+        b_.create<hrt::CopyOp>(loc, out, in(old));
+      return out;
+    };
+    Value tokens = column(op.getNextTokens(), op.getTokens());
+    Value logprobs = column(op.getNextLogprobs(), op.getLogprobs());
+    b_.create<hrt::SampleStepOp>(
+        loc, token, tokens, logprobs, resultBuffer(op.getNextLengths()),
+        resultBuffer(op.getNextFinished()), resultBuffer(op.getNextCount()),
+        resultBuffer(op.getNextRng()), in(op.getLogits()), in(op.getConfig()),
+        in(op.getSampling()), in(op.getRng()), in(op.getCount()),
+        in(op.getFinished()), in(op.getLengths()));
+    return success();
   }
 
   /// positions(mask) = select(mask == 0, 1, cumsum(mask) - 1), as commands.

@@ -176,6 +176,7 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
         return o::CacheWrite{static_cast<int64_t>(c.getAxis())};
       })
       .Case([](hrt::SampleOp) { return o::Sample{}; })
+      .Case([](hrt::SampleStepOp) { return o::SampleStep{}; })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -486,7 +487,7 @@ private:
         return b.takeError();
       desc.operands.push_back(*b);
     }
-    for (Value out : cmd.getCommandWrites()) {
+    for (Value out : cmd.getCommandResults()) {
       llvm::Expected<int32_t> b = bufferOf(out, op);
       if (!b)
         return b.takeError();

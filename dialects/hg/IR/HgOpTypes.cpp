@@ -668,6 +668,28 @@ LogicalResult inferSample(SampleOp::Adaptor a, Inference &inf) {
                     IntegerType::get(logits->getContext(), 64));
 }
 
+/// The emitted tokens [B], then the state's new values, each of its old
+/// value's type.
+LogicalResult inferSampleStep(SampleStepOp::Adaptor a, Inference &inf) {
+  FailureOr<RankedTensorType> logits =
+      inf.tensorOfRank(a.getLogits(), "logits", 2);
+  if (failed(logits) ||
+      failed(inf.result({logits->getDimSize(0)},
+                        IntegerType::get(logits->getContext(), 64))))
+    return failure();
+  const std::pair<Value, StringRef> state[] = {
+      {a.getTokens(), "tokens"},   {a.getLogprobs(), "logprobs"},
+      {a.getLengths(), "lengths"}, {a.getFinished(), "finished"},
+      {a.getCount(), "count"},     {a.getRng(), "rng"}};
+  for (auto [value, name] : state) {
+    FailureOr<RankedTensorType> t = inf.tensor(value, name);
+    if (failed(t))
+      return failure();
+    (void)inf.result(*t);
+  }
+  return success();
+}
+
 LogicalResult inferAttention(AttentionOp::Adaptor a, Inference &inf) {
   FailureOr<RankedTensorType> q = inf.tensorOfRank(a.getQuery(), "query", 4);
   FailureOr<RankedTensorType> v = inf.tensorOfRank(a.getValue(), "value", 4);
@@ -768,6 +790,7 @@ HG_INFER_RETURN_TYPES(AttentionOp, inferAttention)
 HG_INFER_RETURN_TYPES(PositionsOp, inferPositions)
 HG_INFER_RETURN_TYPES(CacheWriteOp, inferCacheWrite)
 HG_INFER_RETURN_TYPES(SampleOp, inferSample)
+HG_INFER_RETURN_TYPES(SampleStepOp, inferSampleStep)
 
 #undef HG_INFER_RETURN_TYPES
 
@@ -1296,21 +1319,66 @@ LogicalResult CacheWriteOp::verify() {
   return success();
 }
 
+/// sampling f32 [3] = {temperature, top_p, top_k} and rng i64 [2] = {seed,
+/// counter}, as hg.sample and hg.sample_step take them.
+static LogicalResult verifySamplingOperands(Operation *op, Value samplingValue,
+                                            Value rngValue) {
+  RankedTensorType sampling = tensorTypeOf(samplingValue);
+  RankedTensorType rng = tensorTypeOf(rngValue);
+  if (!sampling.getElementType().isF32() || sampling.getRank() != 1 ||
+      dimsConflict(sampling.getDimSize(0), 3))
+    return op->emitOpError() << "expects sampling as tensor<3xf32> "
+                                "{temperature, top_p, top_k}, got "
+                             << sampling;
+  if (!rng.getElementType().isSignlessInteger(64) || rng.getRank() != 1 ||
+      dimsConflict(rng.getDimSize(0), 2))
+    return op->emitOpError()
+           << "expects rng as tensor<2xi64> {seed, counter}, got " << rng;
+  return success();
+}
+
 LogicalResult SampleOp::verify() {
   if (failed(verifyInferredResult(*this)))
     return failure();
-  RankedTensorType logits = getLogits().getType();
-  RankedTensorType sampling = getSampling().getType();
-  RankedTensorType rng = getRng().getType();
-  if (!sampling.getElementType().isF32() || sampling.getRank() != 1 ||
-      dimsConflict(sampling.getDimSize(0), 3))
-    return emitOpError() << "expects sampling as tensor<3xf32> {temperature, "
-                            "top_p, top_k}, got "
-                         << sampling;
-  if (!rng.getElementType().isSignlessInteger(64) || rng.getRank() != 1 ||
-      dimsConflict(rng.getDimSize(0), 2))
-    return emitOpError() << "expects rng as tensor<2xi64> {seed, counter}, got "
-                         << rng;
-  (void)logits;
+  return verifySamplingOperands(*this, getSampling(), getRng());
+}
+
+LogicalResult SampleStepOp::verify() {
+  if (failed(verifyInferredResult(*this)) ||
+      failed(verifySamplingOperands(*this, getSampling(), getRng())) ||
+      failed(verifyDeviceScalar(*this, getCount(), "count")))
+    return failure();
+  RankedTensorType config = getConfig().getType();
+  if (!config.getElementType().isSignlessInteger(64) || config.getRank() != 1 ||
+      dimsConflict(config.getDimSize(0), 4))
+    return emitOpError() << "expects config as tensor<4xi64> {eos, pad, "
+                            "min_new, unused}, got "
+                         << config;
+  int64_t rows = getLogits().getType().getDimSize(0);
+  auto isRows = [&](RankedTensorType t) {
+    return t.getRank() == 1 && !dimsConflict(t.getDimSize(0), rows);
+  };
+  RankedTensorType finished = getFinished().getType();
+  if (!isRows(finished))
+    return emitOpError() << "expects finished as [B] = " << formatShape({rows})
+                         << " like the logits' rows, got " << finished;
+  RankedTensorType lengths = getLengths().getType();
+  if (!lengths.getElementType().isSignlessInteger(64) || !isRows(lengths))
+    return emitOpError() << "expects lengths as i64 [B] = "
+                         << formatShape({rows})
+                         << " like the logits' rows, got " << lengths;
+  RankedTensorType tokens = getTokens().getType();
+  if (!tokens.getElementType().isSignlessInteger(64) || tokens.getRank() != 2 ||
+      dimsConflict(tokens.getDimSize(0), rows))
+    return emitOpError() << "expects tokens as i64 [B, N] with B = "
+                         << formatShape({rows})
+                         << " like the logits' rows, got " << tokens;
+  RankedTensorType logprobs = getLogprobs().getType();
+  if (!logprobs.getElementType().isF32() || logprobs.getRank() != 2 ||
+      dimsConflict(logprobs.getDimSize(0), tokens.getDimSize(0)) ||
+      dimsConflict(logprobs.getDimSize(1), tokens.getDimSize(1)))
+    return emitOpError() << "expects logprobs as f32 of the shape of tokens "
+                         << formatShape(tokens.getShape()) << ", got "
+                         << logprobs;
   return success();
 }

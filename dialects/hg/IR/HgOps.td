@@ -502,4 +502,42 @@ def Hg_SampleOp : Hg_InferredOp<"sample"> {
   let hasVerifier = 1;
 }
 
+def Hg_SampleStepOp : Hg_InferredOp<"sample_step"> {
+  let summary = "the sampling epilogue of a generation step in one op";
+  let description = [{
+    What @prefill and @decode end with (hg-split-generation): from the
+    step's logits [B, V] and the generation state, the token of each row,
+    its log-probability, and the state advanced.
+
+    config i64 [4] = {eos or -1, pad, min_new, unused}, sampling f32 [3] =
+    {temperature, top_p, top_k}, rng i64 [2] = {seed, counter}, count i64
+    [1] (the step's index), finished i1 [B], lengths i64 [B], tokens i64
+    [B, N], logprobs f32 [B, N]. Per row, in f32: while count < min_new the
+    EOS logit is -inf; the token is hg.sample's of those logits; its
+    log-probability is log_softmax(logits / T)[token] (T = temperature,
+    1 when greedy); a finished row emits pad and 0.
+
+    Results: the emitted tokens [B]; tokens and logprobs with column
+    `count` replaced by them; lengths + !finished; finished | (token ==
+    eos); count + 1; rng with its counter + 1. In an executable that
+    writes them back to their state buffers, the state results are
+    computed in place.
+  }];
+  let arguments = (ins Hg_FloatTensor:$logits, Hg_IntTensor:$config,
+                       Hg_FloatTensor:$sampling, Hg_IntTensor:$rng,
+                       Hg_IntTensor:$count, Hg_BoolTensor:$finished,
+                       Hg_IntTensor:$lengths, Hg_IntTensor:$tokens,
+                       Hg_FloatTensor:$logprobs);
+  let results = (outs Hg_IntTensor:$token, Hg_IntTensor:$next_tokens,
+                      Hg_FloatTensor:$next_logprobs,
+                      Hg_IntTensor:$next_lengths,
+                      Hg_BoolTensor:$next_finished, Hg_IntTensor:$next_count,
+                      Hg_IntTensor:$next_rng);
+  let assemblyFormat = "$logits `,` $config `,` $sampling `,` $rng `count` "
+                       "$count `finished` $finished `lengths` $lengths "
+                       "`tokens` $tokens `logprobs` $logprobs attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // HG_OPS_TD

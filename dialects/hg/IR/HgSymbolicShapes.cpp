@@ -301,6 +301,29 @@ inferArgumentSymbolicShape(func::FuncOp func, unsigned argIndex,
   return shape;
 }
 
+/// `shape` checked against the result type `t` (its rank and static
+/// dims); the type's static dims replace the rule's polynomials for them.
+static LogicalResult matchResultType(Type t, SymShape &shape,
+                                     std::string *why) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  if (!type)
+    return explain(why, "result is not a ranked tensor");
+  if (type.getRank() != static_cast<int64_t>(shape.size()))
+    return explain(why, "symbolic rank " + llvm::Twine(shape.size()) +
+                            " disagrees with result type");
+  for (auto [i, size] : llvm::enumerate(type.getShape())) {
+    if (ShapedType::isDynamic(size))
+      continue;
+    std::optional<int64_t> c = shape[i].constant();
+    if (c && *c != size)
+      return explain(why, "dimension " + llvm::Twine(i) + " is " +
+                              llvm::Twine(*c) + " symbolically but " +
+                              llvm::Twine(size) + " in the result type");
+    shape[i] = SymExpr(size); // the type knows better
+  }
+  return success();
+}
+
 FailureOr<SymShape> inferSymbolicShape(Operation *op,
                                        ArrayRef<SymShape> operandShapes,
                                        const std::vector<std::string> &symbols,
@@ -309,26 +332,39 @@ FailureOr<SymShape> inferSymbolicShape(Operation *op,
          "one shape per operand");
   if (op->getNumResults() != 1)
     return explain(why, "expected one result");
-  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type)
-    return explain(why, "result is not a ranked tensor");
   FailureOr<SymShape> shape = ruleFor(op, operandShapes, symbols, why);
-  if (failed(shape))
+  if (failed(shape) ||
+      failed(matchResultType(op->getResult(0).getType(), *shape, why)))
     return failure();
-  if (type.getRank() != static_cast<int64_t>(shape->size()))
-    return explain(why, "symbolic rank " + llvm::Twine(shape->size()) +
-                            " disagrees with result type");
-  for (auto [i, size] : llvm::enumerate(type.getShape())) {
-    if (ShapedType::isDynamic(size))
-      continue;
-    std::optional<int64_t> c = (*shape)[i].constant();
-    if (c && *c != size)
-      return explain(why, "dimension " + llvm::Twine(i) + " is " +
-                              llvm::Twine(*c) + " symbolically but " +
-                              llvm::Twine(size) + " in the result type");
-    (*shape)[i] = SymExpr(size); // the type knows better
-  }
   return shape;
+}
+
+FailureOr<SmallVector<SymShape>>
+inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
+                    const std::vector<std::string> &symbols, std::string *why) {
+  auto step = dyn_cast<SampleStepOp>(op);
+  if (!step) {
+    FailureOr<SymShape> shape =
+        inferSymbolicShape(op, operandShapes, symbols, why);
+    if (failed(shape))
+      return failure();
+    return SmallVector<SymShape>{std::move(*shape)};
+  }
+  // The emitted tokens have the logits' rows; the state keeps its shapes.
+  auto shapeOf = [&](OpOperand &o) -> const SymShape & {
+    return operandShapes[o.getOperandNumber()];
+  };
+  SmallVector<SymShape> shapes = {SymShape{shapeOf(step.getLogitsMutable())[0]},
+                                  shapeOf(step.getTokensMutable()),
+                                  shapeOf(step.getLogprobsMutable()),
+                                  shapeOf(step.getLengthsMutable()),
+                                  shapeOf(step.getFinishedMutable()),
+                                  shapeOf(step.getCountMutable()),
+                                  shapeOf(step.getRngMutable())};
+  for (auto [result, shape] : llvm::zip(op->getResults(), shapes))
+    if (failed(matchResultType(result.getType(), shape, why)))
+      return failure();
+  return shapes;
 }
 
 } // namespace hybridc::hg

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/LogicalResult.h"
 
 #include <string>
@@ -34,6 +35,13 @@ inferArgumentSymbolicShape(mlir::func::FuncOp func, unsigned argIndex,
 /// symbols (e.g. a slice bound that may fall outside a symbolic dim) or `op`
 /// is not an hg op with one result.
 llvm::FailureOr<hybrid::SymShape> inferSymbolicShape(
+    mlir::Operation *op, llvm::ArrayRef<hybrid::SymShape> operandShapes,
+    const std::vector<std::string> &symbols, std::string *why = nullptr);
+
+/// The shapes of every result of `op`, as inferSymbolicShape gives the
+/// one of a single-result op; also for the ops with several results
+/// (hg.sample_step).
+llvm::FailureOr<llvm::SmallVector<hybrid::SymShape>> inferSymbolicShapes(
     mlir::Operation *op, llvm::ArrayRef<hybrid::SymShape> operandShapes,
     const std::vector<std::string> &symbols, std::string *why = nullptr);
 

@@ -236,13 +236,17 @@ def SplitGeneration : Pass<"hg-split-generation", "mlir::ModuleOp"> {
       token (`gen.token`), its position and slot; `seq` is 1 throughout, so
       the step has the same shapes at every position (one captured graph).
 
-    Both end in the same epilogue: `min_new_tokens` bans EOS
-    (`gen.config` i64 [4] = {eos or -1, pad, min_new, unused}), hg.sample
-    draws a token (`gen.sampling` f32 [3], `gen.rng` i64 [2]; the counter
-    advances each step), its log-probability is log_softmax(logits / T)
-    (T = 1 when greedy), finished rows emit `pad` and log-probability 0,
-    and token and log-probability are written into `gen.tokens` and
-    `gen.logprobs` [batch, nmax] at column `gen.count`. Attention over the
+    Both end in the same epilogue, one hg.sample_step over the step's
+    logits (in their own dtype): `min_new_tokens` bans EOS (`gen.config`
+    i64 [4] = {eos or -1, pad, min_new, unused}), the token is drawn as
+    hg.sample draws it (`gen.sampling` f32 [3], `gen.rng` i64 [2]; the
+    counter advances each step), its log-probability is log_softmax(logits
+    / T) (T = 1 when greedy), finished rows emit `pad` and log-probability
+    0, and token and log-probability are written into `gen.tokens` and
+    `gen.logprobs` [batch, nmax] at column `gen.count`; the op's results
+    are the new `gen.token`, `gen.tokens`, `gen.logprobs`, `gen.lengths`,
+    `gen.finished`, `gen.count` and `gen.rng` (computed in place by the
+    lowering). Attention over the
     KV cache is the job of hg-kv-cache, which runs next. Without an
     attention_mask, positions come from the graph's iota over `seq`, offset
     by `gen.past` in @decode (no padding).

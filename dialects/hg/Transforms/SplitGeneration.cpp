@@ -86,12 +86,6 @@ public:
         DenseElementsAttr::get(RankedTensorType::get({1}, b_.getI64Type()),
                                ArrayRef<int64_t>{v}));
   }
-  Value f32(float v) {
-    return b_.create<ConstantOp>(
-        loc(),
-        DenseElementsAttr::get(RankedTensorType::get({1}, b_.getF32Type()),
-                               ArrayRef<float>{v}));
-  }
   Value boolean(bool v) {
     return b_.create<ConstantOp>(
         loc(),
@@ -156,72 +150,31 @@ RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
 }
 
 /// The sampling epilogue both steps end with (Passes.td): from the step's
-/// logits [batch, vocab] and the previous count / finished / lengths.
+/// logits [batch, vocab] and the previous count / finished / lengths, one
+/// hg.sample_step (one kernel where there were ~28 small ones).
 void buildEpilogue(StepBuilder &s, Value logits, Value count, Value finished,
                    Value lengths) {
   OpBuilder &b = s.builder();
-  Location loc = s.loc();
-  Type i64 = b.getI64Type(), f32t = b.getF32Type(), i1 = b.getI1Type();
-  int64_t vocab = cast<RankedTensorType>(logits.getType()).getDimSize(1);
-
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
   Value config = s.state("gen.config", tensorOf({4}, i64), {""});
-  Value sampling = s.state("gen.sampling", tensorOf({3}, f32t), {""});
+  Value sampling = s.state("gen.sampling", tensorOf({3}, f32), {""});
   Value rng = s.state("gen.rng", tensorOf({2}, i64), {""});
   Value tokens =
       s.state("gen.tokens", tensorOf({kDyn, kDyn}, i64), {"batch", "nmax"});
   Value logprobs =
-      s.state("gen.logprobs", tensorOf({kDyn, kDyn}, f32t), {"batch", "nmax"});
+      s.state("gen.logprobs", tensorOf({kDyn, kDyn}, f32), {"batch", "nmax"});
   s.state("gen.token", tensorOf({kDyn}, i64), {"batch"});
 
-  logits = s.castTo(logits, f32t);
-  Value eos = s.slice(config, 0, 0, 1), pad = s.slice(config, 0, 1, 2),
-        minNew = s.slice(config, 0, 2, 3);
-  // Before min_new tokens, EOS is not a choice (HF's MinNewTokensLength).
-  Value early = b.create<LessOp>(loc, count, minNew);
-  Value ids =
-      b.create<IotaOp>(loc, tensorOf({vocab}, i64), s.shape({s.dim(vocab)}),
-                       b.getF64FloatAttr(0), b.getF64FloatAttr(1));
-  Value isEos = b.create<EqualOp>(loc, ids, eos);
-  Value ban = b.create<AndOp>(loc, isEos, early);
-  Value masked = b.create<SelectOp>(
-      loc, logits.getType(), ban,
-      s.f32(-std::numeric_limits<float>::infinity()), logits);
-  Value token = b.create<SampleOp>(loc, masked, sampling, rng);
-
-  // log_softmax(logits / T)[token], T = 1 for greedy.
-  Value temperature = s.slice(sampling, 0, 0, 1);
-  Value warm = b.create<GreaterOp>(loc, temperature, s.f32(0));
-  Value divisor = b.create<SelectOp>(loc, temperature.getType(), warm,
-                                     temperature, s.f32(1));
-  Value scaled = b.create<DivOp>(loc, masked, divisor);
-  Value logSoftmax =
-      b.create<LogSoftmaxOp>(loc, scaled, b.getI64IntegerAttr(1));
-  Value index = s.reshape(token, {s.dim("batch"), s.dim(1)});
-  Value logprob = b.create<GatherNdOp>(loc, tensorOf({kDyn}, f32t), logSoftmax,
-                                       index, b.getI64IntegerAttr(1));
-
-  // Finished rows emit pad (and log-probability 0) from now on.
-  Value tokenOut =
-      b.create<SelectOp>(loc, token.getType(), finished, pad, token);
-  Value logprobOut =
-      b.create<SelectOp>(loc, logprob.getType(), finished, s.f32(0), logprob);
-  s.write("gen.tokens",
-          s.cacheWrite(tokens, s.reshape(tokenOut, {s.dim("batch"), s.dim(1)}),
-                       count, 1));
-  s.write("gen.logprobs",
-          s.cacheWrite(logprobs,
-                       s.reshape(logprobOut, {s.dim("batch"), s.dim(1)}), count,
-                       1));
-  Value counted = s.castTo(b.create<NotOp>(loc, finished), i64);
-  s.write("gen.lengths", b.create<AddOp>(loc, lengths, counted));
-  Value ended = b.create<EqualOp>(loc, tokenOut, eos);
-  s.write("gen.finished", b.create<OrOp>(loc, finished, ended));
-  s.write("gen.token", tokenOut);
-  s.write("gen.count", b.create<AddOp>(loc, count, s.i64(1)));
-  Value step = b.create<ConstantOp>(
-      loc, DenseElementsAttr::get(tensorOf({2}, i64), ArrayRef<int64_t>{0, 1}));
-  s.write("gen.rng", b.create<AddOp>(loc, rng, step));
-  (void)i1;
+  auto step =
+      b.create<SampleStepOp>(s.loc(), logits, config, sampling, rng, count,
+                             finished, lengths, tokens, logprobs);
+  s.write("gen.tokens", step.getNextTokens());
+  s.write("gen.logprobs", step.getNextLogprobs());
+  s.write("gen.lengths", step.getNextLengths());
+  s.write("gen.finished", step.getNextFinished());
+  s.write("gen.token", step.getToken());
+  s.write("gen.count", step.getNextCount());
+  s.write("gen.rng", step.getNextRng());
 }
 
 /// `e` with symbol `sym` replaced by `value`.

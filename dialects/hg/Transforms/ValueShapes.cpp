@@ -103,7 +103,10 @@ std::optional<SymShape> ValueShapes::compute(Value value) {
         return std::nullopt;
       operands.push_back(std::move(*s));
     }
-    shape = inferSymbolicShape(value.getDefiningOp(), operands, symbols_);
+    FailureOr<SmallVector<SymShape>> shapes =
+        inferSymbolicShapes(value.getDefiningOp(), operands, symbols_);
+    if (succeeded(shapes))
+      shape = std::move((*shapes)[cast<OpResult>(value).getResultNumber()]);
   }
   if (failed(shape))
     return std::nullopt;

@@ -209,7 +209,7 @@ LogicalResult ExecutableOp::verifyRegions() {
             .Case<ConstantOp, ViewOp, CommunicatorOp>(
                 [](Operation *) { return success(); })
             .Case([&](CommandOp c) -> LogicalResult {
-              for (Value out : c.getCommandWrites()) {
+              for (Value out : c.getCommandResults()) {
                 RootInfo root =
                     describeRoot(getRootBuffer(out), getParamAccess());
                 if (!root.writable)
@@ -569,6 +569,24 @@ LogicalResult SampleOp::verify() {
       !elementTypeOf(getOut()).isSignlessInteger(64))
     return emitOpError("takes float logits, f32 sampling, i64 rng and gives "
                        "i64 tokens");
+  return success();
+}
+
+LogicalResult SampleStepOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  auto i64 = [](Value v) { return elementTypeOf(v).isSignlessInteger(64); };
+  auto i1 = [](Value v) { return elementTypeOf(v).isSignlessInteger(1); };
+  if (!isFloat(elementTypeOf(getLogits())) || !i64(getConfig()) ||
+      !elementTypeOf(getSampling()).isF32() || !i64(getInRng()) ||
+      !i64(getInCount()) || !i1(getInFinished()) || !i64(getInLengths()))
+    return emitOpError("takes float logits, i64 config, f32 sampling, i64 "
+                       "rng and count, i1 finished and i64 lengths");
+  if (!i64(getToken()) || !i64(getTokens()) ||
+      !elementTypeOf(getLogprobs()).isF32() || !i64(getLengths()) ||
+      !i1(getFinished()) || !i64(getCount()) || !i64(getRng()))
+    return emitOpError("gives i64 token and tokens, f32 logprobs, i64 "
+                       "lengths, i1 finished and i64 count and rng");
   return success();
 }
 

@@ -160,12 +160,14 @@ def Hrt_CommandOpInterface : OpInterface<"CommandOp"> {
         The input buffers in hybrid/Ops.h order; a null Value stands for an
         absent optional operand.
       }], "::llvm::SmallVector<::mlir::Value>", "getCommandInputs">,
-    InterfaceMethod<"The buffer the command writes (null for events).",
+    InterfaceMethod<"The buffer the command writes (null for events; the "
+                    "first of them for a command that writes several).",
                     "::mlir::Value", "getCommandResult">,
     InterfaceMethod<[{
-        Every buffer the command writes, its result first: what the bundle
-        lists as the command's results.
-      }], "::llvm::SmallVector<::mlir::Value>", "getCommandWrites">,
+        Every buffer the command writes, in hybrid/Ops.h order: its `outs`,
+        then inputs it also writes (an attention appending to its KV cache);
+        what the bundle lists as the command's results.
+      }], "::llvm::SmallVector<::mlir::Value>", "getCommandResults">,
     InterfaceMethod<"Which of the executable's streams runs it.",
                     "int32_t", "getStreamIndex">,
   ];
@@ -173,11 +175,12 @@ def Hrt_CommandOpInterface : OpInterface<"CommandOp"> {
 
 defvar Hrt_StreamArg = (ins DefaultValuedAttr<I32Attr, "0">:$stream);
 
-// `groups` counts the ODS operand groups; with a result, group 0 is `out`
-// and the inputs follow. An empty input group is an absent optional one.
-// `sideWrites` is C++ appending to `writes` the inputs a command also
-// writes (getCommandWrites), empty for most.
-class Hrt_CommandOp<string mnemonic, int groups, bit hasOut = 1,
+// `groups` counts the ODS operand groups; the first `outs` (one by
+// default, none for events) are the buffers it writes and the inputs follow.
+// An empty input group is an absent optional one. `sideWrites` is C++
+// appending to `results` the inputs a command also writes
+// (getCommandResults), empty for most.
+class Hrt_CommandOp<string mnemonic, int groups, int outs = 1,
                     list<Trait> traits = []>
     : Hrt_Op<mnemonic, !listconcat(traits, [HasParent<"ExecutableOp">,
                                             Hrt_CommandOpInterface])> {
@@ -186,13 +189,13 @@ class Hrt_CommandOp<string mnemonic, int groups, bit hasOut = 1,
   let extraClassDeclaration = [{
     ::llvm::SmallVector<::mlir::Value> getCommandInputs();
     ::mlir::Value getCommandResult();
-    ::llvm::SmallVector<::mlir::Value> getCommandWrites();
+    ::llvm::SmallVector<::mlir::Value> getCommandResults();
     int32_t getStreamIndex() { return getStream(); }
   }];
   let extraClassDefinition = [{
     ::llvm::SmallVector<::mlir::Value> $cppClass::getCommandInputs() {
       ::llvm::SmallVector<::mlir::Value> inputs;
-      for (unsigned g = }] # hasOut # [{; g < }] # groups # [{; ++g) {
+      for (unsigned g = }] # outs # [{; g < }] # groups # [{; ++g) {
         auto range = getODSOperands(g);
         if (range.empty())
           inputs.push_back(nullptr);
@@ -202,14 +205,14 @@ class Hrt_CommandOp<string mnemonic, int groups, bit hasOut = 1,
       return inputs;
     }
     ::mlir::Value $cppClass::getCommandResult() {
-      return }] # !if(hasOut, "getODSOperands(0).front()", "nullptr") # [{;
+      return }] # !if(!gt(outs, 0), "getODSOperands(0).front()", "nullptr") # [{;
     }
-    ::llvm::SmallVector<::mlir::Value> $cppClass::getCommandWrites() {
-      ::llvm::SmallVector<::mlir::Value> writes;
-      if (::mlir::Value out = getCommandResult())
-        writes.push_back(out);
+    ::llvm::SmallVector<::mlir::Value> $cppClass::getCommandResults() {
+      ::llvm::SmallVector<::mlir::Value> results;
+      for (unsigned g = 0; g < }] # outs # [{; ++g)
+        results.push_back(getODSOperands(g).front());
       }] # sideWrites # [{
-      return writes;
+      return results;
     }
   }];
 }
@@ -444,8 +447,8 @@ def Hrt_AttentionOp : Hrt_CommandOp<"attention", 11, 1,
                             I64Attr:$sliding_window), Hrt_StreamArg);
   let sideWrites = [{
     if (getAppendKey()) {
-      writes.push_back(getKey());
-      writes.push_back(getValue());
+      results.push_back(getKey());
+      results.push_back(getValue());
     }
   }];
   let assemblyFormat = [{
@@ -484,6 +487,34 @@ def Hrt_SampleOp : Hrt_CommandOp<"sample", 4> {
   let assemblyFormat = [{
     $logits `:` type($logits) `,` $sampling `:` type($sampling) `,` $rng `:`
     type($rng) `into` $out `:` type($out) attr-dict
+  }];
+}
+
+def Hrt_SampleStepOp : Hrt_CommandOp<"sample_step", 14, 7> {
+  let summary = "the sampling epilogue of a generation step (hybrid::ops::SampleStep)";
+  let description = [{
+    hg.sample_step over buffers. `tokens` and `logprobs` are written at
+    column `count` only, the rest keeps its bytes (they are the state
+    itself, as hrt.cache_write's `out`); `lengths`, `finished`, `count`
+    and `rng` may be the buffers of `in_lengths`, `in_finished`,
+    `in_count` and `in_rng` (updated in place).
+  }];
+  let arguments = !con((ins Hrt_Buffer:$token, Hrt_Buffer:$tokens,
+                            Hrt_Buffer:$logprobs, Hrt_Buffer:$lengths,
+                            Hrt_Buffer:$finished, Hrt_Buffer:$count,
+                            Hrt_Buffer:$rng, Hrt_Buffer:$logits,
+                            Hrt_Buffer:$config, Hrt_Buffer:$sampling,
+                            Hrt_Buffer:$in_rng, Hrt_Buffer:$in_count,
+                            Hrt_Buffer:$in_finished, Hrt_Buffer:$in_lengths),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $logits `:` type($logits) `,` $config `:` type($config) `,` $sampling `:`
+    type($sampling) `,` $in_rng `:` type($in_rng) `count` $in_count `:`
+    type($in_count) `finished` $in_finished `:` type($in_finished) `lengths`
+    $in_lengths `:` type($in_lengths) `into` $token `:` type($token) `,`
+    $tokens `:` type($tokens) `,` $logprobs `:` type($logprobs) `,` $lengths
+    `:` type($lengths) `,` $finished `:` type($finished) `,` $count `:`
+    type($count) `,` $rng `:` type($rng) attr-dict
   }];
 }
 

@@ -16,11 +16,11 @@ using namespace mlir;
 bool touchesRoot(CommandOp cmd, Value root) {
   auto isRoot = [&](Value v) { return v && getRootBuffer(v) == root; };
   return llvm::any_of(cmd.getCommandInputs(), isRoot) ||
-         llvm::any_of(cmd.getCommandWrites(), isRoot);
+         llvm::any_of(cmd.getCommandResults(), isRoot);
 }
 
 bool writesRoot(CommandOp cmd, Value root) {
-  return llvm::any_of(cmd.getCommandWrites(),
+  return llvm::any_of(cmd.getCommandResults(),
                       [&](Value v) { return getRootBuffer(v) == root; });
 }
 

@@ -581,7 +581,8 @@ private:
   }
 
   static bool touches(CommandOp cmd, Value root) {
-    if (Value out = cmd.getCommandResult(); out && getRootBuffer(out) == root)
+    if (llvm::any_of(cmd.getCommandResults(),
+                     [&](Value out) { return getRootBuffer(out) == root; }))
       return true;
     return llvm::any_of(cmd.getCommandInputs(), [&](Value in) {
       return in && getRootBuffer(in) == root;

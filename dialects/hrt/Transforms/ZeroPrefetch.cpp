@@ -37,7 +37,7 @@ bool readsRoot(Operation *op, Value root) {
 }
 
 bool writesRoot(Operation *op, Value root) {
-  return llvm::any_of(cast<CommandOp>(op).getCommandWrites(),
+  return llvm::any_of(cast<CommandOp>(op).getCommandResults(),
                       [&](Value out) { return getRootBuffer(out) == root; });
 }
 

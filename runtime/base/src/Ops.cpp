@@ -94,6 +94,9 @@ struct NameOf {
     return "cache_write";
   }
   std::string operator()(const ops::Sample &) const { return "sample"; }
+  std::string operator()(const ops::SampleStep &) const {
+    return "sample_step";
+  }
 };
 
 struct ArityOf {
@@ -113,6 +116,7 @@ struct ArityOf {
   int operator()(const ops::Attention &) const { return 10; }
   int operator()(const ops::CacheWrite &) const { return 2; }
   int operator()(const ops::Sample &) const { return 3; }
+  int operator()(const ops::SampleStep &) const { return 7; }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.
@@ -128,10 +132,10 @@ int opArity(const Op &op) { return std::visit(ArityOf{}, op); }
 int opResultCount(const Op &op) {
   if (const auto *attention = std::get_if<ops::Attention>(&op))
     return attention->append ? 3 : 1;
-  return std::holds_alternative<ops::RecordEvent>(op) ||
-                 std::holds_alternative<ops::WaitEvent>(op)
-             ? 0
-             : 1;
+  if (std::holds_alternative<ops::RecordEvent>(op) ||
+      std::holds_alternative<ops::WaitEvent>(op))
+    return 0;
+  return std::holds_alternative<ops::SampleStep>(op) ? 7 : 1;
 }
 
 } // namespace hybrid

@@ -189,6 +189,9 @@ struct OpEncoder {
   EncodedOp operator()(const ops::Sample &) {
     return done(fb::CreateSample(fbb), fb::Op_Sample);
   }
+  EncodedOp operator()(const ops::SampleStep &) {
+    return done(fb::CreateSampleStep(fbb), fb::Op_SampleStep);
+  }
 };
 
 class Encoder {
@@ -406,6 +409,8 @@ public:
       return ops::CacheWrite{c.op_as_CacheWrite()->axis()};
     case fb::Op_Sample:
       return ops::Sample{};
+    case fb::Op_SampleStep:
+      return ops::SampleStep{};
     case fb::Op_NONE:
       break;
     }

@@ -681,6 +681,78 @@ func.func @sample_params(%l: tensor<2x8xf32>, %s: tensor<2xf32>, %r: tensor<2xi6
 
 // -----
 
+func.func @sample_step_logits(%l: tensor<16xf32>, %c: tensor<4xi64>, %s: tensor<3xf32>, %r: tensor<2xi64>, %n: tensor<1xi64>, %f: tensor<2xi1>, %len: tensor<2xi64>, %t: tensor<2x6xi64>, %p: tensor<2x6xf32>) {
+  // expected-error @+1 {{expects logits of rank 2}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<16xf32>, tensor<4xi64>, tensor<3xf32>, tensor<2xi64>, tensor<1xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>) -> (tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>, tensor<2xi64>, tensor<2xi1>, tensor<1xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
+func.func @sample_step_config(%l: tensor<2x8xf32>, %c: tensor<3xi64>, %s: tensor<3xf32>, %r: tensor<2xi64>, %n: tensor<1xi64>, %f: tensor<2xi1>, %len: tensor<2xi64>, %t: tensor<2x6xi64>, %p: tensor<2x6xf32>) {
+  // expected-error @+1 {{expects config as tensor<4xi64> {eos, pad, min_new, unused}, got 'tensor<3xi64>'}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<2x8xf32>, tensor<3xi64>, tensor<3xf32>, tensor<2xi64>, tensor<1xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>) -> (tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>, tensor<2xi64>, tensor<2xi1>, tensor<1xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
+func.func @sample_step_sampling(%l: tensor<2x8xf32>, %c: tensor<4xi64>, %s: tensor<2xf32>, %r: tensor<2xi64>, %n: tensor<1xi64>, %f: tensor<2xi1>, %len: tensor<2xi64>, %t: tensor<2x6xi64>, %p: tensor<2x6xf32>) {
+  // expected-error @+1 {{expects sampling as tensor<3xf32> {temperature, top_p, top_k}, got 'tensor<2xf32>'}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<2x8xf32>, tensor<4xi64>, tensor<2xf32>, tensor<2xi64>, tensor<1xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>) -> (tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>, tensor<2xi64>, tensor<2xi1>, tensor<1xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
+func.func @sample_step_rng(%l: tensor<2x8xf32>, %c: tensor<4xi64>, %s: tensor<3xf32>, %r: tensor<3xi64>, %n: tensor<1xi64>, %f: tensor<2xi1>, %len: tensor<2xi64>, %t: tensor<2x6xi64>, %p: tensor<2x6xf32>) {
+  // expected-error @+1 {{expects rng as tensor<2xi64> {seed, counter}, got 'tensor<3xi64>'}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<2x8xf32>, tensor<4xi64>, tensor<3xf32>, tensor<3xi64>, tensor<1xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>) -> (tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>, tensor<2xi64>, tensor<2xi1>, tensor<1xi64>, tensor<3xi64>)
+  return
+}
+
+// -----
+
+func.func @sample_step_count(%l: tensor<2x8xf32>, %c: tensor<4xi64>, %s: tensor<3xf32>, %r: tensor<2xi64>, %n: tensor<2xi64>, %f: tensor<2xi1>, %len: tensor<2xi64>, %t: tensor<2x6xi64>, %p: tensor<2x6xf32>) {
+  // expected-error @+1 {{expects count as tensor<1xi64>, got 'tensor<2xi64>'}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<2x8xf32>, tensor<4xi64>, tensor<3xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>) -> (tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>, tensor<2xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
+func.func @sample_step_finished(%l: tensor<2x8xf32>, %c: tensor<4xi64>, %s: tensor<3xf32>, %r: tensor<2xi64>, %n: tensor<1xi64>, %f: tensor<3xi1>, %len: tensor<2xi64>, %t: tensor<2x6xi64>, %p: tensor<2x6xf32>) {
+  // expected-error @+1 {{expects finished as [B] = [2] like the logits' rows, got 'tensor<3xi1>'}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<2x8xf32>, tensor<4xi64>, tensor<3xf32>, tensor<2xi64>, tensor<1xi64>, tensor<3xi1>, tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>) -> (tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>, tensor<2xi64>, tensor<3xi1>, tensor<1xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
+func.func @sample_step_lengths(%l: tensor<2x8xf32>, %c: tensor<4xi64>, %s: tensor<3xf32>, %r: tensor<2xi64>, %n: tensor<1xi64>, %f: tensor<2xi1>, %len: tensor<2xi32>, %t: tensor<2x6xi64>, %p: tensor<2x6xf32>) {
+  // expected-error @+1 {{expects lengths as i64 [B] = [2] like the logits' rows, got 'tensor<2xi32>'}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<2x8xf32>, tensor<4xi64>, tensor<3xf32>, tensor<2xi64>, tensor<1xi64>, tensor<2xi1>, tensor<2xi32>, tensor<2x6xi64>, tensor<2x6xf32>) -> (tensor<2xi64>, tensor<2x6xi64>, tensor<2x6xf32>, tensor<2xi32>, tensor<2xi1>, tensor<1xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
+func.func @sample_step_tokens(%l: tensor<2x8xf32>, %c: tensor<4xi64>, %s: tensor<3xf32>, %r: tensor<2xi64>, %n: tensor<1xi64>, %f: tensor<2xi1>, %len: tensor<2xi64>, %t: tensor<3x6xi64>, %p: tensor<2x6xf32>) {
+  // expected-error @+1 {{expects tokens as i64 [B, N] with B = [2] like the logits' rows, got 'tensor<3x6xi64>'}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<2x8xf32>, tensor<4xi64>, tensor<3xf32>, tensor<2xi64>, tensor<1xi64>, tensor<2xi1>, tensor<2xi64>, tensor<3x6xi64>, tensor<2x6xf32>) -> (tensor<2xi64>, tensor<3x6xi64>, tensor<2x6xf32>, tensor<2xi64>, tensor<2xi1>, tensor<1xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
+func.func @sample_step_logprobs(%l: tensor<2x8xf32>, %c: tensor<4xi64>, %s: tensor<3xf32>, %r: tensor<2xi64>, %n: tensor<1xi64>, %f: tensor<2xi1>, %len: tensor<2xi64>, %t: tensor<2x6xi64>, %p: tensor<2x5xf32>) {
+  // expected-error @+1 {{expects logprobs as f32 of the shape of tokens [2, 6], got 'tensor<2x5xf32>'}}
+  %0:7 = hg.sample_step %l, %c, %s, %r count %n finished %f lengths %len tokens %t logprobs %p : (tensor<2x8xf32>, tensor<4xi64>, tensor<3xf32>, tensor<2xi64>, tensor<1xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2x6xi64>, tensor<2x5xf32>) -> (tensor<2xi64>, tensor<2x6xi64>, tensor<2x5xf32>, tensor<2xi64>, tensor<2xi1>, tensor<1xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
 func.func @key_mask(%q: tensor<1x2x3x4xf32>, %m: tensor<1x5xi64>) -> tensor<1x2x3x4xf32> {
   // expected-error @+1 {{key_mask 'tensor<1x5xi64>' must be [B, S] = [1, 3]}}
   %a = hg.attention %q, %q, %q key_mask %m {scale = 0.5 : f64} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x5xi64>) -> tensor<1x2x3x4xf32>

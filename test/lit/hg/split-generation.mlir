@@ -9,8 +9,14 @@
 // CHECK-SAME: %[[PAST:[^:]+]]: tensor<1xi64> {hg.state = "gen.past"}
 // CHECK-SAME: %[[KM:[^:]+]]: tensor<?x?xi64> {hg.dims = ["batch", "cap"], hg.state = "gen.key_mask"}
 // CHECK-SAME: %[[POS:[^:]+]]: tensor<?xi64> {hg.dims = ["batch"], hg.state = "gen.position"}
-// CHECK-SAME: hg.state = "gen.rng"
-// CHECK-SAME: hg.dims = ["batch", "nmax"], hg.state = "gen.tokens"
+// CHECK-SAME: %[[COUNT:[^:]+]]: tensor<1xi64> {hg.state = "gen.count"}
+// CHECK-SAME: %[[FIN:[^:]+]]: tensor<?xi1> {hg.dims = ["batch"], hg.state = "gen.finished"}
+// CHECK-SAME: %[[LEN:[^:]+]]: tensor<?xi64> {hg.dims = ["batch"], hg.state = "gen.lengths"}
+// CHECK-SAME: %[[CFG:[^:]+]]: tensor<4xi64> {hg.state = "gen.config"}
+// CHECK-SAME: %[[SMP:[^:]+]]: tensor<3xf32> {hg.state = "gen.sampling"}
+// CHECK-SAME: %[[RNG:[^:]+]]: tensor<2xi64> {hg.state = "gen.rng"}
+// CHECK-SAME: %[[TOKS:[^:]+]]: tensor<?x?xi64> {hg.dims = ["batch", "nmax"], hg.state = "gen.tokens"}
+// CHECK-SAME: %[[LPS:[^:]+]]: tensor<?x?xf32> {hg.dims = ["batch", "nmax"], hg.state = "gen.logprobs"}
 // CHECK-SAME: attributes {hg.dim_max = {cap = 64 : i64}, hg.generation = "decode"}
 // The new token's slot joins the key mask; its position comes from state.
 // CHECK: %[[FILLED:.+]] = hg.cache_write %[[KM]], %{{.+}} at %[[PAST]] {axis = 1 : i64}
@@ -20,15 +26,15 @@
 // CHECK: hg.reshape %{{.+}} ["batch", 1, 2, 4]
 // CHECK: hg.attention {{.+}} key_mask %[[FILLED]]
 // CHECK: %[[NEXT:.+]] = hg.add %[[POS]], %{{.+}} : tensor<?xi64>, tensor<1xi64>
-// Sampling: EOS banned before min_new tokens, a draw, the log-probability
-// of the temperature-scaled logits, pad for finished rows.
-// CHECK: hg.less
-// CHECK: hg.select
-// CHECK: %[[TOKEN:.+]] = hg.sample
-// CHECK: hg.log_softmax
-// CHECK: hg.gather_nd {{.+}} {batch_dims = 1 : i64}
-// CHECK: hg.cache_write {{.+}} {axis = 1 : i64} : (tensor<?x?xi64>, tensor<?x1xi64>, tensor<1xi64>)
-// CHECK: return %[[FILLED]], %[[NEXT]],
+// Sampling is one op over the logits (no cast) and the state: EOS banned
+// before min_new tokens, a draw, the log-probability of the
+// temperature-scaled logits, pad for finished rows, the state advanced.
+// CHECK-NOT: hg.cast
+// CHECK-NOT: hg.log_softmax
+// CHECK: %[[TOKEN:[^,]+]], %[[NTOKS:[^,]+]], %[[NLPS:[^,]+]], %[[NLEN:[^,]+]], %[[NFIN:[^,]+]], %[[NCOUNT:[^,]+]], %[[NRNG:[^ ]+]] = hg.sample_step %{{.+}}, %[[CFG]], %[[SMP]], %[[RNG]] count %[[COUNT]] finished %[[FIN]] lengths %[[LEN]] tokens %[[TOKS]] logprobs %[[LPS]] : (tensor<?x16xf32>,
+// CHECK-SAME: -> (tensor<?xi64>, tensor<?x?xi64>, tensor<?x?xf32>, tensor<?xi64>, tensor<?xi1>, tensor<1xi64>, tensor<2xi64>)
+// CHECK-NOT: hg.
+// CHECK: return %[[FILLED]], %[[NEXT]], %{{[^,]+}}, %[[NTOKS]], %[[NLPS]], %[[NLEN]], %[[NFIN]], %[[TOKEN]], %[[NCOUNT]], %[[NRNG]] :
 // CHECK-LABEL: func.func @prefill(
 // CHECK-SAME: hg.name = "input_ids"
 // CHECK-SAME: hg.name = "attention_mask"
@@ -40,7 +46,11 @@
 // CHECK: hg.cache_write
 // CHECK: hg.reduce_sum %arg1 [1] {keepdims = false}
 // CHECK: hg.slice %{{.+}} {axes = array<i64: 1>, ends = array<i64: 9223372036854775807>, starts = array<i64: -1>
-// CHECK: hg.sample
+// A new generation: count 0, no row finished, every length 0.
+// CHECK-DAG: %[[NONE:.+]] = hg.broadcast_to %{{.+}} ["batch"] : tensor<1xi1> -> tensor<?xi1>
+// CHECK-DAG: %[[EMPTY:.+]] = hg.broadcast_to %{{.+}} ["batch"] : tensor<1xi64> -> tensor<?xi64>
+// CHECK: %[[ZERO:.+]] = hg.constant dense<0> : tensor<1xi64>
+// CHECK-NEXT: hg.sample_step {{.+}} count %[[ZERO]] finished %[[NONE]] lengths %[[EMPTY]]
 module attributes {hg.model = "tiny"} {
   func.func @forward(%ids: tensor<?x?xi64> {hg.name = "input_ids", hg.dims = ["batch", "seq"]},
                      %mask: tensor<?x?xi64> {hg.name = "attention_mask", hg.dims = ["batch", "seq"], hg.default = 1 : i64},

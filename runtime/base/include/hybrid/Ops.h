@@ -253,18 +253,35 @@ struct CacheWrite {
 /// by index). The same seed and counter give the same tokens on every
 /// backend.
 struct Sample {};
+/// The sampling epilogue of a generation step in one command (what
+/// hg-split-generation's @prefill and @decode end with):
+/// (logits [B, V] float, config [4] i64 = {eos or -1, pad, min_new, unused},
+/// sampling [3] f32, rng [2] i64, count [1] i64, finished [B] bool,
+/// lengths [B] i64) -> (token [B] i64, tokens [B, N] i64, logprobs [B, N]
+/// f32, lengths [B] i64, finished [B] bool, count [1] i64, rng [2] i64).
+/// Per row, in f32: the EOS logit is -inf while count < min_new; the token
+/// is Sample's of those logits; its log-probability is log_softmax(logits /
+/// T)[token] (T = temperature, 1 when greedy); a finished row emits pad and
+/// 0. token and log-probability are written at column `count` of tokens
+/// and logprobs, which keep every other column (as CacheWrite, they are
+/// the state itself); lengths += !finished, finished |= token == eos,
+/// count += 1, rng[1] += 1. The results lengths, finished, count and rng
+/// may be the operands' buffers (updated in place).
+struct SampleStep {};
 
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
 /// union order; append only.
-using Op = std::variant<
-    ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast, ops::Copy,
-    ops::Fill, ops::Transpose, ops::BroadcastTo, ops::Slice, ops::Concat,
-    ops::Gather, ops::GatherNd, ops::Iota, ops::CumSum, ops::Trilu, ops::Reduce,
-    ops::Softmax, ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
-    ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
-    ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample>;
+using Op =
+    std::variant<ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast,
+                 ops::Copy, ops::Fill, ops::Transpose, ops::BroadcastTo,
+                 ops::Slice, ops::Concat, ops::Gather, ops::GatherNd, ops::Iota,
+                 ops::CumSum, ops::Trilu, ops::Reduce, ops::Softmax,
+                 ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
+                 ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
+                 ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
+                 ops::SampleStep>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
@@ -275,7 +292,7 @@ std::string opName(const Op &op);
 /// when variadic (concat). Used to validate commands.
 int opArity(const Op &op);
 
-/// How many results the op writes: 0 for events, else 1.
+/// How many results the op writes: 0 for events, 7 for SampleStep, else 1.
 int opResultCount(const Op &op);
 
 } // namespace hybrid

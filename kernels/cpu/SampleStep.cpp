@@ -1,0 +1,173 @@
+// sample_step: the sampling epilogue of a generation step in one kernel
+// (Ops.h's SampleStep): EOS banned before min_new tokens, a token drawn by
+// the sample kernel's row sampler, its log-probability by log_softmax's
+// row statistics, and the generation state advanced, so the results equal
+// the composition of those kernels bit for bit.
+#include "Element.h"
+#include "Kernels.h"
+#include "Parallel.h"
+#include "Sample.h"
+#include "Scratch.h"
+#include "Softmax.h"
+
+#include "hybrid/Philox.h"
+
+#include <limits>
+
+namespace hybrid::cpu::kernels {
+namespace {
+
+constexpr const char *kKernel = "sample_step";
+
+/// Operand and result positions (Ops.h).
+enum Operand { Logits, Config, Sampling, Rng, Count, Finished, Lengths };
+enum Result {
+  TokenOut,
+  TokensOut,
+  LogprobsOut,
+  LengthsOut,
+  FinishedOut,
+  CountOut,
+  RngOut
+};
+
+/// Checks the call's shapes and dtypes; returns B, V and N (the columns
+/// of tokens and logprobs).
+void describe(const KernelCall &call, int64_t &B, int64_t &V, int64_t &N) {
+  const ConstTensor &logits = call.operands.at(Logits);
+  expectSamplingOperands(logits, call.operands.at(Sampling),
+                         call.operands.at(Rng), kKernel);
+  B = logits.shape[0];
+  V = logits.shape[1];
+  const ConstTensor &config = call.operands.at(Config),
+                    &count = call.operands.at(Count);
+  expectDType(config, DType::I64, kKernel, "config");
+  if (config.numel() != 4)
+    fail(kKernel, "config " + shapeToString(config.shape) +
+                      " must hold {eos, pad, min_new, unused}");
+  expectDType(count, DType::I64, kKernel, "count");
+  if (count.numel() != 1)
+    fail(kKernel,
+         "count " + shapeToString(count.shape) + " must hold one element");
+  expectDType(call.operands.at(Finished), DType::Bool, kKernel, "finished");
+  expectShape(call.operands.at(Finished), {B}, kKernel, "finished");
+  expectDType(call.operands.at(Lengths), DType::I64, kKernel, "lengths");
+  expectShape(call.operands.at(Lengths), {B}, kKernel, "lengths");
+
+  const Tensor &tokens = call.results.at(TokensOut);
+  expectDType(call.results.at(TokenOut), DType::I64, kKernel, "token");
+  expectShape(call.results.at(TokenOut), {B}, kKernel, "token");
+  expectDType(tokens, DType::I64, kKernel, "tokens");
+  expectRank(tokens, 2, kKernel, "tokens");
+  if (tokens.shape[0] != B)
+    fail(kKernel, "tokens " + shapeToString(tokens.shape) + " must have " +
+                      std::to_string(B) + " rows like the logits");
+  N = tokens.shape[1];
+  expectDType(call.results.at(LogprobsOut), DType::F32, kKernel, "logprobs");
+  expectShape(call.results.at(LogprobsOut), tokens.shape, kKernel, "logprobs");
+  expectDType(call.results.at(LengthsOut), DType::I64, kKernel, "lengths");
+  expectShape(call.results.at(LengthsOut), {B}, kKernel, "lengths");
+  expectDType(call.results.at(FinishedOut), DType::Bool, kKernel, "finished");
+  expectShape(call.results.at(FinishedOut), {B}, kKernel, "finished");
+  expectDType(call.results.at(CountOut), DType::I64, kKernel, "count");
+  expectShape(call.results.at(CountOut), count.shape, kKernel, "count");
+  expectDType(call.results.at(RngOut), DType::I64, kKernel, "rng");
+  expectShape(call.results.at(RngOut), call.operands.at(Rng).shape, kKernel,
+              "rng");
+}
+
+struct RowScratch {
+  SampleRowScratch sample;
+  float *row; // [V]: the masked logits, then the same divided by T
+};
+RowScratch carveRow(Carve &carve, int64_t V) {
+  RowScratch r;
+  r.sample = carveSampleRow(carve, V);
+  r.row = carve.take<float>(V);
+  return r;
+}
+
+ScratchLayout sampleStepScratch(const KernelCall &call) {
+  int64_t B, V, N;
+  describe(call, B, V, N);
+  Carve carve;
+  carveRow(carve, V);
+  return {0, carve.used()};
+}
+
+} // namespace
+
+void sampleStep(const KernelCall &call) {
+  expectArity(call, kKernel, 7, 7);
+  int64_t B, V, N;
+  describe(call, B, V, N);
+  const ScratchLayout layout = sampleStepScratch(call);
+  const int threads = scratchThreads(call, layout, kKernel);
+  const SamplingParams params = readSamplingParams(
+      call.operands[Sampling].as<float>(), call.operands[Rng].as<int64_t>());
+  const int64_t *config = call.operands[Config].as<int64_t>();
+  const int64_t eos = config[0], pad = config[1], minNew = config[2];
+  const int64_t count = *call.operands[Count].as<int64_t>();
+  const int64_t seed = call.operands[Rng].as<int64_t>()[0];
+  // The column is data (the step's index), checked at run time as
+  // cache_write checks its offset.
+  if (B > 0 && (count < 0 || count >= N))
+    fail(kKernel, "column " + std::to_string(count) + " is outside tokens " +
+                      shapeToString(call.results[TokensOut].shape));
+  if (B > 0 && V == 0)
+    fail(kKernel, "logits " + shapeToString(call.operands[Logits].shape) +
+                      " have no tokens to sample from");
+  // Before min_new tokens, EOS is not a choice (HF's MinNewTokensLength).
+  const bool banEos = count < minNew && eos >= 0 && eos < V;
+  // log_softmax(logits / T)[token], T = 1 when greedy (a NaN T too).
+  const float divisor = params.temperature > 0 ? params.temperature : 1.0f;
+  const uint8_t *finished = call.operands[Finished].as<uint8_t>();
+  const int64_t *lengths = call.operands[Lengths].as<int64_t>();
+  int64_t *tokenOut = call.results[TokenOut].as<int64_t>();
+  int64_t *tokens = call.results[TokensOut].as<int64_t>();
+  float *logprobs = call.results[LogprobsOut].as<float>();
+  int64_t *lengthsOut = call.results[LengthsOut].as<int64_t>();
+  uint8_t *finishedOut = call.results[FinishedOut].as<uint8_t>();
+  visitFloat(call.operands[Logits].dtype, kKernel, "logits", [&](auto zero) {
+    using S = decltype(zero);
+    const S *logits = call.operands[Logits].as<S>();
+    parallelFor(
+        B, V * 32,
+        [&](int64_t b) {
+          Carve carve(threadScratch(call, layout, workerSlot()));
+          const RowScratch buf = carveRow(carve, V);
+          float *row = buf.row;
+          for (int64_t j = 0; j < V; ++j)
+            row[j] = toFloat(logits[b * V + j]);
+          if (banEos)
+            row[eos] = -std::numeric_limits<float>::infinity();
+          const float u = philoxUniform(params.seed, params.counter,
+                                        static_cast<uint64_t>(b));
+          const int64_t token = sampleRow(row, V, params, u, buf.sample);
+          for (int64_t j = 0; j < V; ++j)
+            row[j] = row[j] / divisor;
+          const LogSoftmaxRow stats = logSoftmaxRow(row, V);
+          const float logprob = row[token] - stats.max - stats.logSum;
+          // Finished rows emit pad (and log-probability 0) from now on.
+          const bool done = finished[b] != 0;
+          const int64_t emitted = done ? pad : token;
+          tokenOut[b] = emitted;
+          tokens[b * N + count] = emitted;
+          logprobs[b * N + count] = done ? 0.0f : logprob;
+          lengthsOut[b] = lengths[b] + (done ? 0 : 1);
+          finishedOut[b] = done || emitted == eos;
+        },
+        threads);
+  });
+  // After every row read them: count and rng may be updated in place.
+  *call.results[CountOut].as<int64_t>() = count + 1;
+  int64_t *rngOut = call.results[RngOut].as<int64_t>();
+  rngOut[0] = seed;
+  rngOut[1] = static_cast<int64_t>(params.counter + 1);
+}
+
+size_t sampleStepScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<sampleStepScratch>(call, threads);
+}
+
+} // namespace hybrid::cpu::kernels
