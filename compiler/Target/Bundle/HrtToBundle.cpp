@@ -175,6 +175,12 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
         return o::CacheWrite{static_cast<int64_t>(c.getAxis())};
       })
       .Case([](hrt::SampleOp) { return o::Sample{}; })
+      .Case([&](hrt::LinearGroupOp c) {
+        return o::LinearGroup{
+            c.getTransposeWeight(),
+            static_cast<hybrid::Activation>(c.getActivation()),
+            ints(c.getFeatureBegins()), ints(c.getFeatureEnds())};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -485,7 +491,7 @@ private:
         return b.takeError();
       desc.operands.push_back(*b);
     }
-    if (Value out = cmd.getCommandResult()) {
+    for (Value out : cmd.getCommandResults()) {
       llvm::Expected<int32_t> b = bufferOf(out, op);
       if (!b)
         return b.takeError();

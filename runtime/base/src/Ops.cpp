@@ -94,6 +94,9 @@ struct NameOf {
     return "cache_write";
   }
   std::string operator()(const ops::Sample &) const { return "sample"; }
+  std::string operator()(const ops::LinearGroup &) const {
+    return "linear_group";
+  }
 };
 
 struct ArityOf {
@@ -113,6 +116,9 @@ struct ArityOf {
   int operator()(const ops::Attention &) const { return 7; }
   int operator()(const ops::CacheWrite &) const { return 2; }
   int operator()(const ops::Sample &) const { return 3; }
+  int operator()(const ops::LinearGroup &o) const {
+    return 1 + 2 * static_cast<int>(o.featureBegin.size());
+  }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.
@@ -126,6 +132,8 @@ std::string opName(const Op &op) { return std::visit(NameOf{}, op); }
 int opArity(const Op &op) { return std::visit(ArityOf{}, op); }
 
 int opResultCount(const Op &op) {
+  if (const auto *group = std::get_if<ops::LinearGroup>(&op))
+    return static_cast<int>(group->featureBegin.size());
   return std::holds_alternative<ops::RecordEvent>(op) ||
                  std::holds_alternative<ops::WaitEvent>(op)
              ? 0

@@ -188,6 +188,13 @@ struct OpEncoder {
   EncodedOp operator()(const ops::Sample &) {
     return done(fb::CreateSample(fbb), fb::Op_Sample);
   }
+  EncodedOp operator()(const ops::LinearGroup &o) {
+    return done(
+        fb::CreateLinearGroupDirect(fbb, o.transposeWeight,
+                                    static_cast<fb::Activation>(o.activation),
+                                    &o.featureBegin, &o.featureEnd),
+        fb::Op_LinearGroup);
+  }
 };
 
 class Encoder {
@@ -404,6 +411,12 @@ public:
       return ops::CacheWrite{c.op_as_CacheWrite()->axis()};
     case fb::Op_Sample:
       return ops::Sample{};
+    case fb::Op_LinearGroup: {
+      const fb::LinearGroup *t = c.op_as_LinearGroup();
+      return ops::LinearGroup{
+          t->transpose_weight(), static_cast<Activation>(t->activation()),
+          scalars(t->feature_begin()), scalars(t->feature_end())};
+    }
     case fb::Op_NONE:
       break;
     }
@@ -561,6 +574,8 @@ bool operandOptional(const Op &op, size_t position) {
     return position >= 2; // bias, residual, norm weight, norm bias
   if (std::holds_alternative<ops::Attention>(op))
     return position >= 3; // mask, alibi slopes, key length, key mask
+  if (std::holds_alternative<ops::LinearGroup>(op))
+    return position >= 1 && position % 2 == 0; // each member's bias
   return false;
 }
 
@@ -927,6 +942,20 @@ private:
           else if constexpr (std::is_same_v<T, ops::Linear>) {
             kindOk(o.activation, kActivations);
             kindOk(o.norm, kNormKinds);
+          } else if constexpr (std::is_same_v<T, ops::LinearGroup>) {
+            kindOk(o.activation, kActivations);
+            // Before the arity check, which counts members by begins.
+            if (o.featureBegin.empty() ||
+                o.featureBegin.size() != o.featureEnd.size())
+              fail(ctx + " has " + std::to_string(o.featureBegin.size()) +
+                   " feature begins and " +
+                   std::to_string(o.featureEnd.size()) +
+                   " ends (one per member, at least one member)");
+            for (size_t i = 0; i < o.featureBegin.size(); ++i)
+              if (o.featureBegin[i] < 0 || o.featureBegin[i] >= o.featureEnd[i])
+                fail(ctx + " member " + std::to_string(i) + " has features [" +
+                     std::to_string(o.featureBegin[i]) + ", " +
+                     std::to_string(o.featureEnd[i]) + ")");
           }
         },
         cmd.op);
