@@ -233,16 +233,23 @@ std::vector<GroupMember> groupMembers(const KernelCall &call, int64_t &M,
   return out;
 }
 
-/// bf16/f16 products convert blocks per thread: the widest member's.
+/// bf16/f16 products convert blocks per thread: the widest member's. From
+/// shapes alone (scratch is sized before data is bound).
 ScratchLayout linearGroupScratch(const KernelCall &call) {
-  int64_t M = 0, K = 0;
-  const std::vector<GroupMember> members = groupMembers(call, M, K);
-  if (call.operands[0].dtype == DType::F32)
+  const ConstTensor &input = call.operands.at(0);
+  if (input.dtype == DType::F32 || input.rank() == 0)
     return {};
+  const auto &attrs = call.attrs<ops::LinearGroup>();
+  const int64_t K = input.shape.back();
+  const int64_t M =
+      K > 0 ? numElements(input.shape) / K : numElements(input.shape);
   ScratchLayout layout;
-  for (const GroupMember &m : members)
-    layout.perThread = std::max(layout.perThread,
-                                convertingGemmScratch(M, m.end - m.begin, K));
+  for (size_t i = 0; i < attrs.featureBegin.size(); ++i) {
+    const int64_t n = attrs.featureEnd.at(i) - attrs.featureBegin[i];
+    if (n > 0)
+      layout.perThread =
+          std::max(layout.perThread, convertingGemmScratch(M, n, K));
+  }
   return layout;
 }
 
