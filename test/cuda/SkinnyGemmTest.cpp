@@ -648,6 +648,35 @@ TEST_F(SkinnyGemmTest, LinearGroupOpMatchesCpu) {
       }
 }
 
+TEST_F(SkinnyGemmTest, LinearGroupOpReplaysInAGraph) {
+  // A decode step's group: tuned by a first call, captured once (one skinny
+  // launch when every member chose the skinny kernel) and replayed with new
+  // input rows.
+  for (DType dt : {DType::BF16, DType::F32})
+    for (bool shared : {false, true}) {
+      const GroupCase c = randomGroup(dt, 1, shared, Activation::None, rng);
+      const Tolerance tol = sumTolerance(dt);
+      const std::string what = std::string("linear_group graph ") +
+                               dtypeName(dt) +
+                               (shared ? " [K, N] ranges" : " [N, K] weights");
+      expectMatchesCpu(c.attrs, c.operands, c.results, what + " tuning", &tol);
+      CapturedCall step(c.attrs, c.operands, c.results);
+      std::vector<HostTensor> operands = c.operands;
+      for (int round = 0; round < 2; ++round) {
+        operands[0] = randomTensor(dt, operands[0].shape, rng, -1, 1);
+        step.setOperand(0, operands[0]);
+        const std::vector<HostTensor> gpu = step.replay();
+        const std::vector<HostTensor> cpu =
+            runCpu(c.attrs, operands, c.results);
+        ASSERT_EQ(gpu.size(), cpu.size());
+        for (size_t i = 0; i < gpu.size(); ++i)
+          expectClose(gpu[i], cpu[i], tol,
+                      what + " replay " + std::to_string(round) + " member " +
+                          std::to_string(i));
+      }
+    }
+}
+
 TEST_F(SkinnyGemmTest, WhatAGroupTakes) {
   GemmProblem p;
   p.dtype = DType::BF16;

@@ -105,11 +105,13 @@ bool groupSlices(LinearOp linear) {
     if (user == linear)
       continue;
     auto slice = dyn_cast<SliceOp>(user);
-    if (!slice || slice.getInput() != full || slice.getOut() == full ||
-        slice.getStream() != linear.getStream() ||
-        slice.getAxes().size() != 1 ||
+    if (!slice || !linear->isBeforeInBlock(slice) || slice.getInput() != full ||
+        slice.getOut() == full || slice.getStream() != linear.getStream() ||
+        slice.getAxes().size() != 1 || slice.getStarts().size() != 1 ||
+        slice.getEnds().size() != 1 || slice.getSteps().size() > 1 ||
         (slice.getAxes()[0] != rank - 1 && slice.getAxes()[0] != -1) ||
-        slice.getSteps()[0] != 1 || slice.getStarts()[0] < 0 ||
+        (!slice.getSteps().empty() && slice.getSteps()[0] != 1) ||
+        slice.getStarts()[0] < 0 ||
         slice.getStarts()[0] >= slice.getEnds()[0] || slice.getEnds()[0] > n ||
         !isa_and_nonnull<AllocOp>(slice.getOut().getDefiningOp()))
       return false;

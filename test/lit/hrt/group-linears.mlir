@@ -38,7 +38,7 @@ hrt.executable @shared_input symbols ["batch"] params read {
 
 // GPT-2's c_attn ([K, N]) cut into q, k and v: the members write the
 // slices' buffers (listed by their ranges), the slices and the full
-// result's buffer go.
+// result's buffer go. No steps is a step of 1, axis -1 the last.
 // CHECK-LABEL: hrt.executable @sliced
 // CHECK: %[[W:.+]] = hrt.param "c_attn.weight"
 // CHECK: %[[B:.+]] = hrt.param "c_attn.bias"
@@ -60,7 +60,7 @@ hrt.executable @sliced symbols ["batch"] params read {
   %q = hrt.alloc : !hrt.buffer<f32, [batch, 8]>
   hrt.slice %qkv : !hrt.buffer<f32, [batch, 24]> into %q : !hrt.buffer<f32, [batch, 8]> {axes = array<i64: 1>, ends = array<i64: 8>, starts = array<i64: 0>, steps = array<i64: 1>}
   %v = hrt.alloc : !hrt.buffer<f32, [batch, 8]>
-  hrt.slice %qkv : !hrt.buffer<f32, [batch, 24]> into %v : !hrt.buffer<f32, [batch, 8]> {axes = array<i64: -1>, ends = array<i64: 24>, starts = array<i64: 16>, steps = array<i64: 1>}
+  hrt.slice %qkv : !hrt.buffer<f32, [batch, 24]> into %v : !hrt.buffer<f32, [batch, 8]> {axes = array<i64: -1>, ends = array<i64: 24>, starts = array<i64: 16>, steps = array<i64>}
   %k = hrt.alloc : !hrt.buffer<f32, [batch, 8]>
   hrt.slice %qkv : !hrt.buffer<f32, [batch, 24]> into %k : !hrt.buffer<f32, [batch, 8]> {axes = array<i64: 1>, ends = array<i64: 16>, starts = array<i64: 8>, steps = array<i64: 1>}
   hrt.binary add %q : !hrt.buffer<f32, [batch, 8]>, %k : !hrt.buffer<f32, [batch, 8]> into %y : !hrt.buffer<f32, [batch, 8]>
