@@ -489,10 +489,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   };
   if (count < 2 || !call.context || !skinnyGemmGroupSupports(problems, count))
     return oneByOne();
-  const GemmProblem &shared = problems[0];
-  if (shared.M == 0)
-    return;
-  if (!skinnyAllowed(*call.context, shared))
+  if (!skinnyAllowed(*call.context, problems[0]))
     return oneByOne();
   // Each member keeps the plan a linear of its shape would have, tuned
   // alone on its first call (which therefore runs the members one by
