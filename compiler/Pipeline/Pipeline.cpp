@@ -222,6 +222,9 @@ llvm::Error runHrtPipeline(mlir::ModuleOp module,
     prefetch.bucketSize = options.prefetchBucketSize;
     pm.addNestedPass<hrt::ExecutableOp>(hrt::createZeroPrefetch(prefetch));
   }
+  // Before planning: a group writes some results earlier than the linears
+  // did, which the plan's lifetimes must see.
+  pm.addNestedPass<hrt::ExecutableOp>(hrt::createGroupLinears());
   pm.addNestedPass<hrt::ExecutableOp>(hrt::createFoldKvAppends());
   if (mlir::failed(pm.run(module)))
     return error("lowering to hrt failed (see the diagnostics above)");

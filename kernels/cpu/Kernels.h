@@ -96,6 +96,8 @@ size_t matmulScratchBytes(const KernelCall &call, int threads);
 // Linear.cpp
 void linear(const KernelCall &call);
 size_t linearScratchBytes(const KernelCall &call, int threads);
+void linearGroup(const KernelCall &call);
+size_t linearGroupScratchBytes(const KernelCall &call, int threads);
 
 void embedding(const KernelCall &call); // Embedding.cpp
 void rotary(const KernelCall &call);    // Rotary.cpp

@@ -4,7 +4,8 @@
 // pass after it), bf16/f16 through converted blocks in scratch (the
 // epilogue in f32 on each block, one rounding). A norm prologue normalises
 // the input rows into scratch first, rounded as the layer_norm / rms_norm
-// kernels round them (NormRows.h).
+// kernels round them (NormRows.h). linear_group runs each member as such a
+// linear over its range of the weight.
 #include "Activation.h"
 #include "Broadcast.h"
 #include "Element.h"
@@ -16,6 +17,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace hybrid::cpu::kernels {
 namespace {
@@ -121,6 +124,135 @@ const void *normaliseRows(const KernelCall &call, const LinearShape &s,
   return p.input;
 }
 
+/// result [M, N] = epilogue(x [M, K] . W): W's element (k, n) is
+/// weight[n * ldw + k] when transW ([N, K] rows), else weight[k * ldw + n]
+/// ([K, N] columns); bias (N) and residual ([M, N]) may be null. Operands
+/// are checked; `layout` is the call's scratch for (M, N, K).
+void linearProduct(const KernelCall &call, const ScratchLayout &layout,
+                   int threads, DType dtype, int64_t M, int64_t N, int64_t K,
+                   const void *x, const void *weight, int64_t ldw, bool transW,
+                   const void *bias, Activation act, const void *residual,
+                   void *result) {
+  GemmEpilogue epilogue;
+  epilogue.bias = bias;
+  epilogue.activation = act;
+  epilogue.residual = residual;
+  epilogue.ldr = N;
+  if (dtype != DType::F32) {
+    convertingGemm(dtype, M, N, K, x, K, weight, ldw, transW, epilogue, result,
+                   N, threadScratch(call, layout, 0),
+                   alignScratch(layout.perThread), threads);
+    return;
+  }
+  if (M * N == 0)
+    return;
+  const auto *b = static_cast<const float *>(bias);
+  float *y = static_cast<float *>(result);
+  if (b)
+    for (int64_t m = 0; m < M; ++m)
+      std::memcpy(y + m * N, b, N * sizeof(float));
+  if (K == 0) {
+    if (!b)
+      std::fill(y, y + M * N, 0.0f);
+  } else {
+    gemm(false, transW, M, N, K, 1.0f, static_cast<const float *>(x), K,
+         static_cast<const float *>(weight), ldw, b ? 1.0f : 0.0f, y, N);
+  }
+  // The epilogue in one more pass over the result, row by row.
+  const auto *r = static_cast<const float *>(residual);
+  if (act == Activation::None && !r)
+    return;
+  parallelFor(M, N * (act == Activation::None ? 1 : 16), [&](int64_t m) {
+    float *row = y + m * N;
+    const float *res = r ? r + m * N : nullptr;
+    for (int64_t n = 0; n < N; ++n)
+      row[n] = activate(act, row[n]) + (res ? res[n] : 0.0f);
+  });
+}
+
+/// A linear group's members: (weight, bias or null, result, feature range)
+/// from the call, checked against the input.
+struct GroupMember {
+  const ConstTensor *weight = nullptr, *bias = nullptr;
+  const Tensor *result = nullptr;
+  int64_t begin = 0, end = 0;
+};
+
+std::vector<GroupMember> groupMembers(const KernelCall &call, int64_t &M,
+                                      int64_t &K) {
+  const auto &attrs = call.attrs<ops::LinearGroup>();
+  const size_t members = attrs.featureBegin.size();
+  if (members == 0 || attrs.featureEnd.size() != members)
+    fail("linear_group", "needs one feature range per member");
+  expectOperands(call, "linear_group", 1, 2 * members, members);
+  const ConstTensor &input = call.operands[0];
+  if (input.rank() == 0)
+    fail("linear_group", "input must have rank >= 1");
+  visitFloat(input.dtype, "linear_group", "input", [](auto) {});
+  if (static_cast<int>(attrs.activation) >= kActivations)
+    fail("linear_group",
+         "invalid activation " +
+             std::to_string(static_cast<int>(attrs.activation)));
+  K = input.shape.back();
+  M = numElements(input.shape) / std::max<int64_t>(K, 1);
+  std::vector<GroupMember> out(members);
+  for (size_t i = 0; i < members; ++i) {
+    GroupMember &m = out[i];
+    const std::string which = "member " + std::to_string(i);
+    m.weight = &call.operands[1 + 2 * i];
+    if (!m.weight->present)
+      fail("linear_group", which + " has no weight");
+    m.bias = optionalOperand(call, 2 + 2 * i);
+    m.result = &call.results[i];
+    expectRank(*m.weight, 2, "linear_group", "weight");
+    expectSameDType(*m.weight, input, "linear_group", "weight", "input");
+    const bool transW = attrs.transposeWeight;
+    const int64_t n = m.weight->shape[transW ? 0 : 1];
+    if (m.weight->shape[transW ? 1 : 0] != K)
+      fail("linear_group",
+           which + "'s weight " + shapeToString(m.weight->shape) +
+               " does not take the input's " + std::to_string(K) + " features");
+    m.begin = attrs.featureBegin[i];
+    m.end = attrs.featureEnd[i];
+    if (m.begin < 0 || m.begin >= m.end || m.end > n)
+      fail("linear_group", which + "'s features [" + std::to_string(m.begin) +
+                               ", " + std::to_string(m.end) +
+                               ") are not a range of its weight's " +
+                               std::to_string(n));
+    if (m.bias) {
+      expectSameDType(*m.bias, input, "linear_group", "bias", "input");
+      expectShape(*m.bias, {n}, "linear_group", "bias");
+    }
+    Shape shape = input.shape;
+    shape.back() = m.end - m.begin;
+    expectDType(*m.result, input.dtype, "linear_group", "result");
+    expectShape(*m.result, shape, "linear_group", "result");
+    if (K == 0)
+      M = numElements(shape) / (m.end - m.begin);
+  }
+  return out;
+}
+
+/// bf16/f16 products convert blocks per thread: the widest member's. From
+/// shapes alone (scratch is sized before data is bound).
+ScratchLayout linearGroupScratch(const KernelCall &call) {
+  const ConstTensor &input = call.operands.at(0);
+  if (input.dtype == DType::F32 || input.rank() == 0)
+    return {};
+  const auto &attrs = call.attrs<ops::LinearGroup>();
+  const int64_t K = input.shape.back();
+  const int64_t M =
+      K > 0 ? numElements(input.shape) / K : numElements(input.shape);
+  ScratchLayout layout;
+  for (size_t i = 0; i < attrs.featureBegin.size(); ++i) {
+    const int64_t n = attrs.featureEnd.at(i) - attrs.featureBegin[i];
+    if (n > 0)
+      layout.perThread =
+          std::max(layout.perThread, convertingGemmScratch(M, n, K));
+  }
+  return layout;
+}
+
 } // namespace
 
 void linear(const KernelCall &call) {
@@ -158,44 +290,42 @@ void linear(const KernelCall &call) {
   const void *x =
       attrs.norm == NormKind::None ? input.data : normaliseRows(call, s, attrs);
   const bool transW = attrs.transposeWeight;
-  const int64_t ldw = transW ? s.K : s.N;
-  GemmEpilogue epilogue;
-  epilogue.bias = biasOperand ? biasOperand->data : nullptr;
-  epilogue.activation = attrs.activation;
-  epilogue.residual = residualOperand ? residualOperand->data : nullptr;
-  epilogue.ldr = s.N;
-  if (dtype != DType::F32) {
-    convertingGemm(dtype, s.M, s.N, s.K, x, s.K, weight.data, ldw, transW,
-                   epilogue, result.data, s.N, threadScratch(call, layout, 0),
-                   alignScratch(layout.perThread), threads);
-    return;
+  linearProduct(call, layout, threads, dtype, s.M, s.N, s.K, x, weight.data,
+                transW ? s.K : s.N, transW,
+                biasOperand ? biasOperand->data : nullptr, attrs.activation,
+                residualOperand ? residualOperand->data : nullptr, result.data);
+}
+
+void linearGroup(const KernelCall &call) {
+  int64_t M = 0, K = 0;
+  const std::vector<GroupMember> members = groupMembers(call, M, K);
+  const auto &attrs = call.attrs<ops::LinearGroup>();
+  const ConstTensor &input = call.operands[0];
+  const ScratchLayout layout = linearGroupScratch(call);
+  const int threads = scratchThreads(call, layout, "linear_group");
+  const bool transW = attrs.transposeWeight;
+  const size_t bytes = dtypeSize(input.dtype);
+  // Each member is its own linear over a view of the weight: the GEMM
+  // gives every element the same bits whatever its column's place and the
+  // leading dimension (Gemm.h), so a member equals the linear (and the
+  // slice of a wider one) it replaces, bit for bit.
+  for (const GroupMember &m : members) {
+    const int64_t n = m.end - m.begin;
+    checkGemmSizes(M, n, K, "linear_group");
+    const int64_t fullN = m.weight->shape[transW ? 0 : 1];
+    const char *w = static_cast<const char *>(m.weight->data) +
+                    (transW ? m.begin * K : m.begin) * bytes;
+    const char *bias =
+        m.bias ? static_cast<const char *>(m.bias->data) + m.begin * bytes
+               : nullptr;
+    linearProduct(call, layout, threads, input.dtype, M, n, K, input.data, w,
+                  transW ? K : fullN, transW, bias, attrs.activation, nullptr,
+                  m.result->data);
   }
-  if (result.numel() == 0)
-    return;
-  const float *bias = biasOperand ? biasOperand->as<float>() : nullptr;
-  float *y = result.as<float>();
-  if (bias)
-    for (int64_t m = 0; m < s.M; ++m)
-      std::memcpy(y + m * s.N, bias, s.N * sizeof(float));
-  if (s.K == 0) {
-    if (!bias)
-      std::fill(y, y + s.M * s.N, 0.0f);
-  } else {
-    gemm(false, transW, s.M, s.N, s.K, 1.0f, static_cast<const float *>(x), s.K,
-         weight.as<float>(), ldw, bias ? 1.0f : 0.0f, y, s.N);
-  }
-  // The epilogue in one more pass over the result, row by row.
-  const Activation act = attrs.activation;
-  const float *residual =
-      residualOperand ? residualOperand->as<float>() : nullptr;
-  if (act == Activation::None && !residual)
-    return;
-  parallelFor(s.M, s.N * (act == Activation::None ? 1 : 16), [&](int64_t m) {
-    float *row = y + m * s.N;
-    const float *res = residual ? residual + m * s.N : nullptr;
-    for (int64_t n = 0; n < s.N; ++n)
-      row[n] = activate(act, row[n]) + (res ? res[n] : 0.0f);
-  });
+}
+
+size_t linearGroupScratchBytes(const KernelCall &call, int threads) {
+  return scratchOf<linearGroupScratch>(call, threads);
 }
 
 size_t linearScratchBytes(const KernelCall &call, int threads) {

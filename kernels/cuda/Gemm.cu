@@ -6,7 +6,9 @@
 // first call outside a stream capture times the heuristic's best few
 // algorithms on its operands, and our skinny kernel (SkinnyGemm.h) for
 // products of a few rows, and keeps the fastest. A small tiled kernel of
-// our own runs what cuBLASLt declines.
+// our own runs what cuBLASLt declines. A group of products that share A
+// (linear_group) is one skinny launch where every member's plan chose the
+// skinny kernel, else each member's plan in turn.
 #include "Activation.cuh"
 #include "Context.h"
 #include "Device.cuh"
@@ -477,6 +479,49 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   }
   checkLt(status, kernel, "cublasLtMatmul");
   finishEpilogue(p, fused, stream, kernel);
+}
+
+void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
+               const char *kernel) {
+  auto oneByOne = [&] {
+    for (size_t i = 0; i < count; ++i)
+      gemm(call, problems[i], kernel);
+  };
+  if (count < 2 || !call.context || !skinnyGemmGroupSupports(problems, count))
+    return oneByOne();
+  if (!skinnyAllowed(*call.context, problems[0]))
+    return oneByOne();
+  // Each member keeps the plan a linear of its shape would have, tuned
+  // alone on its first call (which therefore runs the members one by
+  // one). The group is one skinny launch when every member's timing chose
+  // the skinny kernel: its weights are then streamed by our kernel anyway,
+  // and one launch saves a launch (~3 us in a decode step) per extra
+  // member and fills the GPU with more blocks than any member alone. If
+  // any member chose cuBLASLt (larger M, where the tensor-core tiles of a
+  // real GEMM win), every member runs as its own plan says. The split of
+  // K is the widest member's: its timing set how much of K each block
+  // streams for the most weight bytes, and the other members only add
+  // blocks (the launch needs no more splits than that member alone).
+  const size_t workspace =
+      call.scratch ? std::min(call.scratchBytes, kGemmWorkspaceBytes) : 0;
+  int splits = 0;
+  int64_t widest = -1;
+  for (size_t i = 0; i < count; ++i) {
+    GemmPlan &plan = planFor(*call.context, problems[i], workspace, kernel);
+    if (!plan.tuned || plan.fallback || plan.skinnySplits <= 0)
+      return oneByOne();
+    if (problems[i].N > widest) {
+      widest = problems[i].N;
+      splits = plan.skinnySplits;
+    }
+  }
+  if (skinnyGemmGroupScratchBytes(problems, count, splits) > workspace)
+    return oneByOne();
+  const cudaStream_t stream = streamOf(call);
+  skinnyGemmGroup(
+      problems, count, splits, call.scratch, workspace, stream, kernel,
+      splits > 1 ? tileCounters(*call.context, stream, kernel) : nullptr,
+      kTileCounters);
 }
 
 } // namespace hybrid::cuda

@@ -53,6 +53,13 @@ struct GemmProblem {
 /// or for a prologue that gemmTakesPrologue declines.
 void gemm(const CudaCall &call, const GemmProblem &problem, const char *kernel);
 
+/// Enqueues gemm() of every problem (`count`; a linear group's members,
+/// sharing A, M, K, the dtype and the epilogue's activation): as one skinny
+/// launch when each member's own plan chose the skinny kernel, else one
+/// member after another (Gemm.cu says why).
+void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
+               const char *kernel);
+
 /// Whether gemm() applies `problem`'s norm prologue itself (the skinny
 /// kernel, allowed and able to take the product); otherwise the caller
 /// normalises A first and passes a problem without one.

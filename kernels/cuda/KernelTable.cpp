@@ -74,6 +74,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::Linear &) const {
     return {linear, linearScratchBytes};
   }
+  KernelEntry operator()(const ops::LinearGroup &) const {
+    return {linearGroup, linearGroupScratchBytes};
+  }
   KernelEntry operator()(const ops::Embedding &) const { return {embedding}; }
   KernelEntry operator()(const ops::Rotary &) const { return {rotary}; }
   KernelEntry operator()(const ops::Attention &) const {

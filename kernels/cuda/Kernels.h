@@ -91,6 +91,8 @@ size_t matmulScratchBytes(const CudaCall &call);
 // Linear.cpp
 void linear(const CudaCall &call);
 size_t linearScratchBytes(const CudaCall &call);
+void linearGroup(const CudaCall &call);
+size_t linearGroupScratchBytes(const CudaCall &call);
 
 void embedding(const CudaCall &call); // Embedding.cu
 void rotary(const CudaCall &call);    // Rotary.cu

@@ -5,11 +5,15 @@
 // accumulation). A norm prologue runs inside the skinny GEMM where it
 // takes the product (a decode step's few rows: one launch); otherwise the
 // layer_norm / rms_norm kernel normalises the rows into scratch first.
+// linear_group runs its members' products together (Gemm.h: gemmGroup),
+// each over its range of the weight's output features.
 #include "Check.h"
 #include "Gemm.h"
 #include "Kernels.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace hybrid::cuda::kernels {
 
@@ -158,6 +162,77 @@ void linear(const CudaCall &call) {
   product.scratchBytes = kGemmWorkspaceBytes;
   gemm(product, p, "linear");
 }
+
+void linearGroup(const CudaCall &call) {
+  const auto &attrs = call.attrs<ops::LinearGroup>();
+  const size_t members = attrs.featureBegin.size();
+  if (members == 0 || attrs.featureEnd.size() != members)
+    fail("linear_group", "needs one feature range per member");
+  expectOperands(call, "linear_group", 1, 2 * members, members);
+  const ConstTensor &input = call.operands[0];
+  expectFloat(input.dtype, "linear_group", "input");
+  if (input.rank() == 0)
+    fail("linear_group", "input must have rank >= 1");
+  if (static_cast<int>(attrs.activation) >= kActivations)
+    fail("linear_group",
+         "invalid activation " +
+             std::to_string(static_cast<int>(attrs.activation)));
+  const bool transW = attrs.transposeWeight;
+  const int64_t K = input.shape.back();
+  const size_t bytes = dtypeSize(input.dtype);
+  std::vector<GemmProblem> problems(members);
+  for (size_t i = 0; i < members; ++i) {
+    const std::string which = "member " + std::to_string(i);
+    const ConstTensor &weight = call.operands[1 + 2 * i];
+    const ConstTensor *bias = optionalOperand(call, 2 + 2 * i);
+    const Tensor &result = call.results[i];
+    if (!weight.present)
+      fail("linear_group", which + " has no weight");
+    expectRank(weight, 2, "linear_group", "weight");
+    expectSameDType(weight, input, "linear_group", "weight", "input");
+    const int64_t fullN = weight.shape[transW ? 0 : 1];
+    if (weight.shape[transW ? 1 : 0] != K)
+      fail("linear_group", which + "'s weight " + shapeToString(weight.shape) +
+                               " does not take the input's " +
+                               std::to_string(K) + " features");
+    const int64_t begin = attrs.featureBegin[i], end = attrs.featureEnd[i];
+    if (begin < 0 || begin >= end || end > fullN)
+      fail("linear_group", which + "'s features [" + std::to_string(begin) +
+                               ", " + std::to_string(end) +
+                               ") are not a range of its weight's " +
+                               std::to_string(fullN));
+    if (bias) {
+      expectSameDType(*bias, input, "linear_group", "bias", "input");
+      expectShape(*bias, {fullN}, "linear_group", "bias");
+    }
+    const int64_t N = end - begin;
+    Shape out = input.shape;
+    out.back() = N;
+    expectDType(result, input.dtype, "linear_group", "result");
+    expectShape(result, out, "linear_group", "result");
+    // The member's rows of a [N, K] weight, or its columns of a [K, N]
+    // one (the weight's leading dimension), and its part of the bias.
+    GemmProblem &p = problems[i];
+    p.dtype = input.dtype;
+    p.M = numElements(out) / N;
+    p.N = N;
+    p.K = K;
+    p.transB = transW;
+    p.lda = K;
+    p.ldb = transW ? K : fullN;
+    p.ldc = N;
+    p.A = input.data;
+    p.B = static_cast<const char *>(weight.data) +
+          (transW ? begin * K : begin) * bytes;
+    p.bias =
+        bias ? static_cast<const char *>(bias->data) + begin * bytes : nullptr;
+    p.C = result.data;
+    p.activation = attrs.activation;
+  }
+  gemmGroup(call, problems.data(), problems.size(), "linear_group");
+}
+
+size_t linearGroupScratchBytes(const CudaCall &) { return kGemmWorkspaceBytes; }
 
 size_t linearScratchBytes(const CudaCall &call) {
   try {

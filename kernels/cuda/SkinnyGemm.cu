@@ -47,6 +47,37 @@ struct SkinnyParams {
   double normEpsilon = 0;
 };
 
+/// The most products one launch runs (linear_group's members; more are
+/// launched in turns).
+constexpr int kMaxGroupMembers = 4;
+
+/// The products of one launch, which share x (and M, K, the dtype, the
+/// weight layout and the split count): member i owns the column tiles
+/// blockIdx.x in [firstTile[i], firstTile[i + 1]), the last up to
+/// gridDim.x. A single GEMM is a group of one.
+struct SkinnyGroup {
+  SkinnyParams member[kMaxGroupMembers];
+  unsigned firstTile[kMaxGroupMembers] = {};
+  int count = 1;
+};
+
+/// This block's member and its column tile within the member. The loop
+/// indexes the table with constants only: a dynamic index into kernel
+/// parameters would copy the whole table to local memory first.
+__device__ __forceinline__ SkinnyParams memberOf(const SkinnyGroup &group,
+                                                 int64_t &tile) {
+  SkinnyParams p = group.member[0];
+  unsigned first = 0;
+#pragma unroll
+  for (int i = 1; i < kMaxGroupMembers; ++i)
+    if (i < group.count && blockIdx.x >= group.firstTile[i]) {
+      p = group.member[i];
+      first = group.firstTile[i];
+    }
+  tile = static_cast<int64_t>(blockIdx.x - first);
+  return p;
+}
+
 /// 16-byte chunks of x each thread holds while the prologue normalises it:
 /// M * K <= 8 * kNormChunks * threads.
 constexpr int kNormChunks = 4;
@@ -225,8 +256,9 @@ __device__ __forceinline__ void finishBlock(const SkinnyParams &p,
 }
 
 /// When blocks split K and counters are given: the block of a tile (its
-/// columns [n0, n0 + cols) of rows [m0, m0 + rows)) that counts last sums
-/// the tile's partials in split order, so the result does not depend on
+/// columns [n0, n0 + cols) of rows [m0, m0 + rows) of its member; the
+/// counter is the launch's, one per block tile of the grid) that counts last
+/// sums the tile's partials in split order, so the result does not depend on
 /// which block that is and equals the combine kernel's, applies the
 /// epilogue and clears the counter for the next call. Every thread of the
 /// block calls it after the block's partials are written.
@@ -361,13 +393,15 @@ __device__ __forceinline__ T loadX(const uint16_t *at) {
 
 template <typename S, bool NK, int MT, bool Vec, bool Norm = false>
 __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
-    skinnyMmaKernel(SkinnyParams p) {
+    skinnyMmaKernel(SkinnyGroup group) {
   awaitInputs();
   using Cfg = MmaConfig<NK, MT>;
   constexpr int T = Cfg::kTiles;
   __shared__ float red[Cfg::kWarps * Cfg::kAcc * 32];
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * Cfg::kCols;
+  int64_t tile = 0;
+  SkinnyParams p = memberOf(group, tile);
+  const int64_t n0 = tile * Cfg::kCols;
   const auto *x = static_cast<const uint16_t *>(p.x);
   const auto *w = static_cast<const uint16_t *>(p.w);
   if constexpr (Norm) {
@@ -552,12 +586,14 @@ __device__ __forceinline__ float reduceScatter(float (&v)[32]) {
 
 template <bool NK, bool Vec>
 __global__ void __launch_bounds__(32 * FmaConfig<NK>::kWarps)
-    skinnyFmaKernel(SkinnyParams p) {
+    skinnyFmaKernel(SkinnyGroup group) {
   awaitInputs();
   using Cfg = FmaConfig<NK>;
   __shared__ float red[Cfg::kWarps * Cfg::kAcc * 32];
   const int lane = threadIdx.x % 32;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * Cfg::kCols;
+  int64_t tile = 0;
+  const SkinnyParams p = memberOf(group, tile);
+  const int64_t n0 = tile * Cfg::kCols;
   const int64_t m0 = static_cast<int64_t>(blockIdx.z) * kRowTile;
   const auto *x = static_cast<const float *>(p.x);
   const auto *w = static_cast<const float *>(p.w);
@@ -703,13 +739,14 @@ bool vectorLoads(const GemmProblem &p) {
 }
 
 template <typename S, bool NK, int MT>
-void launchMma(const SkinnyParams &sp, bool vec, dim3 grid,
+void launchMma(const SkinnyGroup &sp, bool vec, dim3 grid,
                cudaStream_t stream) {
   constexpr int threads = 32 * MmaConfig<NK, MT>::kWarps;
   if constexpr (MT == 1) {
-    if (sp.norm != NormKind::None) {
+    const SkinnyParams &first = sp.member[0];
+    if (first.norm != NormKind::None) {
       // The normalised rows are whole 16-byte words (skinnyGemmSupports).
-      const size_t rows = static_cast<size_t>(sp.M * sp.K) * sizeof(S);
+      const size_t rows = static_cast<size_t>(first.M * first.K) * sizeof(S);
       if (vec)
         launch(skinnyMmaKernel<S, NK, MT, true, true>, grid, threads, rows,
                stream, sp);
@@ -726,7 +763,7 @@ void launchMma(const SkinnyParams &sp, bool vec, dim3 grid,
 }
 
 template <bool NK>
-void launchFma(const SkinnyParams &sp, bool vec, dim3 grid,
+void launchFma(const SkinnyGroup &sp, bool vec, dim3 grid,
                cudaStream_t stream) {
   constexpr int threads = 32 * FmaConfig<NK>::kWarps;
   if (vec)
@@ -788,6 +825,148 @@ size_t skinnyCounterCount(const GemmProblem &p) {
   return static_cast<size_t>((p.N + g.cols - 1) / g.cols * g.mGroups);
 }
 
+size_t skinnyGemmGroupScratchBytes(const GemmProblem *problems, size_t count,
+                                   int splits) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < count; ++i)
+    bytes += skinnyGemmScratchBytes(problems[i], splits);
+  return bytes;
+}
+
+size_t skinnyGroupCounterCount(const GemmProblem *problems, size_t count) {
+  // Launches of up to kMaxGroupMembers run in turn and reuse the counters.
+  size_t most = 0;
+  for (size_t first = 0; first < count; first += kMaxGroupMembers) {
+    size_t tiles = 0;
+    for (size_t i = first; i < std::min(count, first + kMaxGroupMembers); ++i)
+      tiles += skinnyCounterCount(problems[i]);
+    most = std::max(most, tiles);
+  }
+  return most;
+}
+
+bool skinnyGemmGroupSupports(const GemmProblem *problems, size_t count) {
+  if (count == 0)
+    return false;
+  const GemmProblem &a = problems[0];
+  for (size_t i = 0; i < count; ++i) {
+    const GemmProblem &p = problems[i];
+    if (!skinnyGemmSupports(p) ||
+        (count > 1 && (p.norm != NormKind::None || p.residual)) ||
+        p.dtype != a.dtype || p.transB != a.transB || p.M != a.M ||
+        p.K != a.K || p.A != a.A || p.lda != a.lda ||
+        p.activation != a.activation)
+      return false;
+  }
+  return true;
+}
+
+void skinnyGemmGroup(const GemmProblem *problems, size_t count, int splits,
+                     void *scratch, size_t scratchBytes, cudaStream_t stream,
+                     const char *kernel, unsigned *counters,
+                     size_t counterCount) {
+  if (!skinnyGemmGroupSupports(problems, count)) {
+    const GemmProblem &p = problems[0];
+    fail(kernel, "the skinny GEMM does not take this group of " +
+                     std::to_string(count) + " products (the first " +
+                     std::to_string(p.M) + " x " + std::to_string(p.K) + " x " +
+                     std::to_string(p.N) + ", " + std::to_string(p.batch) +
+                     " batches)");
+  }
+  if (splits < 1 || splits > 65535)
+    fail(kernel, "invalid skinny GEMM split count " + std::to_string(splits));
+  const size_t need = skinnyGemmGroupScratchBytes(problems, count, splits);
+  if (need > scratchBytes)
+    fail(kernel, "the skinny GEMM with " + std::to_string(splits) +
+                     " splits needs " + std::to_string(need) +
+                     " bytes of scratch, got " + std::to_string(scratchBytes));
+  const bool countersFit =
+      counters && counterCount >= skinnyGroupCounterCount(problems, count);
+  // What the members share: the tiling, x, the split of K.
+  const GemmProblem &shared = problems[0];
+  const SkinnyGeometry g = geometryOf(shared);
+  const int64_t steps = (shared.K + g.stepK - 1) / g.stepK;
+  const int64_t slices = int64_t(splits) * g.warps;
+  auto *partial = static_cast<float *>(scratch);
+  for (size_t first = 0; first < count; first += kMaxGroupMembers) {
+    const size_t last = std::min(count, first + kMaxGroupMembers);
+    SkinnyGroup group;
+    group.count = static_cast<int>(last - first);
+    int64_t tiles = 0;
+    bool vec = true;
+    for (size_t i = first; i < last; ++i) {
+      const GemmProblem &p = problems[i];
+      SkinnyParams &sp = group.member[i - first];
+      sp.x = p.A;
+      sp.w = p.B;
+      sp.bias = p.bias;
+      sp.residual = p.residual;
+      sp.out = p.C;
+      if (splits > 1) {
+        sp.partial = partial;
+        partial += static_cast<size_t>(splits) * p.M * p.N;
+        sp.counters = countersFit ? counters : nullptr;
+      }
+      sp.M = p.M;
+      sp.N = p.N;
+      sp.K = p.K;
+      sp.ldx = p.lda;
+      sp.ldw = p.ldb;
+      sp.ldc = p.ldc;
+      sp.ldr = p.ldr;
+      sp.activation = p.activation;
+      sp.norm = p.norm;
+      sp.normWeight = p.normWeight;
+      sp.normBias = p.normBias;
+      sp.normEpsilon = p.normEpsilon;
+      sp.stepsPerSlice = (steps + slices - 1) / slices;
+      group.firstTile[i - first] = static_cast<unsigned>(tiles);
+      tiles += (p.N + g.cols - 1) / g.cols;
+      vec = vec && vectorLoads(p);
+    }
+    if (tiles > INT_MAX)
+      fail(kernel, "the skinny GEMM group has too many column tiles");
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits),
+                    static_cast<unsigned>(g.mGroups));
+    visitFloat(shared.dtype, kernel, "operands", [&](auto zero) {
+      using S = decltype(zero);
+      if constexpr (std::is_same_v<S, float>) {
+        if (shared.transB)
+          launchFma<true>(group, vec, grid, stream);
+        else
+          launchFma<false>(group, vec, grid, stream);
+      } else {
+        switch (g.rowTiles * (shared.transB ? 1 : -1)) {
+        case 1:
+          return launchMma<S, true, 1>(group, vec, grid, stream);
+        case 2:
+          return launchMma<S, true, 2>(group, vec, grid, stream);
+        case 4:
+          return launchMma<S, true, 4>(group, vec, grid, stream);
+        case -1:
+          return launchMma<S, false, 1>(group, vec, grid, stream);
+        case -2:
+          return launchMma<S, false, 2>(group, vec, grid, stream);
+        default:
+          return launchMma<S, false, 4>(group, vec, grid, stream);
+        }
+      }
+    });
+    checkLaunch(kernel);
+    if (splits > 1 && !countersFit) {
+      for (int i = 0; i < group.count; ++i) {
+        const SkinnyParams &sp = group.member[i];
+        visitFloat(shared.dtype, kernel, "operands", [&](auto zero) {
+          using S = decltype(zero);
+          launch(skinnyCombineKernel<S>, gridFor(sp.M * sp.N), kThreads, 0,
+                 stream, sp, splits);
+        });
+        checkLaunch(kernel);
+      }
+    }
+  }
+}
+
 void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
                 size_t scratchBytes, cudaStream_t stream, const char *kernel,
                 unsigned *counters, size_t counterCount) {
@@ -795,75 +974,8 @@ void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
     fail(kernel, "the skinny GEMM does not take a " + std::to_string(p.M) +
                      " x " + std::to_string(p.K) + " x " + std::to_string(p.N) +
                      " product of " + std::to_string(p.batch) + " batches");
-  if (splits < 1 || splits > 65535)
-    fail(kernel, "invalid skinny GEMM split count " + std::to_string(splits));
-  if (skinnyGemmScratchBytes(p, splits) > scratchBytes)
-    fail(kernel, "the skinny GEMM with " + std::to_string(splits) +
-                     " splits needs " +
-                     std::to_string(skinnyGemmScratchBytes(p, splits)) +
-                     " bytes of scratch, got " + std::to_string(scratchBytes));
-  const SkinnyGeometry g = geometryOf(p);
-  SkinnyParams sp;
-  sp.x = p.A;
-  sp.w = p.B;
-  sp.bias = p.bias;
-  sp.residual = p.residual;
-  sp.out = p.C;
-  sp.partial = splits > 1 ? static_cast<float *>(scratch) : nullptr;
-  if (sp.partial && counters && counterCount >= skinnyCounterCount(p))
-    sp.counters = counters;
-  sp.M = p.M;
-  sp.N = p.N;
-  sp.K = p.K;
-  sp.ldx = p.lda;
-  sp.ldw = p.ldb;
-  sp.ldc = p.ldc;
-  sp.ldr = p.ldr;
-  sp.activation = p.activation;
-  sp.norm = p.norm;
-  sp.normWeight = p.normWeight;
-  sp.normBias = p.normBias;
-  sp.normEpsilon = p.normEpsilon;
-  const int64_t steps = (p.K + g.stepK - 1) / g.stepK;
-  const int64_t slices = int64_t(splits) * g.warps;
-  sp.stepsPerSlice = (steps + slices - 1) / slices;
-  const dim3 grid(static_cast<unsigned>((p.N + g.cols - 1) / g.cols),
-                  static_cast<unsigned>(splits),
-                  static_cast<unsigned>(g.mGroups));
-  const bool vec = vectorLoads(p);
-  visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
-    using S = decltype(zero);
-    if constexpr (std::is_same_v<S, float>) {
-      if (p.transB)
-        launchFma<true>(sp, vec, grid, stream);
-      else
-        launchFma<false>(sp, vec, grid, stream);
-    } else {
-      switch (g.rowTiles * (p.transB ? 1 : -1)) {
-      case 1:
-        return launchMma<S, true, 1>(sp, vec, grid, stream);
-      case 2:
-        return launchMma<S, true, 2>(sp, vec, grid, stream);
-      case 4:
-        return launchMma<S, true, 4>(sp, vec, grid, stream);
-      case -1:
-        return launchMma<S, false, 1>(sp, vec, grid, stream);
-      case -2:
-        return launchMma<S, false, 2>(sp, vec, grid, stream);
-      default:
-        return launchMma<S, false, 4>(sp, vec, grid, stream);
-      }
-    }
-  });
-  checkLaunch(kernel);
-  if (splits > 1 && !sp.counters) {
-    visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
-      using S = decltype(zero);
-      launch(skinnyCombineKernel<S>, gridFor(p.M * p.N), kThreads, 0, stream,
-             sp, splits);
-    });
-    checkLaunch(kernel);
-  }
+  skinnyGemmGroup(&p, 1, splits, scratch, scratchBytes, stream, kernel,
+                  counters, counterCount);
 }
 
 } // namespace hybrid::cuda

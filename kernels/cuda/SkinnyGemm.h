@@ -49,4 +49,30 @@ void skinnyGemm(const GemmProblem &p, int splits, void *scratch,
                 size_t scratchBytes, cudaStream_t stream, const char *kernel,
                 unsigned *counters = nullptr, size_t counterCount = 0);
 
+/// Whether skinnyGemmGroup runs `problems` (count of them): each one
+/// skinnyGemm runs, all sharing A (and lda), M, K, the dtype, the weight
+/// layout and the activation; with several, none has a residual or a norm
+/// prologue.
+bool skinnyGemmGroupSupports(const GemmProblem *problems, size_t count);
+
+/// Scratch bytes skinnyGemmGroup needs with `splits`: every member's
+/// partial sums, one after another.
+size_t skinnyGemmGroupScratchBytes(const GemmProblem *problems, size_t count,
+                                   int splits);
+
+/// Tile counters skinnyGemmGroup uses when blocks split K.
+size_t skinnyGroupCounterCount(const GemmProblem *problems, size_t count);
+
+/// skinnyGemm of every problem, in one launch per four of them (a linear
+/// group's q, k and v): the grid covers the members' column tiles one
+/// member after another and each block runs what skinnyGemm runs for its
+/// member's tile (the same split of K into `splits`, the same last-block
+/// finish with `counters`, one set for the launch), so each result equals
+/// skinnyGemm's of its problem alone, bit for bit. Same contract as
+/// skinnyGemm otherwise.
+void skinnyGemmGroup(const GemmProblem *problems, size_t count, int splits,
+                     void *scratch, size_t scratchBytes, cudaStream_t stream,
+                     const char *kernel, unsigned *counters = nullptr,
+                     size_t counterCount = 0);
+
 } // namespace hybrid::cuda

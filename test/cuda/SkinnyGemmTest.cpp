@@ -5,7 +5,10 @@
 // 16-byte loads), f32 / bf16 / f16, with its declared scratch followed by a
 // guard region; once captured in a CUDA graph and replayed with new
 // operands; and through the linear op, whose plan times it against
-// cuBLASLt (HYBRID_CUDA_SKINNY=0 leaves cuBLASLt alone).
+// cuBLASLt (HYBRID_CUDA_SKINNY=0 leaves cuBLASLt alone). Linear groups: one
+// launch of several members (separate weights, or column ranges of one)
+// equals each member alone, bit for bit, and the linear_group op matches
+// the CPU on both of its paths.
 #include "CudaTestSupport.h"
 
 #include "cuda/Context.h"
@@ -413,6 +416,296 @@ TEST_F(SkinnyGemmTest, WhatItTakes) {
   EXPECT_EQ(skinnySplitCandidates(p, 0, 132), std::vector<int>{1});
   p.N = 50272;
   EXPECT_EQ(skinnySplitCandidates(p, 1 << 30, 132), std::vector<int>{1});
+}
+
+// ---------------------------------------------------------------------------
+// Linear groups: several products of one x in one launch.
+
+/// A linear group's operands (x, then weight and bias per member) in device
+/// memory, and the GemmProblem of each member as Linear.cpp makes it: its
+/// rows of a [N, K] weight, or its columns of a [K, N] one.
+struct DeviceGroup {
+  std::vector<std::unique_ptr<DeviceTensor>> operands, results;
+  std::vector<HostTensor> outs;
+  std::vector<GemmProblem> problems;
+
+  DeviceGroup(const ops::LinearGroup &attrs,
+              const std::vector<HostTensor> &tensors) {
+    for (const HostTensor &t : tensors) {
+      if (!t.present) {
+        operands.push_back(nullptr);
+        continue;
+      }
+      operands.push_back(std::make_unique<DeviceTensor>(t.bytes.size(), 0));
+      operands.back()->upload(t);
+    }
+    const HostTensor &x = tensors[0];
+    const bool transW = attrs.transposeWeight;
+    const int64_t K = x.shape.back();
+    const size_t bytes = dtypeSize(x.dtype);
+    for (size_t i = 0; i < attrs.featureBegin.size(); ++i) {
+      const HostTensor &w = tensors[1 + 2 * i];
+      const int64_t begin = attrs.featureBegin[i], end = attrs.featureEnd[i];
+      GemmProblem p;
+      p.dtype = x.dtype;
+      p.transB = transW;
+      p.K = K;
+      p.N = end - begin;
+      p.M = x.numel() / K;
+      p.lda = K;
+      p.ldb = transW ? K : w.shape[1];
+      p.ldc = p.N;
+      p.activation = attrs.activation;
+      p.A = operands[0]->data;
+      p.B = static_cast<const char *>(operands[1 + 2 * i]->data) +
+            (transW ? begin * K : begin) * bytes;
+      if (operands[2 + 2 * i])
+        p.bias = static_cast<const char *>(operands[2 + 2 * i]->data) +
+                 begin * bytes;
+      outs.emplace_back(x.dtype, Shape{p.M, p.N});
+      results.push_back(
+          std::make_unique<DeviceTensor>(outs.back().bytes.size(), 0));
+      cudaOk(cudaMemset(results.back()->data, 0xFF, outs.back().bytes.size()),
+             "cudaMemset");
+      p.C = results.back()->data;
+      problems.push_back(p);
+    }
+  }
+
+  std::vector<HostTensor> download() const {
+    std::vector<HostTensor> got = outs;
+    for (size_t i = 0; i < got.size(); ++i)
+      cudaOk(cudaMemcpy(got[i].bytes.data(), results[i]->data,
+                        got[i].bytes.size(), cudaMemcpyDeviceToHost),
+             "cudaMemcpy to host");
+    return got;
+  }
+};
+
+/// skinnyGemmGroup's results for a group (operands as linear_group takes
+/// them), with exactly its declared scratch and a guard region after it,
+/// finished by the last block of each tile (`counted`) or the combine
+/// kernel.
+std::vector<HostTensor> runSkinnyGroup(const ops::LinearGroup &attrs,
+                                       const std::vector<HostTensor> &operands,
+                                       int splits, bool counted) {
+  DeviceGroup group(attrs, operands);
+  const GemmProblem *problems = group.problems.data();
+  const size_t count = group.problems.size();
+  EXPECT_TRUE(skinnyGemmGroupSupports(problems, count));
+  const size_t declared = skinnyGemmGroupScratchBytes(problems, count, splits);
+  DeviceTensor scratch(declared + kGuardBytes, 0);
+  cudaOk(cudaMemset(scratch.data, 0xFF, declared), "cudaMemset");
+  cudaOk(cudaMemset(scratch.base + declared, kGuardByte, kGuardBytes),
+         "cudaMemset");
+  const size_t counterCount = skinnyGroupCounterCount(problems, count);
+  DeviceTensor counters(counterCount * sizeof(unsigned), 0);
+  cudaOk(cudaMemset(counters.data, 0, counters.bytes), "cudaMemset");
+  cudaStream_t stream = nullptr;
+  cudaOk(cudaStreamCreate(&stream), "cudaStreamCreate");
+  skinnyGemmGroup(problems, count, splits, declared ? scratch.data : nullptr,
+                  declared, stream, "linear_group",
+                  counted ? static_cast<unsigned *>(counters.data) : nullptr,
+                  counterCount);
+  cudaOk(cudaStreamSynchronize(stream), "skinny GEMM group");
+  cudaOk(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  std::vector<unsigned> left(counterCount);
+  cudaOk(cudaMemcpy(left.data(), counters.data, counters.bytes,
+                    cudaMemcpyDeviceToHost),
+         "cudaMemcpy counters");
+  EXPECT_TRUE(std::all_of(left.begin(), left.end(), [](unsigned c) {
+    return c == 0;
+  })) << "the skinny GEMM group left its tile counters nonzero";
+  std::vector<uint8_t> guard(kGuardBytes);
+  cudaOk(cudaMemcpy(guard.data(), scratch.base + declared, kGuardBytes,
+                    cudaMemcpyDeviceToHost),
+         "cudaMemcpy guard");
+  EXPECT_TRUE(std::all_of(guard.begin(), guard.end(),
+                          [](uint8_t b) { return b == kGuardByte; }))
+      << "the skinny GEMM group wrote past its " << declared
+      << " bytes of scratch";
+  return group.download();
+}
+
+/// A group of three members of x [M, K = 100]: q, k and v with weights of
+/// their own ([N, K], N = 37, 64, 129, each with a bias), or (GPT-2's
+/// c_attn) the column ranges [0, 37), [37, 101), [101, 230) of one
+/// [K, 230] weight and its bias. Operands and the results' shapes.
+struct GroupCase {
+  ops::LinearGroup attrs;
+  std::vector<HostTensor> operands, results;
+};
+
+GroupCase randomGroup(DType dt, int64_t M, bool sharedWeight, Activation act,
+                      std::mt19937 &rng) {
+  constexpr int64_t K = 100;
+  const std::vector<int64_t> widths = {37, 64, 129};
+  GroupCase c;
+  c.attrs.transposeWeight = !sharedWeight;
+  c.attrs.activation = act;
+  c.operands.push_back(randomTensor(dt, {M, K}, rng, -1, 1));
+  const HostTensor fused = randomTensor(dt, {K, 230}, rng, -1, 1);
+  const HostTensor fusedBias = randomTensor(dt, {230}, rng, -1, 1);
+  int64_t begin = 0;
+  for (int64_t n : widths) {
+    if (sharedWeight) {
+      c.attrs.featureBegin.push_back(begin);
+      c.attrs.featureEnd.push_back(begin + n);
+      c.operands.push_back(fused);
+      c.operands.push_back(fusedBias);
+    } else {
+      c.attrs.featureBegin.push_back(0);
+      c.attrs.featureEnd.push_back(n);
+      c.operands.push_back(randomTensor(dt, {n, K}, rng, -1, 1));
+      c.operands.push_back(randomTensor(dt, {n}, rng, -1, 1));
+    }
+    c.results.emplace_back(dt, Shape{M, n});
+    begin += n;
+  }
+  return c;
+}
+
+TEST_F(SkinnyGemmTest, GroupIsEachMemberAlone) {
+  // One launch over every member's column tiles gives each member exactly
+  // the bits skinnyGemm gives it alone (same split, same finish), and so
+  // matches the CPU's linear_group.
+  int index = 0;
+  for (DType dt : kFloatTypes)
+    for (int64_t M : {1, 3, 17})
+      for (bool shared : {false, true}) {
+        const Activation act = static_cast<Activation>(index++ % kActivations);
+        const GroupCase c = randomGroup(dt, M, shared, act, rng);
+        const std::vector<HostTensor> cpu =
+            runCpu(c.attrs, c.operands, c.results);
+        for (int splits : {1, 2, 3})
+          for (bool counted : {false, true}) {
+            const std::string what =
+                std::string(dtypeName(dt)) + " M " + std::to_string(M) +
+                (shared ? " column ranges of one [K, N] weight"
+                        : " three [N, K] weights") +
+                " " + activationName(act) + " splits " +
+                std::to_string(splits) + (counted ? " counted" : "");
+            SCOPED_TRACE(what);
+            const std::vector<HostTensor> gpu =
+                runSkinnyGroup(c.attrs, c.operands, splits, counted);
+            ASSERT_EQ(gpu.size(), cpu.size());
+            for (size_t i = 0; i < gpu.size(); ++i) {
+              expectClose(gpu[i], cpu[i], sumTolerance(dt),
+                          what + " member " + std::to_string(i));
+              ops::LinearGroup alone = c.attrs;
+              alone.featureBegin = {c.attrs.featureBegin[i]};
+              alone.featureEnd = {c.attrs.featureEnd[i]};
+              const std::vector<HostTensor> single = runSkinnyGroup(
+                  alone,
+                  {c.operands[0], c.operands[1 + 2 * i], c.operands[2 + 2 * i]},
+                  splits, counted);
+              EXPECT_EQ(gpu[i].bytes, single[0].bytes)
+                  << what << " member " << i << " differs from its product "
+                  << "alone";
+            }
+          }
+      }
+}
+
+TEST_F(SkinnyGemmTest, MoreMembersThanOneLaunchTakes) {
+  // Six members: two launches, the counters reused by the second.
+  GroupCase c = randomGroup(DType::BF16, 2, false, Activation::None, rng);
+  const GroupCase more =
+      randomGroup(DType::BF16, 2, false, Activation::None, rng);
+  for (size_t i = 0; i < 3; ++i) {
+    c.attrs.featureBegin.push_back(more.attrs.featureBegin[i]);
+    c.attrs.featureEnd.push_back(more.attrs.featureEnd[i]);
+    c.operands.push_back(more.operands[1 + 2 * i]);
+    c.operands.push_back(more.operands[2 + 2 * i]);
+    c.results.push_back(more.results[i]);
+  }
+  const std::vector<HostTensor> cpu = runCpu(c.attrs, c.operands, c.results);
+  for (bool counted : {false, true}) {
+    const std::vector<HostTensor> gpu =
+        runSkinnyGroup(c.attrs, c.operands, 2, counted);
+    for (size_t i = 0; i < gpu.size(); ++i)
+      expectClose(gpu[i], cpu[i], sumTolerance(DType::BF16),
+                  "six members, member " + std::to_string(i));
+  }
+}
+
+TEST_F(SkinnyGemmTest, LinearGroupOpMatchesCpu) {
+  // Through the op: the first call tunes each member's plan (and runs them
+  // one by one), the second runs them as the plans say: one skinny launch
+  // when each chose the skinny kernel, cuBLASLt per member (M = 40, past
+  // the skinny kernel's rows) otherwise.
+  for (DType dt : kFloatTypes)
+    for (int64_t M : {1, 3, 40})
+      for (bool shared : {false, true}) {
+        const GroupCase c =
+            randomGroup(dt, M, shared, Activation::GeluTanh, rng);
+        const Tolerance tol = sumTolerance(dt);
+        const std::string what =
+            std::string("linear_group ") + dtypeName(dt) + " M " +
+            std::to_string(M) + (shared ? " [K, N] ranges" : " [N, K] weights");
+        for (int call = 0; call < 2; ++call)
+          expectMatchesCpu(c.attrs, c.operands, c.results, what, &tol);
+      }
+}
+
+TEST_F(SkinnyGemmTest, LinearGroupOpReplaysInAGraph) {
+  // A decode step's group: tuned by a first call, captured once (one skinny
+  // launch when every member chose the skinny kernel) and replayed with new
+  // input rows.
+  for (DType dt : {DType::BF16, DType::F32})
+    for (bool shared : {false, true}) {
+      const GroupCase c = randomGroup(dt, 1, shared, Activation::None, rng);
+      const Tolerance tol = sumTolerance(dt);
+      const std::string what = std::string("linear_group graph ") +
+                               dtypeName(dt) +
+                               (shared ? " [K, N] ranges" : " [N, K] weights");
+      expectMatchesCpu(c.attrs, c.operands, c.results, what + " tuning", &tol);
+      CapturedCall step(c.attrs, c.operands, c.results);
+      std::vector<HostTensor> operands = c.operands;
+      for (int round = 0; round < 2; ++round) {
+        operands[0] = randomTensor(dt, operands[0].shape, rng, -1, 1);
+        step.setOperand(0, operands[0]);
+        const std::vector<HostTensor> gpu = step.replay();
+        const std::vector<HostTensor> cpu =
+            runCpu(c.attrs, operands, c.results);
+        ASSERT_EQ(gpu.size(), cpu.size());
+        for (size_t i = 0; i < gpu.size(); ++i)
+          expectClose(gpu[i], cpu[i], tol,
+                      what + " replay " + std::to_string(round) + " member " +
+                          std::to_string(i));
+      }
+    }
+}
+
+TEST_F(SkinnyGemmTest, WhatAGroupTakes) {
+  GemmProblem p;
+  p.dtype = DType::BF16;
+  p.M = 4;
+  p.N = 64;
+  p.K = 128;
+  p.lda = 128;
+  int anchor = 0;
+  p.A = &anchor;
+  GemmProblem q = p;
+  q.N = 32;
+  const GemmProblem same[] = {p, q};
+  EXPECT_TRUE(skinnyGemmGroupSupports(same, 2));
+  EXPECT_EQ(skinnyGemmGroupScratchBytes(same, 2, 2),
+            skinnyGemmScratchBytes(p, 2) + skinnyGemmScratchBytes(q, 2));
+  GemmProblem otherX = q;
+  int elsewhere = 0;
+  otherX.A = &elsewhere;
+  const GemmProblem differentX[] = {p, otherX};
+  EXPECT_FALSE(skinnyGemmGroupSupports(differentX, 2));
+  GemmProblem residual = q;
+  residual.residual = &anchor;
+  const GemmProblem withResidual[] = {p, residual};
+  EXPECT_FALSE(skinnyGemmGroupSupports(withResidual, 2));
+  EXPECT_TRUE(skinnyGemmGroupSupports(&residual, 1));
+  GemmProblem act = q;
+  act.activation = Activation::Relu;
+  const GemmProblem mixed[] = {p, act};
+  EXPECT_FALSE(skinnyGemmGroupSupports(mixed, 2));
 }
 
 } // namespace

@@ -350,5 +350,120 @@ TEST(Linear, NormPrologueIsTheNormThenTheProduct) {
             std::string::npos);
 }
 
+/// Runs linear_group's kernel into `results` with exactly the scratch it
+/// declares (runKernel takes one result).
+void runGroup(const ops::LinearGroup &attrs,
+              const std::vector<const HostTensor *> &operands,
+              std::vector<HostTensor> &results) {
+  const Op op = attrs;
+  const KernelEntry entry = findKernel(op);
+  ASSERT_NE(entry.run, nullptr);
+  KernelCall call;
+  call.op = &op;
+  for (const HostTensor *t : operands)
+    call.operands.push_back(t ? t->cview() : ConstTensor::absent());
+  for (HostTensor &r : results)
+    call.results.push_back(r.view());
+  const size_t bytes = scratchBytes(entry, call, numThreads());
+  std::vector<uint64_t> storage(bytes / 8 + 16);
+  auto *base = reinterpret_cast<uint8_t *>(storage.data());
+  base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
+  call.scratch = bytes ? base : nullptr;
+  call.scratchBytes = bytes;
+  entry.run(call);
+}
+
+TEST(LinearGroup, EachMemberIsItsLinearBitForBit) {
+  // q, k and v with weights of their own ([N, K]), and the column ranges of
+  // one [K, N] weight (GPT-2's c_attn, before cut by slices): every member
+  // has exactly the bits of the linear (and slice) it replaces.
+  Random rng(58);
+  const int64_t K = 100;
+  const std::vector<int64_t> widths = {37, 64, 129};
+  for (DType dt : kFloatTypes)
+    for (Activation act : {Activation::None, Activation::GeluTanh}) {
+      const HostTensor x = rng.floats(dt, {3, 5, K});
+      std::vector<HostTensor> weights, biases;
+      for (int64_t n : widths) {
+        weights.push_back(rng.floats(dt, {n, K}));
+        biases.push_back(rng.floats(dt, {n}));
+      }
+      ops::LinearGroup own{true, act, {0, 0, 0}, {37, 64, 129}};
+      std::vector<HostTensor> got;
+      std::vector<const HostTensor *> operands = {&x};
+      for (size_t i = 0; i < widths.size(); ++i) {
+        operands.push_back(&weights[i]);
+        operands.push_back(&biases[i]);
+        got.emplace_back(dt, Shape{3, 5, widths[i]});
+      }
+      runGroup(own, operands, got);
+      for (size_t i = 0; i < widths.size(); ++i) {
+        const HostTensor want =
+            run(ops::Linear{true, act}, {&x, &weights[i], &biases[i], nullptr},
+                dt, {3, 5, widths[i]});
+        EXPECT_EQ(got[i].bytes, want.bytes)
+            << dtypeName(dt) << " " << activationName(act) << " member " << i;
+      }
+
+      const HostTensor fused = rng.floats(dt, {K, 230});
+      const HostTensor fusedBias = rng.floats(dt, {230});
+      const HostTensor full =
+          run(ops::Linear{false, act}, {&x, &fused, &fusedBias, nullptr}, dt,
+              {3, 5, 230});
+      ops::LinearGroup ranges{false, act, {0, 37, 101}, {37, 101, 230}};
+      std::vector<HostTensor> cut;
+      for (int64_t n : widths)
+        cut.emplace_back(dt, Shape{3, 5, n});
+      runGroup(ranges,
+               {&x, &fused, &fusedBias, &fused, &fusedBias, &fused, &fusedBias},
+               cut);
+      for (size_t i = 0; i < widths.size(); ++i) {
+        const HostTensor want = run(
+            ops::Slice{
+                {2}, {ranges.featureBegin[i]}, {ranges.featureEnd[i]}, {1}},
+            {&full}, dt, {3, 5, widths[i]});
+        EXPECT_EQ(cut[i].bytes, want.bytes)
+            << dtypeName(dt) << " " << activationName(act) << " range " << i;
+      }
+    }
+}
+
+TEST(LinearGroup, RejectsMismatches) {
+  Random rng(59);
+  const HostTensor x = rng.floats(DType::F32, {2, 8});
+  const HostTensor w = rng.floats(DType::F32, {6, 8});
+  const HostTensor b = rng.floats(DType::F32, {4});
+  auto errorOfGroup = [&](const ops::LinearGroup &attrs,
+                          const std::vector<const HostTensor *> &operands,
+                          Shape out) -> std::string {
+    std::vector<HostTensor> results = {HostTensor(DType::F32, out)};
+    try {
+      runGroup(attrs, operands, results);
+    } catch (const Error &e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(errorOfGroup({true, Activation::None, {2}, {6}}, {&x, &w, nullptr},
+                         {2, 4}),
+            "");
+  EXPECT_NE(errorOfGroup({true, Activation::None, {2}, {7}}, {&x, &w, nullptr},
+                         {2, 5})
+                .find("are not a range of its weight's 6"),
+            std::string::npos);
+  EXPECT_NE(
+      errorOfGroup({true, Activation::None, {2}, {6}}, {&x, &w, &b}, {2, 4})
+          .find("bias"),
+      std::string::npos);
+  EXPECT_NE(errorOfGroup({false, Activation::None, {0}, {6}}, {&x, &w, nullptr},
+                         {2, 6})
+                .find("does not take the input's 8 features"),
+            std::string::npos);
+  EXPECT_NE(errorOfGroup({true, Activation::None, {0}, {6}}, {&x, &w, nullptr},
+                         {2, 5})
+                .find("result"),
+            std::string::npos);
+}
+
 } // namespace
 } // namespace hybrid::cpu::test

@@ -177,6 +177,8 @@ BundleDesc richBundle() {
       command(ops::Rotary{true}, {3, 3, 3}, {4}),
       command(ops::RmsNorm{1e-6, 0}, {3, -1}, {4}),
       command(ops::Linear{false}, {3, 6, -1, -1, -1, -1}, {4}),
+      command(ops::LinearGroup{false, Activation::Relu, {0, 1}, {1, 2}},
+              {3, 6, -1, 6, -1}, {4, 5}),
       command(ops::MatMul{}, {6, 6}, {4}),
       command(ops::Embedding{}, {6, 0}, {4}),
       command(ops::Select{}, {1, 3, 3}, {4}),
@@ -213,7 +215,15 @@ TEST(Bundle, RoundTripInMemory) {
   ASSERT_GT(bytes.size(), kBundleHeaderSize);
   EXPECT_EQ(std::string(reinterpret_cast<const char *>(bytes.data())),
             "HYBRIDC");
-  expectSameBundle(b, parse(bytes));
+  const BundleDesc back = parse(bytes);
+  expectSameBundle(b, back);
+  for (const CommandDesc &c : back.executables[0].commands)
+    if (const auto *group = std::get_if<ops::LinearGroup>(&c.op)) {
+      EXPECT_FALSE(group->transposeWeight);
+      EXPECT_EQ(group->activation, Activation::Relu);
+      EXPECT_EQ(group->featureBegin, (std::vector<int64_t>{0, 1}));
+      EXPECT_EQ(group->featureEnd, (std::vector<int64_t>{1, 2}));
+    }
 }
 
 TEST(Bundle, RoundTripThroughFileIsAtomic) {
@@ -508,6 +518,35 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
         e.commands.push_back(command(ops::Slice{{0}, {0}, {}, {}}, {4}, {5}));
       },
       {"axes, starts, ends and steps of different lengths"});
+  // A linear group has one result per feature range, and ranges that are
+  // ranges; only the members' biases may be left out.
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(
+            ops::LinearGroup{true, Activation::None, {0, 0}, {1}}, {4}, {5}));
+      },
+      {"'linear_group' has 2 feature begins and 1 ends"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::LinearGroup{true, Activation::None, {2}, {2}},
+                    {4, 4, -1}, {5}));
+      },
+      {"'linear_group' member 0 has features [2, 2)"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::LinearGroup{true, Activation::None, {0, 0}, {1, 1}},
+                    {4, 4, -1, 4, -1}, {5}));
+      },
+      {"has 1 results, the op writes 2"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::LinearGroup{true, Activation::None, {0}, {1}},
+                    {4, -1, -1}, {5}));
+      },
+      {"leaves operand 1 out, which the op requires"});
   reject([](ExecutableDesc &e) { e.commands[0].stream = 1; },
          {"runs on stream 1 of 1"});
   // An attention appends exactly when it is given what to append, into the

@@ -176,6 +176,12 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
         return o::CacheWrite{static_cast<int64_t>(c.getAxis())};
       })
       .Case([](hrt::SampleOp) { return o::Sample{}; })
+      .Case([&](hrt::LinearGroupOp c) {
+        return o::LinearGroup{
+            c.getTransposeWeight(),
+            static_cast<hybrid::Activation>(c.getActivation()),
+            ints(c.getFeatureBegins()), ints(c.getFeatureEnds())};
+      })
       .Case([](hrt::SampleStepOp) { return o::SampleStep{}; })
       .Default([](Operation *) { return std::nullopt; });
 }

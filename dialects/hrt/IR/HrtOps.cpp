@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -474,6 +475,92 @@ LogicalResult LinearOp::verify() {
                              {getResidual(), "residual"},
                              {getNormWeight(), "norm_weight"},
                              {getNormBias(), "norm_bias"}});
+}
+
+SmallVector<Value> LinearGroupOp::getCommandInputs() {
+  SmallVector<Value> inputs{getInput()};
+  for (size_t i = 0; i < getNumMembers(); ++i) {
+    inputs.push_back(getWeights()[i]);
+    inputs.push_back(getBiases().empty() ? Value() : getBiases()[i]);
+  }
+  return inputs;
+}
+
+LogicalResult LinearGroupOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  const size_t members = getNumMembers();
+  if (members == 0)
+    return emitOpError("needs at least one member");
+  if (getOuts().size() != members)
+    return emitOpError() << "has " << getOuts().size() << " results for "
+                         << members << " weights";
+  if (!getBiases().empty() && getBiases().size() != members)
+    return emitOpError() << "has " << getBiases().size() << " biases for "
+                         << members << " weights (one each, or none)";
+  if (getFeatureBegins().size() != members ||
+      getFeatureEnds().size() != members)
+    return emitOpError() << "needs one feature range per member, got "
+                         << getFeatureBegins().size() << " begins and "
+                         << getFeatureEnds().size() << " ends for " << members;
+  ArrayRef<Attribute> in = getInput().getType().getShape().getValue();
+  if (in.empty())
+    return emitOpError("input must have rank >= 1");
+  llvm::SmallPtrSet<Value, 4> outs;
+  for (size_t i = 0; i < members; ++i) {
+    Value out = getOuts()[i], weight = getWeights()[i];
+    Value bias = getBiases().empty() ? Value() : getBiases()[i];
+    if (failed(checkFloatOperands(
+            *this, out,
+            {{getInput(), "input"}, {weight, "weight"}, {bias, "bias"}})))
+      return failure();
+    if (!outs.insert(getRootBuffer(out)).second)
+      return emitOpError() << "member " << i
+                           << " writes the buffer of an earlier member";
+    ArrayRef<Attribute> w =
+        cast<BufferType>(weight.getType()).getShape().getValue();
+    auto dim = [](Attribute a) -> std::optional<int64_t> {
+      if (auto i = dyn_cast<IntegerAttr>(a))
+        return i.getInt();
+      return std::nullopt;
+    };
+    if (w.size() != 2 || !dim(w[0]) || !dim(w[1]))
+      return emitOpError() << "member " << i << "'s weight " << weight.getType()
+                           << " must be static and 2-D";
+    const bool transW = getTransposeWeight();
+    const int64_t n = *dim(w[transW ? 0 : 1]);
+    if (w[transW ? 1 : 0] != in.back()) {
+      InFlightDiagnostic diag =
+          emitOpError() << "member " << i << "'s weight " << weight.getType()
+                        << (transW ? " ([N, K])" : " ([K, N])")
+                        << " does not take the input's ";
+      if (auto k = dim(in.back()))
+        diag << *k;
+      else
+        diag << in.back();
+      return diag << " features";
+    }
+    const int64_t begin = getFeatureBegins()[i], end = getFeatureEnds()[i];
+    if (begin < 0 || begin >= end || end > n)
+      return emitOpError() << "member " << i << "'s features [" << begin << ", "
+                           << end << ") are not a range of its "
+                           << "weight's " << n;
+    if (bias) {
+      ArrayRef<Attribute> b =
+          cast<BufferType>(bias.getType()).getShape().getValue();
+      if (b.size() != 1 || dim(b[0]) != n)
+        return emitOpError() << "member " << i << "'s bias " << bias.getType()
+                             << " must be [" << n << "], as its weight";
+    }
+    ArrayRef<Attribute> o =
+        cast<BufferType>(out.getType()).getShape().getValue();
+    if (o.size() != in.size() || o.drop_back() != in.drop_back() ||
+        dim(o.back()) != end - begin)
+      return emitOpError() << "member " << i << "'s result " << out.getType()
+                           << " must be the input's shape with " << end - begin
+                           << " features";
+  }
+  return success();
 }
 
 LogicalResult LayerNormOp::verify() {

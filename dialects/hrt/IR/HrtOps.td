@@ -413,6 +413,50 @@ def Hrt_LinearOp : Hrt_CommandOp<"linear", 7, 1, [AttrSizedOperandSegments]> {
   }];
 }
 
+def Hrt_LinearGroupOp : Hrt_Op<"linear_group", [HasParent<"ExecutableOp">,
+    Hrt_CommandOpInterface, AttrSizedOperandSegments]> {
+  let summary = "linears that share their input, as one command";
+  let description = [{
+    Member i is `hrt.linear` of `input` with `weights[i]` (and `biases[i]`
+    when the group has biases) restricted to the weight's output features
+    [feature_begins[i], feature_ends[i]): rows of a [N, K] weight with
+    `transpose_weight`, columns of a [K, N] one otherwise, and the same
+    range of the bias. Its result `outs[i]` is the input's shape with
+    feature_ends[i] - feature_begins[i] last. The activation is every
+    member's; the group has no residual and no norm prologue. Members may
+    read one weight (GPT-2's fused c_attn, cut into q, k and v): a backend
+    can then run them as one product, or as one launch over all the
+    members' features (hrt-group-linears makes these).
+  }];
+  let arguments = !con((ins Variadic<Hrt_Buffer>:$outs, Hrt_Buffer:$input,
+                            Variadic<Hrt_Buffer>:$weights,
+                            Variadic<Hrt_Buffer>:$biases,
+                            DenseI64ArrayAttr:$feature_begins,
+                            DenseI64ArrayAttr:$feature_ends,
+                            BoolAttr:$transpose_weight,
+                            DefaultValuedAttr<Hrt_Activation,
+                                "::hybridc::hrt::Activation::None">:$activation),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $input `:` type($input) `weights` `(` $weights `:` type($weights) `)`
+    (`biases` `(` $biases^ `:` type($biases) `)`)?
+    `features` $feature_begins `to` $feature_ends
+    (`activation` $activation^)? `into` `(` $outs `:` type($outs) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// (input, then per member: weight, bias or null), hybrid/Ops.h's order.
+    ::llvm::SmallVector<::mlir::Value> getCommandInputs();
+    ::mlir::Value getCommandResult() { return getOuts().front(); }
+    ::llvm::SmallVector<::mlir::Value> getCommandResults() {
+      return ::llvm::SmallVector<::mlir::Value>(getOuts());
+    }
+    int32_t getStreamIndex() { return getStream(); }
+    size_t getNumMembers() { return getWeights().size(); }
+  }];
+}
+
 def Hrt_RotaryOp : Hrt_CommandOp<"rotary", 4> {
   let summary = "rotary position embedding";
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,

@@ -20,6 +20,28 @@ def FoldKvAppends : Pass<"hrt-fold-kv-appends",
   }];
 }
 
+def GroupLinears : Pass<"hrt-group-linears", "::hybridc::hrt::ExecutableOp"> {
+  let summary = "Run linears that share their input as one hrt.linear_group";
+  let description = [{
+    Two patterns become an `hrt.linear_group` (one command, so a backend can
+    stream every member's weight in one launch):
+      * `hrt.linear` commands on one stream that read the same input buffer
+        with the same epilogue (transpose_weight, activation, each with or
+        each without a bias; no residual, no norm prologue), at most a few
+        commands apart, where no command between them writes the input,
+        a later member's weight or bias, or touches a later member's
+        result (a decode layer's q, k and v projections). The group runs
+        where the first of them ran.
+      * an `hrt.linear` whose result only `hrt.slice` commands read, each
+        along the last axis with step 1 and static bounds, over disjoint
+        ranges (GPT-2's c_attn cut into q, k and v): its members write the
+        slices' results directly, and the full result's buffer goes.
+    Each result a member writes earlier than before must be a workspace
+    allocation (it moves up to the group). Run before memory planning;
+    planned executables are left alone.
+  }];
+}
+
 def PlanMemory : Pass<"hrt-plan-memory", "::hybridc::hrt::ExecutableOp"> {
   let summary = "Assign workspace offsets to allocations and ports";
   let description = [{

@@ -97,6 +97,9 @@ struct NameOf {
   std::string operator()(const ops::SampleStep &) const {
     return "sample_step";
   }
+  std::string operator()(const ops::LinearGroup &) const {
+    return "linear_group";
+  }
 };
 
 struct ArityOf {
@@ -117,6 +120,9 @@ struct ArityOf {
   int operator()(const ops::CacheWrite &) const { return 2; }
   int operator()(const ops::Sample &) const { return 3; }
   int operator()(const ops::SampleStep &) const { return 7; }
+  int operator()(const ops::LinearGroup &o) const {
+    return 1 + 2 * static_cast<int>(o.featureBegin.size());
+  }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.
@@ -132,6 +138,8 @@ int opArity(const Op &op) { return std::visit(ArityOf{}, op); }
 int opResultCount(const Op &op) {
   if (const auto *attention = std::get_if<ops::Attention>(&op))
     return attention->append ? 3 : 1;
+  if (const auto *group = std::get_if<ops::LinearGroup>(&op))
+    return static_cast<int>(group->featureBegin.size());
   if (std::holds_alternative<ops::RecordEvent>(op) ||
       std::holds_alternative<ops::WaitEvent>(op))
     return 0;

@@ -192,6 +192,13 @@ struct OpEncoder {
   EncodedOp operator()(const ops::SampleStep &) {
     return done(fb::CreateSampleStep(fbb), fb::Op_SampleStep);
   }
+  EncodedOp operator()(const ops::LinearGroup &o) {
+    return done(
+        fb::CreateLinearGroupDirect(fbb, o.transposeWeight,
+                                    static_cast<fb::Activation>(o.activation),
+                                    &o.featureBegin, &o.featureEnd),
+        fb::Op_LinearGroup);
+  }
 };
 
 class Encoder {
@@ -411,6 +418,12 @@ public:
       return ops::Sample{};
     case fb::Op_SampleStep:
       return ops::SampleStep{};
+    case fb::Op_LinearGroup: {
+      const fb::LinearGroup *t = c.op_as_LinearGroup();
+      return ops::LinearGroup{
+          t->transpose_weight(), static_cast<Activation>(t->activation()),
+          scalars(t->feature_begin()), scalars(t->feature_end())};
+    }
     case fb::Op_NONE:
       break;
     }
@@ -570,6 +583,8 @@ bool operandOptional(const Op &op, size_t position) {
     // mask, alibi slopes, key length, key mask; the appended keys, values
     // and offset exactly when the command appends
     return position >= 3 && (position < 7 || !attention->append);
+  if (std::holds_alternative<ops::LinearGroup>(op))
+    return position >= 1 && position % 2 == 0; // each member's bias
   return false;
 }
 
@@ -936,6 +951,20 @@ private:
           else if constexpr (std::is_same_v<T, ops::Linear>) {
             kindOk(o.activation, kActivations);
             kindOk(o.norm, kNormKinds);
+          } else if constexpr (std::is_same_v<T, ops::LinearGroup>) {
+            kindOk(o.activation, kActivations);
+            // Before the arity check, which counts members by begins.
+            if (o.featureBegin.empty() ||
+                o.featureBegin.size() != o.featureEnd.size())
+              fail(ctx + " has " + std::to_string(o.featureBegin.size()) +
+                   " feature begins and " +
+                   std::to_string(o.featureEnd.size()) +
+                   " ends (one per member, at least one member)");
+            for (size_t i = 0; i < o.featureBegin.size(); ++i)
+              if (o.featureBegin[i] < 0 || o.featureBegin[i] >= o.featureEnd[i])
+                fail(ctx + " member " + std::to_string(i) + " has features [" +
+                     std::to_string(o.featureBegin[i]) + ", " +
+                     std::to_string(o.featureEnd[i]) + ")");
           }
         },
         cmd.op);

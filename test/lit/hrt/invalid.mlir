@@ -231,3 +231,179 @@ hrt.executable @append_read_only symbols [] params read {
   // expected-error @+1 {{writes the state 'kc', which @append_read_only may only read}}
   hrt.attention %q : !hrt.buffer<f32, [1, 2, 1, 8]>, %kc : !hrt.buffer<f32, [1, 2, 4, 8]>, %vc : !hrt.buffer<f32, [1, 2, 4, 8]> append_key %k : !hrt.buffer<f32, [1, 2, 1, 8]> append_value %v : !hrt.buffer<f32, [1, 2, 1, 8]> append_at %at : !hrt.buffer<i64, [1]> into %out : !hrt.buffer<f32, [1, 2, 1, 8]> {causal = true, scale = 1.0 : f64, sliding_window = 0 : i64}
 }
+
+// -----
+
+hrt.executable @group_no_member symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{needs at least one member}}
+  "hrt.linear_group"(%a) <{feature_begins = array<i64>, feature_ends = array<i64>, operandSegmentSizes = array<i32: 0, 1, 0, 0>, transpose_weight = true}> : (!hrt.buffer<f32, [4, 8]>) -> ()
+}
+
+// -----
+
+hrt.executable @group_results symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{has 1 results for 2 weights}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w, %w : !hrt.buffer<f32, [6, 8]>, !hrt.buffer<f32, [6, 8]>) features [0, 0] to [6, 6] into(%o : !hrt.buffer<f32, [4, 6]>) {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @group_biases symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{has 1 biases for 2 weights (one each, or none)}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w, %w : !hrt.buffer<f32, [6, 8]>, !hrt.buffer<f32, [6, 8]>) biases(%b : !hrt.buffer<f32, [6]>) features [0, 0] to [6, 6] into(%o, %o2 : !hrt.buffer<f32, [4, 6]>, !hrt.buffer<f32, [4, 6]>) {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @group_ranges symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{needs one feature range per member, got 1 begins and 2 ends for 2}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w, %w : !hrt.buffer<f32, [6, 8]>, !hrt.buffer<f32, [6, 8]>) features [0] to [6, 6] into(%o, %o2 : !hrt.buffer<f32, [4, 6]>, !hrt.buffer<f32, [4, 6]>) {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @group_dtype symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{weight and result element types differ ('bf16' vs 'f32')}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%h : !hrt.buffer<bf16, [6, 8]>) features [0] to [6] into(%o : !hrt.buffer<f32, [4, 6]>) {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @group_same_result symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{member 1 writes the buffer of an earlier member}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w, %w : !hrt.buffer<f32, [6, 8]>, !hrt.buffer<f32, [6, 8]>) features [0, 0] to [6, 6] into(%o, %o : !hrt.buffer<f32, [4, 6]>, !hrt.buffer<f32, [4, 6]>) {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @group_weight_rank symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{member 0's weight '!hrt.buffer<f32, [n]>' must be static and 2-D}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%x : !hrt.buffer<f32, [n]>) features [0] to [6] into(%o : !hrt.buffer<f32, [4, 6]>) {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @group_weight_k symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{member 0's weight '!hrt.buffer<f32, [6, 8]>' ([K, N]) does not take the input's 8 features}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w : !hrt.buffer<f32, [6, 8]>) features [0] to [6] into(%o : !hrt.buffer<f32, [4, 6]>) {transpose_weight = false}
+}
+
+// -----
+
+hrt.executable @group_range symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{member 0's features [4, 7) are not a range of its weight's 6}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w : !hrt.buffer<f32, [6, 8]>) features [4] to [7] into(%o3 : !hrt.buffer<f32, [4, 3]>) {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @group_bias_shape symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{member 0's bias '!hrt.buffer<f32, [3]>' must be [6], as its weight}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w : !hrt.buffer<f32, [6, 8]>) biases(%b3 : !hrt.buffer<f32, [3]>) features [0] to [3] into(%o3 : !hrt.buffer<f32, [4, 3]>) {transpose_weight = true}
+}
+
+// -----
+
+hrt.executable @group_result_shape symbols ["n"] params read {
+  %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
+  %x = hrt.input "x" : !hrt.buffer<f32, [n]>
+  %w = hrt.param "w" : !hrt.buffer<f32, [6, 8]>
+  %h = hrt.param "h" : !hrt.buffer<bf16, [6, 8]>
+  %b = hrt.param "b" : !hrt.buffer<f32, [6]>
+  %b3 = hrt.param "b3" : !hrt.buffer<f32, [3]>
+  %o = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o2 = hrt.alloc : !hrt.buffer<f32, [4, 6]>
+  %o3 = hrt.alloc : !hrt.buffer<f32, [4, 3]>
+  // expected-error @+1 {{member 0's result '!hrt.buffer<f32, [4, 6]>' must be the input's shape with 3 features}}
+  hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w : !hrt.buffer<f32, [6, 8]>) features [3] to [6] into(%o : !hrt.buffer<f32, [4, 6]>) {transpose_weight = true}
+}

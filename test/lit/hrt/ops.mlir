@@ -25,6 +25,14 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   hrt.linear %flat : !hrt.buffer<f32, ["batch*seq", 64]>, %w : !hrt.buffer<f32, [64, 64]> bias %one : !hrt.buffer<f32, [64]> activation silu residual %flat : !hrt.buffer<f32, ["batch*seq", 64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]> {transpose_weight = true}
   // CHECK: hrt.linear %{{.+}}, %[[W]] : <f32, [64, 64]> activation gelu into
   hrt.linear %flat : !hrt.buffer<f32, ["batch*seq", 64]>, %w : !hrt.buffer<f32, [64, 64]> activation gelu into %y : !hrt.buffer<f32, ["batch*seq", 64]> {transpose_weight = true}
+  // Members: all of w, then its features [16, 48) (a column range when
+  // the weight is [K, N]).
+  %g0 = hrt.alloc : !hrt.buffer<f32, ["batch*seq", 64]>
+  %g1 = hrt.alloc : !hrt.buffer<f32, ["batch*seq", 32]>
+  // CHECK: hrt.linear_group %{{.+}} : <f32, ["batch*seq", 64]> weights(%[[W]], %[[W]] : !hrt.buffer<f32, [64, 64]>, !hrt.buffer<f32, [64, 64]>) biases(%{{.+}}, %{{.+}} : !hrt.buffer<f32, [64]>, !hrt.buffer<f32, [64]>) features [0, 16] to [64, 48] activation gelu into(%{{.+}}, %{{.+}} : !hrt.buffer<f32, ["batch*seq", 64]>, !hrt.buffer<f32, ["batch*seq", 32]>) {transpose_weight = false}
+  hrt.linear_group %flat : !hrt.buffer<f32, ["batch*seq", 64]> weights(%w, %w : !hrt.buffer<f32, [64, 64]>, !hrt.buffer<f32, [64, 64]>) biases(%one, %one : !hrt.buffer<f32, [64]>, !hrt.buffer<f32, [64]>) features [0, 16] to [64, 48] activation gelu into(%g0, %g1 : !hrt.buffer<f32, ["batch*seq", 64]>, !hrt.buffer<f32, ["batch*seq", 32]>) {transpose_weight = false}
+  // CHECK: hrt.linear_group %{{.+}} weights(%[[W]] : !hrt.buffer<f32, [64, 64]>) features [8] to [40] into(%{{.+}} : !hrt.buffer<f32, ["batch*seq", 32]>) {stream = 1 : i32, transpose_weight = true}
+  hrt.linear_group %flat : !hrt.buffer<f32, ["batch*seq", 64]> weights(%w : !hrt.buffer<f32, [64, 64]>) features [8] to [40] into(%g1 : !hrt.buffer<f32, ["batch*seq", 32]>) {transpose_weight = true, stream = 1 : i32}
   // CHECK: hrt.binary add
   hrt.binary add %y : !hrt.buffer<f32, ["batch*seq", 64]>, %one : !hrt.buffer<f32, [64]> into %y : !hrt.buffer<f32, ["batch*seq", 64]>
   // CHECK: hrt.unary gelu_tanh {{.+}} {stream = 1 : i32}

@@ -269,6 +269,19 @@ struct Sample {};
 /// may be the operands' buffers (updated in place).
 struct SampleStep {};
 
+/// (input, then per member i: weight_i, bias_i?) -> (result_0, ...):
+/// member i is ops::Linear{transposeWeight, activation} of the input with
+/// its weight's output features [featureBegin[i], featureEnd[i]) only —
+/// rows of a [N, K] weight (transposeWeight), columns of a [K, N] one —
+/// and the same range of its bias [N]; result i has the input's shape with
+/// featureEnd[i] - featureBegin[i] last. Members may share a weight (one
+/// fused projection cut into several results). No residual, no norm.
+struct LinearGroup {
+  bool transposeWeight = true;
+  Activation activation = Activation::None;
+  std::vector<int64_t> featureBegin, featureEnd;
+};
+
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
@@ -281,7 +294,7 @@ using Op =
                  ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
                  ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
                  ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
-                 ops::SampleStep>;
+                 ops::SampleStep, ops::LinearGroup>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
@@ -292,7 +305,8 @@ std::string opName(const Op &op);
 /// when variadic (concat). Used to validate commands.
 int opArity(const Op &op);
 
-/// How many results the op writes: 0 for events, 7 for SampleStep, else 1.
+/// How many results the op writes: 0 for events, 7 for SampleStep, a
+/// linear group's member count, 3 for an attention that appends, else 1.
 int opResultCount(const Op &op);
 
 } // namespace hybrid
