@@ -53,6 +53,10 @@ struct Context {
   void *l2Flush = nullptr;
   cublasLtHandle_t lt = nullptr;
   std::map<GemmKey, GemmPlan> gemmPlans;
+  /// Linear groups (gemmGroup) by their members' keys: the skinny split
+  /// count of the one launch that measured faster than running the members
+  /// by their own plans, or 0 when that was faster.
+  std::map<std::vector<GemmKey>, int> groupSplits;
   /// Zeroed counters per stream (kernels whose blocks count their way to
   /// the one that finishes a tile leave them zeroed), made on a stream's
   /// first call outside a capture.

@@ -158,35 +158,41 @@ bool skinnyAllowed(const Context &context, const GemmProblem &p) {
   return p.dtype == DType::F32 || context.computeMajor >= 8;
 }
 
+/// What a plan depends on: the shapes, layouts, alignments and epilogue.
+GemmKey keyOf(const GemmProblem &p, size_t workspace) {
+  const LtEpilogue fused = ltEpilogue(p);
+  return {static_cast<int64_t>(p.dtype),
+          p.transA,
+          p.transB,
+          p.M,
+          p.N,
+          p.K,
+          p.lda,
+          p.ldb,
+          p.ldc,
+          p.batch,
+          p.strideA,
+          p.strideB,
+          p.strideC,
+          p.bias != nullptr,
+          alignmentOf(p.A),
+          alignmentOf(p.B),
+          alignmentOf(p.C),
+          p.bias ? alignmentOf(p.bias) : 0,
+          static_cast<int64_t>(workspace),
+          (fused.relu ? 1 : 0) | (fused.residual ? 2 : 0),
+          fused.residual ? alignmentOf(p.residual) : 0,
+          static_cast<int64_t>(p.activation),
+          p.residual != nullptr,
+          static_cast<int64_t>(p.norm) | (p.normWeight ? 4 : 0) |
+              (p.normBias ? 8 : 0)};
+}
+
 /// The cached plan of `p` (created on first use).
 GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
                   const char *kernel) {
   const LtEpilogue fused = ltEpilogue(p);
-  const GemmKey key = {static_cast<int64_t>(p.dtype),
-                       p.transA,
-                       p.transB,
-                       p.M,
-                       p.N,
-                       p.K,
-                       p.lda,
-                       p.ldb,
-                       p.ldc,
-                       p.batch,
-                       p.strideA,
-                       p.strideB,
-                       p.strideC,
-                       p.bias != nullptr,
-                       alignmentOf(p.A),
-                       alignmentOf(p.B),
-                       alignmentOf(p.C),
-                       p.bias ? alignmentOf(p.bias) : 0,
-                       static_cast<int64_t>(workspace),
-                       (fused.relu ? 1 : 0) | (fused.residual ? 2 : 0),
-                       fused.residual ? alignmentOf(p.residual) : 0,
-                       static_cast<int64_t>(p.activation),
-                       p.residual != nullptr,
-                       static_cast<int64_t>(p.norm) | (p.normWeight ? 4 : 0) |
-                           (p.normBias ? 8 : 0)};
+  const GemmKey key = keyOf(p, workspace);
   auto found = context.gemmPlans.find(key);
   if (found != context.gemmPlans.end())
     return found->second;
@@ -352,55 +358,91 @@ cublasStatus_t runLt(const CudaCall &call, const GemmProblem &p,
 /// large weight matrix). Runs write only the result (and scratch), which
 /// the real call writes again. Not during a stream capture (nothing runs
 /// then): the next call outside one tunes.
-void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
-          size_t workspace, cudaStream_t stream, const char *kernel) {
-  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess ||
-      capturing != cudaStreamCaptureStatusNone)
-    return;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  if (cudaEventCreate(&start) != cudaSuccess ||
-      cudaEventCreate(&stop) != cudaSuccess) {
-    cudaGetLastError();
-    if (start)
-      cudaEventDestroy(start);
-    plan.tuned = true; // keep the heuristic's pick
-    return;
+/// Times candidate runs for tuning, each starting with the operands out of
+/// L2, as a decode step's weights are (each read once per step from HBM):
+/// timed warm, split-K shapes that win from L2 lose in the step (OPT-1.3B
+/// decode, H200: 1.79 -> 1.71 ms per step at batch 1, 2.63 -> 2.42 at batch
+/// 32). HYBRID_CUDA_TUNE=warm times repeated runs on warm operands instead.
+/// Not during a stream capture (nothing runs then): ready() says so.
+class CandidateTimer {
+public:
+  CandidateTimer(Context &context, cudaStream_t stream)
+      : context_(context), stream_(stream) {
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess ||
+        capturing != cudaStreamCaptureStatusNone) {
+      cudaGetLastError();
+      capturing_ = true;
+      return;
+    }
+    if (cudaEventCreate(&start_) != cudaSuccess ||
+        cudaEventCreate(&stop_) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    static const bool cold = [] {
+      const char *v = std::getenv("HYBRID_CUDA_TUNE");
+      return !(v && std::string(v) == "warm");
+    }();
+    cold_ = cold;
+    if (cold_ && !context.l2Flush && context.l2Bytes > 0 &&
+        cudaMalloc(&context.l2Flush, 2 * context.l2Bytes) != cudaSuccess) {
+      cudaGetLastError();
+      context.l2Flush = nullptr;
+    }
   }
-  // Every timed run starts with the operands out of L2, as a decode step's
-  // weights are (each read once per step from HBM): timed warm, split-K
-  // shapes that win from L2 lose in the step (OPT-1.3B decode, H200:
-  // 1.79 -> 1.71 ms per step at batch 1, 2.63 -> 2.42 at batch 32).
-  // HYBRID_CUDA_TUNE=warm times repeated runs on warm operands instead.
-  static const bool cold = [] {
-    const char *v = std::getenv("HYBRID_CUDA_TUNE");
-    return !(v && std::string(v) == "warm");
-  }();
-  Context &context = *call.context;
-  if (cold && !context.l2Flush && context.l2Bytes > 0 &&
-      cudaMalloc(&context.l2Flush, 2 * context.l2Bytes) != cudaSuccess) {
-    cudaGetLastError();
-    context.l2Flush = nullptr;
+  ~CandidateTimer() {
+    if (start_)
+      cudaEventDestroy(start_);
+    if (stop_)
+      cudaEventDestroy(stop_);
+    cudaGetLastError(); // a candidate that failed leaves nothing behind
   }
-  // Milliseconds of the fastest of three runs; infinite when `run`, which
-  // enqueues one, says the first failed.
-  auto timeRuns = [&](auto run) {
+  CandidateTimer(const CandidateTimer &) = delete;
+  CandidateTimer &operator=(const CandidateTimer &) = delete;
+
+  /// Inside a stream capture: nothing can be timed (the next call tunes).
+  bool capturing() const { return capturing_; }
+  /// Whether runs can be timed (else keep the heuristic's pick).
+  bool ready() const { return start_ && stop_; }
+
+  /// Milliseconds of the fastest of three runs; infinite when `run`, which
+  /// enqueues one, says the first failed.
+  template <typename Run> float time(Run run) {
     if (!run())
       return INFINITY;
     float fastest = INFINITY;
     for (int r = 0; r < 3; ++r) {
-      if (cold && context.l2Flush)
-        cudaMemsetAsync(context.l2Flush, r, 2 * context.l2Bytes, stream);
-      cudaEventRecord(start, stream);
+      if (cold_ && context_.l2Flush)
+        cudaMemsetAsync(context_.l2Flush, r, 2 * context_.l2Bytes, stream_);
+      cudaEventRecord(start_, stream_);
       run();
-      cudaEventRecord(stop, stream);
+      cudaEventRecord(stop_, stream_);
       float ms = INFINITY;
-      if (cudaEventSynchronize(stop) == cudaSuccess &&
-          cudaEventElapsedTime(&ms, start, stop) == cudaSuccess)
+      if (cudaEventSynchronize(stop_) == cudaSuccess &&
+          cudaEventElapsedTime(&ms, start_, stop_) == cudaSuccess)
         fastest = std::min(fastest, ms);
     }
     return fastest;
-  };
+  }
+
+private:
+  Context &context_;
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  bool capturing_ = false, cold_ = false;
+};
+
+void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
+          size_t workspace, cudaStream_t stream, const char *kernel) {
+  CandidateTimer timer(*call.context, stream);
+  if (timer.capturing())
+    return;
+  if (!timer.ready()) {
+    plan.tuned = true; // keep the heuristic's pick
+    return;
+  }
+  auto timeRuns = [&](auto run) { return timer.time(run); };
   const LtEpilogue fused = ltEpilogue(p);
   float best = INFINITY;
   for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
@@ -429,9 +471,6 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
       plan.skinnySplits = splits;
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGetLastError(); // a candidate that failed leaves nothing behind
   plan.tuned = true;
 }
 
@@ -491,37 +530,90 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
     return oneByOne();
   if (!skinnyAllowed(*call.context, problems[0]))
     return oneByOne();
+  Context &context = *call.context;
   // Each member keeps the plan a linear of its shape would have, tuned
-  // alone on its first call (which therefore runs the members one by
-  // one). The group is one skinny launch when every member's timing chose
-  // the skinny kernel: its weights are then streamed by our kernel anyway,
-  // and one launch saves a launch (~3 us in a decode step) per extra
-  // member and fills the GPU with more blocks than any member alone. If
-  // any member chose cuBLASLt (larger M, where the tensor-core tiles of a
-  // real GEMM win), every member runs as its own plan says. The split of
-  // K is the widest member's: its timing set how much of K each block
-  // streams for the most weight bytes, and the other members only add
-  // blocks (the launch needs no more splits than that member alone).
+  // alone (running it) on the first call outside a capture, which then
+  // times the group once: the members by their plans against one skinny
+  // launch over all of them for each split count of the widest member's
+  // candidates (one launch saves a launch per extra member and fills the
+  // GPU with more blocks than any member alone, but the members' plans may
+  // be cuBLASLt tiles that stream better). Inside a capture, untimed, the
+  // group is one launch when every member's plan is the skinny kernel.
   const size_t workspace =
       call.scratch ? std::min(call.scratchBytes, kGemmWorkspaceBytes) : 0;
-  int splits = 0;
+  std::vector<GemmKey> key;
+  std::vector<int> candidates;
+  int heuristic = 0; // the widest member's split when every member is skinny
+  bool allSkinny = true;
   int64_t widest = -1;
+  bool untuned = false;
+  for (size_t i = 0; i < count; ++i)
+    untuned =
+        untuned || !planFor(context, problems[i], workspace, kernel).tuned;
+  if (untuned) {
+    oneByOne(); // tunes every member, outside a capture
+    for (size_t i = 0; i < count; ++i)
+      if (!planFor(context, problems[i], workspace, kernel).tuned)
+        return; // in a capture: the members ran untuned
+  }
   for (size_t i = 0; i < count; ++i) {
-    GemmPlan &plan = planFor(*call.context, problems[i], workspace, kernel);
-    if (!plan.tuned || plan.fallback || plan.skinnySplits <= 0)
-      return oneByOne();
+    GemmPlan &plan = planFor(context, problems[i], workspace, kernel);
+    if (plan.fallback) { // (cuBLASLt takes no such product: no group)
+      if (!untuned)
+        oneByOne();
+      return;
+    }
+    key.push_back(keyOf(problems[i], workspace));
+    allSkinny = allSkinny && plan.skinnySplits > 0;
     if (problems[i].N > widest) {
       widest = problems[i].N;
-      splits = plan.skinnySplits;
+      candidates = plan.skinnyCandidates;
+      heuristic = plan.skinnySplits;
     }
   }
-  if (skinnyGemmGroupScratchBytes(problems, count, splits) > workspace)
-    return oneByOne();
   const cudaStream_t stream = streamOf(call);
-  skinnyGemmGroup(
-      problems, count, splits, call.scratch, workspace, stream, kernel,
-      splits > 1 ? tileCounters(*call.context, stream, kernel) : nullptr,
-      kTileCounters);
+  auto fits = [&](int splits) {
+    return splits > 0 &&
+           skinnyGemmGroupScratchBytes(problems, count, splits) <= workspace;
+  };
+  auto launchGroup = [&](int splits) {
+    skinnyGemmGroup(
+        problems, count, splits, call.scratch, workspace, stream, kernel,
+        splits > 1 ? tileCounters(context, stream, kernel) : nullptr,
+        kTileCounters);
+  };
+  int splits = allSkinny ? heuristic : 0;
+  if (auto found = context.groupSplits.find(key);
+      found != context.groupSplits.end()) {
+    splits = found->second;
+  } else {
+    CandidateTimer timer(context, stream);
+    if (!timer.capturing()) {
+      if (timer.ready()) {
+        float best = timer.time([&] {
+          oneByOne();
+          return true;
+        });
+        splits = 0;
+        for (int s : candidates) {
+          if (!fits(s))
+            continue;
+          const float ms = timer.time([&] {
+            launchGroup(s);
+            return true;
+          });
+          if (ms < best) {
+            best = ms;
+            splits = s;
+          }
+        }
+      }
+      context.groupSplits.emplace(std::move(key), splits);
+    }
+  }
+  if (!fits(splits))
+    return oneByOne();
+  launchGroup(splits);
 }
 
 } // namespace hybrid::cuda
