@@ -10,6 +10,8 @@
 #include "Scratch.h"
 #include "Softmax.h"
 
+#include "common/SampleStepChecks.h"
+
 #include "hybrid/Philox.h"
 
 #include <limits>
@@ -19,17 +21,7 @@ namespace {
 
 constexpr const char *kKernel = "sample_step";
 
-/// Operand and result positions (Ops.h).
-enum Operand { Logits, Config, Sampling, Rng, Count, Finished, Lengths };
-enum Result {
-  TokenOut,
-  TokensOut,
-  LogprobsOut,
-  LengthsOut,
-  FinishedOut,
-  CountOut,
-  RngOut
-};
+using namespace hybrid::sampling; // operand and result positions
 
 /// Checks the call's shapes and dtypes; returns B, V and N (the columns
 /// of tokens and logprobs).
@@ -39,41 +31,9 @@ void describe(const KernelCall &call, int64_t &B, int64_t &V, int64_t &N) {
                          call.operands.at(Rng), kKernel);
   B = logits.shape[0];
   V = logits.shape[1];
-  const ConstTensor &config = call.operands.at(Config),
-                    &count = call.operands.at(Count);
-  expectDType(config, DType::I64, kKernel, "config");
-  if (config.numel() != 4)
-    fail(kKernel, "config " + shapeToString(config.shape) +
-                      " must hold {eos, pad, min_new, unused}");
-  expectDType(count, DType::I64, kKernel, "count");
-  if (count.numel() != 1)
-    fail(kKernel,
-         "count " + shapeToString(count.shape) + " must hold one element");
-  expectDType(call.operands.at(Finished), DType::Bool, kKernel, "finished");
-  expectShape(call.operands.at(Finished), {B}, kKernel, "finished");
-  expectDType(call.operands.at(Lengths), DType::I64, kKernel, "lengths");
-  expectShape(call.operands.at(Lengths), {B}, kKernel, "lengths");
-
-  const Tensor &tokens = call.results.at(TokensOut);
-  expectDType(call.results.at(TokenOut), DType::I64, kKernel, "token");
-  expectShape(call.results.at(TokenOut), {B}, kKernel, "token");
-  expectDType(tokens, DType::I64, kKernel, "tokens");
-  expectRank(tokens, 2, kKernel, "tokens");
-  if (tokens.shape[0] != B)
-    fail(kKernel, "tokens " + shapeToString(tokens.shape) + " must have " +
-                      std::to_string(B) + " rows like the logits");
-  N = tokens.shape[1];
-  expectDType(call.results.at(LogprobsOut), DType::F32, kKernel, "logprobs");
-  expectShape(call.results.at(LogprobsOut), tokens.shape, kKernel, "logprobs");
-  expectDType(call.results.at(LengthsOut), DType::I64, kKernel, "lengths");
-  expectShape(call.results.at(LengthsOut), {B}, kKernel, "lengths");
-  expectDType(call.results.at(FinishedOut), DType::Bool, kKernel, "finished");
-  expectShape(call.results.at(FinishedOut), {B}, kKernel, "finished");
-  expectDType(call.results.at(CountOut), DType::I64, kKernel, "count");
-  expectShape(call.results.at(CountOut), count.shape, kKernel, "count");
-  expectDType(call.results.at(RngOut), DType::I64, kKernel, "rng");
-  expectShape(call.results.at(RngOut), call.operands.at(Rng).shape, kKernel,
-              "rng");
+  N = checkSampleStepState(call, kKernel, B, [](const std::string &message) {
+    fail(kKernel, message);
+  });
 }
 
 struct RowScratch {

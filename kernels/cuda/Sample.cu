@@ -12,6 +12,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 
+#include "common/SampleStepChecks.h"
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
@@ -708,17 +709,7 @@ namespace {
 
 constexpr const char *kStep = "sample_step";
 
-/// Operand and result positions (Ops.h).
-enum StepOperand { Logits, Config, Sampling, Rng, Count, Finished, Lengths };
-enum StepResult {
-  TokenOut,
-  TokensOut,
-  LogprobsOut,
-  LengthsOut,
-  FinishedOut,
-  CountOut,
-  RngOut
-};
+using namespace hybrid::sampling; // operand and result positions
 
 /// Checks a sample_step call's shapes and dtypes (as the CPU kernel);
 /// returns B, V and N (the columns of tokens and logprobs).
@@ -740,40 +731,8 @@ void describeStep(const CudaCall &call, int64_t &B, int64_t &V, int64_t &N) {
   V = logits.shape[1];
   if (V > INT32_MAX)
     fail(kStep, "vocabulary of " + std::to_string(V) + " is too large");
-  const ConstTensor &config = call.operands.at(Config),
-                    &count = call.operands.at(Count);
-  expectDType(config, DType::I64, kStep, "config");
-  if (config.numel() != 4)
-    fail(kStep, "config " + shapeToString(config.shape) +
-                    " must hold {eos, pad, min_new, unused}");
-  expectDType(count, DType::I64, kStep, "count");
-  if (count.numel() != 1)
-    fail(kStep,
-         "count " + shapeToString(count.shape) + " must hold one element");
-  expectDType(call.operands.at(Finished), DType::Bool, kStep, "finished");
-  expectShape(call.operands.at(Finished), {B}, kStep, "finished");
-  expectDType(call.operands.at(Lengths), DType::I64, kStep, "lengths");
-  expectShape(call.operands.at(Lengths), {B}, kStep, "lengths");
-
-  const Tensor &tokens = call.results.at(TokensOut);
-  expectDType(call.results.at(TokenOut), DType::I64, kStep, "token");
-  expectShape(call.results.at(TokenOut), {B}, kStep, "token");
-  expectDType(tokens, DType::I64, kStep, "tokens");
-  expectRank(tokens, 2, kStep, "tokens");
-  if (tokens.shape[0] != B)
-    fail(kStep, "tokens " + shapeToString(tokens.shape) + " must have " +
-                    std::to_string(B) + " rows like the logits");
-  N = tokens.shape[1];
-  expectDType(call.results.at(LogprobsOut), DType::F32, kStep, "logprobs");
-  expectShape(call.results.at(LogprobsOut), tokens.shape, kStep, "logprobs");
-  expectDType(call.results.at(LengthsOut), DType::I64, kStep, "lengths");
-  expectShape(call.results.at(LengthsOut), {B}, kStep, "lengths");
-  expectDType(call.results.at(FinishedOut), DType::Bool, kStep, "finished");
-  expectShape(call.results.at(FinishedOut), {B}, kStep, "finished");
-  expectDType(call.results.at(CountOut), DType::I64, kStep, "count");
-  expectShape(call.results.at(CountOut), count.shape, kStep, "count");
-  expectDType(call.results.at(RngOut), DType::I64, kStep, "rng");
-  expectShape(call.results.at(RngOut), rng.shape, kStep, "rng");
+  N = checkSampleStepState(
+      call, kStep, B, [](const std::string &message) { fail(kStep, message); });
 }
 
 } // namespace
