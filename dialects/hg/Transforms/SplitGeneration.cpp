@@ -177,6 +177,21 @@ void buildEpilogue(StepBuilder &s, Value logits, Value count, Value finished,
   s.write("gen.rng", step.getNextRng());
 }
 
+/// What the sampling epilogue reads of the model's logits: hg.sample_step
+/// computes in f32 from any float type, so a widening cast into the logits
+/// (HF's `logits.float()` after a bf16 LM head) is exact and left out: one
+/// kernel less per step, the same bits.
+Value sampledLogits(Value logits) {
+  auto widen = logits.getDefiningOp<CastOp>();
+  if (!widen)
+    return logits;
+  Type from =
+           cast<RankedTensorType>(widen.getInput().getType()).getElementType(),
+       to = cast<RankedTensorType>(logits.getType()).getElementType();
+  bool exact = to.isF32() && (from.isBF16() || from.isF16() || from.isF32());
+  return exact ? widen.getInput() : logits;
+}
+
 /// `e` with symbol `sym` replaced by `value`.
 SymExpr substitute(const SymExpr &e, unsigned sym, int64_t value) {
   SymExpr out;
@@ -296,8 +311,9 @@ class SplitGenerationPass
     StepBuilder s(f);
     OpBuilder &b = s.builder();
     Type i64 = b.getI64Type();
-    Value logits = cast<func::ReturnOp>(f.getBody().front().getTerminator())
-                       .getOperand(logits_);
+    Value logits =
+        sampledLogits(cast<func::ReturnOp>(f.getBody().front().getTerminator())
+                          .getOperand(logits_));
 
     // The prompt's length P = seq, as a device scalar: the slots filled.
     Value upTo = b.create<IotaOp>(s.loc(), tensorOf({kDyn}, i64),
@@ -369,8 +385,9 @@ class SplitGenerationPass
     StepBuilder s(f);
     OpBuilder &b = s.builder();
     Type i64 = b.getI64Type();
-    Value logits = cast<func::ReturnOp>(f.getBody().front().getTerminator())
-                       .getOperand(logits_);
+    Value logits =
+        sampledLogits(cast<func::ReturnOp>(f.getBody().front().getTerminator())
+                          .getOperand(logits_));
 
     // Inputs come from the state the previous step left.
     Block &entry = f.getBody().front();

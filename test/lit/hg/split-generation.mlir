@@ -72,6 +72,31 @@ module attributes {hg.model = "tiny"} {
 
 // -----
 
+// bf16 logits widened to f32 (HF's logits.float()): both steps sample the
+// bf16 logits (the cast is exact, and sample_step computes in f32; the
+// cast is left dead for the canonicaliser).
+// CHECK-LABEL: func.func @decode(
+// CHECK: %[[L:.+]] = hg.linear {{.+}} -> tensor<?x?x16xbf16>
+// CHECK: %[[R:.+]] = hg.reshape %[[L]] ["batch", 16] : tensor<?x?x16xbf16> -> tensor<?x16xbf16>
+// CHECK: hg.sample_step %[[R]],
+// CHECK-LABEL: func.func @prefill(
+// CHECK: hg.sample_step %{{.+}} : (tensor<?x16xbf16>,
+module {
+  func.func @forward(%ids: tensor<?x?xi64> {hg.name = "input_ids", hg.dims = ["batch", "seq"]},
+                     %emb: tensor<16x8xbf16> {hg.param = "embed"})
+      -> (tensor<?x?x16xf32> {hg.name = "logits"}) {
+    %x = hg.embedding %emb, %ids : tensor<16x8xbf16>, tensor<?x?xi64> -> tensor<?x?x8xbf16>
+    %p = hg.iota ["seq"] {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xi64>
+    %pe = hg.embedding %emb, %p : tensor<16x8xbf16>, tensor<?xi64> -> tensor<?x8xbf16>
+    %h = hg.add %x, %pe : tensor<?x?x8xbf16>, tensor<?x8xbf16> -> tensor<?x?x8xbf16>
+    %l = hg.linear %h, %emb : (tensor<?x?x8xbf16>, tensor<16x8xbf16>) -> tensor<?x?x16xbf16>
+    %f = hg.cast %l : tensor<?x?x16xbf16> -> tensor<?x?x16xf32>
+    return %f : tensor<?x?x16xf32>
+  }
+}
+
+// -----
+
 // Without an attention_mask (an ONNX export of input_ids only), @decode's
 // positions are the graph's iota over seq moved past the filled slots.
 // CHECK-LABEL: func.func @decode(
