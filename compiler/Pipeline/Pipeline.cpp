@@ -222,10 +222,13 @@ llvm::Error runHrtPipeline(mlir::ModuleOp module,
     prefetch.bucketSize = options.prefetchBucketSize;
     pm.addNestedPass<hrt::ExecutableOp>(hrt::createZeroPrefetch(prefetch));
   }
-  // Before planning: a group writes some results earlier than the linears
-  // did, which the plan's lifetimes must see.
-  pm.addNestedPass<hrt::ExecutableOp>(hrt::createGroupLinears());
-  pm.addNestedPass<hrt::ExecutableOp>(hrt::createFoldKvAppends());
+  // The command fusions, before planning (a group writes some results
+  // earlier than the linears did, which the plan's lifetimes must see);
+  // --no-fuse leaves one command per op.
+  if (options.fuse) {
+    pm.addNestedPass<hrt::ExecutableOp>(hrt::createGroupLinears());
+    pm.addNestedPass<hrt::ExecutableOp>(hrt::createFoldKvAppends());
+  }
   if (mlir::failed(pm.run(module)))
     return error("lowering to hrt failed (see the diagnostics above)");
   // Executables that already have a plan (a planned hrt module given as
