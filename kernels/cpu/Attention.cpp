@@ -377,14 +377,9 @@ void appendKeysAndValues(const KernelCall &call) {
     if (call.operands[7 + i].rank() != 4)
       fail("attention", "appended keys and values must be rank 4");
   }
-  static const Op write = ops::CacheWrite{2};
-  for (int i = 0; i < 2; ++i) {
-    KernelCall w;
-    w.op = &write;
-    w.operands = {call.operands[7 + i], call.operands[9]};
-    w.results = {call.results[1 + i]};
-    cacheWrite(w);
-  }
+  for (int i = 0; i < 2; ++i)
+    cacheWriteInto(call.operands[7 + i], call.operands[9], call.results[1 + i],
+                   2);
 }
 
 } // namespace

@@ -11,8 +11,12 @@ namespace hybrid::cpu::kernels {
 
 void cacheWrite(const KernelCall &call) {
   expectArity(call, "cache_write", 2, 1);
-  const ConstTensor &update = call.operands[0], &offset = call.operands[1];
-  const Tensor &result = call.results[0];
+  cacheWriteInto(call.operands[0], call.operands[1], call.results[0],
+                 call.attrs<ops::CacheWrite>().axis);
+}
+
+void cacheWriteInto(const ConstTensor &update, const ConstTensor &offset,
+                    const Tensor &result, int64_t axisAttr) {
   expectSameDType(update, result, "cache_write", "update", "result");
   expectDType(offset, DType::I64, "cache_write", "offset");
   if (offset.numel() != 1)
@@ -23,8 +27,7 @@ void cacheWrite(const KernelCall &call) {
                             " and result " + shapeToString(result.shape) +
                             " have different ranks");
   const int64_t rank = result.rank();
-  const int64_t axis =
-      normalizeAxis(call.attrs<ops::CacheWrite>().axis, rank, "cache_write");
+  const int64_t axis = normalizeAxis(axisAttr, rank, "cache_write");
   for (int64_t d = 0; d < rank; ++d)
     if (d != axis && update.shape[d] != result.shape[d])
       fail("cache_write", "update " + shapeToString(update.shape) +

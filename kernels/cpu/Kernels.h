@@ -106,6 +106,10 @@ void attention(const KernelCall &call);
 size_t attentionScratchBytes(const KernelCall &call, int threads);
 
 void cacheWrite(const KernelCall &call); // CacheWrite.cpp
+/// cache_write on tensors, for kernels that write a cache as part of their
+/// work (an attention appending its step's keys and values).
+void cacheWriteInto(const ConstTensor &update, const ConstTensor &offset,
+                    const Tensor &result, int64_t axis);
 // Sample.cpp
 void sample(const KernelCall &call);
 size_t sampleScratchBytes(const KernelCall &call, int threads);

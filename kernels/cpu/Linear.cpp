@@ -15,6 +15,8 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
+#include "common/LinearChecks.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -89,19 +91,9 @@ const void *normaliseRows(const KernelCall &call, const LinearShape &s,
   const ConstTensor &input = call.operands[0];
   const ConstTensor *weightOperand = optionalOperand(call, 4);
   const ConstTensor *biasOperand = optionalOperand(call, 5);
-  if (attrs.norm != NormKind::LayerNorm && attrs.norm != NormKind::RmsNorm)
-    fail("linear",
-         "invalid norm " + std::to_string(static_cast<int>(attrs.norm)));
-  if (attrs.norm == NormKind::RmsNorm && biasOperand)
-    fail("linear", "rms_norm takes no norm_bias");
-  if (!(attrs.normEpsilon >= 0))
-    fail("linear", "norm_epsilon must be >= 0");
-  for (const ConstTensor *t : {weightOperand, biasOperand}) {
-    if (!t)
-      continue;
-    expectSameDType(*t, input, "linear", "norm operand", "input");
-    expectShape(*t, {s.K}, "linear", "norm operand");
-  }
+  checks::checkNormPrologue(call, attrs, s.K, [](const std::string &message) {
+    fail("linear", message);
+  });
   Carve carve(sharedScratch(call));
   const PrologueScratch p = carvePrologue(call, s, carve);
   if (p.weight)
@@ -181,54 +173,25 @@ struct GroupMember {
 std::vector<GroupMember> groupMembers(const KernelCall &call, int64_t &M,
                                       int64_t &K) {
   const auto &attrs = call.attrs<ops::LinearGroup>();
-  const size_t members = attrs.featureBegin.size();
-  if (members == 0 || attrs.featureEnd.size() != members)
-    fail("linear_group", "needs one feature range per member");
-  expectOperands(call, "linear_group", 1, 2 * members, members);
+  auto failure = [](const std::string &message) {
+    fail("linear_group", message);
+  };
+  checks::checkLinearGroup(call, attrs, failure);
   const ConstTensor &input = call.operands[0];
-  if (input.rank() == 0)
-    fail("linear_group", "input must have rank >= 1");
   visitFloat(input.dtype, "linear_group", "input", [](auto) {});
-  if (static_cast<int>(attrs.activation) >= kActivations)
-    fail("linear_group",
-         "invalid activation " +
-             std::to_string(static_cast<int>(attrs.activation)));
   K = input.shape.back();
   M = numElements(input.shape) / std::max<int64_t>(K, 1);
-  std::vector<GroupMember> out(members);
-  for (size_t i = 0; i < members; ++i) {
+  std::vector<GroupMember> out(attrs.featureBegin.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    checks::checkLinearGroupMember(call, attrs, i, K, failure);
     GroupMember &m = out[i];
-    const std::string which = "member " + std::to_string(i);
     m.weight = &call.operands[1 + 2 * i];
-    if (!m.weight->present)
-      fail("linear_group", which + " has no weight");
     m.bias = optionalOperand(call, 2 + 2 * i);
     m.result = &call.results[i];
-    expectRank(*m.weight, 2, "linear_group", "weight");
-    expectSameDType(*m.weight, input, "linear_group", "weight", "input");
-    const bool transW = attrs.transposeWeight;
-    const int64_t n = m.weight->shape[transW ? 0 : 1];
-    if (m.weight->shape[transW ? 1 : 0] != K)
-      fail("linear_group",
-           which + "'s weight " + shapeToString(m.weight->shape) +
-               " does not take the input's " + std::to_string(K) + " features");
     m.begin = attrs.featureBegin[i];
     m.end = attrs.featureEnd[i];
-    if (m.begin < 0 || m.begin >= m.end || m.end > n)
-      fail("linear_group", which + "'s features [" + std::to_string(m.begin) +
-                               ", " + std::to_string(m.end) +
-                               ") are not a range of its weight's " +
-                               std::to_string(n));
-    if (m.bias) {
-      expectSameDType(*m.bias, input, "linear_group", "bias", "input");
-      expectShape(*m.bias, {n}, "linear_group", "bias");
-    }
-    Shape shape = input.shape;
-    shape.back() = m.end - m.begin;
-    expectDType(*m.result, input.dtype, "linear_group", "result");
-    expectShape(*m.result, shape, "linear_group", "result");
     if (K == 0)
-      M = numElements(shape) / (m.end - m.begin);
+      M = numElements(m.result->shape) / (m.end - m.begin);
   }
   return out;
 }

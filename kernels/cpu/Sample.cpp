@@ -9,6 +9,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
+#include "common/SamplingChecks.h"
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
@@ -232,18 +233,9 @@ void expectSamplingOperands(const ConstTensor &logits,
                             const ConstTensor &sampling, const ConstTensor &rng,
                             const char *kernel) {
   visitFloat(logits.dtype, kernel, "logits", [](auto) {});
-  expectRank(logits, 2, kernel, "logits");
-  expectDType(sampling, DType::F32, kernel, "sampling");
-  if (sampling.numel() != 3)
-    fail(kernel, "sampling " + shapeToString(sampling.shape) +
-                     " must hold {temperature, top_p, top_k}");
-  expectDType(rng, DType::I64, kernel, "rng");
-  if (rng.numel() != 2)
-    fail(kernel,
-         "rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
-  if (logits.shape[1] > INT32_MAX)
-    fail(kernel,
-         "vocabulary of " + std::to_string(logits.shape[1]) + " is too large");
+  hybrid::sampling::checkSamplingOperands(
+      logits, sampling, rng, kernel,
+      [kernel](const std::string &message) { fail(kernel, message); });
 }
 
 SamplingParams readSamplingParams(const float *sampling, const int64_t *rng) {

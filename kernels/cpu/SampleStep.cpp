@@ -10,7 +10,7 @@
 #include "Scratch.h"
 #include "Softmax.h"
 
-#include "common/SampleStepChecks.h"
+#include "common/SamplingChecks.h"
 
 #include "hybrid/Philox.h"
 

@@ -288,16 +288,9 @@ void describeAppend(const CudaCall &call, AttnParams &p) {
 /// The appended keys and values written by two cache_write kernels, for
 /// the paths that do not append themselves.
 void appendWithCacheWrites(const CudaCall &call) {
-  static const Op write = ops::CacheWrite{2};
-  for (int i = 0; i < 2; ++i) {
-    CudaCall w;
-    w.op = &write;
-    w.operands = {call.operands[7 + i], call.operands[9]};
-    w.results = {call.results[1 + i]};
-    w.stream = call.stream;
-    w.context = call.context;
-    cacheWrite(w);
-  }
+  for (int i = 0; i < 2; ++i)
+    cacheWriteInto(call.operands[7 + i], call.operands[9], call.results[1 + i],
+                   2, call.stream);
 }
 
 AttnPlan planAttention(const AttnParams &p) {

@@ -37,8 +37,12 @@ __global__ void cacheWriteKernel(W *cache, const W *update,
 
 void cacheWrite(const CudaCall &call) {
   expectArity(call, "cache_write", 2, 1);
-  const ConstTensor &update = call.operands[0], &offset = call.operands[1];
-  const Tensor &result = call.results[0];
+  cacheWriteInto(call.operands[0], call.operands[1], call.results[0],
+                 call.attrs<ops::CacheWrite>().axis, call.stream);
+}
+
+void cacheWriteInto(const ConstTensor &update, const ConstTensor &offset,
+                    const Tensor &result, int64_t axisAttr, Stream stream) {
   expectSameDType(update, result, "cache_write", "update", "result");
   expectDType(offset, DType::I64, "cache_write", "offset");
   if (offset.numel() != 1)
@@ -49,8 +53,7 @@ void cacheWrite(const CudaCall &call) {
                             " and result " + shapeToString(result.shape) +
                             " have different ranks");
   const int64_t rank = result.rank();
-  const int64_t axis =
-      normalizeAxis(call.attrs<ops::CacheWrite>().axis, rank, "cache_write");
+  const int64_t axis = normalizeAxis(axisAttr, rank, "cache_write");
   for (int64_t d = 0; d < rank; ++d)
     if (d != axis && update.shape[d] != result.shape[d])
       fail("cache_write", "update " + shapeToString(update.shape) +
@@ -81,7 +84,7 @@ void cacheWrite(const CudaCall &call) {
     const int64_t innerWords = innerBytes / w;
     const int64_t runWords = n * innerWords;
     launch(cacheWriteKernel<W>, gridFor(rows * runWords), kThreads, 0,
-           streamOf(call), static_cast<W *>(result.data),
+           static_cast<cudaStream_t>(stream), static_cast<W *>(result.data),
            static_cast<const W *>(update.data),
            static_cast<const int64_t *>(offset.data), rows, runWords,
            dim * innerWords, innerWords, n, dim);

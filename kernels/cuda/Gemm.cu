@@ -542,7 +542,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   const size_t workspace =
       call.scratch ? std::min(call.scratchBytes, kGemmWorkspaceBytes) : 0;
   std::vector<GemmKey> key;
-  std::vector<int> candidates;
+  const std::vector<int> *candidates = nullptr;
   int heuristic = 0; // the widest member's split when every member is skinny
   bool allSkinny = true;
   int64_t widest = -1;
@@ -567,7 +567,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
     allSkinny = allSkinny && plan.skinnySplits > 0;
     if (problems[i].N > widest) {
       widest = problems[i].N;
-      candidates = plan.skinnyCandidates;
+      candidates = &plan.skinnyCandidates;
       heuristic = plan.skinnySplits;
     }
   }
@@ -595,7 +595,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           return true;
         });
         splits = 0;
-        for (int s : candidates) {
+        for (int s : *candidates) {
           if (!fits(s))
             continue;
           const float ms = timer.time([&] {

@@ -66,6 +66,11 @@ void iota(const CudaCall &call);        // Iota.cu
 void cumsum(const CudaCall &call);      // CumSum.cu
 void trilu(const CudaCall &call);       // Trilu.cu
 void cacheWrite(const CudaCall &call);  // CacheWrite.cu
+/// cache_write on tensors, enqueued on `stream`, for kernels that write a
+/// cache as part of their work (an attention appending outside the grouped
+/// decode kernel).
+void cacheWriteInto(const ConstTensor &update, const ConstTensor &offset,
+                    const Tensor &result, int64_t axis, Stream stream);
 
 // Reduce.cu
 void reduceSum(const CudaCall &call);

@@ -11,6 +11,8 @@
 #include "Gemm.h"
 #include "Kernels.h"
 
+#include "common/LinearChecks.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -32,22 +34,9 @@ size_t normalisedRowsBytes(const CudaCall &call) {
 
 /// Checks the prologue's operands and attributes against K.
 void checkPrologue(const CudaCall &call, const ops::Linear &attrs, int64_t K) {
-  const ConstTensor &input = call.operands[0];
-  const ConstTensor *weight = optionalOperand(call, 4);
-  const ConstTensor *bias = optionalOperand(call, 5);
-  if (attrs.norm != NormKind::LayerNorm && attrs.norm != NormKind::RmsNorm)
-    fail("linear",
-         "invalid norm " + std::to_string(static_cast<int>(attrs.norm)));
-  if (attrs.norm == NormKind::RmsNorm && bias)
-    fail("linear", "rms_norm takes no norm_bias");
-  if (!(attrs.normEpsilon >= 0))
-    fail("linear", "norm_epsilon must be >= 0");
-  for (const ConstTensor *t : {weight, bias}) {
-    if (!t)
-      continue;
-    expectSameDType(*t, input, "linear", "norm operand", "input");
-    expectShape(*t, {K}, "linear", "norm operand");
-  }
+  checks::checkNormPrologue(call, attrs, K, [](const std::string &message) {
+    fail("linear", message);
+  });
 }
 
 /// Runs the prologue as the layer_norm / rms_norm kernel from the input
@@ -75,6 +64,32 @@ void normaliseInto(const CudaCall &call, const ops::Linear &attrs, void *rows) {
     layerNorm(norm);
   else
     rmsNorm(norm);
+}
+
+/// The product of a linear: the input's rows [M, K] times N output
+/// features of a weight (`weight` points at the first feature's row of a
+/// [N, K] weight with transW, else at its column of a [K, N] one whose
+/// leading dimension is `ldw`), plus `bias` (N values or null) and the
+/// activation, into `result`.
+GemmProblem linearProblem(const ConstTensor &input, const void *weight,
+                          int64_t ldw, const void *bias, const Tensor &result,
+                          int64_t N, int64_t K, bool transW,
+                          Activation activation) {
+  GemmProblem p;
+  p.dtype = input.dtype;
+  p.M = numElements(result.shape) / std::max<int64_t>(N, 1);
+  p.N = N;
+  p.K = K;
+  p.transB = transW;
+  p.lda = K;
+  p.ldb = transW ? K : ldw;
+  p.ldc = N;
+  p.A = input.data;
+  p.B = weight;
+  p.bias = bias;
+  p.C = result.data;
+  p.activation = activation;
+  return p;
 }
 
 } // namespace
@@ -120,20 +135,9 @@ void linear(const CudaCall &call) {
     expectSameDType(*residual, input, "linear", "residual", "input");
     expectShape(*residual, out, "linear", "residual");
   }
-  GemmProblem p;
-  p.dtype = input.dtype;
-  p.M = numElements(out) / std::max<int64_t>(N, 1);
-  p.N = N;
-  p.K = K;
-  p.transB = transW;
-  p.lda = K;
-  p.ldb = transW ? K : N;
-  p.ldc = N;
-  p.A = input.data;
-  p.B = weight.data;
-  p.bias = bias ? bias->data : nullptr;
-  p.C = result.data;
-  p.activation = attrs.activation;
+  GemmProblem p =
+      linearProblem(input, weight.data, N, bias ? bias->data : nullptr, result,
+                    N, K, transW, attrs.activation);
   p.residual = residual ? residual->data : nullptr;
   p.ldr = N;
   if (attrs.norm == NormKind::None)
@@ -165,69 +169,31 @@ void linear(const CudaCall &call) {
 
 void linearGroup(const CudaCall &call) {
   const auto &attrs = call.attrs<ops::LinearGroup>();
-  const size_t members = attrs.featureBegin.size();
-  if (members == 0 || attrs.featureEnd.size() != members)
-    fail("linear_group", "needs one feature range per member");
-  expectOperands(call, "linear_group", 1, 2 * members, members);
+  auto failure = [](const std::string &message) {
+    fail("linear_group", message);
+  };
+  checks::checkLinearGroup(call, attrs, failure);
   const ConstTensor &input = call.operands[0];
   expectFloat(input.dtype, "linear_group", "input");
-  if (input.rank() == 0)
-    fail("linear_group", "input must have rank >= 1");
-  if (static_cast<int>(attrs.activation) >= kActivations)
-    fail("linear_group",
-         "invalid activation " +
-             std::to_string(static_cast<int>(attrs.activation)));
   const bool transW = attrs.transposeWeight;
   const int64_t K = input.shape.back();
   const size_t bytes = dtypeSize(input.dtype);
-  std::vector<GemmProblem> problems(members);
-  for (size_t i = 0; i < members; ++i) {
-    const std::string which = "member " + std::to_string(i);
+  std::vector<GemmProblem> problems(attrs.featureBegin.size());
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const int64_t fullN =
+        checks::checkLinearGroupMember(call, attrs, i, K, failure);
     const ConstTensor &weight = call.operands[1 + 2 * i];
     const ConstTensor *bias = optionalOperand(call, 2 + 2 * i);
-    const Tensor &result = call.results[i];
-    if (!weight.present)
-      fail("linear_group", which + " has no weight");
-    expectRank(weight, 2, "linear_group", "weight");
-    expectSameDType(weight, input, "linear_group", "weight", "input");
-    const int64_t fullN = weight.shape[transW ? 0 : 1];
-    if (weight.shape[transW ? 1 : 0] != K)
-      fail("linear_group", which + "'s weight " + shapeToString(weight.shape) +
-                               " does not take the input's " +
-                               std::to_string(K) + " features");
     const int64_t begin = attrs.featureBegin[i], end = attrs.featureEnd[i];
-    if (begin < 0 || begin >= end || end > fullN)
-      fail("linear_group", which + "'s features [" + std::to_string(begin) +
-                               ", " + std::to_string(end) +
-                               ") are not a range of its weight's " +
-                               std::to_string(fullN));
-    if (bias) {
-      expectSameDType(*bias, input, "linear_group", "bias", "input");
-      expectShape(*bias, {fullN}, "linear_group", "bias");
-    }
-    const int64_t N = end - begin;
-    Shape out = input.shape;
-    out.back() = N;
-    expectDType(result, input.dtype, "linear_group", "result");
-    expectShape(result, out, "linear_group", "result");
     // The member's rows of a [N, K] weight, or its columns of a [K, N]
     // one (the weight's leading dimension), and its part of the bias.
-    GemmProblem &p = problems[i];
-    p.dtype = input.dtype;
-    p.M = numElements(out) / N;
-    p.N = N;
-    p.K = K;
-    p.transB = transW;
-    p.lda = K;
-    p.ldb = transW ? K : fullN;
-    p.ldc = N;
-    p.A = input.data;
-    p.B = static_cast<const char *>(weight.data) +
-          (transW ? begin * K : begin) * bytes;
-    p.bias =
-        bias ? static_cast<const char *>(bias->data) + begin * bytes : nullptr;
-    p.C = result.data;
-    p.activation = attrs.activation;
+    problems[i] = linearProblem(
+        input,
+        static_cast<const char *>(weight.data) +
+            (transW ? begin * K : begin) * bytes,
+        fullN,
+        bias ? static_cast<const char *>(bias->data) + begin * bytes : nullptr,
+        call.results[i], end - begin, K, transW, attrs.activation);
   }
   gemmGroup(call, problems.data(), problems.size(), "linear_group");
 }

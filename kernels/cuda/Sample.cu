@@ -12,7 +12,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 
-#include "common/SampleStepChecks.h"
+#include "common/SamplingChecks.h"
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
@@ -113,16 +113,17 @@ struct SampleShared {
   Selected result;
 };
 
-/// The sum of v over the block, for every thread.
-__device__ u64 blockSum(u64 v, SampleShared &sh) {
+/// The sum of v over the block, for every thread, through one slot per
+/// warp (exact for the integer weights; in warp order for floats).
+template <typename T> __device__ T blockSum(T v, T (&slots)[kWarps]) {
   v = warpSum(v);
-  __syncthreads(); // earlier readers of warpTotals are done
+  __syncthreads(); // earlier readers of the slots are done
   if (threadIdx.x % 32 == 0)
-    sh.warpTotals[threadIdx.x / 32] = v;
+    slots[threadIdx.x / 32] = v;
   __syncthreads();
-  u64 total = 0;
+  T total = 0;
   for (int w = 0; w < kWarps; ++w)
-    total += sh.warpTotals[w];
+    total += slots[w];
   return total;
 }
 
@@ -475,8 +476,8 @@ __device__ int64_t drawToken(Logits logit, int64_t V,
     positive += w != 0;
     total += w;
   }
-  positive = blockSum(positive, sh); // (its barriers publish the keys)
-  total = blockSum(total, sh);
+  positive = blockSum(positive, sh.warpTotals); // (publishes the keys)
+  total = blockSum(total, sh.warpTotals);
   // top_k travels as a float: truncated; <= 0 or NaN keeps all.
   const u64 topK = topKValue >= 1
                        ? static_cast<u64>(topKValue < 1e18f ? topKValue : 1e18f)
@@ -540,19 +541,6 @@ __device__ float blockMax(float v, SampleShared &sh) {
   return m;
 }
 
-/// The sum of v over the block, for every thread.
-__device__ double blockSum(double v, SampleShared &sh) {
-  v = warpSum(v);
-  __syncthreads(); // earlier readers of warpSums are done
-  if (threadIdx.x % 32 == 0)
-    sh.warpSums[threadIdx.x / 32] = v;
-  __syncthreads();
-  double total = 0;
-  for (int w = 0; w < kWarps; ++w)
-    total += sh.warpSums[w];
-  return total;
-}
-
 /// What a sample_step reads and writes besides the logits (Ops.h's
 /// SampleStep; lengths, finished, count and rng may be updated in place).
 struct StepState {
@@ -602,7 +590,7 @@ __global__ void __launch_bounds__(kSampleThreads)
   double sum = 0;
   for (int64_t j = threadIdx.x; j < V; j += kSampleThreads)
     sum += expf(logit(j) / divisor - m);
-  sum = blockSum(sum, sh);
+  sum = blockSum(sum, sh.warpSums);
   if (threadIdx.x == 0) {
     const float logprob =
         logit(token) / divisor - m - static_cast<float>(::log(sum));
@@ -646,19 +634,11 @@ void describe(const CudaCall &call, int64_t &B, int64_t &V) {
                     &sampling = call.operands.at(1), &rng = call.operands.at(2);
   const Tensor &result = call.results.at(0);
   expectFloat(logits.dtype, "sample", "logits");
-  expectRank(logits, 2, "sample", "logits");
-  expectDType(sampling, DType::F32, "sample", "sampling");
-  if (sampling.numel() != 3)
-    fail("sample", "sampling " + shapeToString(sampling.shape) +
-                       " must hold {temperature, top_p, top_k}");
-  expectDType(rng, DType::I64, "sample", "rng");
-  if (rng.numel() != 2)
-    fail("sample",
-         "rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
+  hybrid::sampling::checkSamplingOperands(
+      logits, sampling, rng, "sample",
+      [](const std::string &message) { fail("sample", message); });
   B = logits.shape[0];
   V = logits.shape[1];
-  if (V > INT32_MAX)
-    fail("sample", "vocabulary of " + std::to_string(V) + " is too large");
   expectDType(result, DType::I64, "sample", "result");
   expectShape(result, {B}, "sample", "result");
 }
@@ -718,21 +698,12 @@ void describeStep(const CudaCall &call, int64_t &B, int64_t &V, int64_t &N) {
                     &sampling = call.operands.at(Sampling),
                     &rng = call.operands.at(Rng);
   expectFloat(logits.dtype, kStep, "logits");
-  expectRank(logits, 2, kStep, "logits");
-  expectDType(sampling, DType::F32, kStep, "sampling");
-  if (sampling.numel() != 3)
-    fail(kStep, "sampling " + shapeToString(sampling.shape) +
-                    " must hold {temperature, top_p, top_k}");
-  expectDType(rng, DType::I64, kStep, "rng");
-  if (rng.numel() != 2)
-    fail(kStep,
-         "rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
+  auto failure = [](const std::string &message) { fail(kStep, message); };
+  hybrid::sampling::checkSamplingOperands(logits, sampling, rng, kStep,
+                                          failure);
   B = logits.shape[0];
   V = logits.shape[1];
-  if (V > INT32_MAX)
-    fail(kStep, "vocabulary of " + std::to_string(V) + " is too large");
-  N = checkSampleStepState(
-      call, kStep, B, [](const std::string &message) { fail(kStep, message); });
+  N = checkSampleStepState(call, kStep, B, failure);
 }
 
 } // namespace

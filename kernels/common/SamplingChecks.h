@@ -1,12 +1,13 @@
-// The checks of a sample_step call (Ops.h's SampleStep) beyond its
-// sampling operands, one definition for the CPU and CUDA kernels: `Call` is
-// either backend's call, whose tensor types bring that backend's
-// expectDType / expectShape / expectRank (argument-dependent lookup), and
-// `fail(message)` throws the backend's error for the kernel.
+// The checks of the sampling kernels' operands (sample, sample_step)
+// beyond their logits' dtype, one definition for the CPU and CUDA kernels:
+// the tensor types of either backend bring its expectDType / expectShape /
+// expectRank (argument-dependent lookup), and `fail(message)` throws the
+// backend's error for the kernel.
 #pragma once
 
 #include "hybrid/Types.h"
 
+#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -31,6 +32,24 @@ enum SampleStepResult {
   CountOut,
   RngOut
 };
+
+/// Checks that logits are [B, V] with V an int (the row kernels index it
+/// so), sampling f32 {temperature, top_p, top_k} and rng i64 {seed,
+/// counter}; the logits' float dtype is the caller's check.
+template <typename Tensor, typename Fail>
+void checkSamplingOperands(const Tensor &logits, const Tensor &sampling,
+                           const Tensor &rng, const char *kernel, Fail fail) {
+  expectRank(logits, 2, kernel, "logits");
+  expectDType(sampling, DType::F32, kernel, "sampling");
+  if (sampling.numel() != 3)
+    fail("sampling " + shapeToString(sampling.shape) +
+         " must hold {temperature, top_p, top_k}");
+  expectDType(rng, DType::I64, kernel, "rng");
+  if (rng.numel() != 2)
+    fail("rng " + shapeToString(rng.shape) + " must hold {seed, counter}");
+  if (logits.shape[1] > INT32_MAX)
+    fail("vocabulary of " + std::to_string(logits.shape[1]) + " is too large");
+}
 
 /// Checks the generation state's operands and every result against the
 /// logits' B rows; returns N, the columns of tokens and logprobs.
