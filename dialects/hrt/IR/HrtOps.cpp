@@ -689,4 +689,15 @@ LogicalResult WaitEventOp::verify() {
   return checkStream(*this, getStream());
 }
 
+bool readsRoot(CommandOp cmd, Value root) {
+  return llvm::any_of(cmd.getCommandInputs(), [&](Value in) {
+    return in && getRootBuffer(in) == root;
+  });
+}
+
+bool writesRoot(CommandOp cmd, Value root) {
+  return llvm::any_of(cmd.getCommandResults(),
+                      [&](Value out) { return getRootBuffer(out) == root; });
+}
+
 } // namespace hybridc::hrt

@@ -63,4 +63,12 @@ unsigned elementBytes(mlir::Type elementType);
 /// The buffer that owns `buffer`'s bytes: follows hrt.view to its source.
 mlir::Value getRootBuffer(mlir::Value buffer);
 
+/// Whether `cmd` reads `root`'s bytes (an input whose root it is), writes
+/// them (one of its results) or either, `root` being a root buffer.
+bool readsRoot(CommandOp cmd, mlir::Value root);
+bool writesRoot(CommandOp cmd, mlir::Value root);
+inline bool touchesRoot(CommandOp cmd, mlir::Value root) {
+  return readsRoot(cmd, root) || writesRoot(cmd, root);
+}
+
 } // namespace hybridc::hrt

@@ -13,17 +13,6 @@ namespace {
 
 using namespace mlir;
 
-bool touchesRoot(CommandOp cmd, Value root) {
-  auto isRoot = [&](Value v) { return v && getRootBuffer(v) == root; };
-  return llvm::any_of(cmd.getCommandInputs(), isRoot) ||
-         llvm::any_of(cmd.getCommandResults(), isRoot);
-}
-
-bool writesRoot(CommandOp cmd, Value root) {
-  return llvm::any_of(cmd.getCommandResults(),
-                      [&](Value v) { return getRootBuffer(v) == root; });
-}
-
 /// The cache write into `cache` (the very buffer, not a view) along axis 2
 /// of a rank-4 cache that `attention` can take over: the closest one before
 /// it, with nothing in between touching the cache or writing what the

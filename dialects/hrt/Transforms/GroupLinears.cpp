@@ -49,16 +49,6 @@ bool groupable(LinearOp linear) {
 /// The output features of a groupable linear's weight.
 int64_t featuresOf(LinearOp linear) { return *staticFeatures(linear); }
 
-bool reads(Operation *op, Value root) {
-  return llvm::any_of(op->getOperands(),
-                      [&](Value v) { return getRootBuffer(v) == root; });
-}
-
-bool writes(CommandOp cmd, Value root) {
-  return llvm::any_of(cmd.getCommandResults(),
-                      [&](Value v) { return getRootBuffer(v) == root; });
-}
-
 /// Whether `out` can be written where `at` stands: it is defined before
 /// `at`, or by an hrt.alloc that can move up to it.
 bool writableAt(Value out, Operation *at) {
@@ -131,7 +121,7 @@ bool groupSlices(LinearOp linear) {
     Value root = getRootBuffer(slice.getOut());
     for (Operation *op = linear->getNextNode(); op != slice;
          op = op->getNextNode())
-      if (isa<CommandOp>(op) && reads(op, root))
+      if (auto cmd = dyn_cast<CommandOp>(op); cmd && touchesRoot(cmd, root))
         return false;
   }
   SmallVector<Member> members;
@@ -174,10 +164,10 @@ bool movable(LinearOp first, LinearOp candidate, ArrayRef<Member> members) {
     auto cmd = dyn_cast<CommandOp>(op);
     if (!cmd)
       continue;
-    if (reads(op, root))
+    if (touchesRoot(cmd, root))
       return false;
     for (Value v : {candidate.getWeight(), candidate.getBias()})
-      if (v && writes(cmd, getRootBuffer(v)))
+      if (v && writesRoot(cmd, getRootBuffer(v)))
         return false;
   }
   return true;
@@ -204,7 +194,7 @@ SmallVector<LinearOp> gatherShared(LinearOp first) {
                          candidate.getOut(), 0, featuresOf(candidate)});
       continue;
     }
-    if (writes(cmd, input))
+    if (writesRoot(cmd, input))
       break;
     ++between;
   }

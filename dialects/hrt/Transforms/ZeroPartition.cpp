@@ -575,18 +575,9 @@ private:
          between = between->getNextNode())
       if (auto cmd = dyn_cast<CommandOp>(between))
         for (Value v : op->getOperands())
-          if (Value r = getRootBuffer(v); r != gradient && touches(cmd, r))
+          if (Value r = getRootBuffer(v); r != gradient && touchesRoot(cmd, r))
             return {};
     return gradient;
-  }
-
-  static bool touches(CommandOp cmd, Value root) {
-    if (llvm::any_of(cmd.getCommandResults(),
-                     [&](Value out) { return getRootBuffer(out) == root; }))
-      return true;
-    return llvm::any_of(cmd.getCommandInputs(), [&](Value in) {
-      return in && getRootBuffer(in) == root;
-    });
   }
 
   /// A command on shards whose result buffer holds whole tensors: it runs

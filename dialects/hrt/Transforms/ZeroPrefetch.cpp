@@ -29,18 +29,6 @@ struct ParamGather {
   int issue = 0; ///< where it goes
 };
 
-bool readsRoot(Operation *op, Value root) {
-  auto cmd = cast<CommandOp>(op);
-  return llvm::any_of(cmd.getCommandInputs(), [&](Value in) {
-    return in && getRootBuffer(in) == root;
-  });
-}
-
-bool writesRoot(Operation *op, Value root) {
-  return llvm::any_of(cast<CommandOp>(op).getCommandResults(),
-                      [&](Value out) { return getRootBuffer(out) == root; });
-}
-
 /// An all_gather of a sharded parameter.
 bool isParamGather(Operation *op) {
   auto gather = dyn_cast<CollectiveOp>(op);
@@ -63,10 +51,10 @@ SmallVector<ParamGather> findParamGathers(ArrayRef<Operation *> commands) {
                   param.getShard()->getNumElements()};
     Value out = getRootBuffer(gather.getOut());
     for (size_t j = i + 1; j < commands.size() && g.use < 0; ++j)
-      if (readsRoot(commands[j], out))
+      if (readsRoot(cast<CommandOp>(commands[j]), out))
         g.use = static_cast<int>(j);
     for (size_t j = 0; j < i; ++j)
-      if (writesRoot(commands[j], param.getResult()))
+      if (writesRoot(cast<CommandOp>(commands[j]), param.getResult()))
         g.earliest = static_cast<int>(j) + 1;
     if (g.use >= 0)
       gathers.push_back(g);
