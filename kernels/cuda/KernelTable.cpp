@@ -24,8 +24,11 @@ constexpr KernelEntry kUnary[] = {
     {ceil},    {logicalNot}, {isNan}, {isInf}};
 static_assert(std::size(kUnary) == kUnaryKinds);
 
-constexpr KernelEntry kReduce[] = {
-    {reduceSum}, {reduceMean}, {reduceMax}, {reduceMin}, {reduceProd}};
+constexpr KernelEntry kReduce[] = {{reduceSum, reduceScratchBytes},
+                                   {reduceMean, reduceScratchBytes},
+                                   {reduceMax, reduceScratchBytes},
+                                   {reduceMin, reduceScratchBytes},
+                                   {reduceProd, reduceScratchBytes}};
 static_assert(std::size(kReduce) == kReduceKinds);
 
 /// A kind read from a bundle may be out of range: no kernel then.

@@ -78,6 +78,7 @@ void reduceMean(const CudaCall &call);
 void reduceMax(const CudaCall &call);
 void reduceMin(const CudaCall &call);
 void reduceProd(const CudaCall &call);
+size_t reduceScratchBytes(const CudaCall &call); // any reduce_*
 
 void softmax(const CudaCall &call); // Softmax.cu (softmax and log_softmax)
 

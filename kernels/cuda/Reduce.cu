@@ -5,7 +5,10 @@
 // runs of kept and reduced dimensions. When the contiguous innermost run is
 // reduced, a warp (or a block, for long reductions) folds each output;
 // when it is kept, threads run along it (coalesced) and split the reduced
-// rows between them.
+// rows between them, and between blocks when the outputs alone are too few
+// to fill the GPU (partials in scratch, combined in a fixed order by the
+// last block to arrive).
+#include "Context.h"
 #include "Elementwise.cuh"
 #include "Kernels.h"
 
@@ -253,23 +256,67 @@ __global__ void reduceInnerKernel(const S *in, S *out, ReduceLayout s) {
 
 constexpr int kColumns = 32, kColumnSplit = 8;
 
+/// How the kept-inner path covers its outputs: tiles of kColumns outputs,
+/// and, when those tiles alone are too few blocks to fill the GPU (a bias
+/// gradient: 2048 outputs over 4096 rows is 64 tiles), the reduced rows
+/// split over `splits` blocks per tile whose partials meet in scratch.
+struct OuterPlan {
+  int64_t tiles = 0;
+  int splits = 1;
+};
+
+constexpr int64_t kOuterBlocks = 1024; ///< blocks a split aims at
+constexpr int64_t kRowsPerSplit = 64;  ///< reduced rows a split takes at least
+constexpr int kMaxSplits = 64;
+
+OuterPlan planOuter(const ReduceLayout &s) {
+  OuterPlan plan;
+  plan.tiles = (s.outCount / s.innerLength) *
+               ((s.innerLength + kColumns - 1) / kColumns);
+  if (plan.tiles < kOuterBlocks &&
+      plan.tiles <= static_cast<int64_t>(kTileCounters)) {
+    const int64_t wanted = (kOuterBlocks + plan.tiles - 1) / plan.tiles;
+    const int64_t most =
+        std::min<int64_t>(kMaxSplits, s.reducedCombos / kRowsPerSplit);
+    plan.splits =
+        static_cast<int>(std::max<int64_t>(1, std::min(wanted, most)));
+  }
+  return plan;
+}
+
+/// Scratch a split plan needs: one partial (at most 8 bytes) per output and
+/// split.
+size_t outerScratchBytes(const ReduceLayout &s) {
+  const OuterPlan plan = planOuter(s);
+  return plan.splits > 1 ? static_cast<size_t>(s.outCount) * plan.splits * 8
+                         : 0;
+}
+
 /// The innermost run (L outputs) is kept: threadIdx.x runs along it,
-/// threadIdx.y splits the reduced rows; partials meet in shared memory.
+/// threadIdx.y splits a tile's reduced rows; partials meet in shared
+/// memory. With blockIdx.y over `splits` > 1, each block folds its share of
+/// the rows into `partials` ([splits][outCount]) and the tile's last block
+/// to arrive combines them, split by split (the same order every run).
 template <typename S, typename R>
-__global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s) {
+__global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s,
+                                  OuterPlan plan, typename R::Acc *partials,
+                                  unsigned *counters) {
   awaitInputs();
   using Acc = typename R::Acc;
   __shared__ Acc partial[kColumnSplit][kColumns];
   const int64_t L = s.innerLength;
   const int64_t tilesPerGroup = (L + kColumns - 1) / kColumns;
-  const int64_t tiles = (s.outCount / L) * tilesPerGroup;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+  const int64_t share = (s.reducedCombos + plan.splits - 1) / plan.splits;
+  const int64_t c0 = blockIdx.y * share;
+  const int64_t c1 = std::min<int64_t>(c0 + share, s.reducedCombos);
+  for (int64_t t = blockIdx.x; t < plan.tiles; t += gridDim.x) {
     const int64_t g = t / tilesPerGroup;
     const int64_t l = (t - g * tilesPerGroup) * kColumns + threadIdx.x;
+    const int64_t o = g * L + l;
     Acc acc = R::init();
     if (l < L) {
       const S *base = in + s.keptOffset(g) + l;
-      for (int64_t c = threadIdx.y; c < s.reducedCombos; c += blockDim.y)
+      for (int64_t c = c0 + threadIdx.y; c < c1; c += blockDim.y)
         acc = R::step(acc, base[s.reducedOffset(c)]);
     }
     partial[threadIdx.y][threadIdx.x] = acc;
@@ -277,7 +324,17 @@ __global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s) {
     if (threadIdx.y == 0 && l < L) {
       for (int y = 1; y < kColumnSplit; ++y)
         acc = R::combine(acc, partial[y][threadIdx.x]);
-      out[g * L + l] = R::finish(acc, s.count);
+      if (plan.splits == 1)
+        out[o] = R::finish(acc, s.count);
+      else
+        partials[blockIdx.y * s.outCount + o] = acc;
+    }
+    if (plan.splits > 1 && lastBlockToArrive(counters + t, plan.splits) &&
+        threadIdx.y == 0 && l < L) {
+      acc = partials[o];
+      for (int split = 1; split < plan.splits; ++split)
+        acc = R::combine(acc, partials[split * s.outCount + o]);
+      out[o] = R::finish(acc, s.count);
     }
     __syncthreads();
   }
@@ -300,29 +357,43 @@ template <template <typename> class R> constexpr bool kRunsOnBool = false;
 template <> constexpr bool kRunsOnBool<MaxReducer> = true;
 template <> constexpr bool kRunsOnBool<MinReducer> = true;
 
-template <template <typename> class R>
-void reduce(const CudaCall &call, const char *kernel) {
+/// What reduce_* computes for `call`: its axes as a mask over the input's
+/// dimensions, checked against the result's shape.
+struct Reduction {
+  std::vector<bool> reduced;
+  int64_t reduceCount = 1; ///< input elements per output
+};
+
+Reduction describe(const CudaCall &call, const char *kernel) {
   expectArity(call, kernel, 1, 1);
   const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(result, input.dtype, kernel, "result");
   const ops::Reduce &attrs = call.attrs<ops::Reduce>();
   const int64_t rank = input.rank();
-  std::vector<bool> reduced(rank, attrs.axes.empty());
+  Reduction r;
+  r.reduced.assign(rank, attrs.axes.empty());
   for (int64_t a : attrs.axes)
-    reduced[normalizeAxis(a, rank, kernel)] = true;
+    r.reduced[normalizeAxis(a, rank, kernel)] = true;
   Shape outShape;
-  int64_t reduceCount = 1;
   for (int64_t d = 0; d < rank; ++d) {
-    if (!reduced[d]) {
+    if (!r.reduced[d]) {
       outShape.push_back(input.shape[d]);
     } else {
-      reduceCount *= input.shape[d];
+      r.reduceCount *= input.shape[d];
       if (attrs.keepdims)
         outShape.push_back(1);
     }
   }
   expectShape(result, outShape, kernel, "result");
+  return r;
+}
+
+template <template <typename> class R>
+void reduce(const CudaCall &call, const char *kernel) {
+  const Reduction r = describe(call, kernel);
+  const ConstTensor &input = call.operands[0];
+  const Tensor &result = call.results[0];
   const int64_t outCount = result.numel();
   const cudaStream_t stream = streamOf(call);
   auto run = [&](auto zero) {
@@ -332,7 +403,7 @@ void reduce(const CudaCall &call, const char *kernel) {
       return;
     S *out = static_cast<S *>(result.data);
     const S *in = static_cast<const S *>(input.data);
-    if (reduceCount == 0) {
+    if (r.reduceCount == 0) {
       if constexpr (std::is_same_v<Reducer, MeanReducer<S>> && !kIsFloat<S>)
         fail(kernel, "mean over an empty integer reduction");
       launch(identityKernel<S, Reducer>, gridFor(outCount), kThreads, 0, stream,
@@ -340,7 +411,7 @@ void reduce(const CudaCall &call, const char *kernel) {
       checkLaunch(kernel);
       return;
     }
-    ReduceLayout layout = planReduction(input.shape, reduced, kernel);
+    ReduceLayout layout = planReduction(input.shape, r.reduced, kernel);
     layout.outCount = outCount;
     if (layout.innerReduced) {
       const bool wide = layout.count >= 2048;
@@ -350,10 +421,18 @@ void reduce(const CudaCall &call, const char *kernel) {
       launch(reduceInnerKernel<S, Reducer>, gridFor(blocks, 1), block, 0,
              stream, in, out, layout);
     } else {
-      const int64_t tiles = (outCount / layout.innerLength) *
-                            ((layout.innerLength + kColumns - 1) / kColumns);
-      launch(reduceOuterKernel<S, Reducer>, gridFor(tiles, 1),
-             dim3(kColumns, kColumnSplit), 0, stream, in, out, layout);
+      OuterPlan plan = planOuter(layout);
+      unsigned *counters = nullptr;
+      if (plan.splits > 1) {
+        expectScratch(call, outerScratchBytes(layout), kernel);
+        counters = tileCounters(*call.context, call.stream, kernel);
+        if (!counters) // a capture that met no split kernel before
+          plan.splits = 1;
+      }
+      dim3 grid(gridFor(plan.tiles, 1), static_cast<unsigned>(plan.splits));
+      launch(reduceOuterKernel<S, Reducer>, grid, dim3(kColumns, kColumnSplit),
+             0, stream, in, out, layout, plan,
+             static_cast<typename Reducer::Acc *>(call.scratch), counters);
     }
     checkLaunch(kernel);
   };
@@ -375,6 +454,20 @@ void reduceMax(const CudaCall &call) { reduce<MaxReducer>(call, "reduce_max"); }
 void reduceMin(const CudaCall &call) { reduce<MinReducer>(call, "reduce_min"); }
 void reduceProd(const CudaCall &call) {
   reduce<ProdReducer>(call, "reduce_prod");
+}
+
+size_t reduceScratchBytes(const CudaCall &call) {
+  try {
+    const Reduction r = describe(call, "reduce");
+    if (r.reduceCount == 0 || call.results[0].numel() == 0)
+      return 0;
+    ReduceLayout layout =
+        planReduction(call.operands[0].shape, r.reduced, "reduce");
+    layout.outCount = call.results[0].numel();
+    return layout.innerReduced ? 0 : outerScratchBytes(layout);
+  } catch (...) {
+    return 0; // the run reports malformed calls
+  }
 }
 
 } // namespace hybrid::cuda::kernels

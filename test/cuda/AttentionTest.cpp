@@ -1,5 +1,6 @@
 // The CUDA attention and rotary kernels against the CPU oracle: prompts
-// (the flash path) and decode steps with long key sequences (the split-K
+// (the flash paths: tensor cores for bf16 / f16 heads of 64 and 128, f32
+// arithmetic otherwise) and decode steps with long key sequences (the split-K
 // path) and at model sizes, causal, sliding-window, GQA, ALiBi, broadcast
 // additive masks, T > S, unusual head sizes, fully masked rows; KV-cache
 // attention with key_length read from device memory (NaN in the unfilled
@@ -49,6 +50,7 @@ struct AttnCase {
 
 const std::vector<AttnCase> kAttnCases = {
     {"prefill causal", 2, 4, 4, 100, 100, 64, 64, true},
+    {"prefill long gqa", 2, 8, 2, 300, 300, 64, 64, true},
     {"prefill plain odd", 1, 3, 3, 17, 33, 64, 64},
     {"prefill gqa", 2, 8, 2, 67, 67, 128, 128, true},
     {"prefill sliding", 1, 4, 2, 130, 130, 64, 64, true, 37},

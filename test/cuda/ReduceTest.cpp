@@ -1,5 +1,6 @@
 // The CUDA reductions, cumsum and softmax against the CPU oracle: every kind,
 // axis sets that keep or reduce the contiguous run, long rows (block paths),
+// many rows into few outputs (rows split over blocks),
 // empty reductions, integer wrapping, bool any/all and -inf rows.
 #include "CudaTestSupport.h"
 
@@ -31,10 +32,21 @@ TEST_F(ReduceTest, EveryKindAxesAndDtype) {
     std::vector<int64_t> axes;
   };
   const std::vector<Case> cases = {
-      {{3, 17}, {-1}},  {{3, 17}, {0}},     {{4, 5, 6}, {0, 2}},
-      {{4, 5, 6}, {1}}, {{4, 5, 6}, {}},    {{2, 3, 4, 5}, {1, 3}},
-      {{7, 5000}, {1}}, {{5000, 3}, {0}},   {{1}, {0}},
-      {{2, 1, 3}, {1}}, {{127, 33}, {0, 1}}};
+      {{3, 17}, {-1}},
+      {{3, 17}, {0}},
+      {{4, 5, 6}, {0, 2}},
+      {{4, 5, 6}, {1}},
+      {{4, 5, 6}, {}},
+      {{2, 3, 4, 5}, {1, 3}},
+      {{7, 5000}, {1}},
+      {{5000, 3}, {0}},
+      {{1}, {0}},
+      {{2, 1, 3}, {1}},
+      {{127, 33}, {0, 1}},
+      // Few outputs over many rows: rows split over blocks (partials in
+      // scratch), one reduced run and two.
+      {{8, 300, 70}, {0, 1}},
+      {{64, 3, 40, 33}, {0, 2}}};
   for (int k = 0; k < kReduceKinds; ++k) {
     const auto kind = static_cast<ReduceKind>(k);
     for (DType dt :
