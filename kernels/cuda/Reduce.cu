@@ -357,15 +357,15 @@ template <template <typename> class R> constexpr bool kRunsOnBool = false;
 template <> constexpr bool kRunsOnBool<MaxReducer> = true;
 template <> constexpr bool kRunsOnBool<MinReducer> = true;
 
-/// What reduce_* computes for `call`: its axes as a mask over the input's
-/// dimensions, checked against the result's shape.
+/// What reduce_* computes for `call` (one operand, one result; data may be
+/// null): its axes as a mask over the input's dimensions, checked against
+/// the result's shape.
 struct Reduction {
   std::vector<bool> reduced;
   int64_t reduceCount = 1; ///< input elements per output
 };
 
 Reduction describe(const CudaCall &call, const char *kernel) {
-  expectArity(call, kernel, 1, 1);
   const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
   expectDType(result, input.dtype, kernel, "result");
@@ -391,6 +391,7 @@ Reduction describe(const CudaCall &call, const char *kernel) {
 
 template <template <typename> class R>
 void reduce(const CudaCall &call, const char *kernel) {
+  expectArity(call, kernel, 1, 1);
   const Reduction r = describe(call, kernel);
   const ConstTensor &input = call.operands[0];
   const Tensor &result = call.results[0];
@@ -458,6 +459,8 @@ void reduceProd(const CudaCall &call) {
 
 size_t reduceScratchBytes(const CudaCall &call) {
   try {
+    if (call.operands.size() != 1 || call.results.size() != 1)
+      return 0;
     const Reduction r = describe(call, "reduce");
     if (r.reduceCount == 0 || call.results[0].numel() == 0)
       return 0;
