@@ -135,7 +135,11 @@ TEST_P(StateOnDevice, RetakingAStateCostsAnAllocationAndAFill) {
   engine.releaseState("acc");
   PhaseCost retaken = measurePhase(d, [&] { readDoubled(engine, 16); });
   EXPECT_EQ(retaken.bytesAllocated, 16u * 4 * 4);
-  EXPECT_EQ(retaken.bytesCopied - held.bytesCopied, 16u * 4 * 4);
+  // (A backend may copy more when an address changed: kernel arguments.)
+  if (onCpu())
+    EXPECT_EQ(retaken.bytesCopied, held.bytesCopied + 16u * 4 * 4);
+  else
+    EXPECT_GE(retaken.bytesCopied, held.bytesCopied + 16u * 4 * 4);
   PhaseCost both = held;
   both += retaken;
   EXPECT_EQ(both.bytesAllocated, retaken.bytesAllocated);
