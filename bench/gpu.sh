@@ -3,11 +3,13 @@
 # the runtime there, with BUILD/device-bundles/bench and BUILD/anchors
 # carried from bench/prepare.sh: times hybridc's generation (bench/generate.py)
 # and training step (bench/train.py; TRAIN=0 skips it, TRAIN_ARGS adds
-# flags such as "--models gpt2-124m --repeat 2") and, in the same run, the
-# anchors named in ANCHORS (default "eager"); HYBRIDC=0 runs the anchors
+# flags such as "--models gpt2-124m --repeat 2"), the PPO-shaped step
+# (bench/ppo.py; PPO=0 skips it, PPO_ARGS adds flags) and, in the same run,
+# the anchors named in ANCHORS (default "eager"); HYBRIDC=0 runs the anchors
 # alone (bench/gpu2.sh runs both halves on two GPUs at once):
 #   eager     ../shared/bench/anchor_h200.py      PyTorch eager + HF generate
 #   compiled  ../shared/bench/anchor_compiled_h200.py  torch.compile, static cache
+#   ppo       ../shared/bench/anchor_ppo_step_h200.py  the PPO-shaped step
 #   ds        ../shared/bench/anchor_ds_he_h200.py DeepSpeed Hybrid Engine
 #             (needs BUILD/anchors/wheels: see ../shared/bench/ANCHORS.md)
 # Writes $OUT/hybridc.json and each anchor's JSON to $OUT.
@@ -30,6 +32,10 @@ if [ "${HYBRIDC:-1}" != 0 ] && [ "${TRAIN:-1}" != 0 ]; then
   python3 bench/train.py --hybrid-run "$bin" --bundles "$build/device-bundles/bench" \
     --out "$out/hybridc.json" ${TRAIN_ARGS:-} || rc=1
 fi
+if [ "${HYBRIDC:-1}" != 0 ] && [ "${PPO:-1}" != 0 ]; then
+  python3 bench/ppo.py --hybrid-run "$bin" --bundles "$build/device-bundles/bench" \
+    --out "$out/hybridc.json" ${PPO_ARGS:-} || rc=1
+fi
 for a in ${ANCHORS:-eager}; do
   start=$SECONDS
   case $a in
@@ -39,6 +45,9 @@ for a in ${ANCHORS:-eager}; do
     compiled)
       echo "== anchor: torch.compile"
       OUT=$out timeout 420 python3 "$anchors/anchor_compiled_h200.py" 2>&1 | tail -4 ;;
+    ppo)
+      echo "== anchor: PPO-shaped step (eager, two-copy + torch.compile)"
+      OUT=$out timeout 600 python3 "$anchors/anchor_ppo_step_h200.py" 2>&1 | tail -12 ;;
     ds)
       echo "== anchor: DeepSpeed Hybrid Engine"
       site=/tmp/ds-site

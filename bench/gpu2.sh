@@ -6,7 +6,8 @@
 # about 15 minutes). GPU 1 runs the anchors in ANCHORS1 (default
 # "compiled eager") from the start; GPU 0 builds hybrid-run (runtime only,
 # as test/gpu/run.sh configures it), runs bench/gpu.sh's hybridc part
-# (TRAIN=0 by default here) and then the anchors in ANCHORS0 (default "ds").
+# (TRAIN=0 by default here; the PPO-shaped step runs unless PPO=0) and then
+# the anchors in ANCHORS0 (default "ds").
 # Each GPU runs one process at a time, so the figures are those of a GPU to
 # itself. Writes everything to $OUT (default /tmp/hybridc-bench); the logs
 # of the two halves are gpu0.log and gpu1.log.

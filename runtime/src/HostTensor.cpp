@@ -83,4 +83,29 @@ std::vector<float> HostTensor::toFloats() const {
   }
 }
 
+HostTensor concatColumns(const HostTensor &left, const HostTensor &right) {
+  const Shape &a = left.shape(), &b = right.shape();
+  if (a.size() != 2 || b.size() != 2 || a[0] != b[0] ||
+      left.dtype() != right.dtype())
+    throw Error("concatColumns: want two [rows, n] tensors of one dtype and "
+                "row count, got " +
+                std::string(dtypeName(left.dtype())) + " " + shapeToString(a) +
+                " and " + dtypeName(right.dtype()) + " " + shapeToString(b));
+  HostTensor out = HostTensor::allocate(left.dtype(), {a[0], a[1] + b[1]});
+  const size_t element = dtypeSize(left.dtype());
+  const size_t leftRow = static_cast<size_t>(a[1]) * element,
+               rightRow = static_cast<size_t>(b[1]) * element;
+  auto *dst = static_cast<uint8_t *>(out.data());
+  const auto *l = static_cast<const uint8_t *>(left.data());
+  const auto *r = static_cast<const uint8_t *>(right.data());
+  for (int64_t row = 0; row < a[0]; ++row) {
+    if (leftRow)
+      std::memcpy(dst, l + row * leftRow, leftRow);
+    if (rightRow)
+      std::memcpy(dst + leftRow, r + row * rightRow, rightRow);
+    dst += leftRow + rightRow;
+  }
+  return out;
+}
+
 } // namespace hybrid

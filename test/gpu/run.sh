@@ -9,8 +9,9 @@
 # weights), that greedy generation on the GPU gives HF's tokens (and the
 # CPU's log-probs), that a training step on the GPU gives HF's loss,
 # gradients and updated logits (f32; bf16 within stated bounds) and the
-# CPU's, that `hybrid-run train` gives the CPU's losses, and times GPT-2
-# 124M's forward and training step.
+# CPU's, that `hybrid-run train` gives the CPU's losses, that the PPO-shaped
+# step runs (switches moving no byte), and times GPT-2 124M's forward and
+# training step.
 # One line per check; exits 1 if any failed.
 set -uo pipefail
 build=${1:-build}
@@ -233,6 +234,21 @@ line=$($out/bin/hybrid-run train-step $bundles/gpt2-124m-train-bf16.hyb --random
   --device cuda --batch 8 --seq 512 --repeat 3 2>&1) &&
   echo "time  cuda train-step 8x512: ${line#hybrid-run: }" ||
   fail "gpt2-124m train-step cuda 8x512: $line"
+
+# The PPO-shaped step on the GPU (hybrid-run ppo-step on the gpt2
+# fixture's training bundle, generation kept; test/lit/tools/ppo-step.test
+# runs it on the CPU): decode captured or not, the KV cache kept or
+# released, switches that move no byte, finite losses.
+for extra in "" --release-cache --no-cuda-graph; do
+  if line=$($out/bin/hybrid-run ppo-step $bundles/gpt2/train.hyb --random-weights 0 \
+      --device cuda --batch 4 --prompt-len 8 --new-tokens 8 --micro-batch 2 --repeat 2 \
+      $extra 2>&1) &&
+    echo "$line" | grep -qE "switch bytes 0\); generate [0-9]+ tok/s; loss [0-9.]+ -> [0-9.]+;"; then
+    echo "ok    gpt2 ppo-step cuda $extra: ${line#hybrid-run: }"
+  else
+    fail "gpt2 ppo-step cuda $extra: $line"
+  fi
+done
 
 [ $failures -eq 0 ] && echo "all GPU checks passed" || echo "$failures GPU check(s) failed"
 [ $failures -eq 0 ]

@@ -241,12 +241,15 @@ TEST_P(HybridEngineOnDevice, EvalReportsThePhaseAndSwitchesMoveNothing) {
   EXPECT_TRUE(engine().training());
   engine().forwardBackward(ids_);
   engine().step(StepConfig());
-  // The switches themselves allocate nothing.
+  // The switches themselves allocate, copy and fill nothing.
   const MemoryStats before = device()->memoryStats();
   engine().eval();
   engine().train();
   engine().eval();
-  EXPECT_EQ(device()->memoryStats().allocations, before.allocations);
+  const MemoryStats after = device()->memoryStats();
+  EXPECT_EQ(after.allocations, before.allocations);
+  EXPECT_EQ(after.bytesAllocated, before.bytesAllocated);
+  EXPECT_EQ(after.bytesCopied, before.bytesCopied);
   ASSERT_EQ(lines.size(), 2u);
   const std::string &line = lines[0];
   for (const char *part :

@@ -1,4 +1,5 @@
-// safetensors: round trips, conversions, the fixtures, and malformed files.
+// safetensors: round trips, conversions, the fixtures, and malformed files;
+// and host tensors put side by side (concatColumns).
 #include "TestSupport.h"
 
 #include "hybrid/FileIO.h"
@@ -139,6 +140,29 @@ TEST(SafeTensors, WriterRejectsBadNames) {
                          {{"__metadata__", SafeTensorsDType::F32, {1}, &x}});
       },
       {"cannot write a tensor named '__metadata__'"});
+}
+
+TEST(HostTensor, ConcatColumnsPutsRowsSideBySide) {
+  HostTensor prompt =
+      HostTensor::fromVector<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  HostTensor generated = HostTensor::fromVector<int64_t>({2, 2}, {7, 8, 9, 10});
+  HostTensor all = concatColumns(prompt, generated);
+  EXPECT_EQ(all.shape(), (Shape{2, 5}));
+  EXPECT_EQ(all.toVector<int64_t>(),
+            (std::vector<int64_t>{1, 2, 3, 7, 8, 4, 5, 6, 9, 10}));
+  HostTensor none = HostTensor::allocate(DType::I64, {2, 0});
+  EXPECT_EQ(concatColumns(none, generated).toVector<int64_t>(),
+            generated.toVector<int64_t>());
+  expectError(
+      [&] {
+        concatColumns(prompt, HostTensor::allocate(DType::I64, {3, 1}));
+      },
+      {"concatColumns: want two [rows, n] tensors", "i64 [2,3]", "i64 [3,1]"});
+  expectError(
+      [&] {
+        concatColumns(prompt, HostTensor::allocate(DType::F32, {2, 1}));
+      },
+      {"f32 [2,1]"});
 }
 
 TEST(SafeTensors, HalfAndBfloat16ConvertToF32) {

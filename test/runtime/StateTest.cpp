@@ -1,7 +1,7 @@
 // State buffers, on every device backend: two executables of one bundle
 // sharing one state across calls, allocation on first use with the plan's
 // shape, shape agreement, release (bytes back to the allocator, retaken
-// zero-filled) and the engine's state API.
+// zero-filled, as the device's counters see it) and the engine's state API.
 #include "DeviceTest.h"
 #include "TestBundles.h"
 #include "TestSupport.h"
@@ -109,6 +109,40 @@ TEST_P(StateOnDevice, ReleaseReturnsBytesAndTheNextUseRetakesThem) {
   EXPECT_EQ(device()->memoryStats().bytesInUse, before.bytesInUse);
   EXPECT_EQ(accumulate(engine, 16, 2.0f), filled(16, 2.0f));
   EXPECT_EQ(readDoubled(engine, 16), filled(16, 4.0f));
+}
+
+TEST_P(StateOnDevice, RetakingAStateCostsAnAllocationAndAFill) {
+  Engine engine = Engine::create(stateBundle(), device());
+  accumulate(engine, 16, 1.0f);
+  readDoubled(engine, 16);
+  // The device's counters: what a phase allocates, copies and fills.
+  Device &d = *device();
+  PhaseCost copies = measurePhase(d, [&] {
+    DeviceAllocation a(device(), 1000);
+    std::vector<uint8_t> host(1000, 7);
+    d.copyHostToDevice(a.get(), host.data(), 1000, d.defaultStream());
+    d.fillZero(a.get(), 600, d.defaultStream());
+    d.copyDeviceToHost(host.data(), a.get(), 1000, d.defaultStream());
+    d.synchronize(d.defaultStream());
+  });
+  EXPECT_EQ(copies.bytesAllocated, 1000u);
+  EXPECT_EQ(copies.bytesCopied, 2600u);
+  EXPECT_GE(copies.seconds, 0.0);
+  // A call on bound buffers and held state allocates nothing; the state
+  // let go comes back as its bytes, allocated and zero-filled.
+  PhaseCost held = measurePhase(d, [&] { readDoubled(engine, 16); });
+  EXPECT_EQ(held.bytesAllocated, 0u);
+  engine.releaseState("acc");
+  PhaseCost retaken = measurePhase(d, [&] { readDoubled(engine, 16); });
+  EXPECT_EQ(retaken.bytesAllocated, 16u * 4 * 4);
+  // (A backend may copy more when an address changed: kernel arguments.)
+  if (onCpu())
+    EXPECT_EQ(retaken.bytesCopied, held.bytesCopied + 16u * 4 * 4);
+  else
+    EXPECT_GE(retaken.bytesCopied, held.bytesCopied + 16u * 4 * 4);
+  PhaseCost both = held;
+  both += retaken;
+  EXPECT_EQ(both.bytesAllocated, retaken.bytesAllocated);
 }
 
 TEST_P(StateOnDevice, ExplicitAllocationComesFirst) {

@@ -133,6 +133,27 @@ const char *kUsage =
     "      step count); --resume\n"
     "      DIR (instead of --weights) continues such a run N more steps,\n"
     "      as if it had not stopped.\n"
+    "  hybrid-run ppo-step BUNDLE --random-weights SEED [--batch B]\n"
+    "                     [--prompt-len P] [--new-tokens N]\n"
+    "                     [--micro-batch M] [--repeat R] [--seed S]\n"
+    "                     [--lr LR] [--release-cache] [--no-cuda-graph]\n"
+    "                     [--device D] [--threads N]\n"
+    "      Times PPO-shaped steps on random weights (a bundle compiled with\n"
+    "      hybridc --train, generation kept): eval(), B random prompts of\n"
+    "      P tokens, N sampled new tokens each (temperature 1, no top-k /\n"
+    "      top-p, no early stop; seed S + step), train(), causal-LM\n"
+    "      forward + backward over the B x (P + N) sequences in\n"
+    "      micro-batches of M (gradients accumulated) and one optimizer\n"
+    "      step (the bundle's AdamW with torch's defaults, lr 1e-6).\n"
+    "      Defaults: the anchor's 32, 256, 256, 8, R 1. One warm-up step,\n"
+    "      then R timed ones; prints the median step (of an even R, the\n"
+    "      slower middle one) and its phases, each timed between device\n"
+    "      synchronisations (generate, train, the eval()/train()\n"
+    "      switches), the most bytes the switches of one\n"
+    "      step allocated and copied, generated tokens/s, the loss of the\n"
+    "      first and last step and the peak of device memory in use.\n"
+    "      --release-cache lets the KV cache go when generation ends (it is\n"
+    "      taken again, zero-filled, by the next generation).\n"
     "  hybrid-run compare A.safetensors B.safetensors [--name N ...]\n"
     "                     [--atol X | --rtol-max R]\n"
     "      Prints max |a-b| per tensor (the --name ones, else every name in\n"
@@ -199,6 +220,21 @@ Args parseArgs(const std::string &cmd, int argc, char **argv, int first,
     }
   }
   return args;
+}
+
+/// argv without the flags in `known` that take no value (--greedy), which
+/// go to `found`; what is left goes to parseArgs.
+std::vector<char *> takeSwitches(int argc, char **argv,
+                                 const std::set<std::string> &known,
+                                 std::set<std::string> &found) {
+  std::vector<char *> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (known.count(argv[i]))
+      found.insert(argv[i]);
+    else
+      rest.push_back(argv[i]);
+  }
+  return rest;
 }
 
 void expectPositional(const Args &args, size_t n, const std::string &cmd,
@@ -382,16 +418,33 @@ struct TrainingEngine {
   std::shared_ptr<const BundleDesc> bundle;
   Engine engine;
 };
-TrainingEngine openForTraining(Args &args, const std::string &cmd,
-                               const std::string &bundlePath,
-                               const char *executable, const char *missing) {
+TrainingEngine openEngine(Args &args, const std::string &cmd,
+                          const std::string &bundlePath) {
   std::shared_ptr<Device> device = deviceOf(args, cmd);
   auto bundle = std::make_shared<const BundleDesc>(readBundle(bundlePath));
   Engine engine = Engine::create(bundle, device);
-  if (!engine.hasExecutable(executable))
+  return {std::move(bundle), std::move(engine)};
+}
+TrainingEngine openForTraining(Args &args, const std::string &cmd,
+                               const std::string &bundlePath,
+                               const char *executable, const char *missing) {
+  TrainingEngine opened = openEngine(args, cmd, bundlePath);
+  if (!opened.engine.hasExecutable(executable))
     throw Error(bundlePath + ": no " + missing +
                 " (compile the model with hybridc --train)");
-  return {std::move(bundle), std::move(engine)};
+  return opened;
+}
+
+/// The model's name as a report line shows it.
+std::string modelNameOf(const BundleDesc &bundle) {
+  return bundle.model.empty() ? "(unnamed model)"
+                              : escapeControlCharacters(bundle.model);
+}
+
+/// The device allocator's high-water mark so far, in GiB.
+double peakGiB(const Device &device) {
+  return static_cast<double>(device.memoryStats().peakBytes) /
+         (1024.0 * 1024.0 * 1024.0);
 }
 
 int runForward(int argc, char **argv) {
@@ -563,17 +616,11 @@ int runForward(int argc, char **argv) {
 //===----------------------------------------------------------------------===//
 
 int runGenerate(int argc, char **argv) {
-  // --greedy is the one flag without a value.
-  std::vector<char *> rest;
-  bool greedyFlag = false, noGraph = false;
-  for (int i = 0; i < argc; ++i) {
-    if (std::string(argv[i]) == "--greedy")
-      greedyFlag = true;
-    else if (std::string(argv[i]) == "--no-cuda-graph")
-      noGraph = true;
-    else
-      rest.push_back(argv[i]);
-  }
+  std::set<std::string> switches;
+  std::vector<char *> rest =
+      takeSwitches(argc, argv, {"--greedy", "--no-cuda-graph"}, switches);
+  const bool greedyFlag = switches.count("--greedy"),
+             noGraph = switches.count("--no-cuda-graph");
   Args args = parseArgs("generate", static_cast<int>(rest.size()), rest.data(),
                         2, {"--weights",
                             "--prompt",
@@ -723,19 +770,14 @@ int runGenerate(int argc, char **argv) {
   // (the first comes from the prefill) over prefill + decode.
   const double totalMs = r.prefillMs + r.decodeMs;
   const double endToEnd = totalMs > 0 ? batch * r.steps / (totalMs / 1000) : 0;
-  const double peakGiB =
-      static_cast<double>(engine.device().memoryStats().peakBytes) /
-      (1024.0 * 1024.0 * 1024.0);
   std::fprintf(
       stderr,
       "hybrid-run: generate %s: %lldx%lld prompt, %lld new tokens: "
       "prefill %.2f ms, decode %.3f ms/step, %.0f tokens/s; end to end "
       "%.2f ms, %.0f tokens/s; peak %.2f GiB%s%s\n",
-      bundle->model.empty() ? "(unnamed model)"
-                            : escapeControlCharacters(bundle->model).c_str(),
-      static_cast<long long>(batch), static_cast<long long>(ids.shape()[1]),
-      static_cast<long long>(r.steps), r.prefillMs, perToken, tps, totalMs,
-      endToEnd, peakGiB,
+      modelNameOf(*bundle).c_str(), static_cast<long long>(batch),
+      static_cast<long long>(ids.shape()[1]), static_cast<long long>(r.steps),
+      r.prefillMs, perToken, tps, totalMs, endToEnd, peakGiB(engine.device()),
       r.decodeGraphOperations
           ? ("; decode graph of " + std::to_string(r.decodeGraphOperations) +
              " operations")
@@ -1123,8 +1165,6 @@ int timeTrainSteps(const BundleDesc &bundle, Engine &engine,
   const StepFlops flops = stepFlopsOf(bundle, step, t.batch, t.seq);
   const double tokens = static_cast<double>(t.batch) * t.seq;
   const double achieved = flops.total() / (median / 1000);
-  const double peakGiB = static_cast<double>(device.memoryStats().peakBytes) /
-                         (1024.0 * 1024.0 * 1024.0);
   char attention[96];
   if (flops.layers)
     std::snprintf(attention, sizeof attention,
@@ -1134,22 +1174,21 @@ int timeTrainSteps(const BundleDesc &bundle, Engine &engine,
   else
     std::snprintf(attention, sizeof attention,
                   "attention 0: no attention in forward");
-  const std::string model = bundle.model.empty()
-                                ? "(unnamed model)"
-                                : escapeControlCharacters(bundle.model);
+  const std::string model = modelNameOf(bundle);
   const std::string on = device.name() == "cpu" ? "" : " on " + device.name();
-  std::fprintf(
-      stderr,
-      "hybrid-run: train-step %s%s: %s trainable params, %lldx%lld "
-      "tokens: step %.2f ms (median of %d; best %.2f ms), %.0f "
-      "tokens/s; model %.4g FLOP/step (6N %.4g + %s), %.4g FLOP/s, "
-      "MFU %.4g of %.4g FLOP/s; loss %.4f -> %.4f; peak %.4g GiB\n",
-      model.c_str(), on.c_str(),
-      humanCount(static_cast<double>(flops.trainable)).c_str(),
-      static_cast<long long>(t.batch), static_cast<long long>(t.seq), median,
-      t.repeat, sorted.front(), tokens / (median / 1000), flops.total(),
-      flops.dense, attention, achieved, achieved / t.peakFlops, t.peakFlops,
-      static_cast<double>(firstLoss), static_cast<double>(loss), peakGiB);
+  std::fprintf(stderr,
+               "hybrid-run: train-step %s%s: %s trainable params, %lldx%lld "
+               "tokens: step %.2f ms (median of %d; best %.2f ms), %.0f "
+               "tokens/s; model %.4g FLOP/step (6N %.4g + %s), %.4g FLOP/s, "
+               "MFU %.4g of %.4g FLOP/s; loss %.4f -> %.4f; peak %.4g GiB\n",
+               model.c_str(), on.c_str(),
+               humanCount(static_cast<double>(flops.trainable)).c_str(),
+               static_cast<long long>(t.batch), static_cast<long long>(t.seq),
+               median, t.repeat, sorted.front(), tokens / (median / 1000),
+               flops.total(), flops.dense, attention, achieved,
+               achieved / t.peakFlops, t.peakFlops,
+               static_cast<double>(firstLoss), static_cast<double>(loss),
+               peakGiB(device));
   return 0;
 }
 
@@ -1532,11 +1571,173 @@ int runTrain(int argc, char **argv) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// ppo-step
+//===----------------------------------------------------------------------===//
+
+/// The largest value `symbol` may take in executable `exe` of `bundle`; 0
+/// when it is unbounded or absent.
+int64_t symbolLimitOf(const BundleDesc &bundle, const std::string &exe,
+                      const std::string &symbol) {
+  for (const ExecutableDesc &e : bundle.executables)
+    if (e.name == exe)
+      for (size_t i = 0; i < e.symbols.size(); ++i)
+        if (e.symbols[i] == symbol)
+          return e.symbolMax[i];
+  return 0;
+}
+
+/// What one PPO-shaped step cost, phase by phase (each between device
+/// synchronisations).
+struct PpoStepCost {
+  PhaseCost total, generate, train, switches; // switches: eval() + train()
+  int64_t newTokens = 0;                      // per row
+  float loss = 0;                             // mean over the micro-batches
+};
+
+int runPpoStep(int argc, char **argv) {
+  std::set<std::string> switches;
+  std::vector<char *> rest = takeSwitches(
+      argc, argv, {"--release-cache", "--no-cuda-graph"}, switches);
+  Args args = parseArgs(
+      "ppo-step", static_cast<int>(rest.size()), rest.data(), 2,
+      {"--random-weights", "--batch", "--prompt-len", "--new-tokens",
+       "--micro-batch", "--repeat", "--seed", "--lr", "--device", "--threads"});
+  expectPositional(args, 1, "ppo-step", "a BUNDLE");
+  const std::string &bundlePath = args.positional[0];
+  if (!args.single("--random-weights"))
+    throw UsageError{"ppo-step: times random weights: give --random-weights "
+                     "SEED"};
+  const uint64_t weightSeed = static_cast<uint64_t>(
+      parseNonNegative(*args.single("--random-weights"), "--random-weights"));
+  auto count = [&](const char *flag, long dflt) {
+    std::optional<std::string> v = args.single(flag);
+    return static_cast<int64_t>(v ? parsePositiveInt(*v, flag) : dflt);
+  };
+  // The anchor's shape (../shared/bench/anchor_ppo_step_h200.py).
+  const int64_t batch = count("--batch", 32),
+                prompt = count("--prompt-len", 256),
+                newTokens = count("--new-tokens", 256),
+                microBatch = count("--micro-batch", 8),
+                repeat = count("--repeat", 1);
+  if (batch % microBatch != 0)
+    throw UsageError{"ppo-step: --batch " + std::to_string(batch) +
+                     " is not a multiple of --micro-batch " +
+                     std::to_string(microBatch)};
+  const uint64_t sampleSeed = static_cast<uint64_t>(
+      parseNonNegative(args.single("--seed").value_or("0"), "--seed"));
+  const double lr =
+      parseNonNegative(args.single("--lr").value_or("1e-6"), "--lr");
+  const bool releaseCache = switches.count("--release-cache");
+
+  auto [bundle, engine] = openEngine(args, "ppo-step", bundlePath);
+  std::vector<std::string> missing;
+  if (!engine.hasExecutable("prefill") || !engine.hasExecutable("decode"))
+    missing.push_back("prefill/decode executables (compile the model without "
+                      "--no-generate)");
+  if (!engine.hasExecutable("forward_backward") ||
+      !engine.hasExecutable("step"))
+    missing.push_back("training executables (compile the model with hybridc "
+                      "--train)");
+  if (!missing.empty())
+    throw Error(bundlePath + ": no " + missing[0] +
+                (missing.size() > 1 ? " and no " + missing[1] : ""));
+  // The sequences must fit the model's positions: the KV cache's and the
+  // training pass's.
+  const int64_t positions = prompt + newTokens;
+  for (auto [exe, symbol] :
+       {std::pair<const char *, const char *>{"prefill", "cap"},
+        {"forward_backward", "seq"}}) {
+    const int64_t limit = symbolLimitOf(*bundle, exe, symbol);
+    if (limit > 0 && positions > limit)
+      throw Error("ppo-step: --prompt-len " + std::to_string(prompt) +
+                  " + --new-tokens " + std::to_string(newTokens) + " = " +
+                  std::to_string(positions) + " positions; the model has " +
+                  std::to_string(limit) + " (" + bundlePath + ")");
+  }
+
+  engine.initRandom(weightSeed);
+  engine.initOptimizer();
+  // The latency line every eval() writes is not this command's output.
+  engine.setLog([](const std::string &) {});
+  const HostTensor prompts =
+      syntheticInputs(*bundle, batch, prompt).at("input_ids");
+  GenerateConfig sampling;
+  sampling.greedy = false; // temperature 1, no top-k / top-p
+  sampling.maxNewTokens = sampling.minNewTokens = newTokens;
+  sampling.eosTokenId = -1; // no early stop
+  sampling.cudaGraph = !switches.count("--no-cuda-graph");
+  sampling.releaseInferenceCache = releaseCache;
+  StepConfig optimizer;
+  optimizer.optimizer = trainPlanOf(*bundle).optimizer;
+  optimizer.lr = static_cast<float>(lr);
+  Device &device = engine.device();
+
+  // eval(), generate, the [batch, prompt + new] sequences, train(), the
+  // micro-batches' forward + backward, one optimizer step.
+  auto ppoStep = [&](uint64_t seed) {
+    PpoStepCost c;
+    c.total = measurePhase(device, [&] {
+      c.switches += measurePhase(device, [&] { engine.eval(); });
+      GenerateResult generated;
+      c.generate = measurePhase(device, [&] {
+        sampling.seed = seed;
+        generated = engine.generate(prompts, nullptr, sampling);
+      });
+      c.newTokens = generated.steps;
+      const HostTensor sequences = concatColumns(prompts, generated.tokens);
+      c.switches += measurePhase(device, [&] { engine.train(); });
+      c.train = measurePhase(device, [&] {
+        double loss = 0;
+        for (int64_t first = 0; first < batch; first += microBatch)
+          loss += engine.forwardBackward(rowsOf(sequences, first, microBatch));
+        engine.step(optimizer);
+        c.loss = static_cast<float>(loss / (batch / microBatch));
+      });
+    });
+    return c;
+  };
+  // A warm-up step (GEMM plans, the decode graph's capture, first
+  // allocations), then the timed ones, each sampling anew.
+  std::vector<PpoStepCost> steps;
+  for (int64_t i = 0; i <= repeat; ++i)
+    steps.push_back(ppoStep(sampleSeed + static_cast<uint64_t>(i)));
+  uint64_t switchBytes = 0;
+  for (const PpoStepCost &c : steps)
+    switchBytes = std::max(switchBytes,
+                           c.switches.bytesAllocated + c.switches.bytesCopied);
+  std::vector<PpoStepCost> timed(steps.begin() + 1, steps.end());
+  std::sort(timed.begin(), timed.end(),
+            [](const PpoStepCost &a, const PpoStepCost &b) {
+              return a.total.seconds < b.total.seconds;
+            });
+  const PpoStepCost &median = timed[timed.size() / 2];
+  const std::string on = device.name() == "cpu" ? "" : " on " + device.name();
+  std::fprintf(
+      stderr,
+      "hybrid-run: ppo-step %s%s: batch %lld, prompt %lld, new %lld, "
+      "micro-batch %lld: step %.3f s (generate %.3f s, train %.3f s, switch "
+      "%.3f ms, switch bytes %llu); generate %.0f tok/s; loss %.4f -> %.4f; "
+      "peak %.3f GiB (median of %lld steps%s)\n",
+      modelNameOf(*bundle).c_str(), on.c_str(), static_cast<long long>(batch),
+      static_cast<long long>(prompt), static_cast<long long>(median.newTokens),
+      static_cast<long long>(microBatch), median.total.seconds,
+      median.generate.seconds, median.train.seconds,
+      median.switches.seconds * 1000,
+      static_cast<unsigned long long>(switchBytes),
+      static_cast<double>(batch * median.newTokens) / median.generate.seconds,
+      static_cast<double>(steps.front().loss),
+      static_cast<double>(steps.back().loss), peakGiB(device),
+      static_cast<long long>(repeat),
+      releaseCache ? ", KV cache released for training" : "");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   try {
     if (argc < 2)
       throw UsageError{"no subcommand (forward, generate, train-step, "
-                       "backward, train, compare or info; "
+                       "backward, train, ppo-step, compare or info; "
                        "see 'hybrid-run --help')"};
     std::string cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -1556,6 +1757,8 @@ int main(int argc, char **argv) {
       return runTrainStep(argc, argv);
     if (cmd == "train")
       return runTrain(argc, argv);
+    if (cmd == "ppo-step")
+      return runPpoStep(argc, argv);
     if (cmd == "backward")
       return runBackward(argc, argv);
     if (cmd == "compare")
@@ -1564,7 +1767,7 @@ int main(int argc, char **argv) {
       return runInfo(argc, argv);
     throw UsageError{"unknown subcommand '" + cmd +
                      "' (forward, generate, train-step, backward, train, "
-                     "compare or info; see 'hybrid-run --help')"};
+                     "ppo-step, compare or info; see 'hybrid-run --help')"};
   } catch (const UsageError &e) {
     std::fprintf(stderr, "hybrid-run: error: %s\n",
                  escapeControlCharacters(e.message).c_str());

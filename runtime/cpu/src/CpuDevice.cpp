@@ -171,6 +171,7 @@ void *CpuDevice::allocate(size_t bytes, size_t alignment) {
   stats_.bytesInUse += bytes;
   stats_.peakBytes = std::max(stats_.peakBytes, stats_.bytesInUse);
   ++stats_.allocations;
+  stats_.bytesAllocated += bytes;
   return p;
 }
 
@@ -194,7 +195,9 @@ void CpuDevice::deallocate(void *ptr) {
 
 MemoryStats CpuDevice::memoryStats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  MemoryStats stats = stats_;
+  stats.bytesCopied = bytesCopied_.load(std::memory_order_relaxed);
+  return stats;
 }
 
 Stream &CpuDevice::defaultStream() { return *default_; }
@@ -215,25 +218,33 @@ void CpuDevice::synchronize() {}
 
 void CpuDevice::copyHostToDevice(void *dst, const void *src, size_t bytes,
                                  Stream &) {
-  if (bytes)
-    std::memcpy(dst, src, bytes);
+  if (!bytes)
+    return;
+  std::memcpy(dst, src, bytes);
+  bytesCopied_.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 void CpuDevice::copyDeviceToHost(void *dst, const void *src, size_t bytes,
                                  Stream &) {
-  if (bytes)
-    std::memcpy(dst, src, bytes);
+  if (!bytes)
+    return;
+  std::memcpy(dst, src, bytes);
+  bytesCopied_.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 void CpuDevice::copyDeviceToDevice(void *dst, const void *src, size_t bytes,
                                    Stream &) {
-  if (bytes)
-    std::memmove(dst, src, bytes);
+  if (!bytes)
+    return;
+  std::memmove(dst, src, bytes);
+  bytesCopied_.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 void CpuDevice::fillZero(void *dst, size_t bytes, Stream &) {
-  if (bytes)
-    std::memset(dst, 0, bytes);
+  if (!bytes)
+    return;
+  std::memset(dst, 0, bytes);
+  bytesCopied_.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 std::unique_ptr<PreparedCommand> CpuDevice::prepare(const CommandDesc &command,

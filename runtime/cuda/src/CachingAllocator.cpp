@@ -133,6 +133,7 @@ void *CachingAllocator::allocate(size_t bytes, size_t alignment) {
   stats_.bytesInUse += bytes;
   stats_.peakBytes = std::max(stats_.peakBytes, stats_.bytesInUse);
   ++stats_.allocations;
+  stats_.bytesAllocated += bytes;
   return ptr;
 }
 

@@ -11,6 +11,7 @@
 #include "cuda/Context.h"
 #include "cuda/CudaKernels.h"
 
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -147,6 +148,8 @@ struct CudaDevice::Impl {
   std::map<std::string, std::shared_ptr<CudaCommunicator>> communicators;
   /// Set when HYBRID_CUDA_PROFILE asks for per-kernel times.
   std::unique_ptr<KernelProfile> profile;
+  /// MemoryStats::bytesCopied: bytes of the copies and fills enqueued.
+  std::atomic<uint64_t> bytesCopied{0};
 
   cudaStream_t native(Stream &s) {
     return cudaStreamOf(s, ordinal, name).get();
@@ -348,7 +351,11 @@ void *CudaDevice::allocate(size_t bytes, size_t alignment) {
 
 void CudaDevice::deallocate(void *ptr) { impl_->memory.deallocate(ptr); }
 
-MemoryStats CudaDevice::memoryStats() const { return impl_->memory.stats(); }
+MemoryStats CudaDevice::memoryStats() const {
+  MemoryStats stats = impl_->memory.stats();
+  stats.bytesCopied = impl_->bytesCopied.load(std::memory_order_relaxed);
+  return stats;
+}
 
 CudaCacheStats CudaDevice::cacheStats() const {
   return impl_->memory.cacheStats();
@@ -398,11 +405,13 @@ void CudaDevice::synchronize() {
 
 void CudaDevice::copyHostToDevice(void *dst, const void *src, size_t bytes,
                                   Stream &stream) {
+  impl_->bytesCopied.fetch_add(bytes, std::memory_order_relaxed);
   impl_->staging.toDevice(dst, src, bytes, impl_->native(stream));
 }
 
 void CudaDevice::copyDeviceToHost(void *dst, const void *src, size_t bytes,
                                   Stream &stream) {
+  impl_->bytesCopied.fetch_add(bytes, std::memory_order_relaxed);
   impl_->staging.toHost(dst, src, bytes, impl_->native(stream));
 }
 
@@ -410,6 +419,7 @@ void CudaDevice::copyDeviceToDevice(void *dst, const void *src, size_t bytes,
                                     Stream &stream) {
   if (!bytes || dst == src)
     return;
+  impl_->bytesCopied.fetch_add(bytes, std::memory_order_relaxed);
   cudaStream_t s = impl_->native(stream);
   uintptr_t d = reinterpret_cast<uintptr_t>(dst),
             r = reinterpret_cast<uintptr_t>(src);
@@ -435,6 +445,7 @@ void CudaDevice::copyDeviceToDevice(void *dst, const void *src, size_t bytes,
 void CudaDevice::fillZero(void *dst, size_t bytes, Stream &stream) {
   if (!bytes)
     return;
+  impl_->bytesCopied.fetch_add(bytes, std::memory_order_relaxed);
   cudaStream_t s = impl_->native(stream);
   CurrentDevice guard(ordinal_, impl_->name);
   checkCuda(cudaMemsetAsync(dst, 0, bytes, s), impl_->name, "cudaMemsetAsync");

@@ -92,6 +92,13 @@ struct MemoryStats {
   size_t peakBytes = 0;     ///< maximum of bytesInUse so far
   uint64_t allocations = 0; ///< calls to allocate() so far
   uint64_t frees = 0;       ///< calls to deallocate() so far
+  /// What the device has moved so far, for measuring a phase by the
+  /// difference (e.g. that Engine::eval()/train() move nothing): bytes
+  /// handed out by allocate(), and bytes written by copyHostToDevice,
+  /// copyDeviceToHost, copyDeviceToDevice and fillZero (a zero fill is the
+  /// cost of a state taken again). Kernels' own writes are not counted.
+  uint64_t bytesAllocated = 0;
+  uint64_t bytesCopied = 0;
 };
 
 /// A device backend.
@@ -163,6 +170,26 @@ public:
   virtual std::unique_ptr<PreparedCommand>
   prepare(const CommandDesc &command, const ExecutableDesc &exe) = 0;
 };
+
+/// What one phase of device work cost: the wall time between device-wide
+/// synchronisations at its edges, and what the device allocated and copied
+/// in between (MemoryStats' counters). Sums over several phases with +=.
+struct PhaseCost {
+  double seconds = 0;
+  uint64_t bytesAllocated = 0;
+  uint64_t bytesCopied = 0;
+  PhaseCost &operator+=(const PhaseCost &o) {
+    seconds += o.seconds;
+    bytesAllocated += o.bytesAllocated;
+    bytesCopied += o.bytesCopied;
+    return *this;
+  }
+};
+
+/// Runs `work` (which enqueues on `device`) between two synchronisations
+/// of every stream and returns its cost. Work other threads put on the
+/// device meanwhile is counted too.
+PhaseCost measurePhase(Device &device, const std::function<void()> &work);
 
 /// Device memory released on destruction (move-only).
 class DeviceAllocation {

@@ -91,6 +91,12 @@ private:
 /// Tensors by name: the inputs and outputs of an executable call.
 using NamedTensors = std::map<std::string, HostTensor>;
 
+/// `left` [rows, n] and `right` [rows, m] side by side: [rows, n + m] (a
+/// prompt batch and the tokens generated after it, the sequences PPO trains
+/// on). Throws hybrid::Error when they are not rank 2 of one dtype and row
+/// count.
+HostTensor concatColumns(const HostTensor &left, const HostTensor &right);
+
 template <typename T>
 HostTensor HostTensor::fromVector(Shape shape, const std::vector<T> &values) {
   if (numElements(shape) != static_cast<int64_t>(values.size()))

@@ -4,6 +4,7 @@
 
 #include "hybrid/Device.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -85,6 +86,7 @@ private:
   mutable std::mutex mutex_;        // guards stats_ and sizes_
   MemoryStats stats_;
   std::unordered_map<void *, size_t> sizes_;
+  std::atomic<uint64_t> bytesCopied_{0}; // MemoryStats::bytesCopied
 };
 
 } // namespace hybrid
