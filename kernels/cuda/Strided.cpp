@@ -3,6 +3,7 @@
 
 #include "Check.h"
 
+#include <climits>
 #include <vector>
 
 namespace hybrid::cuda {
@@ -53,6 +54,17 @@ StridedPlan<N> merge(const Shape &out,
     const int64_t s = plan.rank == 0 ? 0 : plan.strides[k][0];
     plan.direct = s == 0 || s == 1;
     plan.unit[k] = s;
+  }
+  plan.small = plan.numel <= INT32_MAX;
+  plan.grouped = plan.rank >= 1 && plan.dims[plan.rank - 1] % kGroup == 0;
+  for (int k = 0; k < N; ++k) {
+    const int64_t s = plan.rank == 0 ? 0 : plan.strides[k][plan.rank - 1];
+    plan.inner[k] = s;
+    plan.grouped = plan.grouped && (s == 0 || s == 1);
+    bool aligned = s == 1;
+    for (int d = 0; d + 1 < plan.rank; ++d)
+      aligned = aligned && plan.strides[k][d] % kGroup == 0;
+    plan.groupAligned[k] = aligned;
   }
   return plan;
 }

@@ -23,6 +23,9 @@ namespace hybrid::cuda {
 /// Merged dimensions a plan holds; more is an error (after merging, real
 /// tensors have two or three).
 constexpr int kMaxDims = 10;
+/// Results an elementwise thread computes from one offset computation (see
+/// StridedPlan::grouped).
+constexpr int kGroup = 4;
 
 /// Operand `k`'s element for result index i is at offset(k, i). Plain old
 /// data: passed to kernels by value.
@@ -35,10 +38,35 @@ template <int N> struct StridedPlan {
   /// like the result (unit 1) or a single element (unit 0).
   bool direct = true;
   int64_t unit[N] = {};
+  /// kGroup consecutive results can share one offset computation: the
+  /// innermost merged dimension is a multiple of kGroup and every operand
+  /// steps 0 or 1 along it (inner[k]).
+  bool grouped = false;
+  int64_t inner[N] = {};
+  /// Operand k's groups start at multiples of kGroup elements (it steps 1
+  /// along the innermost dimension and by multiples of kGroup along the
+  /// others), so with an aligned base they load as one vector.
+  bool groupAligned[N] = {};
+  /// numel fits 32 bits: offsets divide in 32 bits.
+  bool small = false;
 
   HYBRID_HD int64_t offset(int k, int64_t i) const {
     if (direct)
       return i * unit[k];
+    if (small) {
+      int64_t off = 0;
+      uint32_t j = static_cast<uint32_t>(i);
+      HYBRID_UNROLL
+      for (int d = kMaxDims - 1; d >= 0; --d) {
+        if (d < rank) {
+          const uint32_t q = j / static_cast<uint32_t>(dims[d]);
+          off += static_cast<int64_t>(j - q * static_cast<uint32_t>(dims[d])) *
+                 strides[k][d];
+          j = q;
+        }
+      }
+      return off;
+    }
     int64_t off = 0;
     HYBRID_UNROLL
     for (int d = kMaxDims - 1; d >= 0; --d) {
@@ -61,6 +89,21 @@ template <int N> struct StridedPlan {
     HYBRID_UNROLL
     for (int k = 0; k < N; ++k)
       out[k] = 0;
+    if (small) {
+      uint32_t j = static_cast<uint32_t>(i);
+      HYBRID_UNROLL
+      for (int d = kMaxDims - 1; d >= 0; --d) {
+        if (d < rank) {
+          const uint32_t q = j / static_cast<uint32_t>(dims[d]);
+          const int64_t idx = j - q * static_cast<uint32_t>(dims[d]);
+          HYBRID_UNROLL
+          for (int k = 0; k < N; ++k)
+            out[k] += idx * strides[k][d];
+          j = q;
+        }
+      }
+      return;
+    }
     HYBRID_UNROLL
     for (int d = kMaxDims - 1; d >= 0; --d) {
       if (d < rank) {

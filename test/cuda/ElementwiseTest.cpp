@@ -11,8 +11,17 @@ namespace {
 /// Operand shape pairs: equal (odd sizes), a broadcast row, both sides
 /// broadcasting, a scalar.
 const std::vector<std::pair<Shape, Shape>> kBinaryShapes = {
-    {{1}, {1}},          {{127}, {127}}, {{3, 17}, {17}},
-    {{4, 1, 5}, {3, 1}}, {{}, {1000}},   {{2, 3, 17}, {2, 1, 17}}};
+    {{1}, {1}},
+    {{127}, {127}},
+    {{3, 17}, {17}},
+    {{4, 1, 5}, {3, 1}},
+    {{}, {1000}},
+    {{2, 3, 17}, {2, 1, 17}},
+    // Innermost dimensions of a multiple of 4: groups of results per thread
+    // (vector loads where both operands step by 1, a broadcast column).
+    {{4, 6, 8}, {4, 6, 8}},
+    {{8, 12}, {8, 1}},
+    {{6, 4, 20}, {20}}};
 
 bool isComparison(BinaryKind k) {
   return k >= BinaryKind::Equal && k <= BinaryKind::GreaterEqual;
@@ -124,7 +133,7 @@ TEST_F(ElementwiseTest, UnaryEveryKindAndDtype) {
     const bool test = kind == UnaryKind::IsNan || kind == UnaryKind::IsInf;
     for (DType dt : dtypes)
       for (const Shape &shape :
-           std::vector<Shape>{{1}, {17}, {3, 127}, {1000}}) {
+           std::vector<Shape>{{1}, {17}, {3, 127}, {1000}, {5, 36}}) {
         HostTensor x = isIntegerDType(dt)
                            ? randomTensor(dt, shape, rng, -1000, 1000)
                        : positive ? randomTensor(dt, shape, rng, 0.01, 10)
