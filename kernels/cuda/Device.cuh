@@ -62,12 +62,12 @@ template <typename T> __device__ __forceinline__ T warpSum(T v) {
   return v;
 }
 
-/// Whether this block is the last of `blocks` to arrive at `counter`, for
-/// work split over blocks and finished by whichever block ends last (split
-/// K, split keys): every thread of the block calls it after the block wrote
-/// what the last one reads. The last block resets the counter to zero for
-/// the next call (counters are left zeroed) and, when this returns true,
-/// sees every other block's writes.
+/// Whether this block (one-dimensional: thread 0 counts) is the last of
+/// `blocks` to arrive at `counter`, for work split over blocks and finished
+/// by whichever block ends last (split K, split keys): every thread of the
+/// block calls it after the block wrote what the last one reads. The last block
+/// resets the counter to zero for the next call (counters are left zeroed) and,
+/// when this returns true, sees every other block's writes.
 __device__ __forceinline__ bool lastBlockToArrive(unsigned *counter,
                                                   unsigned blocks) {
   __shared__ bool last;

@@ -292,10 +292,10 @@ size_t outerScratchBytes(const ReduceLayout &s) {
                          : 0;
 }
 
-/// The innermost run (L outputs) is kept: threadIdx.x runs along it,
-/// threadIdx.y splits a tile's reduced rows; partials meet in shared
-/// memory. With blockIdx.y over `splits` > 1, each block folds its share of
-/// the rows into `partials` ([splits][outCount]) and the tile's last block
+/// The innermost run (L outputs) is kept: kColumns threads run along it,
+/// kColumnSplit groups of them split a tile's reduced rows; partials meet in
+/// shared memory. With blockIdx.y over `splits` > 1, each block folds its share
+/// of the rows into `partials` ([splits][outCount]) and the tile's last block
 /// to arrive combines them, split by split (the same order every run).
 template <typename S, typename R>
 __global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s,
@@ -304,6 +304,8 @@ __global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s,
   awaitInputs();
   using Acc = typename R::Acc;
   __shared__ Acc partial[kColumnSplit][kColumns];
+  // A one-dimensional block (as lastBlockToArrive wants) as 32 x 8.
+  const int tx = threadIdx.x % kColumns, ty = threadIdx.x / kColumns;
   const int64_t L = s.innerLength;
   const int64_t tilesPerGroup = (L + kColumns - 1) / kColumns;
   const int64_t share = (s.reducedCombos + plan.splits - 1) / plan.splits;
@@ -311,29 +313,29 @@ __global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s,
   const int64_t c1 = std::min<int64_t>(c0 + share, s.reducedCombos);
   for (int64_t t = blockIdx.x; t < plan.tiles; t += gridDim.x) {
     const int64_t g = t / tilesPerGroup;
-    const int64_t l = (t - g * tilesPerGroup) * kColumns + threadIdx.x;
+    const int64_t l = (t - g * tilesPerGroup) * kColumns + tx;
     const int64_t o = g * L + l;
     Acc acc = R::init();
     if (l < L) {
       const S *base = in + s.keptOffset(g) + l;
-      for (int64_t c = c0 + threadIdx.y; c < c1; c += blockDim.y)
+      for (int64_t c = c0 + ty; c < c1; c += kColumnSplit)
         acc = R::step(acc, base[s.reducedOffset(c)]);
     }
-    partial[threadIdx.y][threadIdx.x] = acc;
+    partial[ty][tx] = acc;
     __syncthreads();
-    if (threadIdx.y == 0 && l < L) {
+    if (ty == 0 && l < L) {
       for (int y = 1; y < kColumnSplit; ++y)
-        acc = R::combine(acc, partial[y][threadIdx.x]);
+        acc = R::combine(acc, partial[y][tx]);
       if (plan.splits == 1)
         out[o] = R::finish(acc, s.count);
       else
         partials[blockIdx.y * s.outCount + o] = acc;
     }
     if (plan.splits > 1 && lastBlockToArrive(counters + t, plan.splits) &&
-        threadIdx.y == 0 && l < L) {
-      acc = partials[o];
+        ty == 0 && l < L) {
+      acc = __ldcg(partials + o); // other blocks' writes: past L1
       for (int split = 1; split < plan.splits; ++split)
-        acc = R::combine(acc, partials[split * s.outCount + o]);
+        acc = R::combine(acc, __ldcg(partials + split * s.outCount + o));
       out[o] = R::finish(acc, s.count);
     }
     __syncthreads();
@@ -431,8 +433,8 @@ void reduce(const CudaCall &call, const char *kernel) {
           plan.splits = 1;
       }
       dim3 grid(gridFor(plan.tiles, 1), static_cast<unsigned>(plan.splits));
-      launch(reduceOuterKernel<S, Reducer>, grid, dim3(kColumns, kColumnSplit),
-             0, stream, in, out, layout, plan,
+      launch(reduceOuterKernel<S, Reducer>, grid, kColumns * kColumnSplit, 0,
+             stream, in, out, layout, plan,
              static_cast<typename Reducer::Acc *>(call.scratch), counters);
     }
     checkLaunch(kernel);
