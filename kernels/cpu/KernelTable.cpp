@@ -94,6 +94,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::SampleStep &) const {
     return {sampleStep, sampleStepScratchBytes};
   }
+  KernelEntry operator()(const ops::AdamWUpdate &) const {
+    return {adamwUpdate};
+  }
   // Collectives and events are the backend's business.
   KernelEntry operator()(const ops::Collective &) const { return {}; }
   KernelEntry operator()(const ops::RecordEvent &) const { return {}; }

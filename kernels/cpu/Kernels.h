@@ -117,4 +117,6 @@ size_t sampleScratchBytes(const KernelCall &call, int threads);
 void sampleStep(const KernelCall &call);
 size_t sampleStepScratchBytes(const KernelCall &call, int threads);
 
+void adamwUpdate(const KernelCall &call); // AdamW.cpp
+
 } // namespace hybrid::cpu::kernels

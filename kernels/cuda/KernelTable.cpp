@@ -97,6 +97,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::SampleStep &) const {
     return {sampleStep, sampleStepScratchBytes};
   }
+  KernelEntry operator()(const ops::AdamWUpdate &) const {
+    return {adamwUpdate};
+  }
 };
 
 } // namespace

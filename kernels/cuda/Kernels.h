@@ -113,4 +113,6 @@ size_t sampleScratchBytes(const CudaCall &call);
 void sampleStep(const CudaCall &call);
 size_t sampleStepScratchBytes(const CudaCall &call);
 
+void adamwUpdate(const CudaCall &call); // AdamW.cu
+
 } // namespace hybrid::cuda::kernels

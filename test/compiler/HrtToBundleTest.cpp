@@ -101,6 +101,30 @@ hrt.executable @step symbols [] params read attributes {alignment = 256 : i64, w
   EXPECT_EQ(step.results, std::vector<int32_t>({1, 8, 9, 4, 3, 2, 7}));
 }
 
+TEST_F(HrtToBundle, AnAdamWUpdateWritesItsParameterAndMomentsInPlace) {
+  // hrt.adamw_update in place: its results (param, exp_avg, exp_avg_sq)
+  // are the buffers of three of its ten operands.
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+hrt.executable @step symbols [] params read attributes {alignment = 256 : i64, workspace = 256 : i64} {
+  %g = hrt.input "g" {offset = 0 : i64} : !hrt.buffer<f32, [3, 5]>
+  %s = hrt.input "s" {offset = 64 : i64} : !hrt.buffer<f32, [1]>
+  %p = hrt.state "opt.master.w" read_write : !hrt.buffer<f32, [3, 5]>
+  %m = hrt.state "opt.exp_avg.w" read_write : !hrt.buffer<f32, [3, 5]>
+  %v = hrt.state "opt.exp_avg_sq.w" read_write : !hrt.buffer<f32, [3, 5]>
+  hrt.adamw_update %p : !hrt.buffer<f32, [3, 5]>, %g : !hrt.buffer<f32, [3, 5]> moments %m : !hrt.buffer<f32, [3, 5]>, %v : !hrt.buffer<f32, [3, 5]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [3, 5]>, %m : !hrt.buffer<f32, [3, 5]>, %v : !hrt.buffer<f32, [3, 5]>
+}
+)mlir");
+  ASSERT_TRUE(module);
+  llvm::Expected<hybrid::BundleDesc> bundle =
+      hybridc::translateHrtToBundle(*module);
+  ASSERT_TRUE(static_cast<bool>(bundle)) << llvm::toString(bundle.takeError());
+  const hybrid::CommandDesc &update = bundle->executables[0].commands.at(0);
+  ASSERT_TRUE(std::holds_alternative<hybrid::ops::AdamWUpdate>(update.op));
+  EXPECT_EQ(update.operands,
+            std::vector<int32_t>({2, 0, 3, 4, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(update.results, std::vector<int32_t>({2, 3, 4}));
+}
+
 TEST_F(HrtToBundle, AnUnplannedExecutableIsAnError) {
   OwningOpRef<ModuleOp> module = parse(R"mlir(
 hrt.executable @a symbols [] params read {

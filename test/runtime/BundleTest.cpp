@@ -185,6 +185,7 @@ BundleDesc richBundle() {
       command(ops::BroadcastTo{}, {3}, {4}),
       command(ops::Copy{}, {3}, {4}),
       command(ops::SampleStep{}, {3, 0, 3, 0, 0, 1, 0}, {4, 5, 4, 6, 3, 3, 3}),
+      command(ops::AdamWUpdate{}, {3, 4, 5, 6, 3, 3, 3, 3, 3, 3}, {3, 5, 6}),
   };
   e.inputs = {{"ids", 0}};
   e.outputs = {{"out", 4}};
@@ -489,6 +490,18 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
             command(ops::SampleStep{}, {4, 4, 4, 4, 4, 4, 4}, {5}));
       },
       {"'sample_step'", "has 1 results, the op writes 7"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::AdamWUpdate{},
+                                     {4, 4, 4, 4, 4, 4, 4, 4, 4}, {4, 4, 4}));
+      },
+      {"'adamw_update'", "has 9 operands, the op takes 10"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::AdamWUpdate{}, {4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, {4}));
+      },
+      {"'adamw_update'", "has 1 results, the op writes 3"});
   // Only an optional operand may be left out (-1).
   reject(
       [](ExecutableDesc &e) {
@@ -761,10 +774,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 7: "
+      {"test.hyb: bundle format version 1; this runtime reads version 8: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 7: recompile it with hybridc");
+                 "version 8: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

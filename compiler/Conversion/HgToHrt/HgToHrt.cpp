@@ -276,17 +276,18 @@ private:
 
   /// Whether `def` stays correct when the buffer of its result `result` is
   /// the buffer of `input`: a cache write of that cache, a sample step's
-  /// state result over its old value, or an elementwise op whose operands
-  /// have the result's shape (element i is read before it is written, and
-  /// by no other element).
+  /// state result or an AdamW update's result over its old value, or an
+  /// elementwise op whose operands have the result's shape (element i is
+  /// read before it is written, and by no other element).
   static bool writesOverItsInput(Operation *def, Value input, Value result) {
     if (auto write = dyn_cast<hg::CacheWriteOp>(def))
       return write.getCache() == input && write.getUpdate() != input &&
              write.getOffset() != input;
-    if (auto step = dyn_cast<hg::SampleStepOp>(def)) {
-      // The kernel reads each row's (and the scalars') old state before it
-      // writes the new; the old value must be no other operand.
-      std::optional<unsigned> paired = sampleStepOperandOf(step, result);
+    if (isa<hg::SampleStepOp, hg::AdamWUpdateOp>(def)) {
+      // The kernel reads each row's (sample_step: and the scalars') or
+      // element's old value before it writes the new; the old value must be
+      // no other operand.
+      std::optional<unsigned> paired = oldValueOperandOf(def, result);
       return paired && llvm::all_of(def->getOpOperands(), [&](OpOperand &o) {
                return o.get() != input || o.getOperandNumber() == *paired;
              });
@@ -300,17 +301,22 @@ private:
            });
   }
 
-  /// The operand holding the old value of a sample step's state result
-  /// (none for the emitted tokens).
-  static std::optional<unsigned> sampleStepOperandOf(hg::SampleStepOp step,
-                                                     Value result) {
-    std::pair<Value, OpOperand *> pairs[] = {
-        {step.getNextTokens(), &step.getTokensMutable()},
-        {step.getNextLogprobs(), &step.getLogprobsMutable()},
-        {step.getNextLengths(), &step.getLengthsMutable()},
-        {step.getNextFinished(), &step.getFinishedMutable()},
-        {step.getNextCount(), &step.getCountMutable()},
-        {step.getNextRng(), &step.getRngMutable()}};
+  /// The operand holding the old value of a result of a sample step (none
+  /// for the emitted tokens) or of an AdamW update.
+  static std::optional<unsigned> oldValueOperandOf(Operation *def,
+                                                   Value result) {
+    SmallVector<std::pair<Value, OpOperand *>> pairs;
+    if (auto step = dyn_cast<hg::SampleStepOp>(def))
+      pairs = {{step.getNextTokens(), &step.getTokensMutable()},
+               {step.getNextLogprobs(), &step.getLogprobsMutable()},
+               {step.getNextLengths(), &step.getLengthsMutable()},
+               {step.getNextFinished(), &step.getFinishedMutable()},
+               {step.getNextCount(), &step.getCountMutable()},
+               {step.getNextRng(), &step.getRngMutable()}};
+    else if (auto update = dyn_cast<hg::AdamWUpdateOp>(def))
+      pairs = {{update.getNextParam(), &update.getParamMutable()},
+               {update.getNextExpAvg(), &update.getExpAvgMutable()},
+               {update.getNextExpAvgSq(), &update.getExpAvgSqMutable()}};
     for (auto [next, old] : pairs)
       if (next == result)
         return old->getOperandNumber();
@@ -402,6 +408,8 @@ private:
                                << func_.getSymName() << ")";
     if (auto step = dyn_cast<hg::SampleStepOp>(op))
       return lowerSampleStep(step);
+    if (auto update = dyn_cast<hg::AdamWUpdateOp>(op))
+      return lowerAdamWUpdate(update);
     if (op->getNumResults() != 1)
       return op->emitError("expected one result");
     Value result = op->getResult(0);
@@ -636,6 +644,21 @@ private:
         resultBuffer(op.getNextRng()), in(op.getLogits()), in(op.getConfig()),
         in(op.getSampling()), in(op.getRng()), in(op.getCount()),
         in(op.getFinished()), in(op.getLengths()));
+    return success();
+  }
+
+  /// One command; the moments (and a master) are usually the state buffers
+  /// themselves (collectStateResults).
+  LogicalResult lowerAdamWUpdate(hg::AdamWUpdateOp op) {
+    Value param = resultBuffer(op.getNextParam());
+    Value expAvg = resultBuffer(op.getNextExpAvg());
+    Value expAvgSq = resultBuffer(op.getNextExpAvgSq());
+    b_.create<hrt::AdamWUpdateOp>(
+        op.getLoc(), param, expAvg, expAvgSq, in(op.getParam()),
+        in(op.getGrad()), in(op.getExpAvg()), in(op.getExpAvgSq()),
+        in(op.getBeta1()), in(op.getBeta2()), in(op.getEps()),
+        in(op.getStepSize()), in(op.getBiasCorrection2Sqrt()),
+        in(op.getDecayFactor()));
     return success();
   }
 

@@ -183,6 +183,7 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
             ints(c.getFeatureBegins()), ints(c.getFeatureEnds())};
       })
       .Case([](hrt::SampleStepOp) { return o::SampleStep{}; })
+      .Case([](hrt::AdamWUpdateOp) { return o::AdamWUpdate{}; })
       .Default([](Operation *) { return std::nullopt; });
 }
 

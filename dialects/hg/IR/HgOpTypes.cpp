@@ -690,6 +690,21 @@ LogicalResult inferSampleStep(SampleStepOp::Adaptor a, Inference &inf) {
   return success();
 }
 
+/// The parameter and its two moments, each of its old value's type.
+LogicalResult inferAdamWUpdate(AdamWUpdateOp::Adaptor a, Inference &inf) {
+  const std::pair<Value, StringRef> updated[] = {
+      {a.getParam(), "param"},
+      {a.getExpAvg(), "exp_avg"},
+      {a.getExpAvgSq(), "exp_avg_sq"}};
+  for (auto [value, name] : updated) {
+    FailureOr<RankedTensorType> t = inf.tensor(value, name);
+    if (failed(t))
+      return failure();
+    (void)inf.result(*t);
+  }
+  return success();
+}
+
 LogicalResult inferAttention(AttentionOp::Adaptor a, Inference &inf) {
   FailureOr<RankedTensorType> q = inf.tensorOfRank(a.getQuery(), "query", 4);
   FailureOr<RankedTensorType> v = inf.tensorOfRank(a.getValue(), "value", 4);
@@ -791,6 +806,7 @@ HG_INFER_RETURN_TYPES(PositionsOp, inferPositions)
 HG_INFER_RETURN_TYPES(CacheWriteOp, inferCacheWrite)
 HG_INFER_RETURN_TYPES(SampleOp, inferSample)
 HG_INFER_RETURN_TYPES(SampleStepOp, inferSampleStep)
+HG_INFER_RETURN_TYPES(AdamWUpdateOp, inferAdamWUpdate)
 
 #undef HG_INFER_RETURN_TYPES
 
@@ -1380,5 +1396,38 @@ LogicalResult SampleStepOp::verify() {
     return emitOpError() << "expects logprobs as f32 of the shape of tokens "
                          << formatShape(tokens.getShape()) << ", got "
                          << logprobs;
+  return success();
+}
+
+LogicalResult AdamWUpdateOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  RankedTensorType param = getParam().getType();
+  const std::pair<Value, StringRef> tensors[] = {{getParam(), "param"},
+                                                 {getGrad(), "grad"},
+                                                 {getExpAvg(), "exp_avg"},
+                                                 {getExpAvgSq(), "exp_avg_sq"}};
+  for (auto [value, name] : tensors) {
+    RankedTensorType t = tensorTypeOf(value);
+    if (!t.getElementType().isF32())
+      return emitOpError() << "expects " << name << " as f32, got " << t;
+    if (failed(verifyCompatibleShape(t.getShape(), param.getShape())))
+      return emitOpError() << "expects " << name << " of the param's shape "
+                           << formatShape(param.getShape()) << ", got " << t;
+  }
+  const std::pair<Value, StringRef> scalars[] = {
+      {getBeta1(), "beta1"},
+      {getBeta2(), "beta2"},
+      {getEps(), "eps"},
+      {getStepSize(), "step_size"},
+      {getBiasCorrection2Sqrt(), "bias_correction2_sqrt"},
+      {getDecayFactor(), "decay_factor"}};
+  for (auto [value, name] : scalars) {
+    RankedTensorType t = tensorTypeOf(value);
+    if (!t.getElementType().isF32() || t.getRank() != 1 ||
+        dimsConflict(t.getDimSize(0), 1))
+      return emitOpError() << "expects " << name << " as tensor<1xf32>, got "
+                           << t;
+  }
   return success();
 }

@@ -540,4 +540,37 @@ def Hg_SampleStepOp : Hg_InferredOp<"sample_step"> {
   let hasVerifier = 1;
 }
 
+def Hg_AdamWUpdateOp : Hg_InferredOp<"adamw_update"> {
+  let summary = "torch.optim.AdamW's update of one parameter in one op";
+  let description = [{
+    What hg-adamw updates each parameter with: from the parameter (or its
+    f32 master), its gradient and its moments, all f32 of one shape, and
+    f32 [1] scalars shared by every parameter of a step (step_size = lr /
+    (1 - beta1^t), bias_correction2_sqrt = sqrt(1 - beta2^t),
+    decay_factor = 1 - lr weight_decay), per element, in f32 and in this
+    order:
+      m' = beta1 m + (1 - beta1) g
+      v' = beta2 v + (1 - beta2) (g g)
+      p' = p decay_factor
+           - step_size (m' / (sqrt(v') / bias_correction2_sqrt + eps))
+    Results: p', m', v'. In an executable that writes them back to their
+    state buffers, they are computed in place.
+  }];
+  let arguments = (ins Hg_FloatTensor:$param, Hg_FloatTensor:$grad,
+                       Hg_FloatTensor:$exp_avg, Hg_FloatTensor:$exp_avg_sq,
+                       Hg_FloatTensor:$beta1, Hg_FloatTensor:$beta2,
+                       Hg_FloatTensor:$eps, Hg_FloatTensor:$step_size,
+                       Hg_FloatTensor:$bias_correction2_sqrt,
+                       Hg_FloatTensor:$decay_factor);
+  let results = (outs Hg_FloatTensor:$next_param,
+                      Hg_FloatTensor:$next_exp_avg,
+                      Hg_FloatTensor:$next_exp_avg_sq);
+  let assemblyFormat = "$param `,` $grad `moments` $exp_avg `,` $exp_avg_sq "
+                       "`betas` $beta1 `,` $beta2 `eps` $eps `step_size` "
+                       "$step_size `bias_correction2_sqrt` "
+                       "$bias_correction2_sqrt `decay_factor` $decay_factor "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // HG_OPS_TD

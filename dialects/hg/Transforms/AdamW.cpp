@@ -6,8 +6,11 @@
 //   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
 //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 // Hyperparameters are inputs (f32 [1], torch's defaults but lr), so a
-// schedule changes them without recompiling. Moments are f32 whatever the
-// parameter's dtype.
+// schedule changes them without recompiling; what every parameter shares
+// (the bias corrections, the decay factor) is computed once per step on
+// [1] tensors, and each parameter is one hg.adamw_update, one pass over its
+// gradient, moments and master. Moments are f32 whatever the parameter's
+// dtype.
 #include "dialects/hg/IR/HgOps.h"
 #include "dialects/hg/Transforms/OptimizerExecutables.h"
 #include "dialects/hg/Transforms/Passes.h"
@@ -24,7 +27,7 @@ namespace {
 class AdamWRule : public UpdateRule {
 public:
   void begin(StepBuilder &s) override {
-    lr_ = s.input("lr", 1e-3);
+    Value lr = s.input("lr", 1e-3);
     beta1_ = s.input("beta1", 0.9);
     beta2_ = s.input("beta2", 0.999);
     eps_ = s.input("eps", 1e-8);
@@ -35,37 +38,26 @@ public:
     Value unit = s.constant(1.0);
     Value bc1 = b.create<SubOp>(loc, unit, b.create<PowOp>(loc, beta1_, t));
     Value bc2 = b.create<SubOp>(loc, unit, b.create<PowOp>(loc, beta2_, t));
-    stepSize_ = b.create<DivOp>(loc, lr_, bc1);
+    stepSize_ = b.create<DivOp>(loc, lr, bc1);
     rootBc2_ = b.create<SqrtOp>(loc, bc2);
-    keep_ = b.create<SubOp>(loc, unit, b.create<MulOp>(loc, lr_, decay));
-    oneMinusB1_ = b.create<SubOp>(loc, unit, beta1_);
-    oneMinusB2_ = b.create<SubOp>(loc, unit, beta2_);
+    decayFactor_ = b.create<SubOp>(loc, unit, b.create<MulOp>(loc, lr, decay));
   }
 
+  /// One hg.adamw_update: the parameter and both moments in one pass.
   Value update(StepBuilder &s, Value p, Value g, StringRef name) override {
-    OpBuilder &b = s.b();
-    Location loc = s.loc();
     std::string n = name.str();
     Value m = s.state("opt.exp_avg." + n, p.getType());
     Value v = s.state("opt.exp_avg_sq." + n, p.getType());
-    Value m2 = b.create<AddOp>(loc, b.create<MulOp>(loc, beta1_, m),
-                               b.create<MulOp>(loc, oneMinusB1_, g));
-    Value v2 = b.create<AddOp>(
-        loc, b.create<MulOp>(loc, beta2_, v),
-        b.create<MulOp>(loc, oneMinusB2_, b.create<MulOp>(loc, g, g)));
-    Value denom = b.create<AddOp>(
-        loc, b.create<DivOp>(loc, b.create<SqrtOp>(loc, v2), rootBc2_), eps_);
-    s.writeBack("hg.state", "opt.exp_avg." + n, m2);
-    s.writeBack("hg.state", "opt.exp_avg_sq." + n, v2);
-    Value decayed = b.create<MulOp>(loc, p, keep_);
-    return b.create<SubOp>(
-        loc, decayed,
-        b.create<MulOp>(loc, stepSize_, b.create<DivOp>(loc, m2, denom)));
+    auto next =
+        s.b().create<AdamWUpdateOp>(s.loc(), p, g, m, v, beta1_, beta2_, eps_,
+                                    stepSize_, rootBc2_, decayFactor_);
+    s.writeBack("hg.state", "opt.exp_avg." + n, next.getNextExpAvg());
+    s.writeBack("hg.state", "opt.exp_avg_sq." + n, next.getNextExpAvgSq());
+    return next.getNextParam();
   }
 
 private:
-  Value lr_, beta1_, beta2_, eps_, stepSize_, rootBc2_, keep_, oneMinusB1_,
-      oneMinusB2_;
+  Value beta1_, beta2_, eps_, stepSize_, rootBc2_, decayFactor_;
 };
 
 struct AdamWPass : impl::AdamWBase<AdamWPass> {

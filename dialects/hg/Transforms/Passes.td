@@ -24,7 +24,8 @@ def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
   let summary = "The optimizer executables: AdamW in place, accumulation";
   let description = [{
     From @forward_loss_grad, with torch.optim.AdamW's update (decoupled
-    weight decay, bias-corrected moments) written back in place (results
+    weight decay, bias-corrected moments; one hg.adamw_update per
+    parameter) written back in place (results
     tagged `hg.param`), the moments (`opt.exp_avg.<name>`,
     `opt.exp_avg_sq.<name>`, f32) and the step count (`opt.step`) as state,
     and lr, beta1, beta2, eps, weight_decay as f32 [1] inputs (defaults

@@ -677,6 +677,37 @@ LogicalResult SampleStepOp::verify() {
   return success();
 }
 
+LogicalResult AdamWUpdateOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  Type tensor = getParam().getType();
+  if (!elementTypeOf(getParam()).isF32())
+    return emitOpError() << "param must be f32, got " << tensor;
+  const std::pair<Value, StringRef> tensors[] = {
+      {getExpAvg(), "exp_avg"},      {getExpAvgSq(), "exp_avg_sq"},
+      {getInParam(), "in_param"},    {getGrad(), "grad"},
+      {getInExpAvg(), "in_exp_avg"}, {getInExpAvgSq(), "in_exp_avg_sq"}};
+  for (auto [v, name] : tensors)
+    if (v.getType() != tensor)
+      return emitOpError() << name << " " << v.getType()
+                           << " must be the param's " << tensor;
+  const std::pair<Value, StringRef> scalars[] = {
+      {getBeta1(), "beta1"},
+      {getBeta2(), "beta2"},
+      {getEps(), "eps"},
+      {getStepSize(), "step_size"},
+      {getBiasCorrection2Sqrt(), "bias_correction2_sqrt"},
+      {getDecayFactor(), "decay_factor"}};
+  for (auto [v, name] : scalars) {
+    auto type = cast<BufferType>(v.getType());
+    auto size = type.getRank() == 1 ? dyn_cast<IntegerAttr>(type.getShape()[0])
+                                    : IntegerAttr();
+    if (!type.getElementType().isF32() || !size || size.getInt() != 1)
+      return emitOpError() << name << " must be f32 [1], got " << type;
+  }
+  return success();
+}
+
 LogicalResult RecordEventOp::verify() {
   if (getEvent() < 0)
     return emitOpError() << "event must be >= 0, got " << getEvent();

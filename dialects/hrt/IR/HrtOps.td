@@ -168,6 +168,10 @@ def Hrt_CommandOpInterface : OpInterface<"CommandOp"> {
         then inputs it also writes (an attention appending to its KV cache);
         what the bundle lists as the command's results.
       }], "::llvm::SmallVector<::mlir::Value>", "getCommandResults">,
+    InterfaceMethod<[{
+        How many leading operands are its `outs`: buffers it writes and
+        does not read (getCommandResults adds the inputs it also writes).
+      }], "unsigned", "getNumCommandOuts">,
     InterfaceMethod<"Which of the executable's streams runs it.",
                     "int32_t", "getStreamIndex">,
   ];
@@ -190,6 +194,7 @@ class Hrt_CommandOp<string mnemonic, int groups, int outs = 1,
     ::llvm::SmallVector<::mlir::Value> getCommandInputs();
     ::mlir::Value getCommandResult();
     ::llvm::SmallVector<::mlir::Value> getCommandResults();
+    unsigned getNumCommandOuts() { return }] # outs # [{; }
     int32_t getStreamIndex() { return getStream(); }
   }];
   let extraClassDefinition = [{
@@ -452,6 +457,7 @@ def Hrt_LinearGroupOp : Hrt_Op<"linear_group", [HasParent<"ExecutableOp">,
     ::llvm::SmallVector<::mlir::Value> getCommandResults() {
       return ::llvm::SmallVector<::mlir::Value>(getOuts());
     }
+    unsigned getNumCommandOuts() { return getOuts().size(); }
     int32_t getStreamIndex() { return getStream(); }
     size_t getNumMembers() { return getWeights().size(); }
   }];
@@ -559,6 +565,36 @@ def Hrt_SampleStepOp : Hrt_CommandOp<"sample_step", 14, 7> {
     $tokens `:` type($tokens) `,` $logprobs `:` type($logprobs) `,` $lengths
     `:` type($lengths) `,` $finished `:` type($finished) `,` $count `:`
     type($count) `,` $rng `:` type($rng) attr-dict
+  }];
+}
+
+def Hrt_AdamWUpdateOp : Hrt_CommandOp<"adamw_update", 13, 3> {
+  let summary = "torch.optim.AdamW's update of one parameter (hybrid::ops::AdamWUpdate)";
+  let description = [{
+    hg.adamw_update over buffers: one pass over the parameter (or its f32
+    master), its gradient and moments. `param`, `exp_avg` and `exp_avg_sq`
+    may be the buffers of `in_param`, `in_exp_avg` and `in_exp_avg_sq`
+    (updated in place); every tensor is f32 of one shape, every scalar f32
+    [1].
+  }];
+  let arguments = !con((ins Hrt_Buffer:$param, Hrt_Buffer:$exp_avg,
+                            Hrt_Buffer:$exp_avg_sq, Hrt_Buffer:$in_param,
+                            Hrt_Buffer:$grad, Hrt_Buffer:$in_exp_avg,
+                            Hrt_Buffer:$in_exp_avg_sq, Hrt_Buffer:$beta1,
+                            Hrt_Buffer:$beta2, Hrt_Buffer:$eps,
+                            Hrt_Buffer:$step_size,
+                            Hrt_Buffer:$bias_correction2_sqrt,
+                            Hrt_Buffer:$decay_factor),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $in_param `:` type($in_param) `,` $grad `:` type($grad) `moments`
+    $in_exp_avg `:` type($in_exp_avg) `,` $in_exp_avg_sq `:`
+    type($in_exp_avg_sq) `betas` $beta1 `:` type($beta1) `,` $beta2 `:`
+    type($beta2) `eps` $eps `:` type($eps) `step_size` $step_size `:`
+    type($step_size) `bias_correction2_sqrt` $bias_correction2_sqrt `:`
+    type($bias_correction2_sqrt) `decay_factor` $decay_factor `:`
+    type($decay_factor) `into` $param `:` type($param) `,` $exp_avg `:`
+    type($exp_avg) `,` $exp_avg_sq `:` type($exp_avg_sq) attr-dict
   }];
 }
 

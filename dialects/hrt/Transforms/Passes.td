@@ -103,8 +103,9 @@ def ZeroPartition : Pass<"hrt-zero-partition", "::mlir::ModuleOp"> {
         again when more than `max-reuse-distance` elements of other
         parameters were gathered since its last use (DeepSpeed's
         `stage3_max_reuse_distance`).
-    Elementwise commands run on the shards, so the optimizer updates only
-    this rank's piece of its state. Writing a rank's own data into a shard
+    Elementwise commands (AdamW's fused update among them, every tensor
+    it reads and writes the rank's piece) run on the shards, so the
+    optimizer updates only this rank's piece of its state. Writing a rank's own data into a shard
     is an error (a rank cannot take its piece of data only it holds).
 
     Accumulating gradients over micro-batches stays local at stages 0 and 1

@@ -188,9 +188,9 @@ private:
   void placeSources() {
     llvm::DenseMap<Value, int> writers;
     for (Operation &op : exe_.getBlock())
-      if (auto cmd = dyn_cast<CommandOp>(op))
-        if (Value out = cmd.getCommandResult())
-          ++writers[getRootBuffer(out)];
+      if (isa<CommandOp>(op))
+        for (Value target : targetsOf(&op))
+          ++writers[target];
     for (Operation &op : exe_.getBlock()) {
       if (auto p = dyn_cast<ParamOp>(op)) {
         Root &r = roots_[p.getResult()];
@@ -307,15 +307,24 @@ private:
   // Commands
   //===--------------------------------------------------------------------===//
 
-  /// The buffer operands a command reads (its result buffer excluded).
+  /// The buffer operands a command reads (its outs excluded).
   static SmallVector<OpOperand *> inputsOf(Operation *op) {
-    bool hasOut = cast<CommandOp>(op).getCommandResult() != nullptr;
+    unsigned outs = cast<CommandOp>(op).getNumCommandOuts();
     SmallVector<OpOperand *> inputs;
-    for (OpOperand &o : op->getOpOperands())
-      if ((!hasOut || o.getOperandNumber() != 0) &&
-          isa<BufferType>(o.get().getType()))
+    for (OpOperand &o : op->getOpOperands().drop_front(outs))
+      if (isa<BufferType>(o.get().getType()))
         inputs.push_back(&o);
     return inputs;
+  }
+
+  /// The roots of a command's outs: one buffer for most commands, an AdamW
+  /// update's parameter and moments, a sample step's seven.
+  static SmallVector<Value> targetsOf(Operation *op) {
+    unsigned outs = cast<CommandOp>(op).getNumCommandOuts();
+    SmallVector<Value> targets;
+    for (Value out : op->getOperands().take_front(outs))
+      targets.push_back(getRootBuffer(out));
+    return targets;
   }
 
   const Placement &placementOf(Value v) {
@@ -335,6 +344,7 @@ private:
     if (!out)
       return success(); // an event
     Value target = getRootBuffer(out);
+    SmallVector<Value> targets = targetsOf(op);
     // A copy: converting operands adds roots (and moves the map's entries).
     const Root t = roots_[target];
     SmallVector<OpOperand *> inputs = inputsOf(op);
@@ -348,18 +358,22 @@ private:
       reduce.setAxes(ArrayRef<int64_t>{});
       return written(target, Placement::partial(), op);
     }
-    if (ShardAttr layout = elementwiseOnShards(op, inputs, out, t)) {
+    if (ShardAttr layout = elementwiseOnShards(op, inputs, out, targets)) {
       Placement p = Placement::shard(layout);
-      if (accepts(t, p)) {
+      if (acceptAll(targets, p)) {
         Value gradient = accumulatedGradient(op);
         shardInputs(op, inputs, layout, gradient);
         if (gradient)
           op->moveAfter(forms_[gradient].shardEnd);
-        if (!t.fixed)
-          retype(target, layout);
-        return written(target, p, op);
+        for (Value shard : targets) {
+          if (!roots_[shard].fixed)
+            retype(shard, layout);
+          (void)written(shard, p, op);
+        }
+        return success();
       }
-      if (!t.fixed || t.placement.kind == Placement::Whole)
+      if (targets.size() == 1 &&
+          (!t.fixed || t.placement.kind == Placement::Whole))
         return computeShardThenGather(op, inputs, out, layout);
     }
     if (isa<FillOp>(op) && t.fixed) // a fill fills a shard as well
@@ -370,21 +384,32 @@ private:
       in->set(asWhole(in->get(), op));
       replicated = replicated && roots_[getRootBuffer(in->get())].replicated;
     }
-    Placement p = Placement::whole();
-    if (ShardAttr layout = gradients_.lookup(target))
-      p = Placement::grad(layout);
-    else if (!t.fixed)
-      roots_[target].replicated = replicated;
-    if (accepts(t, p))
-      return written(target, p, op);
-    if (t.placement.kind == Placement::Shard && p.kind == Placement::Whole &&
-        replicated)
-      return computeWholeThenShard(op, out, t.placement.layout);
-    return op->emitError() << "hrt-zero-partition: @" << exe_.getSymName()
-                           << ": writes " << describe(p) << " into "
-                           << describe(target) << ", which holds "
-                           << describe(t.placement) << " at ZeRO stage "
-                           << plan_.stage();
+    for (Value whole : targets) {
+      Placement p = Placement::whole();
+      if (ShardAttr layout = gradients_.lookup(whole))
+        p = Placement::grad(layout);
+      else if (!roots_[whole].fixed)
+        roots_[whole].replicated = replicated;
+      const Root &w = roots_[whole];
+      if (accepts(w, p)) {
+        (void)written(whole, p, op);
+        continue;
+      }
+      if (targets.size() == 1 && w.placement.kind == Placement::Shard &&
+          p.kind == Placement::Whole && replicated)
+        return computeWholeThenShard(op, out, w.placement.layout);
+      return op->emitError()
+             << "hrt-zero-partition: @" << exe_.getSymName() << ": writes "
+             << describe(p) << " into " << describe(whole) << ", which holds "
+             << describe(w.placement) << " at ZeRO stage " << plan_.stage();
+    }
+    return success();
+  }
+
+  /// Whether every buffer of `targets` may hold `p`.
+  bool acceptAll(ArrayRef<Value> targets, const Placement &p) {
+    return llvm::all_of(targets,
+                        [&](Value root) { return accepts(roots_[root], p); });
   }
 
   /// A command computing a replicated tensor into a sharded buffer: it runs
@@ -489,17 +514,22 @@ private:
   /// tensor operands are shards of one layout, gradients (which become
   /// shards from stage 1 on) or replicated tensors (of which a rank takes
   /// its piece), its other operands whole scalars; and a shard is there: an
-  /// operand, or the result's buffer. When the result's buffer holds whole
+  /// operand, or a result's buffer. When a result's buffer holds whole
   /// tensors only shards and gradients may be operands (gathering the
-  /// result then costs what gathering them would).
+  /// result then costs what gathering them would). An AdamW update is
+  /// elementwise with three results (`targets`, the roots of its outs), of
+  /// `out`'s element count.
   ShardAttr elementwiseOnShards(Operation *op, ArrayRef<OpOperand *> inputs,
-                                Value out, const Root &target) {
-    if (!isa<BinaryOp, UnaryOp, SelectOp, CastOp, CopyOp, ClipOp>(op))
+                                Value out, ArrayRef<Value> targets) {
+    if (!isa<BinaryOp, UnaryOp, SelectOp, CastOp, CopyOp, ClipOp,
+             AdamWUpdateOp>(op))
       return {};
     int64_t n = numElements(wholeTypeOf(out));
     ShardAttr layout;
-    if (target.placement.kind == Placement::Shard)
-      layout = target.placement.layout;
+    for (Value target : targets)
+      if (const Placement &q = roots_[target].placement;
+          q.kind == Placement::Shard)
+        layout = q.layout;
     bool slices = false;
     for (OpOperand *in : inputs) {
       Value root = getRootBuffer(in->get());
@@ -521,7 +551,7 @@ private:
       }
     }
     if (!layout || layout.getNumElements() != n ||
-        (slices && !accepts(target, Placement::shard(layout))))
+        (slices && !acceptAll(targets, Placement::shard(layout))))
       return {};
     return layout;
   }

@@ -100,6 +100,9 @@ struct NameOf {
   std::string operator()(const ops::LinearGroup &) const {
     return "linear_group";
   }
+  std::string operator()(const ops::AdamWUpdate &) const {
+    return "adamw_update";
+  }
 };
 
 struct ArityOf {
@@ -120,6 +123,7 @@ struct ArityOf {
   int operator()(const ops::CacheWrite &) const { return 2; }
   int operator()(const ops::Sample &) const { return 3; }
   int operator()(const ops::SampleStep &) const { return 7; }
+  int operator()(const ops::AdamWUpdate &) const { return 10; }
   int operator()(const ops::LinearGroup &o) const {
     return 1 + 2 * static_cast<int>(o.featureBegin.size());
   }
@@ -143,6 +147,8 @@ int opResultCount(const Op &op) {
   if (std::holds_alternative<ops::RecordEvent>(op) ||
       std::holds_alternative<ops::WaitEvent>(op))
     return 0;
+  if (std::holds_alternative<ops::AdamWUpdate>(op))
+    return 3;
   return std::holds_alternative<ops::SampleStep>(op) ? 7 : 1;
 }
 

@@ -199,6 +199,9 @@ struct OpEncoder {
                                     &o.featureBegin, &o.featureEnd),
         fb::Op_LinearGroup);
   }
+  EncodedOp operator()(const ops::AdamWUpdate &) {
+    return done(fb::CreateAdamWUpdate(fbb), fb::Op_AdamWUpdate);
+  }
 };
 
 class Encoder {
@@ -418,6 +421,8 @@ public:
       return ops::Sample{};
     case fb::Op_SampleStep:
       return ops::SampleStep{};
+    case fb::Op_AdamWUpdate:
+      return ops::AdamWUpdate{};
     case fb::Op_LinearGroup: {
       const fb::LinearGroup *t = c.op_as_LinearGroup();
       return ops::LinearGroup{

@@ -1,5 +1,7 @@
 // hg-adamw: @train_step = @forward_loss_grad, then AdamW in place: the
 // moments and the step count are states, the parameters are written back.
+// What every parameter shares is computed once on [1] tensors; each
+// parameter is one hg.adamw_update, no elementwise op over its elements.
 // RUN: hybridc-opt --hg-adamw --split-input-file --verify-diagnostics %s | FileCheck %s
 
 // CHECK-LABEL: func.func @train_step
@@ -14,10 +16,17 @@
 // CHECK-SAME: %[[V:[^:]+]]: tensor<3xf32> {hg.state = "opt.exp_avg_sq.w"}
 // CHECK-SAME: -> (tensor<1xf32> {hg.name = "loss"}, tensor<3xf32> {hg.name = "grad.w"}, tensor<3xf32> {hg.state = "opt.exp_avg.w"}, tensor<3xf32> {hg.state = "opt.exp_avg_sq.w"}, tensor<3xf32> {hg.param = "w"}, tensor<1xf32> {hg.state = "opt.step"})
 // CHECK: %[[T:.+]] = hg.add %[[STEP]], %{{.+}} : tensor<1xf32>, tensor<1xf32>
-// CHECK: hg.pow %{{.+}}, %[[T]]
-// CHECK: %[[M2:.+]] = hg.add %{{.+}}, %{{.+}} : tensor<3xf32>, tensor<3xf32>
-// CHECK: %[[V2:.+]] = hg.add %{{.+}}, %{{.+}} : tensor<3xf32>, tensor<3xf32>
-// CHECK: %[[P2:.+]] = hg.sub
+// CHECK: %[[BP1:.+]] = hg.pow %[[B1:[^,]+]], %[[T]]
+// CHECK: %[[BC1:.+]] = hg.sub %{{.+}}, %[[BP1]]
+// CHECK: %[[BP2:.+]] = hg.pow %[[B2:[^,]+]], %[[T]]
+// CHECK: %[[BC2:.+]] = hg.sub %{{.+}}, %[[BP2]]
+// CHECK: %[[SIZE:.+]] = hg.div %[[LR:[^,]+]], %[[BC1]] : tensor<1xf32>
+// CHECK: %[[ROOT:.+]] = hg.sqrt %[[BC2]] : tensor<1xf32>
+// CHECK: %[[LRWD:.+]] = hg.mul %[[LR]], %[[WD:[^ ]+]] : tensor<1xf32>
+// CHECK: %[[DECAY:.+]] = hg.sub %{{.+}}, %[[LRWD]] : tensor<1xf32>
+// CHECK-NOT: tensor<3xf32>, tensor<{{[13]}}xf32> -> tensor<3xf32>
+// CHECK: %[[P2:[^,]+]], %[[M2:[^,]+]], %[[V2:[^ ]+]] = hg.adamw_update %[[W]], %{{.+}} moments %[[M]], %[[V]] betas %[[B1]], %[[B2]] eps %{{.+}} step_size %[[SIZE]] bias_correction2_sqrt %[[ROOT]] decay_factor %[[DECAY]] : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK-NOT: tensor<3xf32>
 // CHECK: return %{{.+}}, %{{.+}}, %[[M2]], %[[V2]], %[[P2]], %[[T]]
 // @forward_backward: the loss; the gradient added to its accumulator.
 // CHECK-LABEL: func.func @forward_backward
@@ -67,10 +76,9 @@ module {
 // CHECK-SAME: %[[MASTER:[^:]+]]: tensor<3xf32> {hg.state = "opt.master.w"}
 // CHECK-SAME: -> (tensor<3xf32> {hg.state = "opt.exp_avg.w"}, tensor<3xf32> {hg.state = "opt.exp_avg_sq.w"}, tensor<3xf32> {hg.state = "opt.master.w"}, tensor<3xbf16> {hg.param = "w"}, tensor<1xf32> {hg.state = "opt.step"}, tensor<1xf32> {hg.name = "grad_norm"})
 // CHECK-NOT: hg.cast %[[W]]
-// CHECK: %[[DECAYED:.+]] = hg.mul %[[MASTER]], %{{.+}} : tensor<3xf32>, tensor<1xf32>
-// CHECK: %[[NEXT:.+]] = hg.sub %[[DECAYED]], %{{.+}} : tensor<3xf32>, tensor<3xf32>
+// CHECK: %[[NEXT:[^,]+]], %[[M2:[^,]+]], %[[V2:[^ ]+]] = hg.adamw_update %[[MASTER]], %{{.+}} moments
 // CHECK: %[[WORKING:.+]] = hg.cast %[[NEXT]] : tensor<3xf32> -> tensor<3xbf16>
-// CHECK: return %{{.+}}, %{{.+}}, %[[NEXT]], %[[WORKING]], %{{.+}}, %{{.+}} :
+// CHECK: return %[[M2]], %[[V2]], %[[NEXT]], %[[WORKING]], %{{.+}}, %{{.+}} :
 // CHECK-LABEL: func.func @init_optimizer
 // CHECK-SAME: (%[[P:[^:]+]]: tensor<3xbf16> {hg.param = "w"}, %{{[^:]+}}: tensor<3xf32> {hg.state = "opt.master.w"})
 // CHECK-SAME: -> (tensor<3xf32> {hg.state = "opt.master.w"})
@@ -122,9 +130,9 @@ func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
 // CHECK-DAG: %[[INF:.+]] = hg.is_inf %[[NORM]]
 // CHECK: %[[OVF:.+]] = hg.or %[[INF]], %[[NAN]]
 // CHECK: %[[T:.+]] = hg.add %[[STEP]], %{{.+}}
-// CHECK: %[[M2:.+]] = hg.select %[[OVF]], %[[M]], %{{.+}} : tensor<1xi1>, tensor<3xf32>, tensor<3xf32>
-// CHECK: %[[V2:.+]] = hg.select %[[OVF]], %[[V]], %{{.+}} : tensor<1xi1>, tensor<3xf32>, tensor<3xf32>
-// CHECK: %[[NEXT:.+]] = hg.sub
+// CHECK: %[[NEXT:[^,]+]], %[[M1:[^,]+]], %[[V1:[^ ]+]] = hg.adamw_update %[[MASTER]], %{{.+}} moments %[[M]], %[[V]]
+// CHECK: %[[M2:.+]] = hg.select %[[OVF]], %[[M]], %[[M1]] : tensor<1xi1>, tensor<3xf32>, tensor<3xf32>
+// CHECK: %[[V2:.+]] = hg.select %[[OVF]], %[[V]], %[[V1]] : tensor<1xi1>, tensor<3xf32>, tensor<3xf32>
 // CHECK: %[[MASTER2:.+]] = hg.select %[[OVF]], %[[MASTER]], %[[NEXT]]
 // CHECK: %[[CAST:.+]] = hg.cast %[[NEXT]] : tensor<3xf32> -> tensor<3xf16>
 // CHECK: %[[W2:.+]] = hg.select %[[OVF]], %[[W]], %[[CAST]] : tensor<1xi1>, tensor<3xf16>, tensor<3xf16>

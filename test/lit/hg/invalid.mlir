@@ -774,3 +774,43 @@ func.func @linear_activation(%x: tensor<2x64xf32>, %w: tensor<128x64xf32>) {
   %0 = hg.linear %x, %w {activation = "swish"} : (tensor<2x64xf32>, tensor<128x64xf32>) -> tensor<2x128xf32>
   return
 }
+
+// -----
+
+func.func @adamw_update_bf16(%p: tensor<4xbf16>, %g: tensor<4xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op expects param as f32, got 'tensor<4xbf16>'}}
+  %0:3 = hg.adamw_update %p, %g moments %g, %g betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_shape(%p: tensor<4xf32>, %v: tensor<2x2xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op expects exp_avg_sq of the param's shape [4], got 'tensor<2x2xf32>'}}
+  %0:3 = hg.adamw_update %p, %p moments %p, %v betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x2xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<2x2xf32>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_grad(%p: tensor<4xf32>, %g: tensor<5xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op expects grad of the param's shape [4], got 'tensor<5xf32>'}}
+  %0:3 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<4xf32>, tensor<5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_scalar(%p: tensor<4xf32>, %s: tensor<1xf32>, %e: tensor<2xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op expects eps as tensor<1xf32>, got 'tensor<2xf32>'}}
+  %0:3 = hg.adamw_update %p, %p moments %p, %p betas %s, %s eps %e step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<2xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_result(%p: tensor<4xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op result type}}
+  %0:3 = hg.adamw_update %p, %p moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<5xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}

@@ -407,3 +407,32 @@ hrt.executable @group_result_shape symbols ["n"] params read {
   // expected-error @+1 {{member 0's result '!hrt.buffer<f32, [4, 6]>' must be the input's shape with 3 features}}
   hrt.linear_group %a : !hrt.buffer<f32, [4, 8]> weights(%w : !hrt.buffer<f32, [6, 8]>) features [3] to [6] into(%o : !hrt.buffer<f32, [4, 6]>) {transpose_weight = true}
 }
+
+// -----
+
+hrt.executable @adamw_update_moment symbols [] params read {
+  %p = hrt.alloc : !hrt.buffer<f32, [4]>
+  %m = hrt.alloc : !hrt.buffer<f32, [2, 2]>
+  %s = hrt.alloc : !hrt.buffer<f32, [1]>
+  // expected-error @+1 {{exp_avg '!hrt.buffer<f32, [2, 2]>' must be the param's '!hrt.buffer<f32, [4]>'}}
+  hrt.adamw_update %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> moments %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [4]>, %m : !hrt.buffer<f32, [2, 2]>, %p : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @adamw_update_scalar symbols [] params read {
+  %p = hrt.alloc : !hrt.buffer<f32, [4]>
+  %s = hrt.alloc : !hrt.buffer<f32, [1]>
+  %e = hrt.alloc : !hrt.buffer<f32, [2]>
+  // expected-error @+1 {{eps must be f32 [1], got '!hrt.buffer<f32, [2]>'}}
+  hrt.adamw_update %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> moments %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %e : !hrt.buffer<f32, [2]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @adamw_update_bf16 symbols [] params read {
+  %p = hrt.alloc : !hrt.buffer<bf16, [4]>
+  %s = hrt.alloc : !hrt.buffer<f32, [1]>
+  // expected-error @+1 {{param must be f32, got '!hrt.buffer<bf16, [4]>'}}
+  hrt.adamw_update %p : !hrt.buffer<bf16, [4]>, %p : !hrt.buffer<bf16, [4]> moments %p : !hrt.buffer<bf16, [4]>, %p : !hrt.buffer<bf16, [4]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<bf16, [4]>, %p : !hrt.buffer<bf16, [4]>, %p : !hrt.buffer<bf16, [4]>
+}

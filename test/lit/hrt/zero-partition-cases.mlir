@@ -6,6 +6,7 @@
 // RUN: hybridc-opt %s --split-input-file --hrt-zero-partition="stage=1 world-size=4" | FileCheck %s --check-prefix=S1
 // RUN: hybridc-opt %s --split-input-file --hrt-zero-partition="stage=3 world-size=4 max-reuse-distance=4095" | FileCheck %s --check-prefix=REUSE
 // RUN: hybridc-opt %s --split-input-file --hrt-zero-partition="stage=3 world-size=4 max-reuse-distance=0" --hrt-plan-memory | FileCheck %s --check-prefix=PLAN
+// RUN: hybridc-opt %s --split-input-file --hrt-zero-partition="stage=0 world-size=4" | FileCheck %s --check-prefix=S0
 // One rank: nothing changes.
 // RUN: hybridc-opt %s --split-input-file --hrt-zero-partition="stage=3 world-size=1" | FileCheck %s --check-prefix=ONE
 // ONE-NOT: hrt.world_size
@@ -220,4 +221,57 @@ hrt.executable @whole_into_state symbols [] params read {
   %w = hrt.param "w" : !hrt.buffer<f32, [2, 4]>
   %t = hrt.state "opt.transposed.w" read_write : !hrt.buffer<f32, [4, 2]>
   hrt.transpose %w : !hrt.buffer<f32, [2, 4]> into %t : !hrt.buffer<f32, [4, 2]> {perm = array<i64: 1, 0>}
+}
+
+// -----
+
+// AdamW's fused update is elementwise with three results: it runs on the
+// rank's piece of every tensor operand (the scalars whole) and writes the
+// shards of the moments in place. Stage 1: the rank's piece of w is cut
+// locally, the mean gradient reduce-scattered (padded: 6 elements), the
+// new piece gathered into w. Stage 3: everything is a shard already; no
+// collective. Stage 0: the gradient is all-reduced and the update runs on
+// whole tensors.
+// CHECK-LABEL: hrt.executable @adamw_update
+// CHECK-DAG: %[[W:.+]] = hrt.param "w" {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// CHECK-DAG: %[[M:.+]] = hrt.state "opt.exp_avg.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// CHECK-DAG: %[[V:.+]] = hrt.state "opt.exp_avg_sq.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// CHECK-DAG: %[[ACC:.+]] = hrt.state "opt.grad.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// CHECK-DAG: %[[B1:.+]] = hrt.input "beta1" : <f32, [1]>
+// CHECK-NOT: hrt.collective
+// CHECK: hrt.adamw_update %[[W]] : <f32, [2]>, %[[ACC]] : <f32, [2]> moments %[[M]] : <f32, [2]>, %[[V]] : <f32, [2]> betas %[[B1]] : <f32, [1]>, {{.+}} into %[[W2:[^ ]+]] : <f32, [2]>, %[[M]] : <f32, [2]>, %[[V]] : <f32, [2]>
+// CHECK-NEXT: hrt.copy %[[W2]] : <f32, [2]> into %[[W]] : <f32, [2]>
+// S1-LABEL: hrt.executable @adamw_update
+// S1-DAG: %[[COMM:.+]] = hrt.communicator "data_parallel"
+// S1-DAG: %[[W:.+]] = hrt.param "w" : <f32, [2, 3]>
+// S1-DAG: %[[M:.+]] = hrt.state "opt.exp_avg.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// S1-DAG: %[[V:.+]] = hrt.state "opt.exp_avg_sq.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// S1-DAG: %[[ACC:.+]] = hrt.state "opt.grad.w" read_write : <f32, [2, 3]>
+// S1: %[[W2:.+]] = hrt.alloc : <f32, [2]>
+// S1: hrt.collective shard %[[W]] : <f32, [2, 3]> into %[[PIECE:.+]] : <f32, [2]> over %[[COMM]]
+// S1: hrt.collective reduce_scatter %{{.+}} : <f32, [8]> into %[[G:.+]] : <f32, [2]> over %[[COMM]]
+// S1-NEXT: hrt.binary mul %[[G]]
+// S1-NEXT: hrt.adamw_update %[[PIECE]] : <f32, [2]>, %[[G]] : <f32, [2]> moments %[[M]] : <f32, [2]>, %[[V]] : <f32, [2]> {{.+}} into %[[W2]] : <f32, [2]>, %[[M]] : <f32, [2]>, %[[V]] : <f32, [2]>
+// S1-NEXT: %[[ALL:.+]] = hrt.alloc : <f32, [8]>
+// S1-NEXT: hrt.collective all_gather %[[W2]] : <f32, [2]> into %[[ALL]] : <f32, [8]> over %[[COMM]]
+// S1-NEXT: %[[FLAT:.+]] = hrt.view %[[W]] : <f32, [2, 3]> to <f32, [6]>
+// S1-NEXT: hrt.slice %[[ALL]] : <f32, [8]> into %[[FLAT]] : <f32, [6]>
+// S0-LABEL: hrt.executable @adamw_update
+// S0: hrt.collective all_reduce %[[ACC:.+]] : <f32, [2, 3]> into %[[MEAN:.+]] : <f32, [2, 3]>
+// S0-NEXT: hrt.binary mul %[[MEAN]]
+// S0-NEXT: hrt.adamw_update %{{.+}} : <f32, [2, 3]>, %[[MEAN]] : <f32, [2, 3]> moments
+hrt.executable @adamw_update symbols [] params read_write {
+  %w = hrt.param "w" : !hrt.buffer<f32, [2, 3]>
+  %m = hrt.state "opt.exp_avg.w" read_write : !hrt.buffer<f32, [2, 3]>
+  %v = hrt.state "opt.exp_avg_sq.w" read_write : !hrt.buffer<f32, [2, 3]>
+  %acc = hrt.state "opt.grad.w" read_write : !hrt.buffer<f32, [2, 3]>
+  %b1 = hrt.input "beta1" : !hrt.buffer<f32, [1]>
+  %b2 = hrt.input "beta2" : !hrt.buffer<f32, [1]>
+  %eps = hrt.input "eps" : !hrt.buffer<f32, [1]>
+  %size = hrt.input "step_size" : !hrt.buffer<f32, [1]>
+  %root = hrt.input "root" : !hrt.buffer<f32, [1]>
+  %decay = hrt.input "decay" : !hrt.buffer<f32, [1]>
+  %w2 = hrt.alloc : !hrt.buffer<f32, [2, 3]>
+  hrt.adamw_update %w : !hrt.buffer<f32, [2, 3]>, %acc : !hrt.buffer<f32, [2, 3]> moments %m : !hrt.buffer<f32, [2, 3]>, %v : !hrt.buffer<f32, [2, 3]> betas %b1 : !hrt.buffer<f32, [1]>, %b2 : !hrt.buffer<f32, [1]> eps %eps : !hrt.buffer<f32, [1]> step_size %size : !hrt.buffer<f32, [1]> bias_correction2_sqrt %root : !hrt.buffer<f32, [1]> decay_factor %decay : !hrt.buffer<f32, [1]> into %w2 : !hrt.buffer<f32, [2, 3]>, %m : !hrt.buffer<f32, [2, 3]>, %v : !hrt.buffer<f32, [2, 3]>
+  hrt.copy %w2 : !hrt.buffer<f32, [2, 3]> into %w : !hrt.buffer<f32, [2, 3]>
 }

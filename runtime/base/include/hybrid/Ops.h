@@ -282,6 +282,19 @@ struct LinearGroup {
   std::vector<int64_t> featureBegin, featureEnd;
 };
 
+/// torch.optim.AdamW's update of one parameter in one pass (hg-adamw):
+/// (param, grad, exp_avg, exp_avg_sq, beta1, beta2, eps, step_size,
+/// bias_correction2_sqrt, decay_factor) -> (param, exp_avg, exp_avg_sq),
+/// every tensor f32 of one shape, every scalar f32 [1]. Per element, in f32
+/// and in this order (the composed update's, so the results are its bits):
+/// m' = beta1 m + (1 - beta1) g; v' = beta2 v + (1 - beta2) (g g);
+/// p' = p decay_factor - step_size (m' / (sqrt(v') / bias_correction2_sqrt
+/// + eps)). step_size = lr / (1 - beta1^t), bias_correction2_sqrt =
+/// sqrt(1 - beta2^t) and decay_factor = 1 - lr weight_decay are computed
+/// once per step. The results may be the buffers of param, exp_avg and
+/// exp_avg_sq (updated in place).
+struct AdamWUpdate {};
+
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
@@ -294,7 +307,7 @@ using Op =
                  ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
                  ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
                  ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
-                 ops::SampleStep, ops::LinearGroup>;
+                 ops::SampleStep, ops::LinearGroup, ops::AdamWUpdate>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
@@ -306,7 +319,8 @@ std::string opName(const Op &op);
 int opArity(const Op &op);
 
 /// How many results the op writes: 0 for events, 7 for SampleStep, a
-/// linear group's member count, 3 for an attention that appends, else 1.
+/// linear group's member count, 3 for an attention that appends or an
+/// AdamWUpdate, else 1.
 int opResultCount(const Op &op);
 
 } // namespace hybrid
