@@ -282,6 +282,20 @@ struct LinearGroup {
   std::vector<int64_t> featureBegin, featureEnd;
 };
 
+/// Attention's backward: (query, key, value, grad_out [B, Hq, T, Dv],
+/// mask?, key_mask?) -> (grad_query, grad_key, grad_value), each shaped as
+/// its input. The probabilities p are Attention's (same scale, causal and
+/// sliding-window limits, additive mask and key padding; no ALiBi, no
+/// key_length), recomputed; then dv = p^T grad_out, dp = grad_out v^T,
+/// ds = p (dp - rowsum(dp p)), dq = ds k scale, dk = ds^T q scale, the
+/// query heads of a KV head summed into it. A query row that sees no key
+/// has p = 0, so it adds nothing.
+struct AttentionGrad {
+  double scale = 1;
+  bool causal = false;
+  int64_t slidingWindow = 0;
+};
+
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
@@ -294,7 +308,7 @@ using Op =
                  ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
                  ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
                  ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
-                 ops::SampleStep, ops::LinearGroup>;
+                 ops::SampleStep, ops::LinearGroup, ops::AttentionGrad>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
@@ -306,7 +320,8 @@ std::string opName(const Op &op);
 int opArity(const Op &op);
 
 /// How many results the op writes: 0 for events, 7 for SampleStep, a
-/// linear group's member count, 3 for an attention that appends, else 1.
+/// linear group's member count, 3 for an attention that appends and for
+/// AttentionGrad, else 1.
 int opResultCount(const Op &op);
 
 } // namespace hybrid
