@@ -183,6 +183,10 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
             ints(c.getFeatureBegins()), ints(c.getFeatureEnds())};
       })
       .Case([](hrt::SampleStepOp) { return o::SampleStep{}; })
+      .Case([&](hrt::AttentionGradOp c) {
+        return o::AttentionGrad{f(c.getScale()), c.getCausal(),
+                                static_cast<int64_t>(c.getSlidingWindow())};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -342,25 +342,30 @@ FailureOr<SymShape> inferSymbolicShape(Operation *op,
 FailureOr<SmallVector<SymShape>>
 inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
                     const std::vector<std::string> &symbols, std::string *why) {
-  auto step = dyn_cast<SampleStepOp>(op);
-  if (!step) {
+  auto shapeOf = [&](OpOperand &o) -> const SymShape & {
+    return operandShapes[o.getOperandNumber()];
+  };
+  SmallVector<SymShape> shapes;
+  if (auto step = dyn_cast<SampleStepOp>(op)) {
+    // The emitted tokens have the logits' rows; the state keeps its shapes.
+    shapes = {SymShape{shapeOf(step.getLogitsMutable())[0]},
+              shapeOf(step.getTokensMutable()),
+              shapeOf(step.getLogprobsMutable()),
+              shapeOf(step.getLengthsMutable()),
+              shapeOf(step.getFinishedMutable()),
+              shapeOf(step.getCountMutable()),
+              shapeOf(step.getRngMutable())};
+  } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+    // Each gradient has its input's shape.
+    shapes = {shapeOf(grad.getQueryMutable()), shapeOf(grad.getKeyMutable()),
+              shapeOf(grad.getValueMutable())};
+  } else {
     FailureOr<SymShape> shape =
         inferSymbolicShape(op, operandShapes, symbols, why);
     if (failed(shape))
       return failure();
     return SmallVector<SymShape>{std::move(*shape)};
   }
-  // The emitted tokens have the logits' rows; the state keeps its shapes.
-  auto shapeOf = [&](OpOperand &o) -> const SymShape & {
-    return operandShapes[o.getOperandNumber()];
-  };
-  SmallVector<SymShape> shapes = {SymShape{shapeOf(step.getLogitsMutable())[0]},
-                                  shapeOf(step.getTokensMutable()),
-                                  shapeOf(step.getLogprobsMutable()),
-                                  shapeOf(step.getLengthsMutable()),
-                                  shapeOf(step.getFinishedMutable()),
-                                  shapeOf(step.getCountMutable()),
-                                  shapeOf(step.getRngMutable())};
   for (auto [result, shape] : llvm::zip(op->getResults(), shapes))
     if (failed(matchResultType(result.getType(), shape, why)))
       return failure();
