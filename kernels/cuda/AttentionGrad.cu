@@ -65,8 +65,9 @@ GradPlan planOf(const AttentionGradProblem &p) {
   return plan;
 }
 
+/// The call's problem from its shapes and dtypes alone (the scratch
+/// function sees no data).
 AttentionGradProblem describe(const CudaCall &call) {
-  expectOperands(call, "attention_grad", 4, 2, 3);
   expectFloat(call.operands[0].dtype, "attention_grad", "query");
   return checks::describeAttentionGrad(
       call, "attention_grad",
@@ -262,6 +263,7 @@ template <typename S> struct ChunkProducts {
 } // namespace
 
 void attentionGrad(const CudaCall &call) {
+  expectOperands(call, "attention_grad", 4, 2, 3);
   AttentionGradProblem p = describe(call);
   const GradPlan plan = planOf(p);
   expectScratch(call, plan.scratch, "attention_grad");

@@ -158,6 +158,26 @@ TEST_F(AttentionGradTest, CapturedCallReplays) {
   }
 }
 
+// Needs no device. The runtime sizes scratch from shapes before any buffer
+// exists: OPT-1.3B's layer at 8 x 512 tokens in bf16 takes one chunk of
+// its 256 (batch row, head) pairs, 32 MB of GEMM workspace and two
+// [256, 512, 512] bf16 matrices.
+TEST(AttentionGradScratch, FromShapesAlone) {
+  const Op op = ops::AttentionGrad{0.125, true, 0};
+  CudaCall call;
+  call.op = &op;
+  const Shape heads = {8, 32, 512, 64};
+  for (int i = 0; i < 4; ++i)
+    call.operands.emplace_back(nullptr, DType::BF16, heads);
+  call.operands.push_back(ConstTensor::absent());
+  call.operands.emplace_back(nullptr, DType::I64, Shape{8, 512});
+  for (int i = 0; i < 3; ++i)
+    call.results.push_back(Tensor{nullptr, DType::BF16, heads});
+  const KernelEntry entry = findKernel(op);
+  ASSERT_NE(entry.scratch, nullptr);
+  EXPECT_EQ(entry.scratch(call), (size_t(32) << 20) + 2 * (size_t(128) << 20));
+}
+
 TEST_F(AttentionGradTest, RejectsInconsistentCalls) {
   const std::vector<HostTensor> in = {
       randomTensor(DType::F32, {1, 4, 3, 8}, rng),
