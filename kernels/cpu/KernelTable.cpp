@@ -87,6 +87,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::Attention &) const {
     return {attention, attentionScratchBytes};
   }
+  KernelEntry operator()(const ops::AttentionGrad &) const {
+    return {attentionGrad, attentionGradScratchBytes};
+  }
   KernelEntry operator()(const ops::CacheWrite &) const { return {cacheWrite}; }
   KernelEntry operator()(const ops::Sample &) const {
     return {sample, sampleScratchBytes};

@@ -104,6 +104,9 @@ void rotary(const KernelCall &call);    // Rotary.cpp
 // Attention.cpp
 void attention(const KernelCall &call);
 size_t attentionScratchBytes(const KernelCall &call, int threads);
+// AttentionGrad.cpp
+void attentionGrad(const KernelCall &call);
+size_t attentionGradScratchBytes(const KernelCall &call, int threads);
 
 void cacheWrite(const KernelCall &call); // CacheWrite.cpp
 /// cache_write on tensors, for kernels that write a cache as part of their

@@ -85,6 +85,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::Attention &) const {
     return {attention, attentionScratchBytes};
   }
+  KernelEntry operator()(const ops::AttentionGrad &) const {
+    return {attentionGrad, attentionGradScratchBytes};
+  }
   // Collectives go through NCCL and events through the stream API in the
   // backend.
   KernelEntry operator()(const ops::Collective &) const { return {}; }

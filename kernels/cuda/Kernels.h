@@ -106,6 +106,9 @@ void rotary(const CudaCall &call);    // Rotary.cu
 // Attention.cu
 void attention(const CudaCall &call);
 size_t attentionScratchBytes(const CudaCall &call);
+// AttentionGrad.cu
+void attentionGrad(const CudaCall &call);
+size_t attentionGradScratchBytes(const CudaCall &call);
 
 // Sample.cu
 void sample(const CudaCall &call);

@@ -14,15 +14,16 @@ std::vector<Op> everyOp() {
   for (int k = 0; k < kReduceKinds; ++k)
     ops.push_back(ops::Reduce{static_cast<ReduceKind>(k)});
   ops.insert(ops.end(),
-             {ops::Clip{},        ops::Select{},      ops::Cast{},
-              ops::Copy{},        ops::Fill{},        ops::Transpose{},
-              ops::BroadcastTo{}, ops::Slice{},       ops::Concat{},
-              ops::Gather{},      ops::GatherNd{},    ops::Iota{},
-              ops::CumSum{},      ops::Trilu{},       ops::Softmax{},
-              ops::LayerNorm{},   ops::RmsNorm{},     ops::MatMul{},
-              ops::Linear{},      ops::Embedding{},   ops::Rotary{},
-              ops::Attention{},   ops::CacheWrite{},  ops::Sample{},
-              ops::SampleStep{},  ops::LinearGroup{}, ops::AdamWUpdate{}});
+             {ops::Clip{},         ops::Select{},      ops::Cast{},
+              ops::Copy{},         ops::Fill{},        ops::Transpose{},
+              ops::BroadcastTo{},  ops::Slice{},       ops::Concat{},
+              ops::Gather{},       ops::GatherNd{},    ops::Iota{},
+              ops::CumSum{},       ops::Trilu{},       ops::Softmax{},
+              ops::LayerNorm{},    ops::RmsNorm{},     ops::MatMul{},
+              ops::Linear{},       ops::Embedding{},   ops::Rotary{},
+              ops::Attention{},    ops::CacheWrite{},  ops::Sample{},
+              ops::SampleStep{},   ops::LinearGroup{}, ops::AdamWUpdate{},
+              ops::AttentionGrad{}});
   return ops;
 }
 

@@ -41,6 +41,11 @@ TEST(KernelTable, GenerationOpsHaveKernels) {
   EXPECT_NE(findKernel(ops::Attention{}).scratch, nullptr);
 }
 
+TEST(KernelTable, AttentionGradHasScratch) {
+  // Each worker's f32 copies of its KV head and their gradients.
+  EXPECT_NE(findKernel(ops::AttentionGrad{}).scratch, nullptr);
+}
+
 TEST(KernelTable, EveryKindHasAKernel) {
   for (int k = 0; k < kBinaryKinds; ++k)
     EXPECT_NE(findKernel(ops::Binary{static_cast<BinaryKind>(k)}).run, nullptr)

@@ -186,6 +186,7 @@ BundleDesc richBundle() {
       command(ops::Copy{}, {3}, {4}),
       command(ops::SampleStep{}, {3, 0, 3, 0, 0, 1, 0}, {4, 5, 4, 6, 3, 3, 3}),
       command(ops::AdamWUpdate{}, {3, 4, 5, 6, 3, 3, 3, 3, 3, 3}, {3, 5, 6}),
+      command(ops::AttentionGrad{0.5, true, 3}, {3, 5, 5, 3, -1, 0}, {4, 5, 6}),
   };
   e.inputs = {{"ids", 0}};
   e.outputs = {{"out", 4}};
@@ -590,6 +591,26 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
                                      {4, 4, 4, -1, -1, -1, -1, 4, 4, 0}, {5}));
       },
       {"has 1 results, the op writes 3"});
+  // Attention's backward writes three gradients; only its masks are
+  // optional.
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::AttentionGrad{1, true}, {4, 4, 4, 4, -1, -1}, {5}));
+      },
+      {"'attention_grad'", "has 1 results, the op writes 3"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::AttentionGrad{1, true},
+                                     {4, 4, 4, -1, -1, -1}, {5, 5, 5}));
+      },
+      {"leaves operand 3 out, which the op requires"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::AttentionGrad{1, false, -2},
+                                     {4, 4, 4, 4, -1, -1}, {5, 5, 5}));
+      },
+      {"'attention_grad'", "has sliding window -2"});
   reject(
       [](ExecutableDesc &e) {
         e.commands.push_back(command(ops::RecordEvent{0}, {}, {}));
@@ -774,10 +795,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 8: "
+      {"test.hyb: bundle format version 1; this runtime reads version 9: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 8: recompile it with hybridc");
+                 "version 9: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

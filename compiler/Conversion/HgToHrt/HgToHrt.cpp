@@ -410,6 +410,16 @@ private:
       return lowerSampleStep(step);
     if (auto update = dyn_cast<hg::AdamWUpdateOp>(op))
       return lowerAdamWUpdate(update);
+    if (auto grad = dyn_cast<hg::AttentionGradOp>(op)) {
+      b_.create<hrt::AttentionGradOp>(
+          grad.getLoc(), resultBuffer(grad.getGradQuery()),
+          resultBuffer(grad.getGradKey()), resultBuffer(grad.getGradValue()),
+          in(grad.getQuery()), in(grad.getKey()), in(grad.getValue()),
+          in(grad.getGradOut()), in(grad.getMask()), in(grad.getKeyMask()),
+          grad.getScale(), grad.getCausal(),
+          static_cast<int64_t>(grad.getSlidingWindow()));
+      return success();
+    }
     if (op->getNumResults() != 1)
       return op->emitError("expected one result");
     Value result = op->getResult(0);

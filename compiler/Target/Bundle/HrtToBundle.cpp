@@ -184,6 +184,10 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
       })
       .Case([](hrt::SampleStepOp) { return o::SampleStep{}; })
       .Case([](hrt::AdamWUpdateOp) { return o::AdamWUpdate{}; })
+      .Case([&](hrt::AttentionGradOp c) {
+        return o::AttentionGrad{f(c.getScale()), c.getCausal(),
+                                static_cast<int64_t>(c.getSlidingWindow())};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

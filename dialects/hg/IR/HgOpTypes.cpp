@@ -705,6 +705,19 @@ LogicalResult inferAdamWUpdate(AdamWUpdateOp::Adaptor a, Inference &inf) {
   return success();
 }
 
+/// The gradients of query, key and value, of their types.
+LogicalResult inferAttentionGrad(AttentionGradOp::Adaptor a, Inference &inf) {
+  const std::pair<Value, StringRef> inputs[] = {
+      {a.getQuery(), "query"}, {a.getKey(), "key"}, {a.getValue(), "value"}};
+  for (auto [value, name] : inputs) {
+    FailureOr<RankedTensorType> t = inf.tensorOfRank(value, name, 4);
+    if (failed(t))
+      return failure();
+    (void)inf.result(*t);
+  }
+  return success();
+}
+
 LogicalResult inferAttention(AttentionOp::Adaptor a, Inference &inf) {
   FailureOr<RankedTensorType> q = inf.tensorOfRank(a.getQuery(), "query", 4);
   FailureOr<RankedTensorType> v = inf.tensorOfRank(a.getValue(), "value", 4);
@@ -802,6 +815,7 @@ HG_INFER_RETURN_TYPES(LinearOp, inferLinear)
 HG_INFER_RETURN_TYPES(EmbeddingOp, inferEmbedding)
 HG_INFER_RETURN_TYPES(RotaryOp, inferSameType)
 HG_INFER_RETURN_TYPES(AttentionOp, inferAttention)
+HG_INFER_RETURN_TYPES(AttentionGradOp, inferAttentionGrad)
 HG_INFER_RETURN_TYPES(PositionsOp, inferPositions)
 HG_INFER_RETURN_TYPES(CacheWriteOp, inferCacheWrite)
 HG_INFER_RETURN_TYPES(SampleOp, inferSample)
@@ -1232,11 +1246,16 @@ LogicalResult RotaryOp::verify() {
   return success();
 }
 
-LogicalResult AttentionOp::verify() {
-  if (failed(verifyInferredResult(*this)))
-    return failure();
-  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
-                   v = getValue().getType();
+/// The checks hg.attention and hg.attention_grad share: key and value
+/// [B, Hkv, S, *] agreeing with query [B, Hq, T, Dh], Hq a multiple of Hkv,
+/// a mask broadcastable to the scores, a [B, S] key mask, a window >= 0.
+static LogicalResult verifyAttentionOperands(Operation *op, Value query,
+                                             Value key, Value value, Value mask,
+                                             Value keyMask,
+                                             int64_t slidingWindow) {
+  auto emitOpError = [&] { return op->emitOpError(); };
+  RankedTensorType q = tensorTypeOf(query), k = tensorTypeOf(key),
+                   v = tensorTypeOf(value);
   if (k.getRank() != 4)
     return emitOpError() << "expects key [B, Hkv, S, Dh], got " << k;
   for (int64_t d : {0, 1, 2})
@@ -1254,7 +1273,7 @@ LogicalResult AttentionOp::verify() {
       (hkv == 0 || hq % hkv != 0))
     return emitOpError() << "query heads " << hq
                          << " must be a multiple of KV heads " << hkv;
-  if (Value mask = getMask()) {
+  if (mask) {
     RankedTensorType m = tensorTypeOf(mask);
     if (m.getRank() > 4)
       return emitOpError() << "mask " << m << " has rank > 4";
@@ -1267,27 +1286,64 @@ LogicalResult AttentionOp::verify() {
                            << " does not broadcast to the scores [B, Hq, T, S]"
                            << " = " << formatShape(scores);
   }
-  if (Value slopes = getAlibiSlopes()) {
-    RankedTensorType s = tensorTypeOf(slopes);
-    if (s.getRank() != 1 || dimsConflict(s.getDimSize(0), hq))
-      return emitOpError() << "alibi slopes " << s
-                           << " must be [Hq] = " << formatShape({hq});
-  }
-  if (static_cast<int64_t>(getSlidingWindow()) < 0)
+  if (slidingWindow < 0)
     return emitOpError() << "sliding_window must be >= 0, got "
-                         << static_cast<int64_t>(getSlidingWindow());
-  if (Value length = getKeyLength()) {
-    RankedTensorType l = tensorTypeOf(length);
-    if (l.getRank() != 1 || dimsConflict(l.getDimSize(0), 1))
-      return emitOpError() << "key_length " << l << " must be [1]";
-  }
-  if (Value keyMask = getKeyMask()) {
+                         << slidingWindow;
+  if (keyMask) {
     RankedTensorType m = tensorTypeOf(keyMask);
     if (m.getRank() != 2 || dimsConflict(m.getDimSize(0), q.getDimSize(0)) ||
         dimsConflict(m.getDimSize(1), k.getDimSize(2)))
       return emitOpError() << "key_mask " << m << " must be [B, S] = "
                            << formatShape({q.getDimSize(0), k.getDimSize(2)});
   }
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyInferredResult(*this)) ||
+      failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getMask(), getKeyMask(),
+                                     static_cast<int64_t>(getSlidingWindow()))))
+    return failure();
+  if (Value slopes = getAlibiSlopes()) {
+    RankedTensorType s = tensorTypeOf(slopes);
+    if (s.getRank() != 1 ||
+        dimsConflict(s.getDimSize(0), getQuery().getType().getDimSize(1)))
+      return emitOpError() << "alibi slopes " << s << " must be [Hq] = "
+                           << formatShape({getQuery().getType().getDimSize(1)});
+  }
+  if (Value length = getKeyLength()) {
+    RankedTensorType l = tensorTypeOf(length);
+    if (l.getRank() != 1 || dimsConflict(l.getDimSize(0), 1))
+      return emitOpError() << "key_length " << l << " must be [1]";
+  }
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyInferredResult(*this)) ||
+      failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getMask(), getKeyMask(),
+                                     static_cast<int64_t>(getSlidingWindow()))))
+    return failure();
+  RankedTensorType q = getQuery().getType(), v = getValue().getType(),
+                   g = getGradOut().getType();
+  auto emit = [&] { return emitOpError(); };
+  const std::pair<Value, StringRef> others[] = {{getKey(), "key"},
+                                                {getValue(), "value"},
+                                                {getGradOut(), "grad_out"},
+                                                {getMask(), "mask"}};
+  for (auto [value, name] : others)
+    if (value &&
+        failed(checkElementTypesMatch(emit, "query", q.getElementType(), name,
+                                      elementTypeOf(value))))
+      return failure();
+  SmallVector<int64_t> out = {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
+                              v.getDimSize(3)};
+  if (g.getRank() != 4 || failed(verifyCompatibleShape(g.getShape(), out)))
+    return emitOpError() << "grad_out " << g
+                         << " must be the attention's result [B, Hq, T, Dv] = "
+                         << formatShape(out);
   return success();
 }
 

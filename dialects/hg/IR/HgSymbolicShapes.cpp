@@ -359,6 +359,10 @@ inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
     shapes = {shapeOf(update.getParamMutable()),
               shapeOf(update.getExpAvgMutable()),
               shapeOf(update.getExpAvgSqMutable())};
+  } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+    // Each gradient has its input's shape.
+    shapes = {shapeOf(grad.getQueryMutable()), shapeOf(grad.getKeyMutable()),
+              shapeOf(grad.getValueMutable())};
   } else {
     FailureOr<SymShape> shape =
         inferSymbolicShape(op, operandShapes, symbols, why);

@@ -181,18 +181,17 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     // depend on a parameter need gradients (activity analysis): position
     // tables, masks and index arithmetic are left alone.
     SmallVector<Operation *> forward;
-    DenseSet<Value> varied;
+    auto varies = [&](Value v) { return context.varies(v); };
     for (BlockArgument arg : body.getArguments())
       if (isFloat(arg) &&
           grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "hg.param"))
-        varied.insert(arg);
+        context.markVaried(arg);
     for (Operation &op : body.without_terminator()) {
       forward.push_back(&op);
-      if (llvm::any_of(op.getOperands(),
-                       [&](Value v) { return varied.contains(v); }))
+      if (llvm::any_of(op.getOperands(), varies))
         for (Value r : op.getResults())
           if (isFloat(r))
-            varied.insert(r);
+            context.markVaried(r);
     }
     for (Operation *op : llvm::reverse(forward)) {
       SmallVector<Value> resultGrads;
@@ -204,8 +203,7 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
       }
       if (!any)
         continue;
-      if (llvm::none_of(op->getOperands(),
-                        [&](Value v) { return varied.contains(v); }))
+      if (llvm::none_of(op->getOperands(), varies))
         continue; // nothing upstream depends on a parameter
       auto rule = dyn_cast<VjpOpInterface>(op);
       if (!rule) {
@@ -231,7 +229,7 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
       if (failed(rule.buildVjp(context, resultGrads, operandGrads)))
         return signalPassFailure();
       for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
-        if (g && varied.contains(operand))
+        if (g && varies(operand))
           accumulate(operand, g);
     }
 

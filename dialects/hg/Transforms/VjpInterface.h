@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace hybridc::hg {
 
@@ -44,6 +45,11 @@ public:
   mlir::Value broadcastBack(mlir::Value grad, mlir::Value like,
                             llvm::ArrayRef<int64_t> axes, bool keepdims);
 
+  /// Whether `value` depends on a parameter, so that its gradient is used
+  /// (hg-autodiff's activity analysis marks the values it finds).
+  bool varies(mlir::Value value) const { return varied_.contains(value); }
+  void markVaried(mlir::Value value) { varied_.insert(value); }
+
   /// Builds `Op` with its inferred result type.
   template <typename Op, typename... Args> mlir::Value make(Args &&...args) {
     return builder_.create<Op>(loc_, std::forward<Args>(args)...)->getResult(0);
@@ -52,6 +58,7 @@ public:
 private:
   mlir::OpBuilder &builder_;
   ValueShapes &shapes_;
+  llvm::DenseSet<mlir::Value> varied_;
   mlir::Location loc_ = mlir::UnknownLoc::get(builder_.getContext());
 };
 

@@ -1,8 +1,9 @@
 // The vector-Jacobian rules of hg ops (VjpInterface.td), written with hg
 // ops only, so every backend that runs the forward runs the backward too:
 // elementwise arithmetic and activations, shape ops (reshape, transpose,
-// broadcast), reductions, softmax / log-softmax, matmul and linear. Fused
-// backward kernels (attention, norms, cross-entropy) replace these
+// broadcast), reductions, softmax / log-softmax, matmul and linear; and
+// attention's, which is one hg.attention_grad (a fused kernel on each
+// backend). Fused backward kernels (norms, cross-entropy) replace the other
 // decompositions later; ops without a rule make hg-autodiff name them.
 #include "dialects/hg/Transforms/VjpInterface.h"
 
@@ -606,101 +607,25 @@ LogicalResult vjp(SliceOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
 
 LogicalResult vjp(AttentionOp op, VjpContext &c, ArrayRef<Value> g,
                   Grads &out) {
-  // Recomputes the probabilities p = softmax(s), s = q k^T scale (+ mask,
-  // causal / window limits, key padding), then
-  //   dv = p^T g, dp = g v^T, ds = p (dp - sum(dp p)),
-  //   dq = ds k scale, dk = ds^T q scale,
-  // with grouped KV heads repeated for the products and summed back.
-  // (A fused backward kernel replaces this decomposition later.)
+  // One hg.attention_grad, which recomputes the probabilities (a fused
+  // kernel on each backend) instead of materialising them in the graph.
   if (op.getKeyLength())
     return emitError(c.loc()) << "hg-autodiff: attention over a KV cache "
                                  "(key_length) has no gradient rule";
   if (op.getAlibiSlopes())
     return emitError(c.loc())
            << "hg-autodiff: no gradient rule yet for ALiBi attention";
-  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  Type t = elementOf(q);
-  std::optional<hybrid::SymShape> qs = c.symShape(q), ks = c.symShape(k),
-                                  vs = c.symShape(v);
-  if (!qs || !ks || !vs)
-    return failure();
-  std::optional<int64_t> hq = (*qs)[1].constant(), hkv = (*ks)[1].constant();
-  if (!hq || !hkv || *hkv == 0 || *hq % *hkv)
-    return emitError(c.loc()) << "hg-autodiff: attention heads must be static";
-  const int64_t group = *hq / *hkv;
-  const hybrid::SymExpr B = (*qs)[0], T = (*qs)[2], S = (*ks)[2];
-  auto repeat = [&](Value kv, const hybrid::SymShape &shape) {
-    if (group == 1)
-      return kv;
-    hybrid::SymShape one = {B, shape[1], hybrid::SymExpr(1), S, shape[3]};
-    hybrid::SymShape many = one;
-    many[2] = hybrid::SymExpr(group);
-    Value r = c.make<ReshapeOp>(kv, c.attr(one));
-    r = c.make<BroadcastToOp>(r, c.attr(many));
-    return c.make<ReshapeOp>(r, c.attr({B, hybrid::SymExpr(*hq), S, shape[3]}));
-  };
-  auto unrepeat = [&](Value grad, const hybrid::SymShape &shape) {
-    if (group == 1)
-      return grad;
-    Value r = c.make<ReshapeOp>(
-        grad, c.attr({B, shape[1], hybrid::SymExpr(group), S, shape[3]}));
-    return c.make<ReduceSumOp>(r, ArrayRef<int64_t>{2}, false);
-  };
-  Value kr = repeat(k, *ks), vr = repeat(v, *vs);
-  const double scale = op.getScale().convertToDouble();
-  Value scores =
-      c.make<MulOp>(c.make<MatMulOp>(q, swapLast(c, kr)), c.scalar(scale, t));
-  if (op.getMask())
-    scores = c.make<AddOp>(scores, op.getMask());
-  // Which keys each query sees: [T, S] from the limits, [B, 1, 1, S] from
-  // the padding.
-  Value visible;
-  auto both = [&](Value a, Value b) { return a ? c.make<AndOp>(a, b) : b; };
-  OpBuilder &b = c.builder();
-  if (op.getCausal() || op.getSlidingWindow() > 0) {
-    if (T != S)
-      return emitError(c.loc())
-             << "hg-autodiff: causal attention needs as many queries as keys";
-    auto i64 = b.getI64Type();
-    Value qi = c.make<ReshapeOp>(
-        b.create<IotaOp>(
-            c.loc(), RankedTensorType::get({ShapedType::kDynamic}, i64),
-            c.attr({T}), b.getF64FloatAttr(0), b.getF64FloatAttr(1)),
-        c.attr({T, hybrid::SymExpr(1)}));
-    Value kj = c.make<ReshapeOp>(
-        b.create<IotaOp>(
-            c.loc(), RankedTensorType::get({ShapedType::kDynamic}, i64),
-            c.attr({S}), b.getF64FloatAttr(0), b.getF64FloatAttr(1)),
-        c.attr({hybrid::SymExpr(1), S}));
-    if (op.getCausal())
-      visible = c.make<LessEqualOp>(kj, qi);
-    if (int64_t w = static_cast<int64_t>(op.getSlidingWindow()); w > 0)
-      visible = both(
-          visible, c.make<GreaterOp>(kj, c.make<SubOp>(qi, c.scalar(w, i64))));
-  }
-  if (Value km = op.getKeyMask()) {
-    Value pad = c.make<EqualOp>(km, c.scalar(0, elementOf(km)));
-    Value token = c.make<ReshapeOp>(
-        c.make<NotOp>(pad),
-        c.attr({B, hybrid::SymExpr(1), hybrid::SymExpr(1), S}));
-    visible = both(visible, token);
-  }
-  if (visible)
-    scores = c.make<SelectOp>(visible, scores, c.scalar(-INFINITY, t));
-  Value p = c.make<SoftmaxOp>(scores, b.getI64IntegerAttr(3));
-  // A query that sees no key reads nothing (as the kernels): 0, not NaN.
-  p = c.make<SelectOp>(c.make<IsNanOp>(p), c.scalar(0.0, t), p);
-  Value gp = c.make<MatMulOp>(g[0], swapLast(c, vr));
-  Value gvr = c.make<MatMulOp>(swapLast(c, p), g[0]);
-  Value gs = c.make<MulOp>(
-      p, c.make<SubOp>(gp, c.make<ReduceSumOp>(c.make<MulOp>(gp, p),
-                                               ArrayRef<int64_t>{3}, true)));
-  Value gsScaled = c.make<MulOp>(gs, c.scalar(scale, t));
-  out[0] = c.make<MatMulOp>(gsScaled, kr);
-  out[1] = unrepeat(c.make<MatMulOp>(swapLast(c, gsScaled), q), *ks);
-  out[2] = unrepeat(gvr, *vs);
-  if (op.getMask())
-    out[3] = c.unbroadcast(gs, op.getMask());
+  Value mask = op.getMask();
+  if (mask && c.varies(mask))
+    return emitError(c.loc()) << "hg-autodiff: no gradient rule yet for an "
+                                 "attention mask that depends on a parameter";
+  auto grad = c.builder().create<AttentionGradOp>(
+      c.loc(), op.getQuery(), op.getKey(), op.getValue(), g[0], mask,
+      op.getKeyMask(), op.getScaleAttr(), op.getCausalAttr(),
+      op.getSlidingWindowAttr());
+  out[0] = grad.getGradQuery();
+  out[1] = grad.getGradKey();
+  out[2] = grad.getGradValue();
   return success();
 }
 

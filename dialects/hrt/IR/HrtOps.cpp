@@ -634,6 +634,24 @@ LogicalResult AttentionOp::verify() {
                              {getAlibiSlopes(), "alibi_slopes"}});
 }
 
+LogicalResult AttentionGradOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  if (Value keyMask = getKeyMask();
+      keyMask && !isInteger(elementTypeOf(keyMask)))
+    return emitOpError("key_mask must be i32 or i64");
+  if (static_cast<int64_t>(getSlidingWindow()) < 0)
+    return emitOpError("sliding_window must be >= 0");
+  return checkFloatOperands(*this, getGradQuery(),
+                            {{getGradKey(), "grad_key"},
+                             {getGradValue(), "grad_value"},
+                             {getQuery(), "query"},
+                             {getKey(), "key"},
+                             {getValue(), "value"},
+                             {getGradOut(), "grad_out"},
+                             {getMask(), "mask"}});
+}
+
 LogicalResult CacheWriteOp::verify() {
   if (failed(checkStream(*this, getStream())) ||
       failed(checkSameElementType(*this, getUpdate(), "update", getOut(),

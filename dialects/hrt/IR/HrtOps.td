@@ -514,6 +514,33 @@ def Hrt_AttentionOp : Hrt_CommandOp<"attention", 11, 1,
   }];
 }
 
+def Hrt_AttentionGradOp : Hrt_CommandOp<"attention_grad", 9, 3,
+                                        [AttrSizedOperandSegments]> {
+  let summary = "attention's backward (hybrid::ops::AttentionGrad)";
+  let description = [{
+    hg.attention_grad over buffers: writes the gradients of query, key and
+    value. Its kernels take scratch of their own (the CUDA one materialises
+    the probabilities of a chunk of heads there), declared by the kernel
+    for the call's shapes as every kernel's scratch is.
+  }];
+  let arguments = !con((ins Hrt_Buffer:$grad_query, Hrt_Buffer:$grad_key,
+                            Hrt_Buffer:$grad_value, Hrt_Buffer:$query,
+                            Hrt_Buffer:$key, Hrt_Buffer:$value,
+                            Hrt_Buffer:$grad_out,
+                            Optional<Hrt_Buffer>:$mask,
+                            Optional<Hrt_Buffer>:$key_mask,
+                            F64Attr:$scale, BoolAttr:$causal,
+                            I64Attr:$sliding_window), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $query `:` type($query) `,` $key `:` type($key) `,` $value `:`
+    type($value) `,` $grad_out `:` type($grad_out)
+    (`mask` $mask^ `:` type($mask))?
+    (`key_mask` $key_mask^ `:` type($key_mask))? `into` $grad_query `:`
+    type($grad_query) `,` $grad_key `:` type($grad_key) `,` $grad_value `:`
+    type($grad_value) attr-dict
+  }];
+}
+
 def Hrt_CacheWriteOp : Hrt_CommandOp<"cache_write", 3> {
   let summary = "write update into out at a device offset along axis";
   let description = [{

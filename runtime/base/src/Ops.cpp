@@ -103,6 +103,9 @@ struct NameOf {
   std::string operator()(const ops::AdamWUpdate &) const {
     return "adamw_update";
   }
+  std::string operator()(const ops::AttentionGrad &) const {
+    return "attention_grad";
+  }
 };
 
 struct ArityOf {
@@ -127,6 +130,7 @@ struct ArityOf {
   int operator()(const ops::LinearGroup &o) const {
     return 1 + 2 * static_cast<int>(o.featureBegin.size());
   }
+  int operator()(const ops::AttentionGrad &) const { return 6; }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.
@@ -144,6 +148,8 @@ int opResultCount(const Op &op) {
     return attention->append ? 3 : 1;
   if (const auto *group = std::get_if<ops::LinearGroup>(&op))
     return static_cast<int>(group->featureBegin.size());
+  if (std::holds_alternative<ops::AttentionGrad>(op))
+    return 3;
   if (std::holds_alternative<ops::RecordEvent>(op) ||
       std::holds_alternative<ops::WaitEvent>(op))
     return 0;

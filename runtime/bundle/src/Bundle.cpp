@@ -202,6 +202,11 @@ struct OpEncoder {
   EncodedOp operator()(const ops::AdamWUpdate &) {
     return done(fb::CreateAdamWUpdate(fbb), fb::Op_AdamWUpdate);
   }
+  EncodedOp operator()(const ops::AttentionGrad &o) {
+    return done(
+        fb::CreateAttentionGrad(fbb, o.scale, o.causal, o.slidingWindow),
+        fb::Op_AttentionGrad);
+  }
 };
 
 class Encoder {
@@ -429,6 +434,10 @@ public:
           t->transpose_weight(), static_cast<Activation>(t->activation()),
           scalars(t->feature_begin()), scalars(t->feature_end())};
     }
+    case fb::Op_AttentionGrad: {
+      const fb::AttentionGrad *t = c.op_as_AttentionGrad();
+      return ops::AttentionGrad{t->scale(), t->causal(), t->sliding_window()};
+    }
     case fb::Op_NONE:
       break;
     }
@@ -590,6 +599,8 @@ bool operandOptional(const Op &op, size_t position) {
     return position >= 3 && (position < 7 || !attention->append);
   if (std::holds_alternative<ops::LinearGroup>(op))
     return position >= 1 && position % 2 == 0; // each member's bias
+  if (std::holds_alternative<ops::AttentionGrad>(op))
+    return position >= 4; // mask, key mask
   return false;
 }
 
@@ -1100,6 +1111,10 @@ private:
             if (o.append && (cmd.results[1] != cmd.operands[1] ||
                              cmd.results[2] != cmd.operands[2]))
               fail(ctx + " appends to other buffers than its key and value");
+          } else if constexpr (std::is_same_v<T, ops::AttentionGrad>) {
+            if (o.slidingWindow < 0)
+              fail(ctx + " has sliding window " +
+                   std::to_string(o.slidingWindow));
           } else if constexpr (std::is_same_v<T, ops::Collective>) {
             if (o.communicator < 0 ||
                 static_cast<size_t>(o.communicator) >= e.communicators.size())

@@ -649,6 +649,46 @@ func.func @attention_window(%q: tensor<1x4x4x64xf32>) {
 
 // -----
 
+func.func @attention_grad_out(%q: tensor<1x4x4x64xf32>, %g: tensor<1x4x5x64xf32>) {
+  // expected-error @+1 {{'hg.attention_grad' op grad_out 'tensor<1x4x5x64xf32>' must be the attention's result [B, Hq, T, Dv] = [1, 4, 4, 64]}}
+  %0:3 = hg.attention_grad %q, %q, %q, %g {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x5x64xf32>) -> (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_element_type(%q: tensor<1x4x4x64xf32>, %g: tensor<1x4x4x64xbf16>) {
+  // expected-error @+1 {{'hg.attention_grad' op query and grad_out element types differ ('f32' vs 'bf16')}}
+  %0:3 = hg.attention_grad %q, %q, %q, %g {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xbf16>) -> (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_heads(%q: tensor<1x6x4x64xf32>, %kv: tensor<1x4x4x64xf32>) {
+  // expected-error @+1 {{'hg.attention_grad' op query heads 6 must be a multiple of KV heads 4}}
+  %0:3 = hg.attention_grad %q, %kv, %kv, %q {scale = 0.125 : f64} : (tensor<1x6x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x6x4x64xf32>) -> (tensor<1x6x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_key_mask(%q: tensor<1x4x4x64xf32>, %m: tensor<1x5xi64>) {
+  // expected-error @+1 {{'hg.attention_grad' op key_mask 'tensor<1x5xi64>' must be [B, S] = [1, 4]}}
+  %0:3 = hg.attention_grad %q, %q, %q, %q key_mask %m {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x5xi64>) -> (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_result(%q: tensor<1x4x4x64xf32>, %kv: tensor<1x2x4x64xf32>) {
+  // expected-error @+1 {{'hg.attention_grad' op result type}}
+  %0:3 = hg.attention_grad %q, %kv, %kv, %q {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x2x4x64xf32>, tensor<1x2x4x64xf32>, tensor<1x4x4x64xf32>) -> (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x2x4x64xf32>)
+  return
+}
+
+// -----
+
 func.func @cache_write_rank(%c: tensor<2x4x8xf32>, %u: tensor<2x1xf32>, %o: tensor<1xi64>) -> tensor<2x4x8xf32> {
   // expected-error @+1 {{update 'tensor<2x1xf32>' and cache 'tensor<2x4x8xf32>' ranks differ}}
   %r = hg.cache_write %c, %u at %o {axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<2x1xf32>, tensor<1xi64>) -> tensor<2x4x8xf32>

@@ -229,7 +229,8 @@ func.func @blocks(%x: tensor<2x?x64xf32>, %w: tensor<192x64xf32>, %wt: tensor<64
 // CHECK-LABEL: func.func @attention
 func.func @attention(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>,
                      %cos: tensor<1x?x32xf32>, %sin: tensor<1x?x32xf32>,
-                     %mask: tensor<?x1x1x?xf32>, %slopes: tensor<8xf32>) {
+                     %mask: tensor<?x1x1x?xf32>, %slopes: tensor<8xf32>,
+                     %keys: tensor<?x?xi64>) {
   // CHECK: hg.rotary %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8x?x64xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>) -> tensor<?x8x?x64xf32>
   %0 = hg.rotary %q, %cos, %sin : (tensor<?x8x?x64xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>) -> tensor<?x8x?x64xf32>
   // CHECK: hg.rotary %{{.+}}, %{{.+}}, %{{.+}} {interleaved = true}
@@ -238,6 +239,8 @@ func.func @attention(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: ten
   %2 = hg.attention %0, %1, %v {scale = 0.125 : f64, causal = true} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x8x?x64xf32>
   // CHECK: hg.attention %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} alibi %{{.+}} {scale = 1.250000e-01 : f64, sliding_window = 4096 : i64} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x1x1x?xf32>, tensor<8xf32>) -> tensor<?x8x?x64xf32>
   %3 = hg.attention %q, %k, %v mask %mask alibi %slopes {scale = 0.125 : f64, sliding_window = 4096 : i64} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x1x1x?xf32>, tensor<8xf32>) -> tensor<?x8x?x64xf32>
+  // CHECK: hg.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} key_mask %{{.+}} {causal = true, scale = 1.250000e-01 : f64, sliding_window = 16 : i64} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x1x1x?xf32>, tensor<?x?xi64>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
+  %4:3 = hg.attention_grad %q, %k, %v, %3 mask %mask key_mask %keys {scale = 0.125 : f64, causal = true, sliding_window = 16 : i64} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x1x1x?xf32>, tensor<?x?xi64>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
   return
 }
 

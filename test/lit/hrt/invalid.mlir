@@ -234,6 +234,28 @@ hrt.executable @append_read_only symbols [] params read {
 
 // -----
 
+// attention_grad's key mask holds integers; every other operand and its
+// gradients share one float type.
+hrt.executable @attention_grad_key_mask symbols [] params read {
+  %q = hrt.input "q" : !hrt.buffer<f32, [1, 2, 3, 8]>
+  %m = hrt.input "m" : !hrt.buffer<f32, [1, 3]>
+  %dq = hrt.output "dq" : !hrt.buffer<f32, [1, 2, 3, 8]>
+  // expected-error @+1 {{key_mask must be i32 or i64}}
+  hrt.attention_grad %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %q : !hrt.buffer<f32, [1, 2, 3, 8]> key_mask %m : !hrt.buffer<f32, [1, 3]> into %dq : !hrt.buffer<f32, [1, 2, 3, 8]>, %dq : !hrt.buffer<f32, [1, 2, 3, 8]>, %dq : !hrt.buffer<f32, [1, 2, 3, 8]> {causal = true, scale = 1.0 : f64, sliding_window = 0 : i64}
+}
+
+// -----
+
+hrt.executable @attention_grad_types symbols [] params read {
+  %q = hrt.input "q" : !hrt.buffer<f32, [1, 2, 3, 8]>
+  %g = hrt.input "g" : !hrt.buffer<bf16, [1, 2, 3, 8]>
+  %dq = hrt.output "dq" : !hrt.buffer<f32, [1, 2, 3, 8]>
+  // expected-error @+1 {{grad_out}}
+  hrt.attention_grad %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %g : !hrt.buffer<bf16, [1, 2, 3, 8]> into %dq : !hrt.buffer<f32, [1, 2, 3, 8]>, %dq : !hrt.buffer<f32, [1, 2, 3, 8]>, %dq : !hrt.buffer<f32, [1, 2, 3, 8]> {causal = true, scale = 1.0 : f64, sliding_window = 0 : i64}
+}
+
+// -----
+
 hrt.executable @group_no_member symbols ["n"] params read {
   %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
   %x = hrt.input "x" : !hrt.buffer<f32, [n]>

@@ -58,6 +58,10 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   %att = hrt.alloc : !hrt.buffer<f32, [batch, 4, seq, 16]>
   // CHECK: hrt.attention {{.+}} into {{.+}} {causal = true, scale = 2.500000e-01 : f64, sliding_window = 0 : i64}
   hrt.attention %q : !hrt.buffer<f32, [batch, 4, seq, 16]>, %q : !hrt.buffer<f32, [batch, 4, seq, 16]>, %q : !hrt.buffer<f32, [batch, 4, seq, 16]> into %att : !hrt.buffer<f32, [batch, 4, seq, 16]> {causal = true, scale = 0.25 : f64, sliding_window = 0 : i64}
+  %dq = hrt.alloc : !hrt.buffer<f32, [batch, 4, seq, 16]>
+  %dkv = hrt.alloc : !hrt.buffer<f32, [batch, 2, seq, 16]>
+  // CHECK: hrt.attention_grad {{.+}} key_mask {{.+}} into {{.+}}, {{.+}}, {{.+}} {causal = true, scale = 2.500000e-01 : f64, sliding_window = 8 : i64}
+  hrt.attention_grad %q : !hrt.buffer<f32, [batch, 4, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %att : !hrt.buffer<f32, [batch, 4, seq, 16]> key_mask %ids : !hrt.buffer<i64, [batch, seq]> into %dq : !hrt.buffer<f32, [batch, 4, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]> {causal = true, scale = 0.25 : f64, sliding_window = 8 : i64}
   %m = hrt.alloc : !hrt.buffer<i1, [batch, seq]>
   // CHECK: hrt.binary less
   hrt.binary less %ids : !hrt.buffer<i64, [batch, seq]>, %ids : !hrt.buffer<i64, [batch, seq]> into %m : !hrt.buffer<i1, [batch, seq]>

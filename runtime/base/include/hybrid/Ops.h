@@ -294,20 +294,32 @@ struct LinearGroup {
 /// once per step. The results may be the buffers of param, exp_avg and
 /// exp_avg_sq (updated in place).
 struct AdamWUpdate {};
+/// Attention's backward: (query, key, value, grad_out [B, Hq, T, Dv],
+/// mask?, key_mask?) -> (grad_query, grad_key, grad_value), each shaped as
+/// its input. The probabilities p are Attention's (same scale, causal and
+/// sliding-window limits, additive mask and key padding; no ALiBi, no
+/// key_length), recomputed; then dv = p^T grad_out, dp = grad_out v^T,
+/// ds = p (dp - rowsum(dp p)), dq = ds k scale, dk = ds^T q scale, the
+/// query heads of a KV head summed into it. A query row that sees no key
+/// has p = 0, so it adds nothing.
+struct AttentionGrad {
+  double scale = 1;
+  bool causal = false;
+  int64_t slidingWindow = 0;
+};
 
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
 /// union order; append only.
-using Op =
-    std::variant<ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast,
-                 ops::Copy, ops::Fill, ops::Transpose, ops::BroadcastTo,
-                 ops::Slice, ops::Concat, ops::Gather, ops::GatherNd, ops::Iota,
-                 ops::CumSum, ops::Trilu, ops::Reduce, ops::Softmax,
-                 ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
-                 ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
-                 ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
-                 ops::SampleStep, ops::LinearGroup, ops::AdamWUpdate>;
+using Op = std::variant<
+    ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast, ops::Copy,
+    ops::Fill, ops::Transpose, ops::BroadcastTo, ops::Slice, ops::Concat,
+    ops::Gather, ops::GatherNd, ops::Iota, ops::CumSum, ops::Trilu, ops::Reduce,
+    ops::Softmax, ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
+    ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
+    ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
+    ops::SampleStep, ops::LinearGroup, ops::AdamWUpdate, ops::AttentionGrad>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
@@ -319,8 +331,8 @@ std::string opName(const Op &op);
 int opArity(const Op &op);
 
 /// How many results the op writes: 0 for events, 7 for SampleStep, a
-/// linear group's member count, 3 for an attention that appends or an
-/// AdamWUpdate, else 1.
+/// linear group's member count, 3 for an attention that appends, an
+/// AdamWUpdate and an AttentionGrad, else 1.
 int opResultCount(const Op &op);
 
 } // namespace hybrid

@@ -7,7 +7,8 @@ loss, both run by hybrid-run on the CPU backend.
                              [--max-rel R] [--model M]
 
 `init` writes the parameters of Inputs/autodiff/M.mlir (model, the
-default, or rotary) and its input x ([5, 4] / [3, 4]) with values spread
+default, rotary or attention) and its input x ([5, 4] / [3, 4] / [5, 4])
+with values spread
 over [-1.5, 1.5] (pseudo-random, fixed seed).
 `check` runs the bundle's forward_grad once, then forward twice per
 parameter element with that element moved by +-E, and compares each
@@ -32,6 +33,7 @@ MODELS = {
     "model": ({"l1.weight": [6, 4], "l1.bias": [6], "l2.weight": [6, 3],
                "scale": [3], "mix": [3, 3]}, [5, 4]),
     "rotary": ({"w": [8, 4], "v": [8, 4]}, [3, 4]),
+    "attention": ({"wq": [8, 4], "wk": [4, 4], "wv": [4, 4]}, [5, 4]),
 }
 
 
