@@ -3,7 +3,8 @@
 // double, max/min compare in f32 and propagate NaN; integers (i32, i64) wrap
 // (mean truncates); bool max/min are any/all. The input is seen as merged
 // runs of kept and reduced dimensions. When the contiguous innermost run is
-// reduced, a warp (or a block, for long reductions) folds each output;
+// reduced, a warp (or a block, for long reductions) folds each output, and
+// few long outputs (a whole-tensor norm) split over many blocks;
 // when it is kept, threads run along it (coalesced) and split the reduced
 // rows between them, and between blocks when the outputs alone are too few
 // to fill the GPU (partials in scratch, combined in a fixed order by the
@@ -211,15 +212,52 @@ ReduceLayout planReduction(const Shape &shape, const std::vector<bool> &reduced,
 /// Threads folding one output on the reduced-inner path.
 constexpr int kWarpGroup = 32, kBlockGroup = 256;
 
+/// How the reduced-inner path covers its outputs: a warp per output below
+/// 2048 elements each, a block (`wide`) from there; when the wide outputs
+/// are too few to fill the GPU (a norm over a whole tensor: one output of
+/// 16M elements had one block), each output's elements split over `splits`
+/// blocks whose partials meet in scratch.
+struct InnerPlan {
+  bool wide = false;
+  int splits = 1;
+};
+
+constexpr int64_t kInnerBlocks = 1024;       ///< blocks a split aims at
+constexpr int64_t kElementsPerSplit = 16384; ///< a split takes at least
+constexpr int kMaxInnerSplits = 256;
+
+InnerPlan planInner(const ReduceLayout &s) {
+  InnerPlan plan;
+  plan.wide = s.count >= 2048;
+  if (plan.wide && s.outCount < kInnerBlocks &&
+      s.outCount <= static_cast<int64_t>(kTileCounters)) {
+    const int64_t wanted = (kInnerBlocks + s.outCount - 1) / s.outCount;
+    const int64_t most =
+        std::min<int64_t>(kMaxInnerSplits, s.count / kElementsPerSplit);
+    plan.splits =
+        static_cast<int>(std::max<int64_t>(1, std::min(wanted, most)));
+  }
+  return plan;
+}
+
 /// The innermost run is reduced: blockDim.x threads fold each output
-/// (blockDim.y outputs per block), striding over its `count` elements.
+/// (blockDim.y outputs per block), striding over its `count` elements, or
+/// over blockIdx.y's share of them when `splits` > 1 (wide blocks only, one
+/// output per block: one-dimensional, as lastBlockToArrive wants); the
+/// output's last block to arrive then combines the partials ([splits]
+/// [outCount] in scratch) in split order.
 template <typename S, typename R>
-__global__ void reduceInnerKernel(const S *in, S *out, ReduceLayout s) {
+__global__ void reduceInnerKernel(const S *in, S *out, ReduceLayout s,
+                                  int splits, typename R::Acc *partials,
+                                  unsigned *counters) {
   awaitInputs();
   using Acc = typename R::Acc;
   __shared__ Acc partial[kBlockGroup / 32];
   const int64_t L = s.innerLength;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t share = (s.count + splits - 1) / splits;
+  const int64_t r0 = blockIdx.y * share;
+  const int64_t r1 = std::min<int64_t>(r0 + share, s.count);
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
        o - threadIdx.y < s.outCount;
        o += static_cast<int64_t>(gridDim.x) * blockDim.y) {
@@ -227,10 +265,10 @@ __global__ void reduceInnerKernel(const S *in, S *out, ReduceLayout s) {
     if (o < s.outCount) {
       const S *base = in + s.keptOffset(o);
       if (s.reducedCombos == 1) {
-        for (int64_t l = threadIdx.x; l < L; l += blockDim.x)
+        for (int64_t l = r0 + threadIdx.x; l < r1; l += blockDim.x)
           acc = R::step(acc, base[l]);
       } else {
-        for (int64_t r = threadIdx.x; r < s.count; r += blockDim.x) {
+        for (int64_t r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
           const int64_t c = r / L;
           acc = R::step(acc, base[s.reducedOffset(c) + (r - c * L)]);
         }
@@ -249,8 +287,19 @@ __global__ void reduceInnerKernel(const S *in, S *out, ReduceLayout s) {
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0 && o < s.outCount)
+    if (threadIdx.x == 0 && o < s.outCount) {
+      if (splits == 1)
+        out[o] = R::finish(acc, s.count);
+      else
+        partials[blockIdx.y * s.outCount + o] = acc;
+    }
+    if (splits > 1 && lastBlockToArrive(counters + o, splits) &&
+        threadIdx.x == 0) {
+      acc = __ldcg(partials + o); // other blocks' writes: past L1
+      for (int split = 1; split < splits; ++split)
+        acc = R::combine(acc, __ldcg(partials + split * s.outCount + o));
       out[o] = R::finish(acc, s.count);
+    }
   }
 }
 
@@ -417,12 +466,24 @@ void reduce(const CudaCall &call, const char *kernel) {
     ReduceLayout layout = planReduction(input.shape, r.reduced, kernel);
     layout.outCount = outCount;
     if (layout.innerReduced) {
-      const bool wide = layout.count >= 2048;
-      const dim3 block(wide ? kBlockGroup : kWarpGroup,
-                       wide ? 1 : kBlockGroup / kWarpGroup);
+      InnerPlan plan = planInner(layout);
+      unsigned *counters = nullptr;
+      if (plan.splits > 1) {
+        expectScratch(call, static_cast<size_t>(outCount) * plan.splits * 8,
+                      kernel);
+        counters = tileCounters(*call.context, call.stream, kernel);
+        if (!counters) // a capture that met no split kernel before
+          plan.splits = 1;
+      }
+      const dim3 block(plan.wide ? kBlockGroup : kWarpGroup,
+                       plan.wide ? 1 : kBlockGroup / kWarpGroup);
       const int64_t blocks = (outCount + block.y - 1) / block.y;
-      launch(reduceInnerKernel<S, Reducer>, gridFor(blocks, 1), block, 0,
-             stream, in, out, layout);
+      const dim3 grid(plan.splits > 1 ? static_cast<unsigned>(outCount)
+                                      : gridFor(blocks, 1),
+                      static_cast<unsigned>(plan.splits));
+      launch(reduceInnerKernel<S, Reducer>, grid, block, 0, stream, in, out,
+             layout, plan.splits,
+             static_cast<typename Reducer::Acc *>(call.scratch), counters);
     } else {
       OuterPlan plan = planOuter(layout);
       unsigned *counters = nullptr;
@@ -469,7 +530,12 @@ size_t reduceScratchBytes(const CudaCall &call) {
     ReduceLayout layout =
         planReduction(call.operands[0].shape, r.reduced, "reduce");
     layout.outCount = call.results[0].numel();
-    return layout.innerReduced ? 0 : outerScratchBytes(layout);
+    if (!layout.innerReduced)
+      return outerScratchBytes(layout);
+    const InnerPlan plan = planInner(layout);
+    return plan.splits > 1
+               ? static_cast<size_t>(layout.outCount) * plan.splits * 8
+               : 0;
   } catch (...) {
     return 0; // the run reports malformed calls
   }

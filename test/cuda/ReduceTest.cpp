@@ -1,6 +1,6 @@
 // The CUDA reductions, cumsum and softmax against the CPU oracle: every kind,
 // axis sets that keep or reduce the contiguous run, long rows (block paths),
-// many rows into few outputs (rows split over blocks),
+// many rows into few outputs and few long outputs (split over blocks),
 // empty reductions, integer wrapping, bool any/all and -inf rows.
 #include "CudaTestSupport.h"
 
@@ -46,7 +46,11 @@ TEST_F(ReduceTest, EveryKindAxesAndDtype) {
       // Few outputs over many rows: rows split over blocks (partials in
       // scratch), one reduced run and two.
       {{8, 300, 70}, {0, 1}},
-      {{64, 3, 40, 33}, {0, 2}}};
+      {{64, 3, 40, 33}, {0, 2}},
+      // Few long outputs: each output's elements split over blocks (a
+      // whole-tensor norm, rows of 70000).
+      {{300, 1000}, {}},
+      {{3, 70000}, {1}}};
   for (int k = 0; k < kReduceKinds; ++k) {
     const auto kind = static_cast<ReduceKind>(k);
     for (DType dt :
