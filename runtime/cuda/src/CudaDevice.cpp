@@ -472,6 +472,11 @@ private:
 
 } // namespace
 
+void CudaDevice::resetProfile() {
+  if (impl_->profile)
+    impl_->profile->reset();
+}
+
 bool CudaDevice::supportsGraphs() const { return !impl_->profile; }
 
 std::unique_ptr<Graph>

@@ -2,7 +2,8 @@
 // in the environment, the CUDA device brackets every kernel command with
 // two timing events, waits for the second, and adds the time between them
 // to the command's op and shapes; the table goes to stderr when the device
-// is destroyed. Launches then run one at a time (no overlap, no graphs:
+// is destroyed (Device::resetProfile starts it afresh: hybrid-run's timing
+// loops call it after their warm-up). Launches then run one at a time (no overlap, no graphs:
 // capture is refused), so it measures kernels, not what a step costs.
 #pragma once
 
@@ -32,6 +33,12 @@ public:
     start(stream);
     launch();
     stop(stream, key);
+  }
+
+  /// Forgets every key's calls and time.
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.clear();
   }
 
   /// The table: one line per key, by total time, with the share of the

@@ -153,6 +153,11 @@ public:
 
   /// Whether capture() and launch() work here (CUDA: yes; CPU: no).
   virtual bool supportsGraphs() const { return false; }
+  /// Forgets what a per-kernel profile (HYBRID_CUDA_PROFILE) has counted,
+  /// so its table covers the work after this call only (a timing loop calls
+  /// it after its warm-up: GEMM tuning and first calls stay out). No-op
+  /// where nothing is profiled.
+  virtual void resetProfile() {}
   /// Records the work `enqueue` puts on `stream` (and on streams that
   /// wait for it and are joined back into it before it returns) into a
   /// graph, without running it. Inside `enqueue` only stream work is

@@ -139,6 +139,7 @@ public:
   /// launch is cudaGraphLaunch. Not while HYBRID_CUDA_PROFILE times every
   /// kernel (that waits after each launch).
   bool supportsGraphs() const override;
+  void resetProfile() override;
   std::unique_ptr<Graph> capture(Stream &stream,
                                  const std::function<void()> &enqueue) override;
   void launch(Graph &graph, Stream &stream) override;
