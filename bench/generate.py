@@ -10,16 +10,16 @@ sampled tokens).
 
 DIR holds MODEL.hyb per model (bench/prepare.sh writes them). Prints one
 line per case and writes {"<model>": {"decode_b1_tok_s": ..., ...}} to
-FILE.json. tok/s counts the new tokens of the whole batch over the whole
+FILE.json (keys of other scripts already there are kept). tok/s counts the new tokens of the whole batch over the whole
 generate() call (prefill included), as the anchors count them; decode-only
 figures (per step) and the time to first token (the prefill) come beside.
 Standard library only.
 """
 import argparse
-import json
 import re
-import subprocess
 import sys
+
+from benchlib import load_results, run_line, write_results
 
 CASES = [
     # name, batch, prompt, new tokens, sampled
@@ -43,13 +43,9 @@ def run_case(hybrid_run, bundle, batch, prompt, new, sampled, repeat, extra):
            str(repeat)] + extra
     if sampled:
         cmd += ["--temperature", "1.0", "--seed", "7"]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    m = LINE.search(p.stderr)
-    if p.returncode != 0 or not m:
-        raise RuntimeError("%s failed (exit %d): %s" %
-                           (" ".join(cmd), p.returncode, p.stderr.strip()))
+    m = run_line(cmd, LINE)
     r = {k: float(v) for k, v in m.groupdict().items()}
-    g = GRAPH.search(p.stderr)
+    g = GRAPH.search(m.string)
     r["graph_ops"] = int(g.group(1)) if g else 0
     return r
 
@@ -64,7 +60,7 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     extra = ["--no-cuda-graph"] if args.no_cuda_graph else []
-    results, failed = {}, 0
+    results, failed = load_results(args.out), 0
     for model in args.models.split(","):
         bundle = "%s/%s.hyb" % (args.bundles, model)
         r = results.setdefault(model, {})
@@ -92,9 +88,7 @@ def main():
                 r["ttft_%s_ms" % name] = m["prefill"]
             r["decode_%s_graph_ops" % name] = m["graph_ops"]
             r["peak_gib"] = max(r.get("peak_gib", 0), m["peak"])
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1, sort_keys=True)
+    write_results(args.out, results)
     return 1 if failed else 0
 
 

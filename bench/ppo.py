@@ -34,11 +34,11 @@ ppo_step_twocopy_s (bench/gpu.sh ANCHORS=ppo). A model that fails prints
 any failed. Standard library only.
 """
 import argparse
-import json
 import os
 import re
-import subprocess
 import sys
+
+from benchlib import load_results, run_line, write_results
 
 LINE = re.compile(
     r"ppo-step (?P<model>.+?): batch (?P<batch>\d+), prompt (?P<prompt>\d+), "
@@ -60,17 +60,7 @@ def run_once(args, model, release):
            "--repeat", str(args.repeat)]
     if release:
         cmd.append("--release-cache")
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True,
-                           timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError("%s: no result within %d s" %
-                           (" ".join(cmd), args.timeout))
-    m = LINE.search(p.stderr)
-    if p.returncode != 0 or not m:
-        raise RuntimeError("%s failed (exit %d): %s" %
-                           (" ".join(cmd), p.returncode, p.stderr.strip()))
-    return m.groupdict()
+    return run_line(cmd, LINE, args.timeout).groupdict()
 
 
 def run_model(args, model):
@@ -114,10 +104,7 @@ def main():
                     help="skip the second run with --release-cache")
     ap.add_argument("--out")
     args = ap.parse_args()
-    results = {}
-    if args.out and os.path.exists(args.out):
-        with open(args.out) as f:
-            results = json.load(f)
+    results = load_results(args.out)
     failed = 0
     for model in args.models.split(","):
         try:
@@ -138,9 +125,7 @@ def main():
                " (%.2f GiB releasing the KV cache)" % released),
               flush=True)
         results.setdefault(model, {}).update(r)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1, sort_keys=True)
+    write_results(args.out, results)
     return 1 if failed else 0
 
 

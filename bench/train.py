@@ -31,11 +31,11 @@ A model that fails prints "FAIL  model: ..." and the others still run;
 the exit status is 1 if any failed. Standard library only.
 """
 import argparse
-import json
 import os
 import re
-import subprocess
 import sys
+
+from benchlib import load_results, run_line, write_results
 
 LINE = re.compile(
     r"train-step (?P<model>.+?): (?P<params>\S+) trainable params, "
@@ -56,16 +56,7 @@ def run_model(args, model):
            "--device", args.device, "--batch", str(args.batch), "--seq",
            str(args.seq), "--repeat", str(args.repeat), "--peak-flops",
            str(args.peak_flops)]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True,
-                           timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError("%s: no result within %d s" %
-                           (" ".join(cmd), args.timeout))
-    m = LINE.search(p.stderr)
-    if p.returncode != 0 or not m:
-        raise RuntimeError("%s failed (exit %d): %s" %
-                           (" ".join(cmd), p.returncode, p.stderr.strip()))
+    m = run_line(cmd, LINE, args.timeout)
     v = m.groupdict()
     ms = float(v["ms"])
     return {
@@ -97,10 +88,7 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out")
     args = ap.parse_args()
-    results = {}
-    if args.out and os.path.exists(args.out):
-        with open(args.out) as f:
-            results = json.load(f)
+    results = load_results(args.out)
     failed = 0
     for model in args.models.split(","):
         try:
@@ -123,9 +111,7 @@ def main():
         entry["train_peak_gib"] = train_peak
         # A generate.py entry's peak_gib is the generation's: keep the larger.
         entry["peak_gib"] = max(entry.get("peak_gib", 0), train_peak)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1, sort_keys=True)
+    write_results(args.out, results)
     return 1 if failed else 0
 
 
