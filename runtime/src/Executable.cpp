@@ -904,6 +904,17 @@ NamedTensors Executable::run(const NamedTensors &inputs) {
   return result;
 }
 
+void Executable::release() {
+  Impl &m = *impl_;
+  if (!m.memory.get())
+    return;
+  m.device->synchronize(); // work enqueued earlier may still use it
+  m.graph.reset();
+  m.memory.reset();
+  m.planValid = false;
+  m.bound.clear();
+}
+
 size_t Executable::allocationBytes() const { return impl_->memory.size(); }
 
 size_t Executable::workspaceBytes() const {

@@ -315,6 +315,10 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
       if (isGenerationState(states_->desc(i).name))
         states_->release(states_->desc(i).name);
     generationBucket_.clear();
+    // Their workspaces too (activations of the prompt, the decode step's
+    // buffers): training gets all of it; the next call binds again.
+    executable("prefill").release();
+    executable("decode").release();
   }
   return result;
 }

@@ -119,6 +119,11 @@ public:
   /// fails naming a missing input that has none.
   NamedTensors withDefaults(const NamedTensors &inputs) const;
 
+  /// Returns the executable's device allocation (workspace, scratch, its
+  /// inputs and outputs) to the device once the work enqueued so far is
+  /// done; the next bind (or run) takes it again and a graph is captured
+  /// anew. For memory another phase needs (release_inference_cache).
+  void release();
   /// Bytes of the one device allocation (0 before the first bind/reserve).
   size_t allocationBytes() const;
   /// Workspace and scratch bytes of the bound bucket.

@@ -29,9 +29,10 @@ struct GenerateConfig {
   /// when that is larger. A capacity kept across calls keeps the cache:
   /// calls with other prompt lengths reuse it without reallocating.
   int64_t maxOutTokens = 0;
-  /// Release the KV cache (and the other generation state) to the device
-  /// allocator when generate() returns (DeepSpeed's
-  /// release_inference_cache); the next call takes it again.
+  /// Release the KV cache (and the other generation state) and the
+  /// workspaces of @prefill and @decode to the device allocator when
+  /// generate() returns (DeepSpeed's release_inference_cache); the next
+  /// call takes them again (and captures its decode graph anew).
   bool releaseInferenceCache = false;
   /// Decode steps between two looks at whether every row finished.
   int64_t stopCheckInterval = 8;
