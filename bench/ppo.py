@@ -38,7 +38,8 @@ import os
 import re
 import sys
 
-from benchlib import load_results, run_line, write_results
+from benchlib import (add_common_arguments, load_results, run_line,
+                      run_models, write_results)
 
 LINE = re.compile(
     r"ppo-step (?P<model>.+?): batch (?P<batch>\d+), prompt (?P<prompt>\d+), "
@@ -88,31 +89,18 @@ def run_model(args, model):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hybrid-run", required=True)
-    ap.add_argument("--bundles", required=True)
-    ap.add_argument("--models", default="opt-1.3b")
+    add_common_arguments(ap, models="opt-1.3b", timeout=300)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--prompt-len", type=int, default=256)
     ap.add_argument("--new-tokens", type=int, default=256)
     ap.add_argument("--micro-batch", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--timeout", type=int, default=300,
-                    help="seconds per run before the model counts as failed")
-    ap.add_argument("--device", default="cuda")
     ap.add_argument("--no-release-cache", dest="release_cache",
                     action="store_false",
                     help="skip the second run with --release-cache")
-    ap.add_argument("--out")
     args = ap.parse_args()
     results = load_results(args.out)
-    failed = 0
-    for model in args.models.split(","):
-        try:
-            r = run_model(args, model)
-        except (RuntimeError, OSError) as err:
-            print("FAIL  %s ppo: %s" % (model, err), flush=True)
-            failed += 1
-            continue
+
+    def record(model, r):
         released = r.get("ppo_peak_gib_release_cache")
         print("%-10s ppo %s  step %7.3f s (generate %7.3f s, train %7.3f s, "
               "switch %.3f ms, %d bytes)  %7.0f tok/s  loss %.3f -> %.3f  "
@@ -125,8 +113,10 @@ def main():
                " (%.2f GiB releasing the KV cache)" % released),
               flush=True)
         results.setdefault(model, {}).update(r)
+
+    status = run_models(args, "ppo", run_model, record)
     write_results(args.out, results)
-    return 1 if failed else 0
+    return status
 
 
 if __name__ == "__main__":

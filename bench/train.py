@@ -35,7 +35,8 @@ import os
 import re
 import sys
 
-from benchlib import load_results, run_line, write_results
+from benchlib import (add_common_arguments, load_results, run_line,
+                      run_models, write_results)
 
 LINE = re.compile(
     r"train-step (?P<model>.+?): (?P<params>\S+) trainable params, "
@@ -76,27 +77,14 @@ def run_model(args, model):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hybrid-run", required=True)
-    ap.add_argument("--bundles", required=True)
-    ap.add_argument("--models", default="opt-1.3b,gpt2-124m,llama-1b")
+    add_common_arguments(ap, models="opt-1.3b,gpt2-124m,llama-1b", timeout=180)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=512)
-    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--peak-flops", type=float, default=989.4e12)
-    ap.add_argument("--timeout", type=int, default=180,
-                    help="seconds per model before it counts as failed")
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--out")
     args = ap.parse_args()
     results = load_results(args.out)
-    failed = 0
-    for model in args.models.split(","):
-        try:
-            r = run_model(args, model)
-        except (RuntimeError, OSError) as err:
-            print("FAIL  %s train: %s" % (model, err), flush=True)
-            failed += 1
-            continue
+
+    def record(model, r):
         print("%-10s train %dx%d  step %8.2f ms (best %8.2f)  %9.0f tok/s  "
               "MFU %.3f (6N vs 747T: %.3f)  %.3g TFLOP/step  loss %.3f -> "
               "%.3f  peak %.2f GiB" %
@@ -111,8 +99,10 @@ def main():
         entry["train_peak_gib"] = train_peak
         # A generate.py entry's peak_gib is the generation's: keep the larger.
         entry["peak_gib"] = max(entry.get("peak_gib", 0), train_peak)
+
+    status = run_models(args, "train", run_model, record)
     write_results(args.out, results)
-    return 1 if failed else 0
+    return status
 
 
 if __name__ == "__main__":
