@@ -333,12 +333,16 @@ OuterPlan planOuter(const ReduceLayout &s) {
   return plan;
 }
 
-/// Scratch a split plan needs: one partial (at most 8 bytes) per output and
-/// split.
-size_t outerScratchBytes(const ReduceLayout &s) {
-  const OuterPlan plan = planOuter(s);
-  return plan.splits > 1 ? static_cast<size_t>(s.outCount) * plan.splits * 8
-                         : 0;
+/// Scratch for a reduction whose blocks split their work `splits` ways:
+/// one partial (an accumulator: at most 8 bytes) per output and split.
+size_t partialsBytes(const ReduceLayout &s, int splits) {
+  return splits > 1 ? static_cast<size_t>(s.outCount) * splits * 8 : 0;
+}
+
+/// The scratch either path's plan needs.
+size_t scratchOf(const ReduceLayout &s) {
+  return partialsBytes(s, s.innerReduced ? planInner(s).splits
+                                         : planOuter(s).splits);
 }
 
 /// The innermost run (L outputs) is kept: kColumns threads run along it,
@@ -469,8 +473,7 @@ void reduce(const CudaCall &call, const char *kernel) {
       InnerPlan plan = planInner(layout);
       unsigned *counters = nullptr;
       if (plan.splits > 1) {
-        expectScratch(call, static_cast<size_t>(outCount) * plan.splits * 8,
-                      kernel);
+        expectScratch(call, partialsBytes(layout, plan.splits), kernel);
         counters = tileCounters(*call.context, call.stream, kernel);
         if (!counters) // a capture that met no split kernel before
           plan.splits = 1;
@@ -488,7 +491,7 @@ void reduce(const CudaCall &call, const char *kernel) {
       OuterPlan plan = planOuter(layout);
       unsigned *counters = nullptr;
       if (plan.splits > 1) {
-        expectScratch(call, outerScratchBytes(layout), kernel);
+        expectScratch(call, partialsBytes(layout, plan.splits), kernel);
         counters = tileCounters(*call.context, call.stream, kernel);
         if (!counters) // a capture that met no split kernel before
           plan.splits = 1;
@@ -530,12 +533,7 @@ size_t reduceScratchBytes(const CudaCall &call) {
     ReduceLayout layout =
         planReduction(call.operands[0].shape, r.reduced, "reduce");
     layout.outCount = call.results[0].numel();
-    if (!layout.innerReduced)
-      return outerScratchBytes(layout);
-    const InnerPlan plan = planInner(layout);
-    return plan.splits > 1
-               ? static_cast<size_t>(layout.outCount) * plan.splits * 8
-               : 0;
+    return scratchOf(layout);
   } catch (...) {
     return 0; // the run reports malformed calls
   }

@@ -3,8 +3,9 @@
 // two timing events, waits for the second, and adds the time between them
 // to the command's op and shapes; the table goes to stderr when the device
 // is destroyed (Device::resetProfile starts it afresh: hybrid-run's timing
-// loops call it after their warm-up). Launches then run one at a time (no overlap, no graphs:
-// capture is refused), so it measures kernels, not what a step costs.
+// loops call it after their warm-up). Launches then run one at a time (no
+// overlap, no graphs: capture is refused), so it measures kernels, not what a
+// step costs.
 #pragma once
 
 #include <cuda_runtime.h>
