@@ -23,6 +23,7 @@ std::vector<Op> everyOp() {
               ops::Linear{},      ops::Embedding{},  ops::Rotary{},
               ops::Attention{},   ops::CacheWrite{}, ops::Sample{},
               ops::SampleStep{},  ops::LinearGroup{}});
+  ops.push_back(ops::LayerNormGrad{});
   return ops;
 }
 

@@ -100,6 +100,9 @@ struct NameOf {
   std::string operator()(const ops::LinearGroup &) const {
     return "linear_group";
   }
+  std::string operator()(const ops::LayerNormGrad &) const {
+    return "layer_norm_grad";
+  }
 };
 
 struct ArityOf {
@@ -123,6 +126,7 @@ struct ArityOf {
   int operator()(const ops::LinearGroup &o) const {
     return 1 + 2 * static_cast<int>(o.featureBegin.size());
   }
+  int operator()(const ops::LayerNormGrad &) const { return 3; }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.
@@ -140,6 +144,8 @@ int opResultCount(const Op &op) {
     return attention->append ? 3 : 1;
   if (const auto *group = std::get_if<ops::LinearGroup>(&op))
     return static_cast<int>(group->featureBegin.size());
+  if (std::holds_alternative<ops::LayerNormGrad>(op))
+    return 3;
   if (std::holds_alternative<ops::RecordEvent>(op) ||
       std::holds_alternative<ops::WaitEvent>(op))
     return 0;

@@ -199,6 +199,10 @@ struct OpEncoder {
                                     &o.featureBegin, &o.featureEnd),
         fb::Op_LinearGroup);
   }
+  EncodedOp operator()(const ops::LayerNormGrad &o) {
+    return done(fb::CreateLayerNormGrad(fbb, o.epsilon, o.axis),
+                fb::Op_LayerNormGrad);
+  }
 };
 
 class Encoder {
@@ -424,6 +428,10 @@ public:
           t->transpose_weight(), static_cast<Activation>(t->activation()),
           scalars(t->feature_begin()), scalars(t->feature_end())};
     }
+    case fb::Op_LayerNormGrad: {
+      const fb::LayerNormGrad *t = c.op_as_LayerNormGrad();
+      return ops::LayerNormGrad{t->epsilon(), t->axis()};
+    }
     case fb::Op_NONE:
       break;
     }
@@ -585,6 +593,8 @@ bool operandOptional(const Op &op, size_t position) {
     return position >= 3 && (position < 7 || !attention->append);
   if (std::holds_alternative<ops::LinearGroup>(op))
     return position >= 1 && position % 2 == 0; // each member's bias
+  if (std::holds_alternative<ops::LayerNormGrad>(op))
+    return position == 1; // weight
   return false;
 }
 
@@ -1078,6 +1088,7 @@ private:
           } else if constexpr (std::is_same_v<T, ops::CumSum> ||
                                std::is_same_v<T, ops::Softmax> ||
                                std::is_same_v<T, ops::LayerNorm> ||
+                               std::is_same_v<T, ops::LayerNormGrad> ||
                                std::is_same_v<T, ops::RmsNorm>) {
             axis(o.axis, in, "axis");
           } else if constexpr (std::is_same_v<T, ops::Reduce>) {

@@ -282,6 +282,18 @@ struct LinearGroup {
   std::vector<int64_t> featureBegin, featureEnd;
 };
 
+/// Layer norm's backward: (input, weight?, grad_out) -> (grad_input,
+/// grad_weight, grad_bias), normalised over dims [axis, rank) as LayerNorm.
+/// With x^ = (x - mean) rstd, rstd = 1 / sqrt(var + epsilon) (population
+/// variance) and dx^ = grad_out weight (grad_out without weight):
+/// grad_input = rstd (dx^ - mean(dx^) - x^ mean(dx^ x^)), input's shape;
+/// grad_weight = sum over rows of grad_out x^, grad_bias = sum over rows of
+/// grad_out, both the normalised shape; all of input's dtype.
+struct LayerNormGrad {
+  double epsilon = 1e-5;
+  int64_t axis = -1;
+};
+
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
@@ -294,7 +306,7 @@ using Op =
                  ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
                  ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
                  ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
-                 ops::SampleStep, ops::LinearGroup>;
+                 ops::SampleStep, ops::LinearGroup, ops::LayerNormGrad>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
@@ -306,7 +318,8 @@ std::string opName(const Op &op);
 int opArity(const Op &op);
 
 /// How many results the op writes: 0 for events, 7 for SampleStep, a
-/// linear group's member count, 3 for an attention that appends, else 1.
+/// linear group's member count, 3 for an attention that appends and for
+/// LayerNormGrad, else 1.
 int opResultCount(const Op &op);
 
 } // namespace hybrid
