@@ -402,6 +402,14 @@ private:
                                << func_.getSymName() << ")";
     if (auto step = dyn_cast<hg::SampleStepOp>(op))
       return lowerSampleStep(step);
+    if (auto grad = dyn_cast<hg::LayerNormGradOp>(op)) {
+      b_.create<hrt::LayerNormGradOp>(
+          grad.getLoc(), resultBuffer(grad.getGradInput()),
+          resultBuffer(grad.getGradWeight()), resultBuffer(grad.getGradBias()),
+          in(grad.getInput()), in(grad.getWeight()), in(grad.getGradOut()),
+          grad.getEpsilon(), static_cast<int64_t>(grad.getAxis()));
+      return success();
+    }
     if (op->getNumResults() != 1)
       return op->emitError("expected one result");
     Value result = op->getResult(0);

@@ -183,6 +183,10 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
             ints(c.getFeatureBegins()), ints(c.getFeatureEnds())};
       })
       .Case([](hrt::SampleStepOp) { return o::SampleStep{}; })
+      .Case([&](hrt::LayerNormGradOp c) {
+        return o::LayerNormGrad{f(c.getEpsilon()),
+                                static_cast<int64_t>(c.getAxis())};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

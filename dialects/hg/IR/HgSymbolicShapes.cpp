@@ -339,9 +339,28 @@ FailureOr<SymShape> inferSymbolicShape(Operation *op,
   return shape;
 }
 
+/// hg.layer_norm_grad: grad_input has the input's shape, grad_weight and
+/// grad_bias its normalised dims [axis, rank).
+static SmallVector<SymShape> layerNormGradShapes(LayerNormGradOp grad,
+                                                 const SymShape &input) {
+  const int64_t rank = static_cast<int64_t>(input.size());
+  std::optional<int64_t> axis =
+      normalizeAxis(static_cast<int64_t>(grad.getAxis()), rank);
+  assert(axis && "the verifier checks the axis");
+  SymShape normalized(input.begin() + *axis, input.end());
+  return {input, normalized, normalized};
+}
+
 FailureOr<SmallVector<SymShape>>
 inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
                     const std::vector<std::string> &symbols, std::string *why) {
+  if (auto grad = dyn_cast<LayerNormGradOp>(op)) {
+    SmallVector<SymShape> shapes = layerNormGradShapes(grad, operandShapes[0]);
+    for (auto [result, shape] : llvm::zip(op->getResults(), shapes))
+      if (failed(matchResultType(result.getType(), shape, why)))
+        return failure();
+    return shapes;
+  }
   auto step = dyn_cast<SampleStepOp>(op);
   if (!step) {
     FailureOr<SymShape> shape =

@@ -188,9 +188,9 @@ private:
   void placeSources() {
     llvm::DenseMap<Value, int> writers;
     for (Operation &op : exe_.getBlock())
-      if (auto cmd = dyn_cast<CommandOp>(op))
-        if (Value out = cmd.getCommandResult())
-          ++writers[getRootBuffer(out)];
+      if (isa<CommandOp>(op))
+        for (Value target : targetsOf(&op))
+          ++writers[target];
     for (Operation &op : exe_.getBlock()) {
       if (auto p = dyn_cast<ParamOp>(op)) {
         Root &r = roots_[p.getResult()];
@@ -307,15 +307,23 @@ private:
   // Commands
   //===--------------------------------------------------------------------===//
 
-  /// The buffer operands a command reads (its result buffer excluded).
+  /// The buffer operands a command reads (its result buffers excluded).
   static SmallVector<OpOperand *> inputsOf(Operation *op) {
-    bool hasOut = cast<CommandOp>(op).getCommandResult() != nullptr;
+    const size_t outs = cast<CommandOp>(op).getCommandResults().size();
     SmallVector<OpOperand *> inputs;
-    for (OpOperand &o : op->getOpOperands())
-      if ((!hasOut || o.getOperandNumber() != 0) &&
-          isa<BufferType>(o.get().getType()))
+    for (OpOperand &o : op->getOpOperands().drop_front(outs))
+      if (isa<BufferType>(o.get().getType()))
         inputs.push_back(&o);
     return inputs;
+  }
+
+  /// The roots of a command's result buffers: one for most commands, a
+  /// layer norm gradient's three, a sample step's seven.
+  static SmallVector<Value> targetsOf(Operation *op) {
+    SmallVector<Value> targets;
+    for (Value out : cast<CommandOp>(op).getCommandResults())
+      targets.push_back(getRootBuffer(out));
+    return targets;
   }
 
   const Placement &placementOf(Value v) {
@@ -370,21 +378,27 @@ private:
       in->set(asWhole(in->get(), op));
       replicated = replicated && roots_[getRootBuffer(in->get())].replicated;
     }
-    Placement p = Placement::whole();
-    if (ShardAttr layout = gradients_.lookup(target))
-      p = Placement::grad(layout);
-    else if (!t.fixed)
-      roots_[target].replicated = replicated;
-    if (accepts(t, p))
-      return written(target, p, op);
-    if (t.placement.kind == Placement::Shard && p.kind == Placement::Whole &&
-        replicated)
-      return computeWholeThenShard(op, out, t.placement.layout);
-    return op->emitError() << "hrt-zero-partition: @" << exe_.getSymName()
-                           << ": writes " << describe(p) << " into "
-                           << describe(target) << ", which holds "
-                           << describe(t.placement) << " at ZeRO stage "
-                           << plan_.stage();
+    const SmallVector<Value> targets = targetsOf(op);
+    for (Value whole : targets) {
+      Placement p = Placement::whole();
+      if (ShardAttr layout = gradients_.lookup(whole))
+        p = Placement::grad(layout);
+      else if (!roots_[whole].fixed)
+        roots_[whole].replicated = replicated;
+      const Root &w = roots_[whole];
+      if (accepts(w, p)) {
+        (void)written(whole, p, op);
+        continue;
+      }
+      if (targets.size() == 1 && w.placement.kind == Placement::Shard &&
+          p.kind == Placement::Whole && replicated)
+        return computeWholeThenShard(op, out, w.placement.layout);
+      return op->emitError()
+             << "hrt-zero-partition: @" << exe_.getSymName() << ": writes "
+             << describe(p) << " into " << describe(whole) << ", which holds "
+             << describe(w.placement) << " at ZeRO stage " << plan_.stage();
+    }
+    return success();
   }
 
   /// A command computing a replicated tensor into a sharded buffer: it runs
