@@ -70,6 +70,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::LayerNorm &) const {
     return {layerNorm, layerNormScratchBytes};
   }
+  KernelEntry operator()(const ops::LayerNormGrad &) const {
+    return {layerNormGrad, layerNormGradScratchBytes};
+  }
   KernelEntry operator()(const ops::RmsNorm &) const {
     return {rmsNorm, rmsNormScratchBytes};
   }

@@ -84,6 +84,9 @@ size_t softmaxScratchBytes(const KernelCall &call, int threads);
 // LayerNorm.cpp
 void layerNorm(const KernelCall &call);
 size_t layerNormScratchBytes(const KernelCall &call, int threads);
+// LayerNormGrad.cpp
+void layerNormGrad(const KernelCall &call);
+size_t layerNormGradScratchBytes(const KernelCall &call, int threads);
 
 // RmsNorm.cpp
 void rmsNorm(const KernelCall &call);

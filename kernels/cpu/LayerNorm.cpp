@@ -11,25 +11,6 @@
 namespace hybrid::cpu::kernels {
 namespace {
 
-/// The normalised block: rows of n elements.
-struct NormShape {
-  Shape norm;
-  int64_t rows = 0, n = 0;
-};
-
-NormShape normShape(const ConstTensor &input, int64_t axisAttr,
-                    const char *kernel) {
-  const int64_t rank = input.rank();
-  if (rank == 0)
-    fail(kernel, "input must have rank >= 1");
-  const int64_t axis = normalizeAxis(axisAttr, rank, kernel);
-  NormShape s;
-  s.norm.assign(input.shape.begin() + axis, input.shape.end());
-  s.n = numElements(s.norm);
-  s.rows = product(input.shape, 0, axis);
-  return s;
-}
-
 /// The weight and bias, broadcast to the normalised shape, as f32 arrays:
 /// the row loop then reads them contiguously whatever their shape and dtype.
 ScratchLayout layerNormScratch(const KernelCall &call) {

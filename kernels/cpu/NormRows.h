@@ -1,21 +1,47 @@
-// One row of layer_norm and rms_norm, shared by those kernels and by
-// linear's norm prologue, so that a fused prologue rounds exactly as the
-// unfused norm does: statistics in double, the row in f32, one rounding per
+// One row of layer_norm and rms_norm, shared by those kernels, by linear's
+// norm prologue and by layer_norm_grad, so that a fused prologue rounds
+// exactly as the unfused norm does and the backward normalises as the
+// forward did: statistics in double, the row in f32, one rounding per
 // element.
 #pragma once
 
 #include "Element.h"
+#include "KernelCheck.h"
 
 #include <cmath>
 #include <cstdint>
 
 namespace hybrid::cpu {
 
-/// y = (x - mean) / sqrt(var + eps) (population variance) * weight + bias
-/// over n elements; weight and bias (f32, n each) may be null.
+/// A norm's input as rows: the normalised block `norm` (dims [axis, rank))
+/// of n elements, `rows` of them.
+struct NormShape {
+  Shape norm;
+  int64_t rows = 0, n = 0;
+};
+
+inline NormShape normShape(const ConstTensor &input, int64_t axisAttr,
+                           const char *kernel) {
+  const int64_t rank = input.rank();
+  if (rank == 0)
+    fail(kernel, "input must have rank >= 1");
+  const int64_t axis = normalizeAxis(axisAttr, rank, kernel);
+  NormShape s;
+  s.norm.assign(input.shape.begin() + axis, input.shape.end());
+  s.n = numElements(s.norm);
+  s.rows = product(input.shape, 0, axis);
+  return s;
+}
+
+/// A row's layer-norm statistics, accumulated in double and rounded to f32:
+/// x^ = (x - mean) * rstd.
+struct LayerNormStats {
+  float mean = 0;
+  float rstd = 0; // 1 / sqrt(var + eps), population variance
+};
+
 template <typename S>
-void layerNormRow(const S *x, S *y, int64_t n, double eps, const float *weight,
-                  const float *bias) {
+LayerNormStats layerNormStats(const S *x, int64_t n, double eps) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i)
     sum += toFloat(x[i]);
@@ -25,10 +51,18 @@ void layerNormRow(const S *x, S *y, int64_t n, double eps, const float *weight,
     const double d = toFloat(x[i]) - mean;
     sq += d * d;
   }
-  const float inv = static_cast<float>(1.0 / std::sqrt(sq / n + eps));
-  const float meanF = static_cast<float>(mean);
+  return {static_cast<float>(mean),
+          static_cast<float>(1.0 / std::sqrt(sq / n + eps))};
+}
+
+/// y = (x - mean) / sqrt(var + eps) (population variance) * weight + bias
+/// over n elements; weight and bias (f32, n each) may be null.
+template <typename S>
+void layerNormRow(const S *x, S *y, int64_t n, double eps, const float *weight,
+                  const float *bias) {
+  const LayerNormStats st = layerNormStats(x, n, eps);
   for (int64_t i = 0; i < n; ++i) {
-    float v = (toFloat(x[i]) - meanF) * inv;
+    float v = (toFloat(x[i]) - st.mean) * st.rstd;
     if (weight)
       v *= weight[i];
     if (bias)

@@ -13,27 +13,10 @@
 namespace hybrid::cpu::kernels {
 namespace {
 
-struct NormShape {
-  Shape norm;
-  int64_t rows = 0, n = 0;
-};
-
-NormShape normShape(const ConstTensor &input, int64_t axisAttr) {
-  const int64_t rank = input.rank();
-  if (rank == 0)
-    fail("rms_norm", "input must have rank >= 1");
-  const int64_t axis = normalizeAxis(axisAttr, rank, "rms_norm");
-  NormShape s;
-  s.norm.assign(input.shape.begin() + axis, input.shape.end());
-  s.n = numElements(s.norm);
-  s.rows = product(input.shape, 0, axis);
-  return s;
-}
-
 /// The weight broadcast to the normalised shape, as an f32 array.
 ScratchLayout rmsNormScratch(const KernelCall &call) {
-  const NormShape s =
-      normShape(call.operands.at(0), call.attrs<ops::RmsNorm>().axis);
+  const NormShape s = normShape(call.operands.at(0),
+                                call.attrs<ops::RmsNorm>().axis, "rms_norm");
   Carve carve;
   if (optionalOperand(call, 1))
     carve.take<float>(s.n);
@@ -50,7 +33,7 @@ void rmsNorm(const KernelCall &call) {
   expectShape(result, input.shape, "rms_norm", "result");
   const ops::RmsNorm &attrs = call.attrs<ops::RmsNorm>();
   const double eps = attrs.epsilon;
-  const NormShape s = normShape(input, attrs.axis);
+  const NormShape s = normShape(input, attrs.axis, "rms_norm");
   const ConstTensor *weightOperand = optionalOperand(call, 1);
   if (weightOperand) {
     expectSameDType(*weightOperand, input, "rms_norm", "weight", "input");

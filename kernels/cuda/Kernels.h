@@ -85,6 +85,9 @@ void softmax(const CudaCall &call); // Softmax.cu (softmax and log_softmax)
 // LayerNorm.cu
 void layerNorm(const CudaCall &call);
 size_t layerNormScratchBytes(const CudaCall &call);
+// LayerNormGrad.cu
+void layerNormGrad(const CudaCall &call);
+size_t layerNormGradScratchBytes(const CudaCall &call);
 
 // RmsNorm.cu
 void rmsNorm(const CudaCall &call);

@@ -1,4 +1,5 @@
-// What layer_norm and rms_norm share: the normalised shape of a call, norm
+// What layer_norm, rms_norm and layer_norm_grad share: the normalised shape
+// of a call, norm
 // weights that do not have the row's own shape expanded to f32 in scratch,
 // a block-wide double sum, staging a row into shared memory as f32 with
 // 16-byte loads where aligned (the statistics and the output then read it
@@ -224,9 +225,11 @@ struct RowsInRegisters {
   int chunks = 0, threads = 0;
 };
 
-inline RowsInRegisters rowsInRegisters(int64_t rows, int64_t n) {
+/// The register layout of one row of n elements, whatever the row count
+/// (layer_norm_grad holds every row in registers).
+inline RowsInRegisters rowInRegisters(int64_t n) {
   RowsInRegisters r;
-  if (rows > kFewRows || n > kRegisterRow || n < 1)
+  if (n > kRegisterRow || n < 1)
     return r;
   for (int chunks = 1; chunks <= 8; chunks *= 2) {
     const int64_t threads =
@@ -238,6 +241,10 @@ inline RowsInRegisters rowsInRegisters(int64_t rows, int64_t n) {
     }
   }
   return r;
+}
+
+inline RowsInRegisters rowsInRegisters(int64_t rows, int64_t n) {
+  return rows > kFewRows ? RowsInRegisters{} : rowInRegisters(n);
 }
 
 /// Whether the register kernels may load chunks of 4 (one word each): whole

@@ -24,6 +24,7 @@ std::vector<Op> everyOp() {
               ops::Attention{},    ops::CacheWrite{},  ops::Sample{},
               ops::SampleStep{},   ops::LinearGroup{}, ops::AdamWUpdate{},
               ops::AttentionGrad{}});
+  ops.push_back(ops::LayerNormGrad{});
   return ops;
 }
 

@@ -46,6 +46,11 @@ TEST(KernelTable, AttentionGradHasScratch) {
   EXPECT_NE(findKernel(ops::AttentionGrad{}).scratch, nullptr);
 }
 
+TEST(KernelTable, LayerNormGradHasScratch) {
+  // Each row's statistics and the column sums in double.
+  EXPECT_NE(findKernel(ops::LayerNormGrad{}).scratch, nullptr);
+}
+
 TEST(KernelTable, EveryKindHasAKernel) {
   for (int k = 0; k < kBinaryKinds; ++k)
     EXPECT_NE(findKernel(ops::Binary{static_cast<BinaryKind>(k)}).run, nullptr)

@@ -187,6 +187,7 @@ BundleDesc richBundle() {
       command(ops::SampleStep{}, {3, 0, 3, 0, 0, 1, 0}, {4, 5, 4, 6, 3, 3, 3}),
       command(ops::AdamWUpdate{}, {3, 4, 5, 6, 3, 3, 3, 3, 3, 3}, {3, 5, 6}),
       command(ops::AttentionGrad{0.5, true, 3}, {3, 5, 5, 3, -1, 0}, {4, 5, 6}),
+      command(ops::LayerNormGrad{1e-6, 1}, {6, -1, 6}, {6, 3, 3}),
   };
   e.inputs = {{"ids", 0}};
   e.outputs = {{"out", 4}};
@@ -611,6 +612,25 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
                                      {4, 4, 4, 4, -1, -1}, {5, 5, 5}));
       },
       {"'attention_grad'", "has sliding window -2"});
+  // Layer norm's backward writes three gradients; only its weight is
+  // optional, and its axis indexes the input.
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::LayerNormGrad{}, {4, -1, 4}, {5}));
+      },
+      {"'layer_norm_grad'", "has 1 results, the op writes 3"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::LayerNormGrad{}, {4, 4, -1}, {5, 5, 5}));
+      },
+      {"leaves operand 2 out, which the op requires"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::LayerNormGrad{1e-5, 2}, {4, -1, 4}, {5, 5, 5}));
+      },
+      {"'layer_norm_grad' has axis 2 for rank 2"});
   reject(
       [](ExecutableDesc &e) {
         e.commands.push_back(command(ops::RecordEvent{0}, {}, {}));
@@ -795,10 +815,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 9: "
+      {"test.hyb: bundle format version 1; this runtime reads version 10: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 9: recompile it with hybridc");
+                 "version 10: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

@@ -420,6 +420,14 @@ private:
           static_cast<int64_t>(grad.getSlidingWindow()));
       return success();
     }
+    if (auto grad = dyn_cast<hg::LayerNormGradOp>(op)) {
+      b_.create<hrt::LayerNormGradOp>(
+          grad.getLoc(), resultBuffer(grad.getGradInput()),
+          resultBuffer(grad.getGradWeight()), resultBuffer(grad.getGradBias()),
+          in(grad.getInput()), in(grad.getWeight()), in(grad.getGradOut()),
+          grad.getEpsilon(), static_cast<int64_t>(grad.getAxis()));
+      return success();
+    }
     if (op->getNumResults() != 1)
       return op->emitError("expected one result");
     Value result = op->getResult(0);

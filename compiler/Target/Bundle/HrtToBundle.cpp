@@ -188,6 +188,10 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
         return o::AttentionGrad{f(c.getScale()), c.getCausal(),
                                 static_cast<int64_t>(c.getSlidingWindow())};
       })
+      .Case([&](hrt::LayerNormGradOp c) {
+        return o::LayerNormGrad{f(c.getEpsilon()),
+                                static_cast<int64_t>(c.getAxis())};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

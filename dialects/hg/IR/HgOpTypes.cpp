@@ -736,6 +736,22 @@ LogicalResult inferAttention(AttentionOp::Adaptor a, Inference &inf) {
 // Interface glue
 //===----------------------------------------------------------------------===//
 
+/// grad_input of the input's type; grad_weight and grad_bias of the
+/// normalised shape input.shape[axis:] and the input's element type.
+LogicalResult inferLayerNormGrad(LayerNormGradOp::Adaptor a, Inference &inf) {
+  FailureOr<RankedTensorType> in = inf.tensor(a.getInput(), "input");
+  if (failed(in))
+    return failure();
+  FailureOr<int64_t> axis = checkAxis(static_cast<int64_t>(a.getAxis()),
+                                      in->getRank(), inf.emitter());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> normalized = in->getShape().drop_front(*axis);
+  (void)inf.result(*in);
+  (void)inf.result(normalized, in->getElementType());
+  return inf.result(normalized, in->getElementType());
+}
+
 #define HG_INFER_RETURN_TYPES(OP, FN)                                          \
   LogicalResult OP::inferReturnTypes(                                          \
       MLIRContext *context, std::optional<Location> location,                  \
@@ -808,6 +824,7 @@ HG_INFER_RETURN_TYPES(ReduceProdOp, inferReduce)
 HG_INFER_RETURN_TYPES(SoftmaxOp, inferSameType)
 HG_INFER_RETURN_TYPES(LogSoftmaxOp, inferSameType)
 HG_INFER_RETURN_TYPES(LayerNormOp, inferSameType)
+HG_INFER_RETURN_TYPES(LayerNormGradOp, inferLayerNormGrad)
 HG_INFER_RETURN_TYPES(RmsNormOp, inferSameType)
 
 HG_INFER_RETURN_TYPES(MatMulOp, inferMatMul)
@@ -1124,17 +1141,45 @@ LogicalResult LogSoftmaxOp::verify() {
   return failure(failed(verifyNormAxis(*this)));
 }
 
-LogicalResult LayerNormOp::verify() {
-  FailureOr<int64_t> axis = verifyNormAxis(*this);
+/// The checks hg.layer_norm and hg.layer_norm_grad share: the axis, a
+/// weight of the normalised shape, epsilon >= 0. Returns the normalised
+/// shape.
+template <typename OpT>
+static FailureOr<ArrayRef<int64_t>> verifyLayerNormOperands(OpT op) {
+  FailureOr<int64_t> axis = verifyNormAxis(op);
   if (failed(axis))
     return failure();
   ArrayRef<int64_t> normalized =
-      getInput().getType().getShape().drop_front(*axis);
-  if (failed(checkNormParam(*this, getWeight(), "weight", normalized)) ||
-      failed(checkNormParam(*this, getBias(), "bias", normalized)))
+      op.getInput().getType().getShape().drop_front(*axis);
+  if (failed(checkNormParam(op, op.getWeight(), "weight", normalized)))
     return failure();
-  if (getEpsilon().isNegative())
-    return emitOpError() << "epsilon must be >= 0";
+  if (op.getEpsilon().isNegative())
+    return op.emitOpError() << "epsilon must be >= 0", failure();
+  return normalized;
+}
+
+LogicalResult LayerNormOp::verify() {
+  FailureOr<ArrayRef<int64_t>> normalized = verifyLayerNormOperands(*this);
+  if (failed(normalized))
+    return failure();
+  return checkNormParam(*this, getBias(), "bias", *normalized);
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyLayerNormOperands(*this)))
+    return failure();
+  RankedTensorType in = getInput().getType(), g = getGradOut().getType();
+  auto emit = [&] { return emitOpError(); };
+  const std::pair<Value, StringRef> others[] = {{getWeight(), "weight"},
+                                                {getGradOut(), "grad_out"}};
+  for (auto [value, name] : others)
+    if (value &&
+        failed(checkElementTypesMatch(emit, "input", in.getElementType(), name,
+                                      elementTypeOf(value))))
+      return failure();
+  if (failed(verifyCompatibleShape(g.getShape(), in.getShape())))
+    return emitOpError() << "grad_out " << g << " must have the input's shape "
+                         << formatShape(in.getShape());
   return success();
 }
 

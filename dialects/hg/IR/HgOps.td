@@ -314,6 +314,28 @@ def Hg_LayerNormOp : Hg_InferredOp<"layer_norm", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Hg_LayerNormGradOp : Hg_InferredOp<"layer_norm_grad"> {
+  let summary = "layer norm's backward: the gradients of input, weight, bias";
+  let description = [{
+    The vector-Jacobian product of hg.layer_norm (input, weight, epsilon and
+    axis as there) at grad_out g, input's shape. With x^ = (x - mean) rstd,
+    rstd = rsqrt(var + epsilon) (population variance over dims [axis,
+    rank)) and dx^ = g weight (g without weight): grad_input = rstd (dx^ -
+    mean(dx^) - x^ mean(dx^ x^)), input's type; grad_weight = the sum of
+    g x^ over the rows and grad_bias = the sum of g, both the normalised
+    shape with input's element type. A layer norm's bias does not enter its
+    gradients.
+  }];
+  let arguments = (ins Hg_FloatTensor:$input, Optional<Hg_FloatTensor>:$weight,
+                       Hg_FloatTensor:$grad_out, F64Attr:$epsilon,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Hg_FloatTensor:$grad_input, Hg_FloatTensor:$grad_weight,
+                      Hg_FloatTensor:$grad_bias);
+  let assemblyFormat = "$input (`weight` $weight^)? `grad` $grad_out attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Hg_RmsNormOp : Hg_InferredOp<"rms_norm"> {
   let summary = "x / sqrt(mean(x^2 over [axis, rank)) + eps) * weight";
   let arguments = (ins Hg_FloatTensor:$input, Optional<Hg_FloatTensor>:$weight,

@@ -339,6 +339,18 @@ FailureOr<SymShape> inferSymbolicShape(Operation *op,
   return shape;
 }
 
+/// hg.layer_norm_grad: grad_input has the input's shape, grad_weight and
+/// grad_bias its normalised dims [axis, rank).
+static SmallVector<SymShape> layerNormGradShapes(LayerNormGradOp grad,
+                                                 const SymShape &input) {
+  const int64_t rank = static_cast<int64_t>(input.size());
+  std::optional<int64_t> axis =
+      normalizeAxis(static_cast<int64_t>(grad.getAxis()), rank);
+  assert(axis && "the verifier checks the axis");
+  SymShape normalized(input.begin() + *axis, input.end());
+  return {input, normalized, normalized};
+}
+
 FailureOr<SmallVector<SymShape>>
 inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
                     const std::vector<std::string> &symbols, std::string *why) {
@@ -363,6 +375,8 @@ inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
     // Each gradient has its input's shape.
     shapes = {shapeOf(grad.getQueryMutable()), shapeOf(grad.getKeyMutable()),
               shapeOf(grad.getValueMutable())};
+  } else if (auto grad = dyn_cast<LayerNormGradOp>(op)) {
+    shapes = layerNormGradShapes(grad, operandShapes[0]);
   } else {
     FailureOr<SymShape> shape =
         inferSymbolicShape(op, operandShapes, symbols, why);

@@ -40,7 +40,7 @@ llvm::FailureOr<hybrid::SymShape> inferSymbolicShape(
 
 /// The shapes of every result of `op`, as inferSymbolicShape gives the
 /// one of a single-result op; also for the ops with several results
-/// (hg.sample_step, hg.adamw_update, hg.attention_grad).
+/// (hg.sample_step, hg.adamw_update, hg.attention_grad, hg.layer_norm_grad).
 llvm::FailureOr<llvm::SmallVector<hybrid::SymShape>> inferSymbolicShapes(
     mlir::Operation *op, llvm::ArrayRef<hybrid::SymShape> operandShapes,
     const std::vector<std::string> &symbols, std::string *why = nullptr);

@@ -2,9 +2,10 @@
 // ops only, so every backend that runs the forward runs the backward too:
 // elementwise arithmetic and activations, shape ops (reshape, transpose,
 // broadcast), reductions, softmax / log-softmax, matmul and linear; and
-// attention's, which is one hg.attention_grad (a fused kernel on each
-// backend). Fused backward kernels (norms, cross-entropy) replace the other
-// decompositions later; ops without a rule make hg-autodiff name them.
+// attention's and layer norm's, which are one hg.attention_grad and one
+// hg.layer_norm_grad (fused kernels on each backend). Fused backward kernels
+// (RMS norm, cross-entropy) replace the other decompositions later; ops
+// without a rule make hg-autodiff name them.
 #include "dialects/hg/Transforms/VjpInterface.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -430,25 +431,17 @@ SmallVector<int64_t> normAxes(Value x, int64_t axis) {
 
 LogicalResult vjp(LayerNormOp op, VjpContext &c, ArrayRef<Value> g,
                   Grads &out) {
-  // x^ = (x - mean) rstd, y = x^ w + b:
-  // dx = rstd (dx^ - mean(dx^) - x^ mean(dx^ x^)), dx^ = g w.
-  Value x = op.getInput();
-  Type t = elementOf(x);
-  SmallVector<int64_t> axes = normAxes(x, static_cast<int64_t>(op.getAxis()));
-  Value centred = c.make<SubOp>(x, meanOver(c, x, axes));
-  Value var = meanOver(c, c.make<MulOp>(centred, centred), axes);
-  Value rstd = c.make<RsqrtOp>(
-      c.make<AddOp>(var, c.scalar(op.getEpsilon().convertToDouble(), t)));
-  Value xhat = c.make<MulOp>(centred, rstd);
-  Value gxhat = op.getWeight() ? c.make<MulOp>(g[0], op.getWeight()) : g[0];
-  Value inner = c.make<SubOp>(
-      c.make<SubOp>(gxhat, meanOver(c, gxhat, axes)),
-      c.make<MulOp>(xhat, meanOver(c, c.make<MulOp>(gxhat, xhat), axes)));
-  out[0] = c.make<MulOp>(rstd, inner);
+  // One hg.layer_norm_grad (a fused kernel on each backend): x^ = (x -
+  // mean) rstd, y = x^ w + b gives dx = rstd (dx^ - mean(dx^) - x^ mean(dx^
+  // x^)), dx^ = g w, dw = sum of g x^ and db = sum of g over the rows.
+  auto grad = c.builder().create<LayerNormGradOp>(
+      c.loc(), op.getInput(), op.getWeight(), g[0], op.getEpsilonAttr(),
+      op.getAxisAttr());
+  out[0] = grad.getGradInput();
   if (op.getWeight())
-    out[1] = c.unbroadcast(c.make<MulOp>(g[0], xhat), op.getWeight());
+    out[1] = grad.getGradWeight();
   if (op.getBias())
-    out[op.getWeight() ? 2 : 1] = c.unbroadcast(g[0], op.getBias());
+    out[op.getWeight() ? 2 : 1] = grad.getGradBias();
   return success();
 }
 

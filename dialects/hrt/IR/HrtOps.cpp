@@ -571,6 +571,17 @@ LogicalResult LayerNormOp::verify() {
       {{getInput(), "input"}, {getWeight(), "weight"}, {getBias(), "bias"}});
 }
 
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  return checkFloatOperands(*this, getGradInput(),
+                            {{getGradWeight(), "grad_weight"},
+                             {getGradBias(), "grad_bias"},
+                             {getInput(), "input"},
+                             {getWeight(), "weight"},
+                             {getGradOut(), "grad_out"}});
+}
+
 LogicalResult RmsNormOp::verify() {
   if (failed(checkStream(*this, getStream())))
     return failure();

@@ -383,6 +383,27 @@ def Hrt_LayerNormOp : Hrt_CommandOp<"layer_norm", 4, 1,
   }];
 }
 
+def Hrt_LayerNormGradOp : Hrt_CommandOp<"layer_norm_grad", 6, 3> {
+  let summary = "layer norm's backward (hybrid::ops::LayerNormGrad)";
+  let description = [{
+    hg.layer_norm_grad over buffers: writes the gradients of input, weight
+    and bias. Its kernels take scratch of their own (the CUDA one sums the
+    weight and bias gradients of blocks of rows there), declared by the
+    kernel for the call's shapes as every kernel's scratch is.
+  }];
+  let arguments = !con((ins Hrt_Buffer:$grad_input, Hrt_Buffer:$grad_weight,
+                            Hrt_Buffer:$grad_bias, Hrt_Buffer:$input,
+                            Optional<Hrt_Buffer>:$weight,
+                            Hrt_Buffer:$grad_out, F64Attr:$epsilon,
+                            I64Attr:$axis), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $input `:` type($input) (`weight` $weight^ `:` type($weight))? `grad`
+    $grad_out `:` type($grad_out) `into` $grad_input `:` type($grad_input)
+    `,` $grad_weight `:` type($grad_weight) `,` $grad_bias `:`
+    type($grad_bias) attr-dict
+  }];
+}
+
 def Hrt_RmsNormOp : Hrt_CommandOp<"rms_norm", 3> {
   let summary = "RMS normalisation over dims [axis, rank)";
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,

@@ -106,6 +106,9 @@ struct NameOf {
   std::string operator()(const ops::AttentionGrad &) const {
     return "attention_grad";
   }
+  std::string operator()(const ops::LayerNormGrad &) const {
+    return "layer_norm_grad";
+  }
 };
 
 struct ArityOf {
@@ -131,6 +134,7 @@ struct ArityOf {
     return 1 + 2 * static_cast<int>(o.featureBegin.size());
   }
   int operator()(const ops::AttentionGrad &) const { return 6; }
+  int operator()(const ops::LayerNormGrad &) const { return 3; }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.
@@ -148,7 +152,8 @@ int opResultCount(const Op &op) {
     return attention->append ? 3 : 1;
   if (const auto *group = std::get_if<ops::LinearGroup>(&op))
     return static_cast<int>(group->featureBegin.size());
-  if (std::holds_alternative<ops::AttentionGrad>(op))
+  if (std::holds_alternative<ops::AttentionGrad>(op) ||
+      std::holds_alternative<ops::LayerNormGrad>(op))
     return 3;
   if (std::holds_alternative<ops::RecordEvent>(op) ||
       std::holds_alternative<ops::WaitEvent>(op))

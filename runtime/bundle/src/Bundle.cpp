@@ -207,6 +207,10 @@ struct OpEncoder {
         fb::CreateAttentionGrad(fbb, o.scale, o.causal, o.slidingWindow),
         fb::Op_AttentionGrad);
   }
+  EncodedOp operator()(const ops::LayerNormGrad &o) {
+    return done(fb::CreateLayerNormGrad(fbb, o.epsilon, o.axis),
+                fb::Op_LayerNormGrad);
+  }
 };
 
 class Encoder {
@@ -438,6 +442,10 @@ public:
       const fb::AttentionGrad *t = c.op_as_AttentionGrad();
       return ops::AttentionGrad{t->scale(), t->causal(), t->sliding_window()};
     }
+    case fb::Op_LayerNormGrad: {
+      const fb::LayerNormGrad *t = c.op_as_LayerNormGrad();
+      return ops::LayerNormGrad{t->epsilon(), t->axis()};
+    }
     case fb::Op_NONE:
       break;
     }
@@ -601,6 +609,8 @@ bool operandOptional(const Op &op, size_t position) {
     return position >= 1 && position % 2 == 0; // each member's bias
   if (std::holds_alternative<ops::AttentionGrad>(op))
     return position >= 4; // mask, key mask
+  if (std::holds_alternative<ops::LayerNormGrad>(op))
+    return position == 1; // weight
   return false;
 }
 
@@ -1094,6 +1104,7 @@ private:
           } else if constexpr (std::is_same_v<T, ops::CumSum> ||
                                std::is_same_v<T, ops::Softmax> ||
                                std::is_same_v<T, ops::LayerNorm> ||
+                               std::is_same_v<T, ops::LayerNormGrad> ||
                                std::is_same_v<T, ops::RmsNorm>) {
             axis(o.axis, in, "axis");
           } else if constexpr (std::is_same_v<T, ops::Reduce>) {

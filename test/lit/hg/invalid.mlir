@@ -433,6 +433,54 @@ func.func @layer_norm_epsilon(%a: tensor<2x8xf32>) {
 
 // -----
 
+func.func @layer_norm_grad_out(%a: tensor<2x8xf32>, %g: tensor<2x7xf32>) {
+  // expected-error @+1 {{'hg.layer_norm_grad' op grad_out 'tensor<2x7xf32>' must have the input's shape [2, 8]}}
+  %0:3 = hg.layer_norm_grad %a grad %g {epsilon = 1.0e-5 : f64} : (tensor<2x8xf32>, tensor<2x7xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_element_type(%a: tensor<2x8xf32>, %g: tensor<2x8xbf16>) {
+  // expected-error @+1 {{'hg.layer_norm_grad' op input and grad_out element types differ ('f32' vs 'bf16')}}
+  %0:3 = hg.layer_norm_grad %a grad %g {epsilon = 1.0e-5 : f64} : (tensor<2x8xf32>, tensor<2x8xbf16>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_weight(%a: tensor<2x4x8xf32>, %w: tensor<8xf32>) {
+  // expected-error @+1 {{'hg.layer_norm_grad' op weight 'tensor<8xf32>' must have the normalised shape [4, 8] of the input}}
+  %0:3 = hg.layer_norm_grad %a weight %w grad %a {epsilon = 1.0e-5 : f64, axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_axis(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.layer_norm_grad' op axis -3 is out of range for rank 2 (valid: [-2, 2))}}
+  %0:3 = hg.layer_norm_grad %a grad %a {epsilon = 1.0e-5 : f64, axis = -3 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_result(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.layer_norm_grad' op result type}}
+  %0:3 = hg.layer_norm_grad %a grad %a {epsilon = 1.0e-5 : f64} : (tensor<2x8xf32>, tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_epsilon(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.layer_norm_grad' op epsilon must be >= 0}}
+  %0:3 = hg.layer_norm_grad %a grad %a {epsilon = -1.0 : f64} : (tensor<2x8xf32>, tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
 func.func @rms_norm_weight(%a: tensor<2x8xf32>, %w: tensor<2x8xf32>) {
   // expected-error @+1 {{'hg.rms_norm' op weight 'tensor<2x8xf32>' must have the normalised shape [8] of the input}}
   %0 = hg.rms_norm %a weight %w {epsilon = 1.0e-6 : f64} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>

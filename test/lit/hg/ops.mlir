@@ -196,6 +196,10 @@ func.func @norms(%x: tensor<2x?x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>, %w
   %3 = hg.rms_norm %x weight %w {epsilon = 1.0e-6 : f64} : (tensor<2x?x8xf32>, tensor<8xf32>) -> tensor<2x?x8xf32>
   // CHECK: hg.rms_norm %[[X]] weight %[[W2]] {axis = -2 : i64, epsilon = 9.9999999999999995E-7 : f64} : (tensor<2x?x8xf32>, tensor<?x8xf32>) -> tensor<2x?x8xf32>
   %4 = hg.rms_norm %x weight %w2 {epsilon = 1.0e-6 : f64, axis = -2 : i64} : (tensor<2x?x8xf32>, tensor<?x8xf32>) -> tensor<2x?x8xf32>
+  // CHECK: hg.layer_norm_grad %[[X]] weight %[[W]] grad %[[X]] {epsilon = 1.000000e-05 : f64} : (tensor<2x?x8xf32>, tensor<8xf32>, tensor<2x?x8xf32>) -> (tensor<2x?x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %5:3 = hg.layer_norm_grad %x weight %w grad %x {epsilon = 1.0e-5 : f64} : (tensor<2x?x8xf32>, tensor<8xf32>, tensor<2x?x8xf32>) -> (tensor<2x?x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: hg.layer_norm_grad %[[X]] grad %[[X]] {axis = 1 : i64, epsilon = 1.000000e-05 : f64} : (tensor<2x?x8xf32>, tensor<2x?x8xf32>) -> (tensor<2x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+  %6:3 = hg.layer_norm_grad %x grad %x {epsilon = 1.0e-5 : f64, axis = 1 : i64} : (tensor<2x?x8xf32>, tensor<2x?x8xf32>) -> (tensor<2x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
   return
 }
 

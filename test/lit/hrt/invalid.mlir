@@ -256,6 +256,18 @@ hrt.executable @attention_grad_types symbols [] params read {
 
 // -----
 
+// layer_norm_grad's operands and gradients share one float type.
+hrt.executable @layer_norm_grad_types symbols [] params read {
+  %x = hrt.input "x" : !hrt.buffer<f32, [2, 8]>
+  %g = hrt.input "g" : !hrt.buffer<bf16, [2, 8]>
+  %dx = hrt.output "dx" : !hrt.buffer<f32, [2, 8]>
+  %dw = hrt.output "dw" : !hrt.buffer<f32, [8]>
+  // expected-error @+1 {{grad_out and result element types differ ('bf16' vs 'f32')}}
+  hrt.layer_norm_grad %x : !hrt.buffer<f32, [2, 8]> grad %g : !hrt.buffer<bf16, [2, 8]> into %dx : !hrt.buffer<f32, [2, 8]>, %dw : !hrt.buffer<f32, [8]>, %dw : !hrt.buffer<f32, [8]> {axis = -1 : i64, epsilon = 1.0e-5 : f64}
+}
+
+// -----
+
 hrt.executable @group_no_member symbols ["n"] params read {
   %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
   %x = hrt.input "x" : !hrt.buffer<f32, [n]>

@@ -44,6 +44,9 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   %y3 = hrt.view %y : !hrt.buffer<f32, ["batch*seq", 64]> to !hrt.buffer<f32, [batch, seq, 64]>
   // CHECK: hrt.layer_norm {{.+}} weight {{.+}} bias {{.+}} into {{.+}} {axis = -1 : i64, epsilon = 1.000000e-05 : f64}
   hrt.layer_norm %y3 : !hrt.buffer<f32, [batch, seq, 64]> weight %one : !hrt.buffer<f32, [64]> bias %one : !hrt.buffer<f32, [64]> into %out : !hrt.buffer<f32, [batch, seq, 64]> {axis = -1 : i64, epsilon = 1.0e-5 : f64}
+  %dw = hrt.alloc : !hrt.buffer<f32, [64]>
+  // CHECK: hrt.layer_norm_grad {{.+}} weight {{.+}} grad {{.+}} into {{.+}}, {{.+}}, {{.+}} {axis = -1 : i64, epsilon = 1.000000e-05 : f64}
+  hrt.layer_norm_grad %y3 : !hrt.buffer<f32, [batch, seq, 64]> weight %one : !hrt.buffer<f32, [64]> grad %out : !hrt.buffer<f32, [batch, seq, 64]> into %out : !hrt.buffer<f32, [batch, seq, 64]>, %dw : !hrt.buffer<f32, [64]>, %dw : !hrt.buffer<f32, [64]> {axis = -1 : i64, epsilon = 1.0e-5 : f64}
   // CHECK: hrt.rms_norm {{.+}} into
   hrt.rms_norm %y3 : !hrt.buffer<f32, [batch, seq, 64]> into %out : !hrt.buffer<f32, [batch, seq, 64]> {axis = -1 : i64, epsilon = 1.0e-6 : f64}
   %c = hrt.communicator "world"

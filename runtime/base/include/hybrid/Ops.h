@@ -308,18 +308,32 @@ struct AttentionGrad {
   int64_t slidingWindow = 0;
 };
 
+/// Layer norm's backward: (input, weight?, grad_out) -> (grad_input,
+/// grad_weight, grad_bias), normalised over dims [axis, rank) as LayerNorm.
+/// With x^ = (x - mean) rstd, rstd = 1 / sqrt(var + epsilon) (population
+/// variance) and dx^ = grad_out weight (grad_out without weight):
+/// grad_input = rstd (dx^ - mean(dx^) - x^ mean(dx^ x^)), input's shape;
+/// grad_weight = sum over rows of grad_out x^, grad_bias = sum over rows of
+/// grad_out, both the normalised shape; all of input's dtype.
+struct LayerNormGrad {
+  double epsilon = 1e-5;
+  int64_t axis = -1;
+};
+
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
 /// union order; append only.
-using Op = std::variant<
-    ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast, ops::Copy,
-    ops::Fill, ops::Transpose, ops::BroadcastTo, ops::Slice, ops::Concat,
-    ops::Gather, ops::GatherNd, ops::Iota, ops::CumSum, ops::Trilu, ops::Reduce,
-    ops::Softmax, ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
-    ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
-    ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
-    ops::SampleStep, ops::LinearGroup, ops::AdamWUpdate, ops::AttentionGrad>;
+using Op =
+    std::variant<ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast,
+                 ops::Copy, ops::Fill, ops::Transpose, ops::BroadcastTo,
+                 ops::Slice, ops::Concat, ops::Gather, ops::GatherNd, ops::Iota,
+                 ops::CumSum, ops::Trilu, ops::Reduce, ops::Softmax,
+                 ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
+                 ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
+                 ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
+                 ops::SampleStep, ops::LinearGroup, ops::AdamWUpdate,
+                 ops::AttentionGrad, ops::LayerNormGrad>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
@@ -332,7 +346,7 @@ int opArity(const Op &op);
 
 /// How many results the op writes: 0 for events, 7 for SampleStep, a
 /// linear group's member count, 3 for an attention that appends, an
-/// AdamWUpdate and an AttentionGrad, else 1.
+/// AdamWUpdate, an AttentionGrad and a LayerNormGrad, else 1.
 int opResultCount(const Op &op);
 
 } // namespace hybrid
