@@ -7,6 +7,8 @@
 
 #include "Device.cuh"
 
+#include "common/AttentionGradProblem.h"
+
 #include <cstdint>
 
 namespace hybrid::cuda::kernels {
@@ -46,6 +48,14 @@ struct AttnParams {
   /// decode: K and V rows are whole 16-byte words at 16-byte addresses
   /// (staged with 16-byte copies, else element by element).
   bool stageWords = false;
+  /// Set for the statistics attention's backward needs (AttentionGradMma.cu),
+  /// which the tensor-core prompt kernel then writes instead of `out`:
+  /// per query row (b, h, i) at (b Hq + h) T + i, rowLse = the log2 of the
+  /// row's softmax denominator in the base-2 score units (score x log2 e)
+  /// and rowDsum = rowsum(gradOut o out), f32; -inf and 0 for a row that
+  /// sees no key.
+  const void *gradOut = nullptr;
+  float *rowLse = nullptr, *rowDsum = nullptr;
 
   /// The keys that exist, [0, keys): key_length's value, read when the
   /// kernel runs, else S; S stays the buffers' stride. -1 for a key_length
@@ -181,7 +191,8 @@ __device__ inline GroupTile groupTile(const AttnParams &p) {
 /// Runs a prompt attention (p.T rows, no append) on tensor cores when it
 /// can: bf16 or f16 (S), Dh == Dv of 64 or 128, rows at 16-byte addresses,
 /// compute capability 8.0 or later. Returns false, having launched
-/// nothing, otherwise. AttentionMma.cu.
+/// nothing, otherwise. With p.rowLse set it writes the backward's row
+/// statistics instead of the output. AttentionMma.cu.
 bool launchPromptMma(const AttnParams &p, DType dtype, Context *context,
                      cudaStream_t stream);
 
@@ -198,5 +209,16 @@ bool decodeMmaApplies(const AttnParams &p, DType dtype, Context *context);
 /// AttentionDecodeMma.cu.
 void launchDecodeMma(const AttnParams &p, DType dtype, Context *context,
                      cudaStream_t stream);
+
+/// Attention's backward on tensor cores (AttentionGradMma.cu): planned from
+/// shapes alone (bf16 / f16, heads of 64), run with a context of compute
+/// capability 8.0 or later on operands and results at 16-byte addresses
+/// (else it fails, naming the call), in attentionGradMmaScratch bytes of
+/// scratch: the rows' statistics. in = q, k, v, grad_out; out = dq, dk, dv.
+bool attentionGradMmaPlanned(const checks::AttentionGradProblem &p);
+size_t attentionGradMmaScratch(const checks::AttentionGradProblem &p);
+void attentionGradMma(const checks::AttentionGradProblem &p,
+                      const void *const (&in)[4], void *const (&out)[3],
+                      void *scratch, Context *context, cudaStream_t stream);
 
 } // namespace hybrid::cuda::kernels

@@ -44,7 +44,7 @@ template <int HD> struct MmaConfig {
 /// warp holds, of the warp's 16 rows, rows g = lane / 4 and g + 8, and of
 /// every 8 columns (keys of a score tile, or output columns) the two at
 /// 2 (lane % 4): the mma accumulator layout.
-template <typename S, int HD, bool kPlain>
+template <typename S, int HD, bool kPlain, bool kStats = false>
 __global__ void __launch_bounds__(MmaConfig<HD>::kThreads)
     promptMmaKernel(AttnParams p) {
   awaitInputs();
@@ -235,6 +235,28 @@ __global__ void __launch_bounds__(MmaConfig<HD>::kThreads)
     float total = l[r];
     total += __shfl_xor_sync(0xffffffffu, total, 1);
     total += __shfl_xor_sync(0xffffffffu, total, 2);
+    if constexpr (kStats) {
+      // The backward's statistics: rowsum(dO o O) with O = acc / total in
+      // f32, over this thread's columns, then its quad.
+      const float inv = total > 0 ? 1.0f / total : 0.0f;
+      float dsum = 0;
+      if (rowI[r] < p.T) {
+        const S *dO = static_cast<const S *>(p.gradOut) + bh * p.T * HD +
+                      rowI[r] * HD + 2 * t;
+#pragma unroll
+        for (int n = 0; n < kOutTiles; ++n)
+          dsum += toFloat(dO[n * 8]) * (acc[n][2 * r] * inv) +
+                  toFloat(dO[n * 8 + 1]) * (acc[n][2 * r + 1] * inv);
+      }
+      dsum += __shfl_xor_sync(0xffffffffu, dsum, 1);
+      dsum += __shfl_xor_sync(0xffffffffu, dsum, 2);
+      if (t == 0 && rowI[r] < p.T) {
+        p.rowLse[bh * p.T + rowI[r]] =
+            total > 0 ? m[r] + log2f(total) : -INFINITY;
+        p.rowDsum[bh * p.T + rowI[r]] = dsum;
+      }
+      continue;
+    }
     if (rowI[r] >= p.T)
       continue;
     const float inv = total > 0 ? 1.0f / total : 0.0f;
@@ -251,8 +273,10 @@ template <typename S, int HD>
 void launchMma(const AttnParams &p, Context *context, cudaStream_t stream) {
   using C = MmaConfig<HD>;
   const bool plain = !p.mask && !p.slopes;
-  auto kernel =
-      plain ? promptMmaKernel<S, HD, true> : promptMmaKernel<S, HD, false>;
+  auto kernel = p.rowLse ? (plain ? promptMmaKernel<S, HD, true, true>
+                                  : promptMmaKernel<S, HD, false, true>)
+                         : (plain ? promptMmaKernel<S, HD, true>
+                                  : promptMmaKernel<S, HD, false>);
   if (C::kSharedBytes > 48 * 1024)
     allowSharedMemory(context, reinterpret_cast<const void *>(kernel),
                       C::kSharedBytes, "attention");
