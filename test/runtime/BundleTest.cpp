@@ -826,7 +826,7 @@ TEST(Bundle, RejectsVersionOneClearly) {
       {"test.hyb: bundle format version 1; this runtime reads version 11: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 10: recompile it with hybridc");
+                 "version 11: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed
