@@ -144,8 +144,9 @@ def FuseEpilogues : Pass<"hg-fuse-epilogues", "mlir::func::FuncOp"> {
     value of the result's type becomes its `residual` (after the
     activation), when the linear's result has no other use. The GEMM then
     applies bias, activation and residual before it stores its output. The
-    training pipeline keeps them apart (the backward pass needs the
-    pre-activation values).
+    training pipeline runs it once the backward pass is built: where the
+    backward reads a pre-activation value, the linear has another use and
+    stays apart.
   }];
 }
 
