@@ -18,8 +18,18 @@ def ConvertHgToHrt : Pass<"convert-hg-to-hrt", "mlir::ModuleOp"> {
     full, with hg's ODS defaults where the hg op leaves them unset. Symbols
     come from the arguments' `hg.dims`, their limits from the function's
     `hg.dim_max`. Fails, naming the op, when a shape is not a polynomial in
-    the symbols.
+    the symbols. A state or parameter a function writes back is computed
+    straight into its buffer when nothing reads the old value after the op
+    that computes it (an optimizer step's moments, masters and working
+    weights), else copied there at the end; `params-in-place=false` keeps
+    the copy for parameters (ZeRO: the partition turns that copy into the
+    gather of a sharded update into the replicated weights).
   }];
+  let options = [
+    Option<"paramsInPlace", "params-in-place", "bool", /*default=*/"true",
+           "Compute a written-back parameter in its own buffer where the "
+           "old value is not read afterwards">,
+  ];
   let dependentDialects = ["::hybridc::hrt::HrtDialect"];
 }
 

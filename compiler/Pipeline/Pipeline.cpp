@@ -218,7 +218,11 @@ llvm::Error runTrainPipeline(mlir::ModuleOp module,
 llvm::Error runHrtPipeline(mlir::ModuleOp module,
                            const CompileOptions &options) {
   mlir::PassManager pm(module.getContext());
-  pm.addPass(createConvertHgToHrt());
+  ConvertHgToHrtOptions lowering;
+  // Under ZeRO a sharded update reaches the replicated weights through the
+  // copy the partition turns into a gather.
+  lowering.paramsInPlace = options.worldSize == 1;
+  pm.addPass(createConvertHgToHrt(lowering));
   if (options.worldSize != 1) {
     hrt::ZeroPartitionOptions zero;
     zero.stage = options.zeroStage;

@@ -91,8 +91,10 @@ std::optional<ReduceKind> reduceKindOf(Operation *op) {
 /// Builds the executable of one hg function.
 class ExecutableLowering {
 public:
-  ExecutableLowering(func::FuncOp func, const SymbolicShapes &shapes)
-      : func_(func), shapes_(shapes), b_(func) {}
+  /// paramsInPlace: see ConvertHgToHrt's params-in-place option.
+  ExecutableLowering(func::FuncOp func, const SymbolicShapes &shapes,
+                     bool paramsInPlace)
+      : func_(func), shapes_(shapes), b_(func), paramsInPlace_(paramsInPlace) {}
 
   LogicalResult run() {
     std::vector<StringRef> symbols(shapes_.symbols().begin(),
@@ -240,15 +242,36 @@ private:
         return func_.emitError()
                << "state '" << name.getValue() << "' is written by two results";
     }
-    // A state value is computed straight into the state buffer when nothing
-    // reads the state's old value (directly or through a reshape) after the
-    // op that computes it, and that op may write over what it reads.
+    // A state or parameter value is computed straight into its buffer when
+    // nothing reads the old value (directly or through a reshape) after the
+    // op that computes it, and that op may write over what it reads: an
+    // optimizer step's new weights, moments and working weights.
+    for (auto &[name, v] : writtenStates_)
+      if (computesInPlace({args[name]}, v))
+        inPlaceState_[v] = name;
+    for (auto &[name, v] : writtenParams_) {
+      if (!paramsInPlace_)
+        break;
+      SmallVector<BlockArgument> same; // every argument of that checkpoint name
+      for (BlockArgument arg : func_.getArguments())
+        if (auto n = func_.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "hg.param");
+            n && n.getValue() == name)
+          same.push_back(arg);
+      if (computesInPlace(same, v))
+        inPlaceParam_[v] = name;
+    }
+    return success();
+  }
+
+  /// Whether `v` (written back over the old value held by `olds`) may be
+  /// computed in the old value's buffer: see collectStateResults.
+  bool computesInPlace(ArrayRef<BlockArgument> olds, Value v) {
     Block &body = func_.getBody().front();
-    for (auto &[name, v] : writtenStates_) {
-      BlockArgument arg = args[name];
-      Operation *def = v.getDefiningOp();
-      if (!def || isa<hg::ConstantOp, hg::ReshapeOp>(def))
-        continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || isa<hg::ConstantOp, hg::ReshapeOp>(def))
+      return false;
+    for (BlockArgument arg : olds) {
       SmallVector<Value> old = {arg};
       for (size_t k = 0; k < old.size(); ++k)
         for (Operation *user : old[k].getUsers())
@@ -268,10 +291,9 @@ private:
             oldReadLater = true;
         }
       if (oldReadLater || (defReadsOld && !writesOverItsInput(def, arg, v)))
-        continue;
-      inPlaceState_[v] = name;
+        return false;
     }
-    return success();
+    return true;
   }
 
   /// Whether `def` stays correct when the buffer of its result `result` is
@@ -350,7 +372,7 @@ private:
       outputs_.push_back(out);
       Operation *def = v.getDefiningOp();
       if (uses[v] == 1 && def && !isa<hg::ConstantOp, hg::ReshapeOp>(def) &&
-          !inPlaceState_.count(v))
+          !inPlaceState_.count(v) && !inPlaceParam_.count(v))
         direct_[v] = out;
     }
     return success();
@@ -386,6 +408,11 @@ private:
       Value state = stateBuffers_.lookup(it->second);
       buffers_[result] = state;
       return state;
+    }
+    if (auto it = inPlaceParam_.find(result); it != inPlaceParam_.end()) {
+      Value param = params_.lookup(it->second);
+      buffers_[result] = param;
+      return param;
     }
     Value buffer = direct_.lookup(result);
     if (!buffer)
@@ -730,9 +757,14 @@ private:
   llvm::StringMap<BlockArgument> stateArgs_;      // state name -> old value
   llvm::StringMap<Value> stateBuffers_;           // state name -> hrt.state
   llvm::DenseMap<Value, StringRef> inPlaceState_; // value -> state it fills
+  llvm::DenseMap<Value, StringRef> inPlaceParam_; // value -> param it fills
+  bool paramsInPlace_ = true;
 };
 
 class ConvertHgToHrtPass : public impl::ConvertHgToHrtBase<ConvertHgToHrtPass> {
+public:
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (func::FuncOp func :
@@ -744,7 +776,7 @@ class ConvertHgToHrtPass : public impl::ConvertHgToHrtBase<ConvertHgToHrtPass> {
       FailureOr<SymbolicShapes> shapes = SymbolicShapes::compute(func);
       if (failed(shapes))
         return signalPassFailure();
-      ExecutableLowering lowering(func, *shapes);
+      ExecutableLowering lowering(func, *shapes, paramsInPlace);
       if (failed(lowering.run())) {
         if (lowering.executable())
           lowering.executable().erase();

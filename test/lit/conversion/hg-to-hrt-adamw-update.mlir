@@ -1,8 +1,10 @@
-// convert-hg-to-hrt of hg.adamw_update: one hrt.adamw_update whose moments
-// and master are their state buffers (updated in place: no alloc, no copy)
-// unless an old value is read later; a parameter's new value is copied
-// into it after the command, as every parameter write is.
+// convert-hg-to-hrt of hg.adamw_update: one hrt.adamw_update whose moments,
+// master and working weight are their state and parameter buffers (updated
+// in place: no alloc, no copy) unless an old value is read later; with
+// params-in-place=false (the pipeline under ZeRO) a parameter's new value
+// is copied into it after the command.
 // RUN: hybridc-opt %s --split-input-file --convert-hg-to-hrt | FileCheck %s
+// RUN: hybridc-opt %s --split-input-file --convert-hg-to-hrt=params-in-place=false | FileCheck %s --check-prefix=COPY
 
 // A bf16 parameter's f32 master and moments updated in place; a cast
 // (hg-sgd's, or IR written so) writes the working weight.
@@ -20,9 +22,7 @@
 // CHECK-DAG: %[[DECAY:.+]] = hrt.input "decay" : <f32, [1]>
 // CHECK-NOT: hrt.alloc {{.*}}<f32
 // CHECK: hrt.adamw_update %[[MASTER]] : <f32, [3, 5]>, %[[G]] : <f32, [3, 5]> moments %[[M]] : <f32, [3, 5]>, %[[V]] : <f32, [3, 5]> betas %[[B1]] : <f32, [1]>, %[[B2]] : <f32, [1]> eps %[[EPS]] : <f32, [1]> step_size %[[SIZE]] : <f32, [1]> bias_correction2_sqrt %[[ROOT]] : <f32, [1]> decay_factor %[[DECAY]] : <f32, [1]> into %[[MASTER]] : <f32, [3, 5]>, %[[M]] : <f32, [3, 5]>, %[[V]] : <f32, [3, 5]>
-// CHECK: %[[WORKING:.+]] = hrt.alloc : <bf16, [3, 5]>
-// CHECK: hrt.cast %[[MASTER]] : <f32, [3, 5]> into %[[WORKING]]
-// CHECK: hrt.copy %[[WORKING]] : <bf16, [3, 5]> into %[[W]]
+// CHECK: hrt.cast %[[MASTER]] : <f32, [3, 5]> into %[[W]]
 // CHECK-NOT: hrt.copy
 module {
   func.func @step(%w: tensor<3x5xbf16> {hg.param = "w"},
@@ -49,8 +49,9 @@ module {
 // -----
 
 // Mixed precision as hg-adamw emits it: the update reads the bf16 gradient
-// as it is and writes the working weight (a buffer of its own, as a cast's
-// result was, copied into the parameter); no cast before or after it.
+// as it is and writes the working weight straight into the parameter; no
+// cast before or after it. Without params in place the working weight is
+// a buffer of its own, copied into the parameter.
 // CHECK-LABEL: hrt.executable @train_step
 // CHECK-DAG: %[[W:.+]] = hrt.param "w" : <bf16, [3, 5]>
 // CHECK-DAG: %[[MASTER:.+]] = hrt.state "opt.master.w" read_write : <f32, [3, 5]>
@@ -58,12 +59,14 @@ module {
 // CHECK-DAG: %[[V:.+]] = hrt.state "opt.exp_avg_sq.w" read_write : <f32, [3, 5]>
 // CHECK-DAG: %[[G:.+]] = hrt.input "g" : <bf16, [3, 5]>
 // CHECK-NOT: hrt.cast
-// CHECK: %[[WORKING:.+]] = hrt.alloc : <bf16, [3, 5]>
+// CHECK: hrt.adamw_update %[[MASTER]] : <f32, [3, 5]>, %[[G]] : <bf16, [3, 5]> moments %[[M]] : <f32, [3, 5]>, %[[V]] : <f32, [3, 5]> {{.+}} into %[[MASTER]] : <f32, [3, 5]>, %[[M]] : <f32, [3, 5]>, %[[V]] : <f32, [3, 5]> working %[[W]] : !hrt.buffer<bf16, [3, 5]>
 // CHECK-NOT: hrt.cast
-// CHECK: hrt.adamw_update %[[MASTER]] : <f32, [3, 5]>, %[[G]] : <bf16, [3, 5]> moments %[[M]] : <f32, [3, 5]>, %[[V]] : <f32, [3, 5]> {{.+}} into %[[MASTER]] : <f32, [3, 5]>, %[[M]] : <f32, [3, 5]>, %[[V]] : <f32, [3, 5]> working %[[WORKING]] : !hrt.buffer<bf16, [3, 5]>
-// CHECK-NOT: hrt.cast
-// CHECK: hrt.copy %[[WORKING]] : <bf16, [3, 5]> into %[[W]]
 // CHECK-NOT: hrt.copy
+// COPY-LABEL: hrt.executable @train_step
+// COPY: %[[W:.+]] = hrt.param "w" : <bf16, [3, 5]>
+// COPY: %[[WORKING:.+]] = hrt.alloc : <bf16, [3, 5]>
+// COPY: hrt.adamw_update {{.+}} working %[[WORKING]] : !hrt.buffer<bf16, [3, 5]>
+// COPY: hrt.copy %[[WORKING]] : <bf16, [3, 5]> into %[[W]]
 module {
   func.func @train_step(%w: tensor<3x5xbf16> {hg.param = "w"},
                         %master: tensor<3x5xf32> {hg.state = "opt.master.w"},
@@ -82,19 +85,18 @@ module {
 
 // -----
 
-// An f32 parameter: the update reads it and writes a workspace buffer,
-// copied into the parameter at the end. A moment whose old value is read
-// after the update (here: returned) is not updated in place.
+// An f32 parameter: the update reads it and writes it in place. A moment
+// whose old value is read after the update (here: returned) is not
+// updated in place.
 // CHECK-LABEL: hrt.executable @step
 // CHECK-DAG: %[[W:.+]] = hrt.param "w" : <f32, [7]>
 // CHECK-DAG: %[[M:.+]] = hrt.state "opt.exp_avg.w" read_write : <f32, [7]>
 // CHECK-DAG: %[[V:.+]] = hrt.state "opt.exp_avg_sq.w" read_write : <f32, [7]>
-// CHECK: %[[NEXT:.+]] = hrt.alloc : <f32, [7]>
 // CHECK: %[[M2:.+]] = hrt.alloc : <f32, [7]>
-// CHECK: hrt.adamw_update %[[W]] : <f32, [7]>, %{{.+}} moments %[[M]] : <f32, [7]>, %[[V]] : <f32, [7]> {{.+}} into %[[NEXT]] : <f32, [7]>, %[[M2]] : <f32, [7]>, %[[V]] : <f32, [7]>
+// CHECK: hrt.adamw_update %[[W]] : <f32, [7]>, %{{.+}} moments %[[M]] : <f32, [7]>, %[[V]] : <f32, [7]> {{.+}} into %[[W]] : <f32, [7]>, %[[M2]] : <f32, [7]>, %[[V]] : <f32, [7]>
 // CHECK: hrt.copy %[[M]] : <f32, [7]> into %{{.+}}
 // CHECK: hrt.copy %[[M2]] : <f32, [7]> into %[[M]]
-// CHECK: hrt.copy %[[NEXT]] : <f32, [7]> into %[[W]]
+// CHECK-NOT: hrt.copy {{.+}} into %[[W]]
 module {
   func.func @step(%w: tensor<7xf32> {hg.param = "w"},
                   %m: tensor<7xf32> {hg.state = "opt.exp_avg.w"},

@@ -153,12 +153,13 @@ module {
 // -----
 
 // A result tagged hg.param writes that parameter back (an optimizer step):
-// the executable's parameter access is read_write and the new value is
-// copied into the parameter's buffer.
+// the executable's parameter access is read_write and the new value, whose
+// old one nothing reads afterwards, is computed in the parameter's buffer
+// (elementwise: each element is read before it is written).
 // CHECK-LABEL: hrt.executable @step symbols [] params read_write
 // CHECK: %[[W:.+]] = hrt.param "w" : <f32, [4]>
-// CHECK: hrt.binary sub
-// CHECK: hrt.copy %{{.+}} : <f32, [4]> into %[[W]]
+// CHECK: hrt.binary sub %[[W]] : <f32, [4]>, %{{.+}} into %[[W]] : <f32, [4]>
+// CHECK-NOT: hrt.copy
 module {
   func.func @step(%w: tensor<4xf32> {hg.param = "w"}, %g: tensor<4xf32> {hg.name = "g"})
       -> (tensor<4xf32> {hg.param = "w"}) {
