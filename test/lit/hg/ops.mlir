@@ -258,3 +258,15 @@ func.func @refined_result(%x: tensor<?x4xf32>, %y: tensor<3x4xf32>) -> tensor<3x
   %2 = hg.reshape %1 [3, 4] : tensor<6x2xf32> -> tensor<3x4xf32>
   return %2 : tensor<3x4xf32>
 }
+
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x?x8xbf16>, %[[L:[^:]+]]: tensor<2x?xi64>, %[[G:[^:]+]]: tensor<2x?xf32>)
+func.func @cross_entropy(%x: tensor<2x?x8xbf16>, %l: tensor<2x?xi64>, %g: tensor<2x?xf32>) {
+  // CHECK: hg.label_log_probs %[[X]], %[[L]] : tensor<2x?x8xbf16>, tensor<2x?xi64> -> tensor<2x?xf32>
+  %0 = hg.label_log_probs %x, %l : tensor<2x?x8xbf16>, tensor<2x?xi64> -> tensor<2x?xf32>
+  // CHECK: hg.label_log_probs_grad %[[X]], %[[L]], %[[G]] : tensor<2x?x8xbf16>, tensor<2x?xi64>, tensor<2x?xf32> -> tensor<2x?x8xbf16>
+  %1 = hg.label_log_probs_grad %x, %l, %g : tensor<2x?x8xbf16>, tensor<2x?xi64>, tensor<2x?xf32> -> tensor<2x?x8xbf16>
+  // CHECK: hg.embedding_grad %[[L]], %[[X]] {rows = 5 : i64} : tensor<2x?xi64>, tensor<2x?x8xbf16> -> tensor<5x8xbf16>
+  %2 = hg.embedding_grad %l, %x {rows = 5 : i64} : tensor<2x?xi64>, tensor<2x?x8xbf16> -> tensor<5x8xbf16>
+  return
+}
