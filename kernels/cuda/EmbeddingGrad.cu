@@ -181,6 +181,9 @@ __global__ void __launch_bounds__(kSumThreads)
   S *row = out + r * features;
   for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
     float sum[N] = {};
+    // Unrolled so that several rows' loads are in flight (a frequent id, a
+    // pad token, has thousands); the additions stay in position order.
+#pragma unroll 4
     for (int32_t k = begin; k < end; ++k)
       addChunk<S, N>(g + order[k] * features + c * N, sum);
     storeChunk<S, N>(row + c * N, sum);
