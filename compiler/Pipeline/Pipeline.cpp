@@ -203,6 +203,13 @@ llvm::Error runTrainPipeline(mlir::ModuleOp module,
     pm.addPass(hg::createAdamW());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  // With the backward built, a linear whose only use is an add takes it as
+  // its residual epilogue: the gradients summed over a value's consumers
+  // (q, k and v of one norm) and the forward's residual adds. Activations
+  // stay apart where the backward reads the pre-activation (hg-fuse-epilogues
+  // fuses only a linear with no other use).
+  if (options.fuse)
+    pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseEpilogues());
   if (mlir::failed(pm.run(module)))
     return error("the training lowering failed (see the diagnostics above)");
   return llvm::Error::success();

@@ -23,21 +23,28 @@ enum AdamWOperand {
   BiasCorrection2Sqrt,
   DecayFactor
 };
-enum AdamWResult { ParamOut, ExpAvgOut, ExpAvgSqOut };
+enum AdamWResult { ParamOut, ExpAvgOut, ExpAvgSqOut, WorkingParamOut };
 
-/// Checks that every tensor operand and result is f32 of the param's shape
-/// and every scalar f32 with one element.
+/// Checks that param, the moments and their results are f32 of the param's
+/// shape, grad f32, bf16 or f16 of that shape, the working parameter (when
+/// `working`, the fourth result) bf16 or f16 of that shape, and every scalar
+/// f32 with one element.
 template <typename Call, typename Fail>
-void checkAdamWUpdate(const Call &call, const char *kernel, Fail fail) {
+void checkAdamWUpdate(const Call &call, bool working, const char *kernel,
+                      Fail fail) {
   const Shape &shape = call.operands.at(Param).shape;
-  const std::pair<int, const char *> tensors[] = {{Param, "param"},
-                                                  {Grad, "grad"},
-                                                  {ExpAvg, "exp_avg"},
-                                                  {ExpAvgSq, "exp_avg_sq"}};
+  const std::pair<int, const char *> tensors[] = {
+      {Param, "param"}, {ExpAvg, "exp_avg"}, {ExpAvgSq, "exp_avg_sq"}};
   for (auto [i, name] : tensors) {
     expectDType(call.operands.at(i), DType::F32, kernel, name);
     expectShape(call.operands.at(i), shape, kernel, name);
   }
+  const auto &grad = call.operands.at(Grad);
+  if (grad.dtype != DType::F32 && grad.dtype != DType::BF16 &&
+      grad.dtype != DType::F16)
+    fail(std::string("grad must be f32, bf16 or f16, got ") +
+         dtypeName(grad.dtype));
+  expectShape(grad, shape, kernel, "grad");
   const std::pair<int, const char *> results[] = {
       {ParamOut, "param result"},
       {ExpAvgOut, "exp_avg result"},
@@ -45,6 +52,13 @@ void checkAdamWUpdate(const Call &call, const char *kernel, Fail fail) {
   for (auto [i, name] : results) {
     expectDType(call.results.at(i), DType::F32, kernel, name);
     expectShape(call.results.at(i), shape, kernel, name);
+  }
+  if (working) {
+    const auto &out = call.results.at(WorkingParamOut);
+    if (out.dtype != DType::BF16 && out.dtype != DType::F16)
+      fail(std::string("working param result must be bf16 or f16, got ") +
+           dtypeName(out.dtype));
+    expectShape(out, shape, kernel, "working param result");
   }
   const std::pair<int, const char *> scalars[] = {
       {Beta1, "beta1"},

@@ -1,15 +1,19 @@
 // adamw_update: torch.optim.AdamW's update of one parameter in one launch
-// (Ops.h's AdamWUpdate): a grid-stride loop over float4s of the parameter,
-// gradient and moments (a scalar loop takes the tail, or everything when a
-// buffer is not 16-byte aligned). The arithmetic is the CPU kernel's
-// (kernels/cpu/AdamW.cpp), each product, sum, quotient and square root
-// rounded on its own (the _rn intrinsics: nvcc would fuse multiply-adds),
-// so both give the same bits.
+// (Ops.h's AdamWUpdate): a grid-stride loop over groups of four elements
+// (float4s of the parameter and moments, four bf16/f16 of a half-precision
+// gradient or working parameter in one 8-byte access; a scalar loop takes
+// the tail, or everything when a buffer is not aligned for its group). The
+// arithmetic is the CPU kernel's (kernels/cpu/AdamW.cpp), each product,
+// sum, quotient and square root rounded on its own (the _rn intrinsics:
+// nvcc would fuse multiply-adds), so both give the same bits; a bf16/f16
+// gradient is read and the working parameter written with the cast
+// kernel's conversions (Device.cuh's toFloat / fromFloat).
 #include "Device.cuh"
 #include "Kernels.h"
 #include "common/AdamWChecks.h"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace hybrid::cuda::kernels {
 namespace {
@@ -18,10 +22,16 @@ constexpr const char *kKernel = "adamw_update";
 
 using namespace hybrid::adamw; // operand and result positions
 
+/// The working-parameter storage type of an update that writes none.
+struct NoWorkingParam {};
+
 /// The tensors of one update; a result may be its operand's buffer.
-struct Buffers {
-  const float *param, *grad, *expAvg, *expAvgSq;
+template <typename G, typename W> struct Buffers {
+  const float *param;
+  const G *grad;
+  const float *expAvg, *expAvgSq;
   float *paramOut, *expAvgOut, *expAvgSqOut;
+  W *workingOut; ///< null without a working parameter
 };
 
 /// The f32 [1] scalars, read on the device (a schedule changes them
@@ -60,72 +70,113 @@ __device__ __forceinline__ void update(const Coefficients &c, float g, float &p,
                 __fmul_rn(c.stepSize, __fdiv_rn(m, denom)));
 }
 
-/// Elements [0, 4 vectors) as float4s, then [4 vectors, n) one by one.
-__global__ void adamwKernel(Buffers b, Scalars s, int64_t vectors, int64_t n) {
+/// Four elements of storage type T in one access (16 bytes of f32, 8 of
+/// bf16/f16).
+template <typename T> struct alignas(4 * sizeof(T)) Group { T x[4]; };
+
+/// Elements [0, 4 groups) four at a time, then [4 groups, n) one by one.
+template <typename G, typename W>
+__global__ void adamwKernel(Buffers<G, W> b, Scalars s, int64_t groups,
+                            int64_t n) {
+  constexpr bool kWorking = !std::is_same_v<W, NoWorkingParam>;
   awaitInputs();
   const Coefficients c = load(s);
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first =
       static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (int64_t i = first; i < vectors; i += stride) {
-    const float4 g = reinterpret_cast<const float4 *>(b.grad)[i];
-    float4 p = reinterpret_cast<const float4 *>(b.param)[i];
-    float4 m = reinterpret_cast<const float4 *>(b.expAvg)[i];
-    float4 v = reinterpret_cast<const float4 *>(b.expAvgSq)[i];
-    update(c, g.x, p.x, m.x, v.x);
-    update(c, g.y, p.y, m.y, v.y);
-    update(c, g.z, p.z, m.z, v.z);
-    update(c, g.w, p.w, m.w, v.w);
-    reinterpret_cast<float4 *>(b.paramOut)[i] = p;
-    reinterpret_cast<float4 *>(b.expAvgOut)[i] = m;
-    reinterpret_cast<float4 *>(b.expAvgSqOut)[i] = v;
+  for (int64_t i = first; i < groups; i += stride) {
+    const Group<G> g = reinterpret_cast<const Group<G> *>(b.grad)[i];
+    Group<float> p = reinterpret_cast<const Group<float> *>(b.param)[i];
+    Group<float> m = reinterpret_cast<const Group<float> *>(b.expAvg)[i];
+    Group<float> v = reinterpret_cast<const Group<float> *>(b.expAvgSq)[i];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      update(c, toFloat(g.x[k]), p.x[k], m.x[k], v.x[k]);
+    reinterpret_cast<Group<float> *>(b.paramOut)[i] = p;
+    reinterpret_cast<Group<float> *>(b.expAvgOut)[i] = m;
+    reinterpret_cast<Group<float> *>(b.expAvgSqOut)[i] = v;
+    if constexpr (kWorking) {
+      Group<W> w;
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        w.x[k] = fromFloat<W>(p.x[k]);
+      reinterpret_cast<Group<W> *>(b.workingOut)[i] = w;
+    }
   }
-  for (int64_t i = 4 * vectors + first; i < n; i += stride) {
+  for (int64_t i = 4 * groups + first; i < n; i += stride) {
     float p = b.param[i], m = b.expAvg[i], v = b.expAvgSq[i];
-    update(c, b.grad[i], p, m, v);
+    update(c, toFloat(b.grad[i]), p, m, v);
     b.paramOut[i] = p;
     b.expAvgOut[i] = m;
     b.expAvgSqOut[i] = v;
+    if constexpr (kWorking)
+      b.workingOut[i] = fromFloat<W>(p);
   }
 }
 
-bool aligned16(const void *p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+/// Whether `p` may be accessed as Group<T>.
+template <typename T> bool groupAligned(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % alignof(Group<T>) == 0;
 }
 
 const float *scalar(const CudaCall &call, int i) {
   return static_cast<const float *>(call.operands[i].data);
 }
 
-} // namespace
-
-void adamwUpdate(const CudaCall &call) {
-  expectArity(call, kKernel, 10, 3);
-  checkAdamWUpdate(call, kKernel,
-                   [](const std::string &message) { fail(kKernel, message); });
+template <typename G, typename W> void launchUpdate(const CudaCall &call) {
+  constexpr bool kWorking = !std::is_same_v<W, NoWorkingParam>;
   const int64_t n = call.operands[Param].numel();
-  if (n == 0)
-    return;
   auto in = [&](int i) {
     return static_cast<const float *>(call.operands[i].data);
   };
   auto out = [&](int i) { return static_cast<float *>(call.results[i].data); };
-  const Buffers b{in(Param),     in(Grad),       in(ExpAvg),      in(ExpAvgSq),
-                  out(ParamOut), out(ExpAvgOut), out(ExpAvgSqOut)};
+  Buffers<G, W> b{
+      in(Param),        static_cast<const G *>(call.operands[Grad].data),
+      in(ExpAvg),       in(ExpAvgSq),
+      out(ParamOut),    out(ExpAvgOut),
+      out(ExpAvgSqOut), nullptr};
+  bool grouped = groupAligned<G>(b.grad);
+  if constexpr (kWorking) {
+    b.workingOut = static_cast<W *>(call.results[WorkingParamOut].data);
+    grouped = grouped && groupAligned<W>(b.workingOut);
+  }
+  const void *f32Buffers[] = {b.param,    b.expAvg,    b.expAvgSq,
+                              b.paramOut, b.expAvgOut, b.expAvgSqOut};
+  for (const void *p : f32Buffers)
+    grouped = grouped && groupAligned<float>(p);
   const Scalars s{scalar(call, Beta1),
                   scalar(call, Beta2),
                   scalar(call, Eps),
                   scalar(call, StepSize),
                   scalar(call, BiasCorrection2Sqrt),
                   scalar(call, DecayFactor)};
-  const bool vectorised = aligned16(b.param) && aligned16(b.grad) &&
-                          aligned16(b.expAvg) && aligned16(b.expAvgSq) &&
-                          aligned16(b.paramOut) && aligned16(b.expAvgOut) &&
-                          aligned16(b.expAvgSqOut);
-  const int64_t vectors = vectorised ? n / 4 : 0;
-  launch(adamwKernel, gridFor(vectors + (n - 4 * vectors)), kThreads, 0,
-         streamOf(call), b, s, vectors, n);
+  const int64_t groups = grouped ? n / 4 : 0;
+  launch(adamwKernel<G, W>, gridFor(groups + (n - 4 * groups)), kThreads, 0,
+         streamOf(call), b, s, groups, n);
   checkLaunch(kKernel);
+}
+
+} // namespace
+
+void adamwUpdate(const CudaCall &call) {
+  const bool working = call.attrs<ops::AdamWUpdate>().workingParam;
+  expectArity(call, kKernel, 10, working ? 4 : 3);
+  checkAdamWUpdate(call, working, kKernel,
+                   [](const std::string &message) { fail(kKernel, message); });
+  if (call.operands[Param].numel() == 0)
+    return;
+  visitFloat(call.operands[Grad].dtype, kKernel, "grad", [&](auto gradZero) {
+    using G = decltype(gradZero);
+    if (!working)
+      return launchUpdate<G, NoWorkingParam>(call);
+    visitFloat(call.results[WorkingParamOut].dtype, kKernel,
+               "working param result", [&](auto workingZero) {
+                 using W = decltype(workingZero);
+                 // f32 was rejected above; no instance of it is needed.
+                 if constexpr (!std::is_same_v<W, float>)
+                   launchUpdate<G, W>(call);
+               });
+  });
 }
 
 } // namespace hybrid::cuda::kernels

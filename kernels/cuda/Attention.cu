@@ -681,34 +681,6 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
     combineRow<S>(p, row);
 }
 
-/// Combines the `used` splits of `row`: rescales every partial to the
-/// row's maximum and normalises once.
-template <typename S>
-__device__ void combineParts(const AttnParams &p, int64_t row, int used) {
-  S *O = static_cast<S *>(p.out) + row * p.Dv;
-  const float *part = p.partial + row * p.splits * (p.Dv + 2);
-  const int64_t width = p.Dv + 2;
-  float mRow = -INFINITY;
-  for (int s = 0; s < used; ++s)
-    mRow = maxOf(mRow, __ldcg(part + s * width));
-  float lRow = 0;
-  for (int s = 0; s < used; ++s) {
-    const float ms = __ldcg(part + s * width);
-    if (ms != -INFINITY)
-      lRow += __ldcg(part + s * width + 1) * expf(ms - mRow);
-  }
-  const float inv = mRow == -INFINITY ? 0.0f : 1.0f / lRow;
-  for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
-    float v = 0;
-    for (int s = 0; s < used; ++s) {
-      const float ms = __ldcg(part + s * width);
-      if (ms != -INFINITY)
-        v += __ldcg(part + s * width + 2 + d) * expf(ms - mRow);
-    }
-    O[d] = fromFloat<S>(v * inv);
-  }
-}
-
 /// Combines the splits of `row` (as many as the decode kernel used).
 template <typename S>
 __device__ void combineRow(const AttnParams &p, int64_t row) {
@@ -867,45 +839,6 @@ __device__ __forceinline__ float2 pairAt(const Bf16 *v) {
 }
 __device__ __forceinline__ float2 pairAt(const F16 *v) {
   return __half22float2(*reinterpret_cast<const __half2 *>(v));
-}
-
-/// The keys [begin, end) that any of the rows r0 .. r0 + nRows - 1 of a
-/// group (row r: query row r % T) sees among `keys`; empty as [0, 0).
-__device__ inline void groupKeyRange(const AttnParams &p, int64_t r0, int nRows,
-                                     int64_t keys, int64_t &begin,
-                                     int64_t &end) {
-  begin = keys;
-  end = 0;
-  for (int r = 0; r < nRows; ++r) {
-    int64_t b, e;
-    p.keyRange((r0 + r) % p.T, keys, b, e);
-    if (e > b) {
-      begin = b < begin ? b : begin;
-      end = e > end ? e : end;
-    }
-  }
-  if (end <= begin)
-    begin = end = 0;
-}
-
-/// The block's rows: tile blockIdx.x % tiles of the G * T rows of (b, hk)
-/// = blockIdx.x / tiles, which are the consecutive rows
-/// (b * Hq + hk * G) * T + r of q and the output.
-struct GroupTile {
-  int64_t bk = 0, r0 = 0, row0 = 0;
-  int rows = 0;
-};
-
-__device__ inline GroupTile groupTile(const AttnParams &p) {
-  const int64_t groupRows = p.group * p.T;
-  const int64_t tiles = (groupRows + p.tileRows - 1) / p.tileRows;
-  GroupTile t;
-  t.bk = blockIdx.x / tiles;
-  t.r0 = (blockIdx.x % tiles) * p.tileRows;
-  t.rows = static_cast<int>(groupRows - t.r0 < p.tileRows ? groupRows - t.r0
-                                                          : p.tileRows);
-  t.row0 = t.bk * groupRows + t.r0;
-  return t;
 }
 
 /// ROWS = p.tileRows query rows (fewer in the last tile) against the keys
@@ -1258,6 +1191,16 @@ int groupedWarps(const AttnParams &p, int64_t elementSize, int rows,
   return layout.bytes(warps) <= limit ? warps : 0;
 }
 
+/// Without counters, the split rows of `blocks` grouped blocks (of either
+/// grouped kernel) meet in a second kernel.
+template <typename S>
+void combineGroupedSplits(const AttnParams &p, int64_t blocks,
+                          cudaStream_t stream) {
+  launch(combineGroupSplitsKernel<S>, static_cast<unsigned>(blocks), 128, 0,
+         stream, p);
+  checkLaunch("attention");
+}
+
 template <typename S, int ROWS, int CP>
 void launchGroupedDecode(const AttnParams &p, int warps, Context *context,
                          cudaStream_t stream) {
@@ -1278,11 +1221,8 @@ void launchGroupedDecode(const AttnParams &p, int warps, Context *context,
   launch(groupedDecodeKernel<S, ROWS, CP>, grid,
          static_cast<unsigned>(32 * warps), shared, stream, p);
   checkLaunch("attention");
-  if (p.splits > 1 && !p.counters) {
-    launch(combineGroupSplitsKernel<S>, static_cast<unsigned>(blocks), 128, 0,
-           stream, p);
-    checkLaunch("attention");
-  }
+  if (p.splits > 1 && !p.counters)
+    combineGroupedSplits<S>(p, blocks, stream);
 }
 
 template <typename S, int ROWS>
@@ -1295,14 +1235,21 @@ void launchGroupedDecodeRows(const AttnParams &p, int warps, Context *context,
   return launchGroupedDecode<S, ROWS, 4>(p, warps, context, stream);
 }
 
-/// HYBRID_CUDA_DECODE_ATTN=old (read once): every decode step on the
-/// per-row kernel (decodeAttentionKernel), to measure both.
-bool oldDecodeRequested() {
-  static const bool old = [] {
+/// HYBRID_CUDA_DECODE_ATTN (read once): "old" runs every decode step on
+/// the per-row kernel (decodeAttentionKernel), "grouped" on the CUDA-core
+/// grouped kernel where the tensor-core one would apply, to measure each.
+const char *decodeKernelRequested() {
+  static const char *requested = [] {
     const char *v = std::getenv("HYBRID_CUDA_DECODE_ATTN");
-    return v && std::strcmp(v, "old") == 0;
+    return v ? v : "";
   }();
-  return old;
+  return requested;
+}
+bool oldDecodeRequested() {
+  return std::strcmp(decodeKernelRequested(), "old") == 0;
+}
+bool coreDecodeRequested() {
+  return std::strcmp(decodeKernelRequested(), "grouped") == 0;
 }
 
 } // namespace
@@ -1339,12 +1286,20 @@ void attention(const CudaCall &call) {
           ? 0
           : groupedWarps(p, elementSize, plan.groupRows, maxShared);
   int64_t combined = p.B * p.Hq * p.T; // rows, or grouped blocks
+  bool tensorCores = false;
   if (warps > 0) {
     p.splits = plan.groupedSplits;
     p.minSplitKeys = kGroupedMinSplitKeys;
     p.tileRows = plan.groupRows;
-    combined =
-        p.B * p.Hkv * ((p.group * p.T + plan.groupRows - 1) / plan.groupRows);
+    // The tensor-core kernel where it applies: one tile of 16 rows per
+    // batch row and KV head (as many blocks as the grouped kernel's or
+    // fewer, so its splits fit the planned scratch and counters).
+    tensorCores = !coreDecodeRequested() &&
+                  !(call.context && call.context->coreDecodeAttention) &&
+                  decodeMmaApplies(p, call.operands[0].dtype, call.context);
+    if (tensorCores)
+      p.tileRows = 16;
+    combined = p.B * p.Hkv * ((p.group * p.T + p.tileRows - 1) / p.tileRows);
   }
   if (!plan.flash && p.splits > 1 && call.context &&
       combined <= static_cast<int64_t>(kTileCounters))
@@ -1379,6 +1334,12 @@ void attention(const CudaCall &call) {
       default:
         return launchFlash<S, 256>(p, call.context, stream);
       }
+    }
+    if (tensorCores) {
+      launchDecodeMma(p, call.operands[0].dtype, call.context, stream);
+      if (p.splits > 1 && !p.counters)
+        combineGroupedSplits<S>(p, combined, stream);
+      return;
     }
     if (warps > 0) {
       switch (plan.groupRows) {

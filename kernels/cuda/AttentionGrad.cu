@@ -13,6 +13,9 @@
 //   ds = p (dp - rowsum(dp p)) scale (row kernel, in place of dp)
 //   dq = ds k, dk = ds^T q           (GEMMs)
 // Scratch: the GEMM workspace, then the chunk's p and dp matrices.
+// bf16 / f16 heads of 64 take the flash-style tensor-core kernels of
+// AttentionGradMma.cu instead (no T x S matrix, ~1 MB of scratch).
+#include "Attention.cuh"
 #include "Device.cuh"
 #include "Gemm.h"
 #include "Kernels.h"
@@ -266,7 +269,9 @@ void attentionGrad(const CudaCall &call) {
   expectOperands(call, "attention_grad", 4, 2, 3);
   AttentionGradProblem p = describe(call);
   const GradPlan plan = planOf(p);
-  expectScratch(call, plan.scratch, "attention_grad");
+  const bool tensorCores = attentionGradMmaPlanned(p);
+  expectScratch(call, tensorCores ? attentionGradMmaScratch(p) : plan.scratch,
+                "attention_grad");
   const cudaStream_t stream = streamOf(call);
   if (plan.pairs * plan.rows * p.S == 0) {
     // No query or no key: every gradient there is is zero.
@@ -274,6 +279,14 @@ void attentionGrad(const CudaCall &call) {
       checkCuda(
           cudaMemsetAsync(r.data, 0, r.numel() * dtypeSize(r.dtype), stream),
           "attention_grad", "cudaMemsetAsync");
+    return;
+  }
+  if (tensorCores) {
+    const void *const in[4] = {call.operands[0].data, call.operands[1].data,
+                               call.operands[2].data, call.operands[3].data};
+    void *const out[3] = {call.results[0].data, call.results[1].data,
+                          call.results[2].data};
+    attentionGradMma(p, in, out, call.scratch, call.context, stream);
     return;
   }
   if (plan.chunk * plan.rows > INT32_MAX)
@@ -308,7 +321,9 @@ void attentionGrad(const CudaCall &call) {
 
 size_t attentionGradScratchBytes(const CudaCall &call) {
   try {
-    return planOf(describe(call)).scratch;
+    const AttentionGradProblem p = describe(call);
+    return attentionGradMmaPlanned(p) ? attentionGradMmaScratch(p)
+                                      : planOf(p).scratch;
   } catch (...) {
     return 0; // the run reports malformed calls
   }

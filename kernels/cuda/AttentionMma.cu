@@ -18,9 +18,12 @@
 // f16 reduction tolerance.
 #include "Attention.cuh"
 #include "Context.h"
+#include "Mma.cuh"
 
 namespace hybrid::cuda::kernels {
 namespace {
+
+using namespace tensorcore;
 
 template <int HD> struct MmaConfig {
   static constexpr int kWarps = 4;
@@ -37,84 +40,11 @@ template <int HD> struct MmaConfig {
       kStages * kKeys * sizeof(float);
 };
 
-__device__ __forceinline__ unsigned sharedAddress(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-/// 16 bytes from global to shared memory in the background, or 16 zero
-/// bytes when `!present` (nothing is read then).
-__device__ __forceinline__ void copy16(void *shared, const void *global,
-                                       bool present) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(
-                   sharedAddress(shared)),
-               "l"(global), "r"(present ? 16 : 0)
-               : "memory");
-}
-
-__device__ __forceinline__ void commitCopies() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-template <int N> __device__ __forceinline__ void waitCopies() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
-/// Four 8 x 8 matrices of 16-bit elements from shared memory; lane l gives
-/// the address of row l % 8 of matrix l / 8.
-__device__ __forceinline__ void loadMatrices(unsigned (&r)[4],
-                                             const void *row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(sharedAddress(row)));
-}
-
-/// The same, each matrix transposed.
-__device__ __forceinline__ void loadMatricesTransposed(unsigned (&r)[4],
-                                                       const void *row) {
-  asm volatile(
-      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-      : "r"(sharedAddress(row)));
-}
-
-/// c += a b for one m16n8k16 tile: a 16 x 16 (row-major fragments), b
-/// 16 x 8 (column-major), c 16 x 8 in f32.
-template <typename S>
-__device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4],
-                                    unsigned b0, unsigned b1) {
-  if constexpr (std::is_same_v<S, Bf16>)
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
-  else
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
-}
-
-/// Two floats as a pair of S in one register (x in the low half).
-template <typename S>
-__device__ __forceinline__ unsigned pack(float x, float y) {
-  if constexpr (std::is_same_v<S, Bf16>) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
-    return *reinterpret_cast<const unsigned *>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(x, y);
-    return *reinterpret_cast<const unsigned *>(&v);
-  }
-}
-
-constexpr float kLog2e = 1.4426950408889634f;
-
 /// One block: query rows [i0, i0 + kRows) of head (b, h). Each thread of a
 /// warp holds, of the warp's 16 rows, rows g = lane / 4 and g + 8, and of
 /// every 8 columns (keys of a score tile, or output columns) the two at
 /// 2 (lane % 4): the mma accumulator layout.
-template <typename S, int HD, bool kPlain>
+template <typename S, int HD, bool kPlain, bool kStats = false>
 __global__ void __launch_bounds__(MmaConfig<HD>::kThreads)
     promptMmaKernel(AttnParams p) {
   awaitInputs();
@@ -305,6 +235,28 @@ __global__ void __launch_bounds__(MmaConfig<HD>::kThreads)
     float total = l[r];
     total += __shfl_xor_sync(0xffffffffu, total, 1);
     total += __shfl_xor_sync(0xffffffffu, total, 2);
+    if constexpr (kStats) {
+      // The backward's statistics: rowsum(dO o O) with O = acc / total in
+      // f32, over this thread's columns, then its quad.
+      const float inv = total > 0 ? 1.0f / total : 0.0f;
+      float dsum = 0;
+      if (rowI[r] < p.T) {
+        const S *dO = static_cast<const S *>(p.gradOut) + bh * p.T * HD +
+                      rowI[r] * HD + 2 * t;
+#pragma unroll
+        for (int n = 0; n < kOutTiles; ++n)
+          dsum += toFloat(dO[n * 8]) * (acc[n][2 * r] * inv) +
+                  toFloat(dO[n * 8 + 1]) * (acc[n][2 * r + 1] * inv);
+      }
+      dsum += __shfl_xor_sync(0xffffffffu, dsum, 1);
+      dsum += __shfl_xor_sync(0xffffffffu, dsum, 2);
+      if (t == 0 && rowI[r] < p.T) {
+        p.rowLse[bh * p.T + rowI[r]] =
+            total > 0 ? m[r] + log2f(total) : -INFINITY;
+        p.rowDsum[bh * p.T + rowI[r]] = dsum;
+      }
+      continue;
+    }
     if (rowI[r] >= p.T)
       continue;
     const float inv = total > 0 ? 1.0f / total : 0.0f;
@@ -321,8 +273,10 @@ template <typename S, int HD>
 void launchMma(const AttnParams &p, Context *context, cudaStream_t stream) {
   using C = MmaConfig<HD>;
   const bool plain = !p.mask && !p.slopes;
-  auto kernel =
-      plain ? promptMmaKernel<S, HD, true> : promptMmaKernel<S, HD, false>;
+  auto kernel = p.rowLse ? (plain ? promptMmaKernel<S, HD, true, true>
+                                  : promptMmaKernel<S, HD, false, true>)
+                         : (plain ? promptMmaKernel<S, HD, true>
+                                  : promptMmaKernel<S, HD, false>);
   if (C::kSharedBytes > 48 * 1024)
     allowSharedMemory(context, reinterpret_cast<const void *>(kernel),
                       C::kSharedBytes, "attention");

@@ -64,6 +64,9 @@ struct Context {
   /// Runs attention's decode steps on the per-row kernel for this context,
   /// as HYBRID_CUDA_DECODE_ATTN=old does for all (tests cover both).
   bool oldDecodeAttention = false;
+  /// Runs them on the CUDA-core grouped kernel where the tensor-core one
+  /// would apply, as HYBRID_CUDA_DECODE_ATTN=grouped does for all.
+  bool coreDecodeAttention = false;
   /// The dynamic shared memory each kernel (a __global__ function) was let
   /// use beyond 48 KB on this device (the attribute belongs to the device's
   /// context, not the process).

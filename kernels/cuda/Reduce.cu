@@ -5,10 +5,11 @@
 // runs of kept and reduced dimensions. When the contiguous innermost run is
 // reduced, a warp (or a block, for long reductions) folds each output, and
 // few long outputs (a whole-tensor norm) split over many blocks;
-// when it is kept, threads run along it (coalesced) and split the reduced
-// rows between them, and between blocks when the outputs alone are too few
-// to fill the GPU (partials in scratch, combined in a fixed order by the
-// last block to arrive).
+// when it is kept, threads run along it (coalesced; whole rows [rows, L] ->
+// [L], a bias gradient, with one 16-byte load per thread and row) and split
+// the reduced rows between them, and between blocks when the outputs alone
+// are too few to fill the GPU (partials in scratch, combined in a fixed
+// order by the last block to arrive).
 #include "Context.h"
 #include "Elementwise.cuh"
 #include "Kernels.h"
@@ -318,10 +319,24 @@ constexpr int64_t kOuterBlocks = 1024; ///< blocks a split aims at
 constexpr int64_t kRowsPerSplit = 64;  ///< reduced rows a split takes at least
 constexpr int kMaxSplits = 64;
 
-OuterPlan planOuter(const ReduceLayout &s) {
+/// Columns a thread of reduceRowsKernel folds: one 16-byte load per row.
+int64_t rowVector(int64_t elementSize) { return 16 / elementSize; }
+
+/// Whether the kept-inner reduction is of whole rows, [rows, L] -> [L] (a
+/// bias gradient), with L a multiple of rowVector: reduceRowsKernel's case,
+/// from shapes alone (the run also wants the input at a 16-byte address).
+bool rowsCase(const ReduceLayout &s, int64_t elementSize) {
+  return !s.innerReduced && s.keptRank == 0 && s.reducedRank == 1 &&
+         elementSize >= 2 && elementSize <= 8 &&
+         s.innerLength % rowVector(elementSize) == 0;
+}
+
+OuterPlan planOuter(const ReduceLayout &s, int64_t elementSize) {
   OuterPlan plan;
-  plan.tiles = (s.outCount / s.innerLength) *
-               ((s.innerLength + kColumns - 1) / kColumns);
+  const int64_t columns =
+      rowsCase(s, elementSize) ? kColumns * rowVector(elementSize) : kColumns;
+  plan.tiles =
+      (s.outCount / s.innerLength) * ((s.innerLength + columns - 1) / columns);
   if (plan.tiles < kOuterBlocks &&
       plan.tiles <= static_cast<int64_t>(kTileCounters)) {
     const int64_t wanted = (kOuterBlocks + plan.tiles - 1) / plan.tiles;
@@ -340,9 +355,9 @@ size_t partialsBytes(const ReduceLayout &s, int splits) {
 }
 
 /// The scratch either path's plan needs.
-size_t scratchOf(const ReduceLayout &s) {
+size_t scratchOf(const ReduceLayout &s, int64_t elementSize) {
   return partialsBytes(s, s.innerReduced ? planInner(s).splits
-                                         : planOuter(s).splits);
+                                         : planOuter(s, elementSize).splits);
 }
 
 /// The innermost run (L outputs) is kept: kColumns threads run along it,
@@ -371,8 +386,12 @@ __global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s,
     Acc acc = R::init();
     if (l < L) {
       const S *base = in + s.keptOffset(g) + l;
-      for (int64_t c = c0 + ty; c < c1; c += kColumnSplit)
-        acc = R::step(acc, base[s.reducedOffset(c)]);
+      if (s.reducedRank == 1) // (no division per element)
+        for (int64_t c = c0 + ty; c < c1; c += kColumnSplit)
+          acc = R::step(acc, base[c * s.reducedStrides[0]]);
+      else
+        for (int64_t c = c0 + ty; c < c1; c += kColumnSplit)
+          acc = R::step(acc, base[s.reducedOffset(c)]);
     }
     partial[ty][tx] = acc;
     __syncthreads();
@@ -390,6 +409,70 @@ __global__ void reduceOuterKernel(const S *in, S *out, ReduceLayout s,
       for (int split = 1; split < plan.splits; ++split)
         acc = R::combine(acc, __ldcg(partials + split * s.outCount + o));
       out[o] = R::finish(acc, s.count);
+    }
+    __syncthreads();
+  }
+}
+
+/// rowsCase: [rows, L] -> [L]. A tile is 32 x V columns (V = 16 bytes of
+/// S), lane x of a warp folds columns 32-lane-wide tile + V x .. + V - 1
+/// with one 16-byte load per row; the kColumnSplit warps split the tile's
+/// (or the split's) rows and meet in shared memory; splits as
+/// reduceOuterKernel's (partials, the tile's last block combines them in
+/// split order).
+template <typename S, typename R>
+__global__ void __launch_bounds__(kColumns *kColumnSplit)
+    reduceRowsKernel(const S *in, S *out, ReduceLayout s, OuterPlan plan,
+                     typename R::Acc *partials, unsigned *counters) {
+  awaitInputs();
+  using Acc = typename R::Acc;
+  constexpr int V = 16 / sizeof(S), kTile = kColumns * V;
+  __shared__ Acc partial[kColumnSplit][kTile];
+  const int tx = threadIdx.x % kColumns, ty = threadIdx.x / kColumns;
+  const int64_t L = s.innerLength, stride = s.reducedStrides[0];
+  const int64_t share = (s.reducedCombos + plan.splits - 1) / plan.splits;
+  const int64_t c0 = blockIdx.y * share;
+  const int64_t c1 = std::min<int64_t>(c0 + share, s.reducedCombos);
+  for (int64_t t = blockIdx.x; t < plan.tiles; t += gridDim.x) {
+    const int64_t l0 = t * kTile + tx * V;
+    Acc acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      acc[v] = R::init();
+    if (l0 < L) {
+      const S *base = in + l0;
+#pragma unroll 4
+      for (int64_t c = c0 + ty; c < c1; c += kColumnSplit) {
+        const uint4 word = __ldcs(reinterpret_cast<const uint4 *>(
+            base + c * stride)); // read once: past L1
+        const S *e = reinterpret_cast<const S *>(&word);
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          acc[v] = R::step(acc[v], e[v]);
+      }
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      partial[ty][tx * V + v] = acc[v];
+    __syncthreads();
+    const int j = threadIdx.x; // the tile's column this thread finishes
+    const int64_t l = t * kTile + j;
+    const bool mine = j < kTile && l < L;
+    if (mine) {
+      Acc a = partial[0][j];
+      for (int y = 1; y < kColumnSplit; ++y)
+        a = R::combine(a, partial[y][j]);
+      if (plan.splits == 1)
+        out[l] = R::finish(a, s.count);
+      else
+        partials[blockIdx.y * s.outCount + l] = a;
+    }
+    if (plan.splits > 1 && lastBlockToArrive(counters + t, plan.splits) &&
+        mine) {
+      Acc a = __ldcg(partials + l); // other blocks' writes: past L1
+      for (int split = 1; split < plan.splits; ++split)
+        a = R::combine(a, __ldcg(partials + split * s.outCount + l));
+      out[l] = R::finish(a, s.count);
     }
     __syncthreads();
   }
@@ -488,7 +571,7 @@ void reduce(const CudaCall &call, const char *kernel) {
              layout, plan.splits,
              static_cast<typename Reducer::Acc *>(call.scratch), counters);
     } else {
-      OuterPlan plan = planOuter(layout);
+      OuterPlan plan = planOuter(layout, sizeof(S));
       unsigned *counters = nullptr;
       if (plan.splits > 1) {
         expectScratch(call, partialsBytes(layout, plan.splits), kernel);
@@ -496,9 +579,17 @@ void reduce(const CudaCall &call, const char *kernel) {
         if (!counters) // a capture that met no split kernel before
           plan.splits = 1;
       }
+      const bool rows = rowsCase(layout, sizeof(S)) &&
+                        reinterpret_cast<uintptr_t>(in) % 16 == 0;
+      if (!rows) // the generic kernel's tiles (the same split count)
+        plan.tiles = (outCount / layout.innerLength) *
+                     ((layout.innerLength + kColumns - 1) / kColumns);
+      if (plan.splits > 1 && plan.tiles > static_cast<int64_t>(kTileCounters))
+        plan.splits = 1; // (more tiles than counters: no splits needed)
       dim3 grid(gridFor(plan.tiles, 1), static_cast<unsigned>(plan.splits));
-      launch(reduceOuterKernel<S, Reducer>, grid, kColumns * kColumnSplit, 0,
-             stream, in, out, layout, plan,
+      launch(rows ? reduceRowsKernel<S, Reducer>
+                  : reduceOuterKernel<S, Reducer>,
+             grid, kColumns * kColumnSplit, 0, stream, in, out, layout, plan,
              static_cast<typename Reducer::Acc *>(call.scratch), counters);
     }
     checkLaunch(kernel);
@@ -533,7 +624,8 @@ size_t reduceScratchBytes(const CudaCall &call) {
     ReduceLayout layout =
         planReduction(call.operands[0].shape, r.reduced, "reduce");
     layout.outCount = call.results[0].numel();
-    return scratchOf(layout);
+    return scratchOf(layout,
+                     static_cast<int64_t>(dtypeSize(call.operands[0].dtype)));
   } catch (...) {
     return 0; // the run reports malformed calls
   }

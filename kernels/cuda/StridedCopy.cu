@@ -1,8 +1,11 @@
 // The data-movement helpers of Movement.h: strided copies through the
-// elementwise engine (identity on words) and pitched row copies in the
-// widest words the sizes and addresses allow.
+// elementwise engine (identity on words; 8-byte words where the innermost
+// run is contiguous in both) and pitched row copies in the widest words the
+// sizes and addresses allow.
 #include "Elementwise.cuh"
 #include "Movement.h"
+
+#include <vector>
 
 namespace hybrid::cuda {
 namespace {
@@ -40,6 +43,36 @@ void copyStrided(const StridedPlan<1> &plan, const void *src, void *dst,
                               cudaMemcpyDeviceToDevice, stream),
               kernel, "cudaMemcpyAsync");
     return;
+  }
+  // A run contiguous in both (a transpose that keeps the last dimension,
+  // such as attention's head transposes) moves in 8-byte words.
+  const int last = plan.rank - 1;
+  if (!plan.direct && last >= 0 && plan.strides[0][last] == 1 &&
+      elementSize < 8) {
+    int64_t factor = static_cast<int64_t>(8 / elementSize);
+    auto fits = [&](int64_t f) {
+      const uint64_t bytes = static_cast<uint64_t>(f) * elementSize;
+      if (plan.dims[last] % f != 0 ||
+          reinterpret_cast<uint64_t>(src) % bytes != 0 ||
+          reinterpret_cast<uint64_t>(dst) % bytes != 0)
+        return false;
+      for (int d = 0; d < last; ++d)
+        if (plan.strides[0][d] % f != 0)
+          return false;
+      return true;
+    };
+    while (factor > 1 && !fits(factor))
+      factor /= 2;
+    if (factor > 1) {
+      Shape dims(plan.dims, plan.dims + plan.rank);
+      std::vector<int64_t> strides(plan.strides[0],
+                                   plan.strides[0] + plan.rank);
+      dims[last] /= factor;
+      for (int d = 0; d < last; ++d)
+        strides[d] /= factor;
+      return copyStrided(stridedPlan(dims, strides.data(), kernel), src, dst,
+                         elementSize * factor, stream, kernel);
+    }
   }
   visitWord(elementSize, [&](auto zero) {
     using W = decltype(zero);

@@ -125,6 +125,33 @@ hrt.executable @step symbols [] params read attributes {alignment = 256 : i64, w
   EXPECT_EQ(update.results, std::vector<int32_t>({2, 3, 4}));
 }
 
+TEST_F(HrtToBundle, AnAdamWUpdateWritesItsWorkingParameterFourth) {
+  // Mixed precision: a bf16 gradient read as it is, and the working
+  // parameter the fourth result (the op says it writes one).
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+hrt.executable @step symbols [] params read_write attributes {alignment = 256 : i64, workspace = 256 : i64} {
+  %g = hrt.input "g" {offset = 0 : i64} : !hrt.buffer<bf16, [3, 5]>
+  %s = hrt.input "s" {offset = 64 : i64} : !hrt.buffer<f32, [1]>
+  %w = hrt.param "w" : !hrt.buffer<bf16, [3, 5]>
+  %p = hrt.state "opt.master.w" read_write : !hrt.buffer<f32, [3, 5]>
+  %m = hrt.state "opt.exp_avg.w" read_write : !hrt.buffer<f32, [3, 5]>
+  %v = hrt.state "opt.exp_avg_sq.w" read_write : !hrt.buffer<f32, [3, 5]>
+  hrt.adamw_update %p : !hrt.buffer<f32, [3, 5]>, %g : !hrt.buffer<bf16, [3, 5]> moments %m : !hrt.buffer<f32, [3, 5]>, %v : !hrt.buffer<f32, [3, 5]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [3, 5]>, %m : !hrt.buffer<f32, [3, 5]>, %v : !hrt.buffer<f32, [3, 5]> working %w : !hrt.buffer<bf16, [3, 5]>
+}
+)mlir");
+  ASSERT_TRUE(module);
+  llvm::Expected<hybrid::BundleDesc> bundle =
+      hybridc::translateHrtToBundle(*module);
+  ASSERT_TRUE(static_cast<bool>(bundle)) << llvm::toString(bundle.takeError());
+  const hybrid::CommandDesc &update = bundle->executables[0].commands.at(0);
+  const auto *op = std::get_if<hybrid::ops::AdamWUpdate>(&update.op);
+  ASSERT_NE(op, nullptr);
+  EXPECT_TRUE(op->workingParam);
+  EXPECT_EQ(update.operands,
+            std::vector<int32_t>({3, 0, 4, 5, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(update.results, std::vector<int32_t>({3, 4, 5, 2}));
+}
+
 TEST_F(HrtToBundle, AnUnplannedExecutableIsAnError) {
   OwningOpRef<ModuleOp> module = parse(R"mlir(
 hrt.executable @a symbols [] params read {

@@ -10,6 +10,9 @@
 // the CPU keeps them in f32.
 #include "CudaTestSupport.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <cmath>
 #include <limits>
 
@@ -158,10 +161,38 @@ TEST_F(AttentionGradTest, CapturedCallReplays) {
   }
 }
 
+TEST_F(AttentionGradTest, AtTheTrainingShape) {
+  // OPT-1.3B's layer in bench/train.py (8 x 512 tokens, 32 heads of 64,
+  // causal, key padding) against the CPU kernel, captured as a training
+  // step captures it; with HYBRID_KERNEL_BENCH=1 also timed.
+  const GradCase c{
+      "training shape",         8, 32, 32, 512, 512, 64, 64, true, 0, {},
+      {0, 3, 0, 0, 17, 0, 0, 1}};
+  const std::vector<HostTensor> in = operandsOf(c, DType::BF16, rng);
+  const ops::AttentionGrad op{0.125, true, 0};
+  const std::vector<HostTensor> results = {
+      HostTensor(DType::BF16, in[0].shape),
+      HostTensor(DType::BF16, in[1].shape),
+      HostTensor(DType::BF16, in[2].shape)};
+  (void)runCuda(op, in, results); // plans (and tunes) outside the capture
+  CapturedCall captured(op, in, results);
+  const std::vector<HostTensor> gpu = captured.replay();
+  const std::vector<HostTensor> cpu = runCpu(op, in, results);
+  for (size_t r = 0; r < 3; ++r)
+    expectClose(gpu[r], cpu[r], toleranceOf(DType::BF16),
+                "training shape, gradient " + std::to_string(r));
+  const char *bench = std::getenv("HYBRID_KERNEL_BENCH");
+  if (bench && std::string(bench) == "1")
+    std::printf("[ bench    ] attention_grad [8,32,512,64] causal bf16: "
+                "%.1f us per call\n",
+                captured.replayMicroseconds(20));
+}
+
 // Needs no device. The runtime sizes scratch from shapes before any buffer
-// exists: OPT-1.3B's layer at 8 x 512 tokens in bf16 takes one chunk of
-// its 256 (batch row, head) pairs, 32 MB of GEMM workspace and two
-// [256, 512, 512] bf16 matrices.
+// exists: OPT-1.3B's layer at 8 x 512 tokens in bf16 runs on tensor cores
+// and keeps two f32 statistics per query row (8 x 32 x 512 x 4 bytes each);
+// in f32 it takes one chunk of its 256 (batch row, head) pairs, 32 MB of
+// GEMM workspace and two [128, 512, 512] f32 matrices (two chunks).
 TEST(AttentionGradScratch, FromShapesAlone) {
   const Op op = ops::AttentionGrad{0.125, true, 0};
   CudaCall call;
@@ -175,6 +206,11 @@ TEST(AttentionGradScratch, FromShapesAlone) {
     call.results.push_back(Tensor{nullptr, DType::BF16, heads});
   const KernelEntry entry = findKernel(op);
   ASSERT_NE(entry.scratch, nullptr);
+  EXPECT_EQ(entry.scratch(call), 2 * (size_t(512) << 10));
+  for (int i = 0; i < 4; ++i)
+    call.operands[i].dtype = DType::F32;
+  for (int i = 0; i < 3; ++i)
+    call.results[i].dtype = DType::F32;
   EXPECT_EQ(entry.scratch(call), (size_t(32) << 20) + 2 * (size_t(128) << 20));
 }
 

@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace hybrid::cuda::test {
@@ -24,20 +26,33 @@ namespace {
 
 class AttentionTest : public CudaKernelTest {};
 
-/// Runs decode steps of the test context on the per-row kernel while it
-/// lives (as HYBRID_CUDA_DECODE_ATTN=old does); the grouped kernel runs
-/// where it applies otherwise.
-class PerRowDecode {
-public:
-  explicit PerRowDecode(bool on) { testContext()->oldDecodeAttention = on; }
-  ~PerRowDecode() { testContext()->oldDecodeAttention = false; }
-  PerRowDecode(const PerRowDecode &) = delete;
-  PerRowDecode &operator=(const PerRowDecode &) = delete;
-};
+/// The decode kernels: on tensor cores where they apply (bf16 / f16 heads
+/// of 64 and 128, up to 16 rows per KV head; else the grouped one), the
+/// CUDA-core grouped one, the per-row one.
+enum class DecodeKernel { TensorCores, Grouped, PerRow };
+const DecodeKernel kDecodeKernels[] = {
+    DecodeKernel::TensorCores, DecodeKernel::Grouped, DecodeKernel::PerRow};
+const char *kernelName(DecodeKernel k) {
+  return k == DecodeKernel::PerRow    ? " (per-row)"
+         : k == DecodeKernel::Grouped ? " (grouped)"
+                                      : "";
+}
 
-/// Both decode kernels: false (grouped), true (per-row).
-const bool kDecodeKernels[] = {false, true};
-const char *kernelName(bool perRow) { return perRow ? " (per-row)" : ""; }
+/// Runs the test context's decode steps on one kernel while it lives (as
+/// HYBRID_CUDA_DECODE_ATTN=old / grouped do for every context).
+class DecodeKernelChoice {
+public:
+  explicit DecodeKernelChoice(DecodeKernel k) {
+    testContext()->oldDecodeAttention = k == DecodeKernel::PerRow;
+    testContext()->coreDecodeAttention = k == DecodeKernel::Grouped;
+  }
+  ~DecodeKernelChoice() {
+    testContext()->oldDecodeAttention = false;
+    testContext()->coreDecodeAttention = false;
+  }
+  DecodeKernelChoice(const DecodeKernelChoice &) = delete;
+  DecodeKernelChoice &operator=(const DecodeKernelChoice &) = delete;
+};
 
 struct AttnCase {
   const char *name;
@@ -95,13 +110,14 @@ const std::vector<AttnCase> kAttnCases = {
     {"empty keys", 1, 2, 2, 3, 0, 16, 16}};
 
 TEST_F(AttentionTest, MatchesTheCpuKernel) {
-  for (bool perRow : kDecodeKernels)
+  for (DecodeKernel decode : kDecodeKernels)
     for (DType dt : kFloatTypes)
       for (const AttnCase &c : kAttnCases) {
         // (Prompts take the flash kernel whatever the decode kernel.)
-        if (perRow && c.T > 8 && std::max(c.Dh, c.Dv) <= 256)
+        if (decode == DecodeKernel::PerRow && c.T > 8 &&
+            std::max(c.Dh, c.Dv) <= 256)
           continue;
-        const PerRowDecode kernel(perRow);
+        const DecodeKernelChoice kernel(decode);
         const HostTensor q =
             randomTensor(dt, {c.B, c.Hq, c.T, c.Dh}, rng, -1, 1);
         const HostTensor k =
@@ -127,7 +143,7 @@ TEST_F(AttentionTest, MatchesTheCpuKernel) {
             {q, k, v, mask, slopes, HostTensor::absent(), HostTensor::absent()},
             {HostTensor(dt, {c.B, c.Hq, c.T, c.Dv})},
             std::string("attention ") + c.name + " " + dtypeName(dt) +
-                kernelName(perRow),
+                kernelName(decode),
             &tol);
       }
 }
@@ -368,23 +384,24 @@ void checkCacheCase(const CacheCase &c, DType dt, std::mt19937 &rng,
 }
 
 TEST_F(AttentionTest, KeyLengthAndKeyMaskMatchTheCpuKernel) {
-  for (bool perRow : kDecodeKernels) {
-    const PerRowDecode kernel(perRow);
+  for (DecodeKernel decode : kDecodeKernels) {
+    const DecodeKernelChoice kernel(decode);
     for (DType dt : kFloatTypes)
       for (const CacheCase &c : kCacheCases) {
-        if (perRow && c.T > 8) // the flash kernel either way
+        if (decode == DecodeKernel::PerRow &&
+            c.T > 8) // the flash kernel either way
           continue;
-        checkCacheCase(c, dt, rng, true, kernelName(perRow));
+        checkCacheCase(c, dt, rng, true, kernelName(decode));
       }
   }
 }
 
 TEST_F(AttentionTest, GroupedDecodeMatchesTheCpuKernel) {
-  for (bool perRow : kDecodeKernels) {
-    const PerRowDecode kernel(perRow);
+  for (DecodeKernel decode : kDecodeKernels) {
+    const DecodeKernelChoice kernel(decode);
     for (DType dt : kFloatTypes)
       for (const CacheCase &c : kGroupedCases)
-        checkCacheCase(c, dt, rng, true, kernelName(perRow));
+        checkCacheCase(c, dt, rng, true, kernelName(decode));
   }
   // Without a context: fewer warps (48 KB of shared memory) and split rows
   // finished by the combine kernel instead of the counters.
@@ -406,7 +423,7 @@ TEST_F(AttentionTest, DecodeAtModelSizes) {
     bool padded;
   };
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (bool perRow : kDecodeKernels)
+  for (DecodeKernel decode : kDecodeKernels)
     for (DType dt : {DType::BF16, DType::F32})
       for (const Case &c :
            {Case{1, 32, 32, 64, 512, false}, Case{32, 32, 32, 64, 512, true},
@@ -414,7 +431,7 @@ TEST_F(AttentionTest, DecodeAtModelSizes) {
             Case{1, 16, 16, 64, 4000, false}})
         for (int64_t n : c.S == 512 ? std::vector<int64_t>{129, 200, 300}
                                     : std::vector<int64_t>{1, 1500, 4000}) {
-          const PerRowDecode kernel(perRow);
+          const DecodeKernelChoice kernel(decode);
           const int64_t S = c.S;
           const HostTensor q =
               randomTensor(dt, {c.B, c.Hq, 1, c.D}, rng, -1, 1);
@@ -456,15 +473,71 @@ TEST_F(AttentionTest, DecodeAtModelSizes) {
               std::to_string(c.B) + " heads " + std::to_string(c.Hq) + "/" +
               std::to_string(c.Hkv) + " dims " + std::to_string(c.D) +
               " keys " + std::to_string(n) + (c.padded ? " padded" : "") +
-              kernelName(perRow);
+              kernelName(decode);
           expectMatchesCpu(attrs, operands, results, what, &tol);
           // Without a context: fewer warps (48 KB of shared memory), the
           // combine kernel for split rows.
-          if (!perRow)
+          if (decode != DecodeKernel::PerRow)
             expectClose(runCuda(attrs, operands, results, false, false)[0],
                         runCpu(attrs, operands, results)[0], tol,
                         what + " without a context");
         }
+}
+
+TEST_F(AttentionTest, DecodeAtThePpoShape) {
+  // A decode step of the PPO-shaped generation (bench/ppo.py: 32 prompts of
+  // 256, 256 new tokens, so a 512-slot cache at 384 keys on average; OPT's
+  // 32 heads of 64, Llama-1B's 32 query heads on 8 KV heads) and of batch 1,
+  // captured as the decode graph captures it, against the CPU kernel. With
+  // HYBRID_KERNEL_BENCH=1 it also prints each case's time per call and the
+  // rate at which it reads the keys and values (what the step is bound by;
+  // an H200 copies at ~3.4-4 TB/s).
+  struct Case {
+    const char *name;
+    int64_t B, Hq, Hkv, D, S, n;
+  };
+  const char *bench = std::getenv("HYBRID_KERNEL_BENCH");
+  const bool timed = bench && std::string(bench) == "1";
+  for (const Case &c : {Case{"opt-1.3b ppo", 32, 32, 32, 64, 512, 384},
+                        Case{"llama-1b ppo", 32, 32, 8, 64, 512, 384},
+                        Case{"opt-1.3b b1", 1, 32, 32, 64, 256, 200}}) {
+    const DType dt = DType::BF16;
+    const HostTensor q = randomTensor(dt, {c.B, c.Hq, 1, c.D}, rng, -1, 1);
+    const HostTensor k = randomTensor(dt, {c.B, c.Hkv, c.S, c.D}, rng, -1, 1);
+    const HostTensor v = randomTensor(dt, {c.B, c.Hkv, c.S, c.D}, rng, -1, 1);
+    HostTensor keyMask(DType::I64, {c.B, c.S});
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t j = 0; j < c.S; ++j)
+        keyMask.set(b * c.S + j, j >= b % 3); // a little left padding
+    ops::Attention attrs;
+    attrs.scale = 1.0 / std::sqrt(static_cast<double>(c.D));
+    attrs.causal = true;
+    const std::vector<HostTensor> operands = {
+        q,
+        k,
+        v,
+        HostTensor::absent(),
+        HostTensor::absent(),
+        tensorOf(DType::I64, {1}, {double(c.n)}),
+        keyMask};
+    const std::vector<HostTensor> results = {
+        HostTensor(dt, {c.B, c.Hq, 1, c.D})};
+    const HostTensor cpu = runCpu(attrs, operands, results)[0];
+    for (DecodeKernel decode : kDecodeKernels) {
+      const DecodeKernelChoice kernel(decode); // chosen at capture
+      CapturedCall step(attrs, operands, results);
+      const std::string what =
+          std::string("attention decode, ") + c.name + kernelName(decode);
+      expectClose(step.replay()[0], cpu, sumTolerance(dt), what);
+      if (!timed)
+        continue;
+      const double us = step.replayMicroseconds(200);
+      const double bytes = 2.0 * c.B * c.Hkv * c.n * c.D * dtypeSize(dt);
+      std::printf("[ bench    ] %s: %.2f us per call, %.0f GB/s of keys and "
+                  "values\n",
+                  what.c_str(), us, bytes / us * 1e-3);
+    }
+  }
 }
 
 TEST_F(AttentionTest, CountersAndCombineKernelGiveTheSameBits) {
@@ -511,8 +584,8 @@ TEST_F(AttentionTest, OneGraphServesEveryKeyLength) {
   attrs.causal = true;
   const HostTensor none = HostTensor::absent();
   const HostTensor result(DType::BF16, {B, Hq, 1, D});
-  for (bool perRow : kDecodeKernels) {
-    const PerRowDecode kernel(perRow); // chosen when the step is captured
+  for (DecodeKernel decode : kDecodeKernels) {
+    const DecodeKernelChoice kernel(decode); // chosen when the step is captured
     CapturedCall step(
         attrs, {q, k, v, none, none, tensorOf(DType::I64, {1}, {1}), none},
         {result});
@@ -525,7 +598,7 @@ TEST_F(AttentionTest, OneGraphServesEveryKeyLength) {
           runCpu(attrs, {q, k, v, none, none, length, none}, {result});
       expectClose(gpu[0], cpu[0], tol,
                   "replay at key_length " + std::to_string(n) +
-                      kernelName(perRow));
+                      kernelName(decode));
     }
   }
 }
@@ -551,10 +624,11 @@ TEST_F(AttentionTest, BadKeyLengthGivesNaNRows) {
     attrs.causal = true;
     const HostTensor result(DType::F32, {1, 2, c.T, 64});
     EXPECT_THROW(runCpu(attrs, operands, {result}), Error);
-    for (int run = 0; run < 3; ++run) { // grouped, per-row, no context
-      const PerRowDecode kernel(run == 1);
+    for (int run = 0; run < 4; ++run) { // each kernel, then no context
+      const DecodeKernelChoice kernel(run < 3 ? kDecodeKernels[run]
+                                              : DecodeKernel::TensorCores);
       const HostTensor gpu =
-          runCuda(attrs, operands, {result}, false, run != 2)[0];
+          runCuda(attrs, operands, {result}, false, run != 3)[0];
       for (int64_t e = 0; e < gpu.numel(); ++e)
         ASSERT_TRUE(std::isnan(gpu.at(e)))
             << "T " << c.T << " key_length " << c.length << " element " << e
@@ -612,8 +686,8 @@ TEST_F(AttentionTest, AppendingToTheCacheMatchesTheCpuKernel) {
       {2, 4, 2, 1, 50, 20, 36, DType::BF16},     // 72-byte rows
   };
   for (const Case &c : cases)
-    for (const bool perRow : kDecodeKernels) {
-      const PerRowDecode kernel(perRow);
+    for (const DecodeKernel decode : kDecodeKernels) {
+      const DecodeKernelChoice kernel(decode);
       const HostTensor none = HostTensor::absent();
       const Shape kvShape = {c.B, c.Hkv, c.cap, c.D},
                   newShape = {c.B, c.Hkv, c.Tn, c.D};
@@ -642,7 +716,7 @@ TEST_F(AttentionTest, AppendingToTheCacheMatchesTheCpuKernel) {
       const std::string what =
           "B " + std::to_string(c.B) + " Hq " + std::to_string(c.Hq) + " Tn " +
           std::to_string(c.Tn) + " at " + std::to_string(c.at) + " D " +
-          std::to_string(c.D) + kernelName(perRow);
+          std::to_string(c.D) + kernelName(decode);
       const std::vector<HostTensor> cpu =
           runCpu(attrs, operands, results, false, caches);
       const std::vector<HostTensor> gpu =

@@ -411,6 +411,27 @@ std::vector<HostTensor> CapturedCall::replay() {
   return out;
 }
 
+double CapturedCall::replayMicroseconds(int times) {
+  State &s = *state_;
+  EXPECT_NE(s.exec, nullptr) << "nothing was captured";
+  if (!s.exec || times <= 0)
+    return 0;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  check(cudaGraphLaunch(s.exec, s.stream), "cudaGraphLaunch"); // warm-up
+  check(cudaEventRecord(start, s.stream), "cudaEventRecord");
+  for (int i = 0; i < times; ++i)
+    check(cudaGraphLaunch(s.exec, s.stream), "cudaGraphLaunch");
+  check(cudaEventRecord(stop, s.stream), "cudaEventRecord");
+  check(cudaEventSynchronize(stop), "graph execution");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return 1e3 * ms / times;
+}
+
 void expectClose(const HostTensor &gpu, const HostTensor &cpu, Tolerance tol,
                  const std::string &what) {
   ASSERT_EQ(gpu.dtype, cpu.dtype) << what;

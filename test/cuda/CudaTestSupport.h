@@ -105,6 +105,10 @@ public:
   void setOperand(size_t i, const HostTensor &t);
   /// Launches the graph, waits, and returns the results.
   std::vector<HostTensor> replay();
+  /// The mean GPU time of `times` back-to-back replays after one warm-up,
+  /// in microseconds (each replay also pays a graph launch: for a kernel's
+  /// throughput, not its latency alone).
+  double replayMicroseconds(int times);
 
 private:
   struct State;

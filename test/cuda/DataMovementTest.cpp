@@ -55,7 +55,11 @@ TEST_F(DataMovementTest, TransposeTiledShapes) {
                                    {{127, 129}, {1, 0}},
                                    {{2, 12, 100, 64}, {0, 2, 1, 3}},
                                    {{2, 100, 12, 64}, {0, 2, 3, 1}},
-                                   {{5, 1, 7}, {-1, 0, 1}}};
+                                   {{5, 1, 7}, {-1, 0, 1}},
+                                   // 2-byte pairs: whole and edge tiles.
+                                   {{256, 512}, {1, 0}},
+                                   {{130, 200}, {1, 0}},
+                                   {{3, 70, 66}, {0, 2, 1}}};
   for (const Case &c : cases)
     for (DType dt : {DType::F32, DType::BF16, DType::Bool}) {
       Shape out(c.in.size());

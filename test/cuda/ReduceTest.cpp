@@ -1,6 +1,7 @@
 // The CUDA reductions, cumsum and softmax against the CPU oracle: every kind,
 // axis sets that keep or reduce the contiguous run, long rows (block paths),
 // many rows into few outputs and few long outputs (split over blocks),
+// whole rows of a multiple of 8 (the vector path of bias gradients),
 // empty reductions, integer wrapping, bool any/all and -inf rows.
 #include "CudaTestSupport.h"
 
@@ -47,6 +48,11 @@ TEST_F(ReduceTest, EveryKindAxesAndDtype) {
       // scratch), one reduced run and two.
       {{8, 300, 70}, {0, 1}},
       {{64, 3, 40, 33}, {0, 2}},
+      // Whole rows of a multiple of 8 (a bias gradient): a 16-byte load
+      // per thread and row, with and without splits.
+      {{8, 300, 64}, {0, 1}},
+      {{1000, 520}, {0}},
+      {{40, 8}, {0}},
       // Few long outputs: each output's elements split over blocks (a
       // whole-tensor norm, rows of 70000).
       {{300, 1000}, {}},

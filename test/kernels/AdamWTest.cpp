@@ -1,7 +1,11 @@
 // adamw_update: the fused AdamW step against torch.optim.AdamW's formula in
 // double, and bit for bit against the elementwise kernels hg-adamw composed
-// it from before; odd sizes, random non-zero inputs, in and out of place.
+// it from before; in mixed precision (a bf16/f16 gradient, the working
+// parameter as a fourth result) bit for bit against the casts that stood
+// around it; odd sizes, random non-zero inputs, in and out of place.
 #include "KernelTestSupport.h"
+
+#include <cstring>
 
 namespace hybrid::cpu::test {
 namespace {
@@ -162,6 +166,131 @@ TEST(AdamWUpdate, InPlaceEqualsOutOfPlace) {
   expectBitsEqual(u.param, want.param, "param");
   expectBitsEqual(u.expAvg, want.expAvg, "exp_avg");
   expectBitsEqual(u.expAvgSq, want.expAvgSq, "exp_avg_sq");
+}
+
+/// The bits of every element (bf16/f16 as their 16 bits, f32 as 32).
+void expectSameBits(const HostTensor &got, const HostTensor &want,
+                    const std::string &what) {
+  ASSERT_EQ(got.dtype, want.dtype) << what;
+  ASSERT_EQ(got.shape, want.shape) << what;
+  const size_t size = dtypeSize(got.dtype);
+  for (int64_t k = 0; k < got.numel(); ++k)
+    ASSERT_EQ(std::memcmp(got.b() + k * size, want.b() + k * size, size), 0)
+        << what << " element " << k << ": " << got.at(k) << " vs "
+        << want.at(k);
+}
+
+/// The mixed-precision update as it ran before the op absorbed its casts:
+/// cast the gradient to f32, update, cast the new master to `working`
+/// (F32: no cast after).
+struct MixedResult {
+  Result f32;
+  HostTensor working;
+};
+
+MixedResult castUpdateCast(const Update &u, DType working) {
+  Update f32Grad = u;
+  f32Grad.grad = run(ops::Cast{}, {&u.grad}, DType::F32, u.grad.shape);
+  MixedResult out{fused(f32Grad), {}};
+  if (working != DType::F32)
+    out.working = run(ops::Cast{}, {&out.f32.param}, working, u.param.shape);
+  return out;
+}
+
+/// The same update in one adamw_update: the gradient as it is, the working
+/// parameter (unless `working` is F32) its fourth result.
+MixedResult fusedMixed(const Update &u, DType working) {
+  const Shape shape = u.param.shape;
+  MixedResult out{{HostTensor(DType::F32, shape), HostTensor(DType::F32, shape),
+                   HostTensor(DType::F32, shape)},
+                  {}};
+  std::vector<HostTensor *> results = {&out.f32.param, &out.f32.expAvg,
+                                       &out.f32.expAvgSq};
+  if (working != DType::F32) {
+    out.working = HostTensor(working, shape);
+    results.push_back(&out.working);
+  }
+  runKernelOnResults(ops::AdamWUpdate{working != DType::F32}, u.operands(),
+                     results);
+  return out;
+}
+
+/// An update whose gradient is of dtype `grad` (random values rounded to
+/// it, never zero).
+Update randomMixedUpdate(Random &r, int64_t n, DType grad) {
+  Update u = randomUpdate(r, n, Hyper{});
+  HostTensor g(grad, {n});
+  for (int64_t k = 0; k < n; ++k)
+    g.set(k, u.grad.f()[k]);
+  u.grad = std::move(g);
+  return u;
+}
+
+TEST(AdamWUpdate, MixedPrecisionEqualsCastUpdateCastBitForBit) {
+  Random r(19);
+  for (DType grad : {DType::F32, DType::BF16, DType::F16})
+    for (DType working : {DType::F32, DType::BF16, DType::F16})
+      for (int64_t n : {int64_t(1), int64_t(3), int64_t(4), int64_t(7),
+                        int64_t(1029), int64_t(65539)}) {
+        const Update u = randomMixedUpdate(r, n, grad);
+        const MixedResult got = fusedMixed(u, working),
+                          want = castUpdateCast(u, working);
+        const std::string what =
+            std::string("grad ") + dtypeName(grad) + ", working " +
+            (working == DType::F32 ? "none" : dtypeName(working)) + ", n " +
+            std::to_string(n);
+        expectSameBits(got.f32.param, want.f32.param, what + " param");
+        expectSameBits(got.f32.expAvg, want.f32.expAvg, what + " exp_avg");
+        expectSameBits(got.f32.expAvgSq, want.f32.expAvgSq,
+                       what + " exp_avg_sq");
+        if (working != DType::F32)
+          expectSameBits(got.working, want.working, what + " working param");
+      }
+}
+
+TEST(AdamWUpdate, MixedPrecisionInPlaceEqualsOutOfPlace) {
+  Random r(23);
+  Update u = randomMixedUpdate(r, 517, DType::BF16);
+  const MixedResult want = fusedMixed(u, DType::BF16);
+  HostTensor working(DType::BF16, {517});
+  runKernelOnResults(ops::AdamWUpdate{true}, u.operands(),
+                     {&u.param, &u.expAvg, &u.expAvgSq, &working});
+  expectSameBits(u.param, want.f32.param, "param");
+  expectSameBits(u.expAvg, want.f32.expAvg, "exp_avg");
+  expectSameBits(u.expAvgSq, want.f32.expAvgSq, "exp_avg_sq");
+  expectSameBits(working, want.working, "working param");
+}
+
+TEST(AdamWUpdate, RejectsOtherDTypes) {
+  Random r(29);
+  Update u = randomUpdate(r, 6, Hyper{});
+  HostTensor p(DType::F32, {6}), m(DType::F32, {6}), v(DType::F32, {6});
+  auto errorOf = [&](const Op &op, std::vector<HostTensor *> results) {
+    try {
+      runKernelOnResults(op, u.operands(), results);
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  HostTensor f32Working(DType::F32, {6}), i32Working(DType::I32, {6});
+  EXPECT_EQ(errorOf(ops::AdamWUpdate{true}, {&p, &m, &v, &f32Working}),
+            "adamw_update: working param result must be bf16 or f16, got f32");
+  EXPECT_EQ(errorOf(ops::AdamWUpdate{true}, {&p, &m, &v, &i32Working}),
+            "adamw_update: working param result must be bf16 or f16, got i32");
+  HostTensor bf16Working(DType::BF16, {2, 3});
+  EXPECT_EQ(errorOf(ops::AdamWUpdate{true}, {&p, &m, &v, &bf16Working}),
+            "adamw_update: working param result has shape [2,3], expected "
+            "[6]");
+  // Without its working parameter, a command that says it writes one.
+  EXPECT_NE(errorOf(ops::AdamWUpdate{true}, {&p, &m, &v}), "no error");
+  u.grad = r.integers(DType::I32, {6}, 1, 5);
+  EXPECT_EQ(errorOf(ops::AdamWUpdate{}, {&p, &m, &v}),
+            "adamw_update: grad must be f32, bf16 or f16, got i32");
+  u.grad = HostTensor(DType::BF16, {6});
+  u.param = HostTensor(DType::BF16, {6});
+  EXPECT_EQ(errorOf(ops::AdamWUpdate{}, {&p, &m, &v}),
+            "adamw_update: param must be f32, got bf16");
 }
 
 TEST(AdamWUpdate, RejectsMismatchedOperands) {

@@ -186,6 +186,8 @@ BundleDesc richBundle() {
       command(ops::Copy{}, {3}, {4}),
       command(ops::SampleStep{}, {3, 0, 3, 0, 0, 1, 0}, {4, 5, 4, 6, 3, 3, 3}),
       command(ops::AdamWUpdate{}, {3, 4, 5, 6, 3, 3, 3, 3, 3, 3}, {3, 5, 6}),
+      command(ops::AdamWUpdate{true}, {3, 8, 5, 6, 3, 3, 3, 3, 3, 3},
+              {3, 5, 6, 8}),
       command(ops::AttentionGrad{0.5, true, 3}, {3, 5, 5, 3, -1, 0}, {4, 5, 6}),
       command(ops::LayerNormGrad{1e-6, 1}, {6, -1, 6}, {6, 3, 3}),
       command(ops::LabelLogProbs{}, {6, 0}, {3}),
@@ -507,6 +509,12 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
             command(ops::AdamWUpdate{}, {4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, {4}));
       },
       {"'adamw_update'", "has 1 results, the op writes 3"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(
+            ops::AdamWUpdate{true}, {4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, {4, 4, 4}));
+      },
+      {"'adamw_update'", "has 3 results, the op writes 4"});
   // Only an optional operand may be left out (-1).
   reject(
       [](ExecutableDesc &e) {
@@ -829,10 +837,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 11: "
+      {"test.hyb: bundle format version 1; this runtime reads version 12: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 11: recompile it with hybridc");
+                 "version 12: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

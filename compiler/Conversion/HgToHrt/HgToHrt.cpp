@@ -684,13 +684,17 @@ private:
   }
 
   /// One command; the moments (and a master) are usually the state buffers
-  /// themselves (collectStateResults).
+  /// themselves (collectStateResults), the working parameter a buffer of
+  /// its own, as a cast's result would be.
   LogicalResult lowerAdamWUpdate(hg::AdamWUpdateOp op) {
     Value param = resultBuffer(op.getNextParam());
     Value expAvg = resultBuffer(op.getNextExpAvg());
     Value expAvgSq = resultBuffer(op.getNextExpAvgSq());
+    Value working;
+    if (Value next = op.getNextWorkingParam())
+      working = resultBuffer(next);
     b_.create<hrt::AdamWUpdateOp>(
-        op.getLoc(), param, expAvg, expAvgSq, in(op.getParam()),
+        op.getLoc(), param, expAvg, expAvgSq, working, in(op.getParam()),
         in(op.getGrad()), in(op.getExpAvg()), in(op.getExpAvgSq()),
         in(op.getBeta1()), in(op.getBeta2()), in(op.getEps()),
         in(op.getStepSize()), in(op.getBiasCorrection2Sqrt()),

@@ -186,7 +186,9 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
             ints(c.getFeatureBegins()), ints(c.getFeatureEnds())};
       })
       .Case([](hrt::SampleStepOp) { return o::SampleStep{}; })
-      .Case([](hrt::AdamWUpdateOp) { return o::AdamWUpdate{}; })
+      .Case([](hrt::AdamWUpdateOp op) {
+        return o::AdamWUpdate{op.getWorkingParam() != nullptr};
+      })
       .Case([&](hrt::AttentionGradOp c) {
         return o::AttentionGrad{f(c.getScale()), c.getCausal(),
                                 static_cast<int64_t>(c.getSlidingWindow())};

@@ -696,12 +696,17 @@ LogicalResult inferAdamWUpdate(AdamWUpdateOp::Adaptor a, Inference &inf) {
       {a.getParam(), "param"},
       {a.getExpAvg(), "exp_avg"},
       {a.getExpAvgSq(), "exp_avg_sq"}};
+  RankedTensorType param;
   for (auto [value, name] : updated) {
     FailureOr<RankedTensorType> t = inf.tensor(value, name);
     if (failed(t))
       return failure();
+    param = param ? param : *t;
     (void)inf.result(*t);
   }
+  // The working parameter: the param's shape in the working dtype.
+  if (TypeAttr working = a.getWorkingDtypeAttr())
+    return inf.result(param.clone(working.getValue()));
   return success();
 }
 
@@ -1585,6 +1590,11 @@ LogicalResult SampleStepOp::verify() {
 }
 
 LogicalResult AdamWUpdateOp::verify() {
+  if (std::optional<Type> working = getWorkingDtype();
+      working && !working->isBF16() && !working->isF16())
+    return emitOpError() << "expects working_dtype bf16 or f16 (an f32 "
+                            "parameter is updated in place), got "
+                         << *working;
   if (failed(verifyInferredResult(*this)))
     return failure();
   RankedTensorType param = getParam().getType();
@@ -1594,7 +1604,9 @@ LogicalResult AdamWUpdateOp::verify() {
                                                  {getExpAvgSq(), "exp_avg_sq"}};
   for (auto [value, name] : tensors) {
     RankedTensorType t = tensorTypeOf(value);
-    if (!t.getElementType().isF32())
+    // The gradient may be of any float type (ODS: f32, bf16, f16): the
+    // update reads it as f32, exactly.
+    if (value != getGrad() && !t.getElementType().isF32())
       return emitOpError() << "expects " << name << " as f32, got " << t;
     if (failed(verifyCompatibleShape(t.getShape(), param.getShape())))
       return emitOpError() << "expects " << name << " of the param's shape "

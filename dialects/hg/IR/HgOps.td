@@ -643,8 +643,8 @@ def Hg_AdamWUpdateOp : Hg_InferredOp<"adamw_update"> {
   let summary = "torch.optim.AdamW's update of one parameter in one op";
   let description = [{
     What hg-adamw updates each parameter with: from the parameter (or its
-    f32 master), its gradient and its moments, all f32 of one shape, and
-    f32 [1] scalars shared by every parameter of a step (step_size = lr /
+    f32 master), its gradient and its moments, all of one shape, and f32
+    [1] scalars shared by every parameter of a step (step_size = lr /
     (1 - beta1^t), bias_correction2_sqrt = sqrt(1 - beta2^t),
     decay_factor = 1 - lr weight_decay), per element, in f32 and in this
     order:
@@ -653,21 +653,29 @@ def Hg_AdamWUpdateOp : Hg_InferredOp<"adamw_update"> {
       p' = p decay_factor
            - step_size (m' / (sqrt(v') / bias_correction2_sqrt + eps))
     Results: p', m', v'. In an executable that writes them back to their
-    state buffers, they are computed in place.
+    state buffers, they are computed in place. The parameter and moments
+    are f32; the gradient is f32, bf16 or f16 (read as f32, exactly, as
+    hg.cast to f32 would). Mixed precision: with `working_dtype` (bf16 or
+    f16) a fourth result, next_working_param, is p' in that type, rounded
+    to nearest even as hg.cast would: the working weight refreshed from
+    the new master in the same pass, so no cast runs around the update.
   }];
   let arguments = (ins Hg_FloatTensor:$param, Hg_FloatTensor:$grad,
                        Hg_FloatTensor:$exp_avg, Hg_FloatTensor:$exp_avg_sq,
                        Hg_FloatTensor:$beta1, Hg_FloatTensor:$beta2,
                        Hg_FloatTensor:$eps, Hg_FloatTensor:$step_size,
                        Hg_FloatTensor:$bias_correction2_sqrt,
-                       Hg_FloatTensor:$decay_factor);
+                       Hg_FloatTensor:$decay_factor,
+                       OptionalAttr<TypeAttr>:$working_dtype);
   let results = (outs Hg_FloatTensor:$next_param,
                       Hg_FloatTensor:$next_exp_avg,
-                      Hg_FloatTensor:$next_exp_avg_sq);
+                      Hg_FloatTensor:$next_exp_avg_sq,
+                      Optional<Hg_FloatTensor>:$next_working_param);
   let assemblyFormat = "$param `,` $grad `moments` $exp_avg `,` $exp_avg_sq "
                        "`betas` $beta1 `,` $beta2 `eps` $eps `step_size` "
                        "$step_size `bias_correction2_sqrt` "
                        "$bias_correction2_sqrt `decay_factor` $decay_factor "
+                       "(`working` $working_dtype^)? "
                        "attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }

@@ -382,6 +382,8 @@ inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
     shapes = {shapeOf(update.getParamMutable()),
               shapeOf(update.getExpAvgMutable()),
               shapeOf(update.getExpAvgSqMutable())};
+    if (update.getNextWorkingParam())
+      shapes.push_back(shapeOf(update.getParamMutable()));
   } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
     // Each gradient has its input's shape.
     shapes = {shapeOf(grad.getQueryMutable()), shapeOf(grad.getKeyMutable()),

@@ -10,7 +10,8 @@
 // (the bias corrections, the decay factor) is computed once per step on
 // [1] tensors, and each parameter is one hg.adamw_update, one pass over its
 // gradient, moments and master. Moments are f32 whatever the parameter's
-// dtype.
+// dtype; with a master, the same op reads the bf16/f16 gradient and writes
+// the working parameter (no casts around it).
 #include "dialects/hg/IR/HgOps.h"
 #include "dialects/hg/Transforms/OptimizerExecutables.h"
 #include "dialects/hg/Transforms/Passes.h"
@@ -45,18 +46,35 @@ public:
 
   /// One hg.adamw_update: the parameter and both moments in one pass.
   Value update(StepBuilder &s, Value p, Value g, StringRef name) override {
+    return emit(s, p, g, name, TypeAttr()).getNextParam();
+  }
+
+  /// The same op reads a half-precision gradient and writes the working
+  /// parameter too: no cast before or after it, each a pass of its own.
+  std::pair<Value, Value> updateThroughMaster(StepBuilder &s, Value master,
+                                              Value g, Type working,
+                                              StringRef name) override {
+    AdamWUpdateOp next =
+        emit(s, master, g, name,
+             TypeAttr::get(cast<RankedTensorType>(working).getElementType()));
+    return {next.getNextParam(), next.getNextWorkingParam()};
+  }
+
+private:
+  /// The update of `p` (f32) from `g`, its moments written back.
+  AdamWUpdateOp emit(StepBuilder &s, Value p, Value g, StringRef name,
+                     TypeAttr working) {
     std::string n = name.str();
     Value m = s.state("opt.exp_avg." + n, p.getType());
     Value v = s.state("opt.exp_avg_sq." + n, p.getType());
     auto next =
         s.b().create<AdamWUpdateOp>(s.loc(), p, g, m, v, beta1_, beta2_, eps_,
-                                    stepSize_, rootBc2_, decayFactor_);
+                                    stepSize_, rootBc2_, decayFactor_, working);
     s.writeBack("hg.state", "opt.exp_avg." + n, next.getNextExpAvg());
     s.writeBack("hg.state", "opt.exp_avg_sq." + n, next.getNextExpAvgSq());
-    return next.getNextParam();
+    return next;
   }
 
-private:
   Value beta1_, beta2_, eps_, stepSize_, rootBc2_, decayFactor_;
 };
 

@@ -140,6 +140,14 @@ Value StepBuilder::argumentTagged(StringRef kind, StringRef name) {
   return {};
 }
 
+std::pair<Value, Value> UpdateRule::updateThroughMaster(StepBuilder &s,
+                                                        Value master, Value g,
+                                                        Type working,
+                                                        StringRef name) {
+  Value next = update(s, master, s.toF32(g), name);
+  return {next, s.b().create<CastOp>(s.loc(), working, next)};
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -312,24 +320,26 @@ Value sumOfSquares(StepBuilder &s, Value g) {
 }
 
 /// `rule` over every parameter (`params[i]`, an argument of the function
-/// `s` builds, with f32 gradient `grads[i]`, times `clip` when given):
-/// through its master when it has one, written back in place.
+/// `s` builds, with gradient `grads[i]`, times `clip` when given): through
+/// its master when it has one, written back in place. A half-precision
+/// gradient goes to the rule as it is, for an update that reads it as f32
+/// itself (UpdateRule::updateThroughMaster).
 void updateParameters(StepBuilder &s, UpdateRule &rule, ArrayRef<Value> params,
                       ArrayRef<Value> grads, ArrayRef<Trainable> names,
                       Value clip = {}) {
   rule.begin(s);
   for (auto [p, grad, t] : llvm::zip(params, grads, names)) {
-    Value g = clip ? s.b().create<MulOp>(s.loc(), grad, clip) : grad;
-    Value master;
-    if (needsMaster(p))
-      master = s.state(masterName(t.name),
-                       cast<RankedTensorType>(p.getType()).clone(s.f32()));
-    Value next = rule.update(s, master ? master : p, g, t.name);
-    if (master) {
-      s.writeBack("hg.state", masterName(t.name), next);
-      next = s.b().create<CastOp>(s.loc(), p.getType(), next);
+    Value g = clip ? s.b().create<MulOp>(s.loc(), s.toF32(grad), clip) : grad;
+    if (!needsMaster(p)) {
+      s.writeBack("hg.param", t.name, rule.update(s, p, s.toF32(g), t.name));
+      continue;
     }
-    s.writeBack("hg.param", t.name, next);
+    Value master = s.state(masterName(t.name),
+                           cast<RankedTensorType>(p.getType()).clone(s.f32()));
+    auto [next, working] =
+        rule.updateThroughMaster(s, master, g, p.getType(), t.name);
+    s.writeBack("hg.state", masterName(t.name), next);
+    s.writeBack("hg.param", t.name, working);
   }
   s.writeStepCount();
 }
@@ -344,9 +354,11 @@ void buildTrainStep(func::FuncOp source, UpdateRule &rule) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   SmallVector<Trainable> trainable = trainables(source);
   SmallVector<Value> params, grads;
+  // The gradients in their own type: the update reads a half-precision
+  // one as f32 (a cast to f32 is exact).
   for (const Trainable &t : trainable) {
     params.push_back(body.getArgument(t.arg));
-    grads.push_back(s.toF32(ret.getOperand(t.result)));
+    grads.push_back(ret.getOperand(t.result));
   }
   std::optional<DynamicLossScale> lossScale;
   Value overflow;
@@ -356,7 +368,7 @@ void buildTrainStep(func::FuncOp source, UpdateRule &rule) {
         b.create<DivOp>(s.loc(), s.constant(1.0), lossScale->scale());
     Value total = s.constant(0.0);
     for (auto [t, g] : llvm::zip(trainable, grads)) {
-      g = b.create<MulOp>(s.loc(), g, inverse);
+      g = b.create<MulOp>(s.loc(), s.toF32(g), inverse);
       s.replaceResult(t.result, g);
       total = b.create<AddOp>(s.loc(), total, sumOfSquares(s, g));
     }

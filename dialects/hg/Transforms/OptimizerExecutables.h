@@ -89,6 +89,15 @@ public:
   /// `name`) go through s.writeBack().
   virtual mlir::Value update(StepBuilder &s, mlir::Value p, mlir::Value g,
                              llvm::StringRef name) = 0;
+  /// update() of a parameter of type `working` (bf16 or f16) kept through
+  /// its f32 master `master`, from gradient `g` of f32 or of a
+  /// half-precision type: the new master and the new working parameter
+  /// (the master rounded to `working`). By default casts around update()
+  /// (the gradient to f32, the new master to `working`); a rule whose
+  /// fused op reads and writes those types itself overrides this.
+  virtual std::pair<mlir::Value, mlir::Value>
+  updateThroughMaster(StepBuilder &s, mlir::Value master, mlir::Value g,
+                      mlir::Type working, llvm::StringRef name);
 };
 
 /// Adds @step, @forward_backward, @train_step and, when the plan needs

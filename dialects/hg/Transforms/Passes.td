@@ -42,8 +42,10 @@ def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
       accumulators.
     Precision plan (shared with hg-sgd). A bf16 or f16 parameter is updated
     through an f32 master copy (state `opt.master.<name>`) and written back
-    as its cast; @init_optimizer copies the working weights into the
-    masters (the engine runs it after binding weights). When
+    as its cast: here the update's own fourth result (hg.adamw_update's
+    `working_dtype`), which also reads a bf16 or f16 gradient as it is,
+    so no cast runs around it; @init_optimizer copies the working weights
+    into the masters (the engine runs it after binding weights). When
     @forward_loss_grad reads state `opt.loss_scale` (hg-autodiff's
     `loss-scale`: fp16), @step and @train_step unscale the gradients, take
     an inf or NaN global norm as an overflow and then skip the step (every
@@ -142,8 +144,9 @@ def FuseEpilogues : Pass<"hg-fuse-epilogues", "mlir::func::FuncOp"> {
     value of the result's type becomes its `residual` (after the
     activation), when the linear's result has no other use. The GEMM then
     applies bias, activation and residual before it stores its output. The
-    training pipeline keeps them apart (the backward pass needs the
-    pre-activation values).
+    training pipeline runs it once the backward pass is built: where the
+    backward reads a pre-activation value, the linear has another use and
+    stays apart.
   }];
 }
 

@@ -755,13 +755,32 @@ LogicalResult AdamWUpdateOp::verify() {
   if (!elementTypeOf(getParam()).isF32())
     return emitOpError() << "param must be f32, got " << tensor;
   const std::pair<Value, StringRef> tensors[] = {
-      {getExpAvg(), "exp_avg"},      {getExpAvgSq(), "exp_avg_sq"},
-      {getInParam(), "in_param"},    {getGrad(), "grad"},
-      {getInExpAvg(), "in_exp_avg"}, {getInExpAvgSq(), "in_exp_avg_sq"}};
+      {getExpAvg(), "exp_avg"},
+      {getExpAvgSq(), "exp_avg_sq"},
+      {getInParam(), "in_param"},
+      {getInExpAvg(), "in_exp_avg"},
+      {getInExpAvgSq(), "in_exp_avg_sq"}};
   for (auto [v, name] : tensors)
     if (v.getType() != tensor)
       return emitOpError() << name << " " << v.getType()
                            << " must be the param's " << tensor;
+  // The gradient and the working parameter: the param's shape, their own
+  // float types (read as f32; rounded from it).
+  auto type = cast<BufferType>(tensor);
+  auto sameShape = [&](Value v) {
+    return cast<BufferType>(v.getType()).getShape() == type.getShape();
+  };
+  Type grad = elementTypeOf(getGrad());
+  if (!sameShape(getGrad()) || !(grad.isF32() || grad.isBF16() || grad.isF16()))
+    return emitOpError() << "grad must be f32, bf16 or f16 of the param's "
+                            "shape, got "
+                         << getGrad().getType();
+  if (Value working = getWorkingParam();
+      working && (!sameShape(working) || !(elementTypeOf(working).isBF16() ||
+                                           elementTypeOf(working).isF16())))
+    return emitOpError() << "working_param must be bf16 or f16 of the "
+                            "param's shape, got "
+                         << working.getType();
   const std::pair<Value, StringRef> scalars[] = {
       {getBeta1(), "beta1"},
       {getBeta2(), "beta2"},

@@ -652,18 +652,24 @@ def Hrt_SampleStepOp : Hrt_CommandOp<"sample_step", 14, 7> {
   }];
 }
 
-def Hrt_AdamWUpdateOp : Hrt_CommandOp<"adamw_update", 13, 3> {
+def Hrt_AdamWUpdateOp : Hrt_Op<"adamw_update", [HasParent<"ExecutableOp">,
+    Hrt_CommandOpInterface]> {
   let summary = "torch.optim.AdamW's update of one parameter (hybrid::ops::AdamWUpdate)";
   let description = [{
     hg.adamw_update over buffers: one pass over the parameter (or its f32
     master), its gradient and moments. `param`, `exp_avg` and `exp_avg_sq`
     may be the buffers of `in_param`, `in_exp_avg` and `in_exp_avg_sq`
-    (updated in place); every tensor is f32 of one shape, every scalar f32
-    [1].
+    (updated in place); they are f32 of one shape, `grad` f32, bf16 or f16
+    of that shape, every scalar f32 [1]. With `working_param` (bf16 or f16,
+    the param's shape; a fourth out, after the moments) the command also
+    writes the new param rounded to it: the working weight of a parameter
+    kept through an f32 master.
   }];
   let arguments = !con((ins Hrt_Buffer:$param, Hrt_Buffer:$exp_avg,
-                            Hrt_Buffer:$exp_avg_sq, Hrt_Buffer:$in_param,
-                            Hrt_Buffer:$grad, Hrt_Buffer:$in_exp_avg,
+                            Hrt_Buffer:$exp_avg_sq,
+                            Optional<Hrt_Buffer>:$working_param,
+                            Hrt_Buffer:$in_param, Hrt_Buffer:$grad,
+                            Hrt_Buffer:$in_exp_avg,
                             Hrt_Buffer:$in_exp_avg_sq, Hrt_Buffer:$beta1,
                             Hrt_Buffer:$beta2, Hrt_Buffer:$eps,
                             Hrt_Buffer:$step_size,
@@ -678,7 +684,25 @@ def Hrt_AdamWUpdateOp : Hrt_CommandOp<"adamw_update", 13, 3> {
     type($step_size) `bias_correction2_sqrt` $bias_correction2_sqrt `:`
     type($bias_correction2_sqrt) `decay_factor` $decay_factor `:`
     type($decay_factor) `into` $param `:` type($param) `,` $exp_avg `:`
-    type($exp_avg) `,` $exp_avg_sq `:` type($exp_avg_sq) attr-dict
+    type($exp_avg) `,` $exp_avg_sq `:` type($exp_avg_sq)
+    (`working` $working_param^ `:` type($working_param))? attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// (in_param, grad, in_exp_avg, in_exp_avg_sq, the six scalars),
+    /// hybrid/Ops.h's order.
+    ::llvm::SmallVector<::mlir::Value> getCommandInputs() {
+      return ::llvm::SmallVector<::mlir::Value>(
+          getOperands().drop_front(getNumCommandOuts()));
+    }
+    ::mlir::Value getCommandResult() { return getParam(); }
+    /// param, exp_avg, exp_avg_sq and the working parameter when written.
+    ::llvm::SmallVector<::mlir::Value> getCommandResults() {
+      return ::llvm::SmallVector<::mlir::Value>(
+          getOperands().take_front(getNumCommandOuts()));
+    }
+    unsigned getNumCommandOuts() { return getWorkingParam() ? 4 : 3; }
+    int32_t getStreamIndex() { return getStream(); }
   }];
 }
 

@@ -318,7 +318,8 @@ private:
   }
 
   /// The roots of a command's outs: one buffer for most commands, an AdamW
-  /// update's parameter and moments, a sample step's seven.
+  /// update's parameter and moments (and working parameter), a sample
+  /// step's seven.
   static SmallVector<Value> targetsOf(Operation *op) {
     unsigned outs = cast<CommandOp>(op).getNumCommandOuts();
     SmallVector<Value> targets;
@@ -517,8 +518,10 @@ private:
   /// operand, or a result's buffer. When a result's buffer holds whole
   /// tensors only shards and gradients may be operands (gathering the
   /// result then costs what gathering them would). An AdamW update is
-  /// elementwise with three results (`targets`, the roots of its outs), of
-  /// `out`'s element count.
+  /// elementwise with three results, or four with its working parameter
+  /// (`targets`, the roots of its outs), of `out`'s element count: the
+  /// working parameter's buffer becomes a shard of the master's layout as
+  /// a cast's result would.
   ShardAttr elementwiseOnShards(Operation *op, ArrayRef<OpOperand *> inputs,
                                 Value out, ArrayRef<Value> targets) {
     if (!isa<BinaryOp, UnaryOp, SelectOp, CastOp, CopyOp, ClipOp,

@@ -170,8 +170,8 @@ int opResultCount(const Op &op) {
   if (std::holds_alternative<ops::RecordEvent>(op) ||
       std::holds_alternative<ops::WaitEvent>(op))
     return 0;
-  if (std::holds_alternative<ops::AdamWUpdate>(op))
-    return 3;
+  if (const auto *update = std::get_if<ops::AdamWUpdate>(&op))
+    return update->workingParam ? 4 : 3;
   return std::holds_alternative<ops::SampleStep>(op) ? 7 : 1;
 }
 

@@ -199,8 +199,8 @@ struct OpEncoder {
                                     &o.featureBegin, &o.featureEnd),
         fb::Op_LinearGroup);
   }
-  EncodedOp operator()(const ops::AdamWUpdate &) {
-    return done(fb::CreateAdamWUpdate(fbb), fb::Op_AdamWUpdate);
+  EncodedOp operator()(const ops::AdamWUpdate &o) {
+    return done(fb::CreateAdamWUpdate(fbb, o.workingParam), fb::Op_AdamWUpdate);
   }
   EncodedOp operator()(const ops::AttentionGrad &o) {
     return done(
@@ -440,7 +440,7 @@ public:
     case fb::Op_SampleStep:
       return ops::SampleStep{};
     case fb::Op_AdamWUpdate:
-      return ops::AdamWUpdate{};
+      return ops::AdamWUpdate{c.op_as_AdamWUpdate()->working_param()};
     case fb::Op_LinearGroup: {
       const fb::LinearGroup *t = c.op_as_LinearGroup();
       return ops::LinearGroup{

@@ -4,8 +4,8 @@
 // into it after the command, as every parameter write is.
 // RUN: hybridc-opt %s --split-input-file --convert-hg-to-hrt | FileCheck %s
 
-// A bf16 parameter's f32 master and moments updated in place; the cast
-// writes the working weight.
+// A bf16 parameter's f32 master and moments updated in place; a cast
+// (hg-sgd's, or IR written so) writes the working weight.
 // CHECK-LABEL: hrt.executable @step
 // CHECK-DAG: %[[W:.+]] = hrt.param "w" : <bf16, [3, 5]>
 // CHECK-DAG: %[[MASTER:.+]] = hrt.state "opt.master.w" read_write : <f32, [3, 5]>
@@ -42,6 +42,40 @@ module {
           tensor<3x5xbf16> {hg.param = "w"}) {
     %p2, %m2, %v2 = hg.adamw_update %master, %g moments %m, %v betas %b1, %b2 eps %eps step_size %size bias_correction2_sqrt %root decay_factor %decay : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
     %w2 = hg.cast %p2 : tensor<3x5xf32> -> tensor<3x5xbf16>
+    return %m2, %v2, %p2, %w2 : tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xbf16>
+  }
+}
+
+// -----
+
+// Mixed precision as hg-adamw emits it: the update reads the bf16 gradient
+// as it is and writes the working weight (a buffer of its own, as a cast's
+// result was, copied into the parameter); no cast before or after it.
+// CHECK-LABEL: hrt.executable @train_step
+// CHECK-DAG: %[[W:.+]] = hrt.param "w" : <bf16, [3, 5]>
+// CHECK-DAG: %[[MASTER:.+]] = hrt.state "opt.master.w" read_write : <f32, [3, 5]>
+// CHECK-DAG: %[[M:.+]] = hrt.state "opt.exp_avg.w" read_write : <f32, [3, 5]>
+// CHECK-DAG: %[[V:.+]] = hrt.state "opt.exp_avg_sq.w" read_write : <f32, [3, 5]>
+// CHECK-DAG: %[[G:.+]] = hrt.input "g" : <bf16, [3, 5]>
+// CHECK-NOT: hrt.cast
+// CHECK: %[[WORKING:.+]] = hrt.alloc : <bf16, [3, 5]>
+// CHECK-NOT: hrt.cast
+// CHECK: hrt.adamw_update %[[MASTER]] : <f32, [3, 5]>, %[[G]] : <bf16, [3, 5]> moments %[[M]] : <f32, [3, 5]>, %[[V]] : <f32, [3, 5]> {{.+}} into %[[MASTER]] : <f32, [3, 5]>, %[[M]] : <f32, [3, 5]>, %[[V]] : <f32, [3, 5]> working %[[WORKING]] : !hrt.buffer<bf16, [3, 5]>
+// CHECK-NOT: hrt.cast
+// CHECK: hrt.copy %[[WORKING]] : <bf16, [3, 5]> into %[[W]]
+// CHECK-NOT: hrt.copy
+module {
+  func.func @train_step(%w: tensor<3x5xbf16> {hg.param = "w"},
+                        %master: tensor<3x5xf32> {hg.state = "opt.master.w"},
+                        %m: tensor<3x5xf32> {hg.state = "opt.exp_avg.w"},
+                        %v: tensor<3x5xf32> {hg.state = "opt.exp_avg_sq.w"},
+                        %g: tensor<3x5xbf16> {hg.name = "g"},
+                        %s: tensor<1xf32> {hg.name = "s"})
+      -> (tensor<3x5xf32> {hg.state = "opt.exp_avg.w"},
+          tensor<3x5xf32> {hg.state = "opt.exp_avg_sq.w"},
+          tensor<3x5xf32> {hg.state = "opt.master.w"},
+          tensor<3x5xbf16> {hg.param = "w"}) {
+    %p2, %m2, %v2, %w2 = hg.adamw_update %master, %g moments %m, %v betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s working bf16 : (tensor<3x5xf32>, tensor<3x5xbf16>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xbf16>)
     return %m2, %v2, %p2, %w2 : tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xbf16>
   }
 }

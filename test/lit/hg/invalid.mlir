@@ -905,6 +905,54 @@ func.func @adamw_update_result(%p: tensor<4xf32>, %s: tensor<1xf32>) {
 
 // -----
 
+func.func @adamw_update_grad_i32(%p: tensor<4xf32>, %g: tensor<4xi32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op operand #1 must be ranked tensor of}}
+  %0:3 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<4xf32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_working_f32(%p: tensor<4xf32>, %g: tensor<4xbf16>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op expects working_dtype bf16 or f16 (an f32 parameter is updated in place), got 'f32'}}
+  %0:4 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s working f32 : (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_working_i32(%p: tensor<4xf32>, %g: tensor<4xbf16>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op expects working_dtype bf16 or f16 (an f32 parameter is updated in place), got 'i32'}}
+  %0:3 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s working i32 : (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_working_missing(%p: tensor<4xf32>, %g: tensor<4xbf16>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op result type}}
+  %0:3 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s working bf16 : (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_working_type(%p: tensor<4xf32>, %g: tensor<4xbf16>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op result type}}
+  %0:4 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s working bf16 : (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>)
+  return
+}
+
+// -----
+
+func.func @adamw_update_working_unasked(%p: tensor<4xf32>, %g: tensor<4xbf16>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.adamw_update' op result type}}
+  %0:4 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>)
+  return
+}
+
+// -----
+
 func.func @label_log_probs_labels(%x: tensor<2x3x8xf32>, %l: tensor<2x4xi64>) {
   // expected-error @+1 {{'hg.label_log_probs' op labels 'tensor<2x4xi64>' must have the logits' shape without the vocabulary dim [2, 3]}}
   %0 = hg.label_log_probs %x, %l : tensor<2x3x8xf32>, tensor<2x4xi64> -> tensor<2x3xf32>

@@ -259,6 +259,21 @@ func.func @refined_result(%x: tensor<?x4xf32>, %y: tensor<3x4xf32>) -> tensor<3x
   return %2 : tensor<3x4xf32>
 }
 
+// CHECK-LABEL: func.func @adamw_update
+// CHECK-SAME: (%[[P:.+]]: tensor<3x5xf32>, %[[G:.+]]: tensor<3x5xbf16>, %[[H:.+]]: tensor<3x5xf16>, %[[S:.+]]: tensor<1xf32>)
+func.func @adamw_update(%p: tensor<3x5xf32>, %g: tensor<3x5xbf16>, %h: tensor<3x5xf16>, %s: tensor<1xf32>) {
+  // CHECK: hg.adamw_update %[[P]], %[[P]] moments %[[P]], %[[P]] betas %[[S]], %[[S]] eps %[[S]] step_size %[[S]] bias_correction2_sqrt %[[S]] decay_factor %[[S]] : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  %0:3 = hg.adamw_update %p, %p moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  // A half-precision gradient, and the working parameter as a fourth result.
+  // CHECK: hg.adamw_update %[[P]], %[[G]] moments {{.+}} decay_factor %[[S]] working bf16 : (tensor<3x5xf32>, tensor<3x5xbf16>, {{.+}}) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xbf16>)
+  %1:4 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s working bf16 : (tensor<3x5xf32>, tensor<3x5xbf16>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xbf16>)
+  // CHECK: hg.adamw_update %[[P]], %[[H]] moments {{.+}} decay_factor %[[S]] : (tensor<3x5xf32>, tensor<3x5xf16>, {{.+}}) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  %2:3 = hg.adamw_update %p, %h moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<3x5xf32>, tensor<3x5xf16>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  // CHECK: hg.adamw_update %[[P]], %[[P]] moments {{.+}} decay_factor %[[S]] working f16 : ({{.+}}) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf16>)
+  %3:4 = hg.adamw_update %p, %p moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s working f16 : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf16>)
+  return
+}
+
 // CHECK-LABEL: func.func @cross_entropy
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x?x8xbf16>, %[[L:[^:]+]]: tensor<2x?xi64>, %[[G:[^:]+]]: tensor<2x?xf32>)
 func.func @cross_entropy(%x: tensor<2x?x8xbf16>, %l: tensor<2x?xi64>, %g: tensor<2x?xf32>) {

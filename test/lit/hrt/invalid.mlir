@@ -473,6 +473,48 @@ hrt.executable @adamw_update_bf16 symbols [] params read {
 
 // -----
 
+hrt.executable @adamw_update_grad_i32 symbols [] params read {
+  %p = hrt.alloc : !hrt.buffer<f32, [4]>
+  %g = hrt.alloc : !hrt.buffer<i32, [4]>
+  %s = hrt.alloc : !hrt.buffer<f32, [1]>
+  // expected-error @+1 {{grad must be f32, bf16 or f16 of the param's shape, got '!hrt.buffer<i32, [4]>'}}
+  hrt.adamw_update %p : !hrt.buffer<f32, [4]>, %g : !hrt.buffer<i32, [4]> moments %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @adamw_update_grad_shape symbols [] params read {
+  %p = hrt.alloc : !hrt.buffer<f32, [4]>
+  %g = hrt.alloc : !hrt.buffer<bf16, [5]>
+  %s = hrt.alloc : !hrt.buffer<f32, [1]>
+  // expected-error @+1 {{grad must be f32, bf16 or f16 of the param's shape, got '!hrt.buffer<bf16, [5]>'}}
+  hrt.adamw_update %p : !hrt.buffer<f32, [4]>, %g : !hrt.buffer<bf16, [5]> moments %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @adamw_update_working_f32 symbols [] params read {
+  %p = hrt.alloc : !hrt.buffer<f32, [4]>
+  %g = hrt.alloc : !hrt.buffer<bf16, [4]>
+  %w = hrt.alloc : !hrt.buffer<f32, [4]>
+  %s = hrt.alloc : !hrt.buffer<f32, [1]>
+  // expected-error @+1 {{working_param must be bf16 or f16 of the param's shape, got '!hrt.buffer<f32, [4]>'}}
+  hrt.adamw_update %p : !hrt.buffer<f32, [4]>, %g : !hrt.buffer<bf16, [4]> moments %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> working %w : !hrt.buffer<f32, [4]>
+}
+
+// -----
+
+hrt.executable @adamw_update_working_shape symbols [] params read {
+  %p = hrt.alloc : !hrt.buffer<f32, [4]>
+  %g = hrt.alloc : !hrt.buffer<bf16, [4]>
+  %w = hrt.alloc : !hrt.buffer<bf16, [2, 2]>
+  %s = hrt.alloc : !hrt.buffer<f32, [1]>
+  // expected-error @+1 {{working_param must be bf16 or f16 of the param's shape, got '!hrt.buffer<bf16, [2, 2]>'}}
+  hrt.adamw_update %p : !hrt.buffer<f32, [4]>, %g : !hrt.buffer<bf16, [4]> moments %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> working %w : !hrt.buffer<bf16, [2, 2]>
+}
+
+// -----
+
 hrt.executable @label_log_probs_result symbols [] params read {
   %x = hrt.input "x" : !hrt.buffer<bf16, [2, 8]>
   %l = hrt.input "l" : !hrt.buffer<i64, [2]>

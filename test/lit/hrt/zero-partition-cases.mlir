@@ -275,3 +275,53 @@ hrt.executable @adamw_update symbols [] params read_write {
   hrt.adamw_update %w : !hrt.buffer<f32, [2, 3]>, %acc : !hrt.buffer<f32, [2, 3]> moments %m : !hrt.buffer<f32, [2, 3]>, %v : !hrt.buffer<f32, [2, 3]> betas %b1 : !hrt.buffer<f32, [1]>, %b2 : !hrt.buffer<f32, [1]> eps %eps : !hrt.buffer<f32, [1]> step_size %size : !hrt.buffer<f32, [1]> bias_correction2_sqrt %root : !hrt.buffer<f32, [1]> decay_factor %decay : !hrt.buffer<f32, [1]> into %w2 : !hrt.buffer<f32, [2, 3]>, %m : !hrt.buffer<f32, [2, 3]>, %v : !hrt.buffer<f32, [2, 3]>
   hrt.copy %w2 : !hrt.buffer<f32, [2, 3]> into %w : !hrt.buffer<f32, [2, 3]>
 }
+
+// -----
+
+// Mixed precision: the update reads the bf16 gradient (its mean shard,
+// reduce-scattered) and writes the bf16 working weight as its fourth out,
+// placed as a cast's result was: a shard of the master's layout, copied
+// into w's shard (stage 3) or gathered into w (stage 1); whole at stage 0.
+// CHECK-LABEL: hrt.executable @adamw_update_working
+// CHECK-DAG: %[[COMM:.+]] = hrt.communicator "data_parallel"
+// CHECK-DAG: %[[W:.+]] = hrt.param "w" {shard = #hrt.shard<4 x [2, 3]>} : <bf16, [2]>
+// CHECK-DAG: %[[MASTER:.+]] = hrt.state "opt.master.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// CHECK-DAG: %[[M:.+]] = hrt.state "opt.exp_avg.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// CHECK-DAG: %[[V:.+]] = hrt.state "opt.exp_avg_sq.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// CHECK: %[[W2:.+]] = hrt.alloc : <bf16, [2]>
+// CHECK: hrt.collective reduce_scatter %{{.+}} : <bf16, [8]> into %[[G:.+]] : <bf16, [2]> over %[[COMM]]
+// CHECK-NEXT: hrt.binary mul %[[G]]
+// CHECK-NEXT: hrt.adamw_update %[[MASTER]] : <f32, [2]>, %[[G]] : <bf16, [2]> moments %[[M]] : <f32, [2]>, %[[V]] : <f32, [2]> {{.+}} into %[[MASTER]] : <f32, [2]>, %[[M]] : <f32, [2]>, %[[V]] : <f32, [2]> working %[[W2]] : !hrt.buffer<bf16, [2]>
+// CHECK-NEXT: hrt.copy %[[W2]] : <bf16, [2]> into %[[W]] : <bf16, [2]>
+// S1-LABEL: hrt.executable @adamw_update_working
+// S1-DAG: %[[COMM:.+]] = hrt.communicator "data_parallel"
+// S1-DAG: %[[W:.+]] = hrt.param "w" : <bf16, [2, 3]>
+// S1-DAG: %[[MASTER:.+]] = hrt.state "opt.master.w" read_write {shard = #hrt.shard<4 x [2, 3]>} : <f32, [2]>
+// S1: %[[W2:.+]] = hrt.alloc : <bf16, [2]>
+// S1: hrt.collective reduce_scatter %{{.+}} : <bf16, [8]> into %[[G:.+]] : <bf16, [2]> over %[[COMM]]
+// S1-NEXT: hrt.binary mul %[[G]]
+// S1-NEXT: hrt.adamw_update %[[MASTER]] : <f32, [2]>, %[[G]] : <bf16, [2]> moments {{.+}} into %[[MASTER]] : <f32, [2]>, {{.+}} working %[[W2]] : !hrt.buffer<bf16, [2]>
+// S1-NEXT: %[[ALL:.+]] = hrt.alloc : <bf16, [8]>
+// S1-NEXT: hrt.collective all_gather %[[W2]] : <bf16, [2]> into %[[ALL]] : <bf16, [8]> over %[[COMM]]
+// S1-NEXT: %[[FLAT:.+]] = hrt.view %[[W]] : <bf16, [2, 3]> to <bf16, [6]>
+// S1-NEXT: hrt.slice %[[ALL]] : <bf16, [8]> into %[[FLAT]] : <bf16, [6]>
+// S0-LABEL: hrt.executable @adamw_update_working
+// S0: hrt.collective all_reduce %{{.+}} : <bf16, [2, 3]> into %[[MEAN:.+]] : <bf16, [2, 3]>
+// S0-NEXT: hrt.binary mul %[[MEAN]]
+// S0-NEXT: hrt.adamw_update %{{.+}} : <f32, [2, 3]>, %[[MEAN]] : <bf16, [2, 3]> moments {{.+}} working %[[W2:[^ ]+]] : !hrt.buffer<bf16, [2, 3]>
+// S0-NEXT: hrt.copy %[[W2]] : <bf16, [2, 3]> into %{{.+}} : <bf16, [2, 3]>
+hrt.executable @adamw_update_working symbols ["n"] params read_write {
+  %x = hrt.input "x" : !hrt.buffer<bf16, [n, 2, 3]>
+  %w = hrt.param "w" : !hrt.buffer<bf16, [2, 3]>
+  %master = hrt.state "opt.master.w" read_write : !hrt.buffer<f32, [2, 3]>
+  %m = hrt.state "opt.exp_avg.w" read_write : !hrt.buffer<f32, [2, 3]>
+  %v = hrt.state "opt.exp_avg_sq.w" read_write : !hrt.buffer<f32, [2, 3]>
+  %g = hrt.output "grad.w" : !hrt.buffer<bf16, [2, 3]>
+  %s = hrt.input "s" : !hrt.buffer<f32, [1]>
+  %y = hrt.alloc : !hrt.buffer<bf16, [n, 2, 3]>
+  hrt.binary mul %x : !hrt.buffer<bf16, [n, 2, 3]>, %w : !hrt.buffer<bf16, [2, 3]> into %y : !hrt.buffer<bf16, [n, 2, 3]>
+  hrt.reduce sum %y : !hrt.buffer<bf16, [n, 2, 3]> into %g : !hrt.buffer<bf16, [2, 3]> {axes = array<i64: 0>, keepdims = false}
+  %w2 = hrt.alloc : !hrt.buffer<bf16, [2, 3]>
+  hrt.adamw_update %master : !hrt.buffer<f32, [2, 3]>, %g : !hrt.buffer<bf16, [2, 3]> moments %m : !hrt.buffer<f32, [2, 3]>, %v : !hrt.buffer<f32, [2, 3]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %master : !hrt.buffer<f32, [2, 3]>, %m : !hrt.buffer<f32, [2, 3]>, %v : !hrt.buffer<f32, [2, 3]> working %w2 : !hrt.buffer<bf16, [2, 3]>
+  hrt.copy %w2 : !hrt.buffer<bf16, [2, 3]> into %w : !hrt.buffer<bf16, [2, 3]>
+}

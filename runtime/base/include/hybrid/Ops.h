@@ -292,8 +292,14 @@ struct LinearGroup {
 /// + eps)). step_size = lr / (1 - beta1^t), bias_correction2_sqrt =
 /// sqrt(1 - beta2^t) and decay_factor = 1 - lr weight_decay are computed
 /// once per step. The results may be the buffers of param, exp_avg and
-/// exp_avg_sq (updated in place).
-struct AdamWUpdate {};
+/// exp_avg_sq (updated in place). Mixed precision: grad may also be bf16 or
+/// f16 (read as f32, exactly, as a cast to f32 would), and with
+/// `workingParam` a fourth result, bf16 or f16 of param's shape, gets p'
+/// rounded to nearest even (what a cast of the new f32 master writes): the
+/// working weight, so no cast runs before or after the update.
+struct AdamWUpdate {
+  bool workingParam = false;
+};
 /// Attention's backward: (query, key, value, grad_out [B, Hq, T, Dv],
 /// mask?, key_mask?) -> (grad_query, grad_key, grad_value), each shaped as
 /// its input. The probabilities p are Attention's (same scale, causal and
@@ -364,7 +370,8 @@ int opArity(const Op &op);
 
 /// How many results the op writes: 0 for events, 7 for SampleStep, a
 /// linear group's member count, 3 for an attention that appends, an
-/// AdamWUpdate, an AttentionGrad and a LayerNormGrad, else 1.
+/// AttentionGrad and a LayerNormGrad, 3 or 4 for an AdamWUpdate (with its
+/// working parameter), else 1.
 int opResultCount(const Op &op);
 
 } // namespace hybrid
