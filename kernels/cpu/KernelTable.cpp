@@ -73,6 +73,15 @@ struct EntryOf {
   KernelEntry operator()(const ops::LayerNormGrad &) const {
     return {layerNormGrad, layerNormGradScratchBytes};
   }
+  KernelEntry operator()(const ops::LabelLogProbs &) const {
+    return {labelLogProbs};
+  }
+  KernelEntry operator()(const ops::LabelLogProbsGrad &) const {
+    return {labelLogProbsGrad};
+  }
+  KernelEntry operator()(const ops::EmbeddingGrad &) const {
+    return {embeddingGrad, embeddingGradScratchBytes};
+  }
   KernelEntry operator()(const ops::RmsNorm &) const {
     return {rmsNorm, rmsNormScratchBytes};
   }

@@ -88,6 +88,14 @@ size_t layerNormScratchBytes(const KernelCall &call, int threads);
 void layerNormGrad(const KernelCall &call);
 size_t layerNormGradScratchBytes(const KernelCall &call, int threads);
 
+// LabelLogProbs.cpp
+void labelLogProbs(const KernelCall &call);
+void labelLogProbsGrad(const KernelCall &call);
+
+// EmbeddingGrad.cpp
+void embeddingGrad(const KernelCall &call);
+size_t embeddingGradScratchBytes(const KernelCall &call, int threads);
+
 // RmsNorm.cpp
 void rmsNorm(const KernelCall &call);
 size_t rmsNormScratchBytes(const KernelCall &call, int threads);

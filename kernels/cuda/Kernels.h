@@ -89,6 +89,14 @@ size_t layerNormScratchBytes(const CudaCall &call);
 void layerNormGrad(const CudaCall &call);
 size_t layerNormGradScratchBytes(const CudaCall &call);
 
+// LabelLogProbs.cu
+void labelLogProbs(const CudaCall &call);
+void labelLogProbsGrad(const CudaCall &call);
+
+// EmbeddingGrad.cu
+void embeddingGrad(const CudaCall &call);
+size_t embeddingGradScratchBytes(const CudaCall &call);
+
 // RmsNorm.cu
 void rmsNorm(const CudaCall &call);
 size_t rmsNormScratchBytes(const CudaCall &call);

@@ -24,7 +24,8 @@ std::vector<Op> everyOp() {
               ops::Attention{},    ops::CacheWrite{},  ops::Sample{},
               ops::SampleStep{},   ops::LinearGroup{}, ops::AdamWUpdate{},
               ops::AttentionGrad{}});
-  ops.push_back(ops::LayerNormGrad{});
+  ops.insert(ops.end(), {ops::LayerNormGrad{}, ops::LabelLogProbs{},
+                         ops::LabelLogProbsGrad{}, ops::EmbeddingGrad{}});
   return ops;
 }
 

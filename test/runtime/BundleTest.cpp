@@ -190,6 +190,9 @@ BundleDesc richBundle() {
               {3, 5, 6, 8}),
       command(ops::AttentionGrad{0.5, true, 3}, {3, 5, 5, 3, -1, 0}, {4, 5, 6}),
       command(ops::LayerNormGrad{1e-6, 1}, {6, -1, 6}, {6, 3, 3}),
+      command(ops::LabelLogProbs{}, {6, 0}, {3}),
+      command(ops::LabelLogProbsGrad{}, {6, 0, 3}, {6}),
+      command(ops::EmbeddingGrad{}, {0, 6}, {6}),
   };
   e.inputs = {{"ids", 0}};
   e.outputs = {{"out", 4}};
@@ -639,6 +642,17 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
             command(ops::LayerNormGrad{1e-5, 2}, {4, -1, 4}, {5, 5, 5}));
       },
       {"'layer_norm_grad' has axis 2 for rank 2"});
+  // The cross-entropy and embedding gradient take every operand.
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::LabelLogProbsGrad{}, {4, 4}, {5}));
+      },
+      {"'label_log_probs_grad'", "has 2 operands, the op takes 3"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(command(ops::EmbeddingGrad{}, {4, -1}, {5}));
+      },
+      {"leaves operand 1 out, which the op requires"});
   reject(
       [](ExecutableDesc &e) {
         e.commands.push_back(command(ops::RecordEvent{0}, {}, {}));
@@ -823,10 +837,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 11: "
+      {"test.hyb: bundle format version 1; this runtime reads version 12: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 11: recompile it with hybridc");
+                 "version 12: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

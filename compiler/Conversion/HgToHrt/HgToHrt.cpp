@@ -627,6 +627,24 @@ private:
           b_.create<hrt::EmbeddingOp>(loc, resultBuffer(result), t, ids);
           return success();
         })
+        .Case([&](hg::EmbeddingGradOp o) {
+          Value ids = in(o.getIds()), g = in(o.getGradOut());
+          b_.create<hrt::EmbeddingGradOp>(loc, resultBuffer(result), ids, g);
+          return success();
+        })
+        .Case([&](hg::LabelLogProbsOp o) {
+          Value logits = in(o.getLogits()), labels = in(o.getLabels());
+          b_.create<hrt::LabelLogProbsOp>(loc, resultBuffer(result), logits,
+                                          labels);
+          return success();
+        })
+        .Case([&](hg::LabelLogProbsGradOp o) {
+          Value logits = in(o.getLogits()), labels = in(o.getLabels()),
+                g = in(o.getGrad());
+          b_.create<hrt::LabelLogProbsGradOp>(loc, resultBuffer(result), logits,
+                                              labels, g);
+          return success();
+        })
         .Case([&](hg::RotaryOp o) {
           Value x = in(o.getInput()), c = in(o.getCos()), s = in(o.getSin());
           b_.create<hrt::RotaryOp>(loc, resultBuffer(result), x, c, s,

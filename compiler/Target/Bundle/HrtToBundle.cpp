@@ -156,6 +156,9 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
                          f(c.getNormEpsilon())};
       })
       .Case([](hrt::EmbeddingOp) { return o::Embedding{}; })
+      .Case([](hrt::EmbeddingGradOp) { return o::EmbeddingGrad{}; })
+      .Case([](hrt::LabelLogProbsOp) { return o::LabelLogProbs{}; })
+      .Case([](hrt::LabelLogProbsGradOp) { return o::LabelLogProbsGrad{}; })
       .Case([](hrt::RotaryOp c) { return o::Rotary{c.getInterleaved()}; })
       .Case([&](hrt::AttentionOp c) {
         return o::Attention{f(c.getScale()), c.getCausal(),

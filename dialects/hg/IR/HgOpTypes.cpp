@@ -723,6 +723,45 @@ LogicalResult inferAttentionGrad(AttentionGradOp::Adaptor a, Inference &inf) {
   return success();
 }
 
+/// The logits' dims without the vocabulary, where the labels' static dims
+/// fill in dynamic ones; f32.
+LogicalResult inferLabelLogProbs(LabelLogProbsOp::Adaptor a, Inference &inf) {
+  FailureOr<RankedTensorType> logits = inf.tensor(a.getLogits(), "logits");
+  if (failed(logits))
+    return failure();
+  if (logits->getRank() == 0)
+    return inf.emit() << "expects logits [..., V], got " << *logits, failure();
+  SmallVector<int64_t> shape(logits->getShape().drop_back());
+  auto labels = dyn_cast<RankedTensorType>(a.getLabels().getType());
+  if (labels && labels.getRank() == static_cast<int64_t>(shape.size()))
+    for (auto [dim, label] : llvm::zip(shape, labels.getShape()))
+      if (ShapedType::isDynamic(dim))
+        dim = label;
+  return inf.result(shape, Float32Type::get(logits->getContext()));
+}
+
+/// The logits' type.
+LogicalResult inferLabelLogProbsGrad(LabelLogProbsGradOp::Adaptor a,
+                                     Inference &inf) {
+  FailureOr<RankedTensorType> logits = inf.tensor(a.getLogits(), "logits");
+  if (failed(logits))
+    return failure();
+  return inf.result(*logits);
+}
+
+/// [rows, D] of grad_out's element type.
+LogicalResult inferEmbeddingGrad(EmbeddingGradOp::Adaptor a, Inference &inf) {
+  FailureOr<RankedTensorType> g = inf.tensor(a.getGradOut(), "grad_out");
+  if (failed(g))
+    return failure();
+  if (g->getRank() == 0)
+    return inf.emit() << "expects grad_out [..., D], got " << *g, failure();
+  const auto rows = static_cast<int64_t>(a.getRows());
+  return inf.result(
+      {rows < 0 ? ShapedType::kDynamic : rows, g->getShape().back()},
+      g->getElementType());
+}
+
 LogicalResult inferAttention(AttentionOp::Adaptor a, Inference &inf) {
   FailureOr<RankedTensorType> q = inf.tensorOfRank(a.getQuery(), "query", 4);
   FailureOr<RankedTensorType> v = inf.tensorOfRank(a.getValue(), "value", 4);
@@ -838,6 +877,9 @@ HG_INFER_RETURN_TYPES(EmbeddingOp, inferEmbedding)
 HG_INFER_RETURN_TYPES(RotaryOp, inferSameType)
 HG_INFER_RETURN_TYPES(AttentionOp, inferAttention)
 HG_INFER_RETURN_TYPES(AttentionGradOp, inferAttentionGrad)
+HG_INFER_RETURN_TYPES(LabelLogProbsOp, inferLabelLogProbs)
+HG_INFER_RETURN_TYPES(LabelLogProbsGradOp, inferLabelLogProbsGrad)
+HG_INFER_RETURN_TYPES(EmbeddingGradOp, inferEmbeddingGrad)
 HG_INFER_RETURN_TYPES(PositionsOp, inferPositions)
 HG_INFER_RETURN_TYPES(CacheWriteOp, inferCacheWrite)
 HG_INFER_RETURN_TYPES(SampleOp, inferSample)
@@ -1456,6 +1498,48 @@ static LogicalResult verifySamplingOperands(Operation *op, Value samplingValue,
       dimsConflict(rng.getDimSize(0), 2))
     return op->emitOpError()
            << "expects rng as tensor<2xi64> {seed, counter}, got " << rng;
+  return success();
+}
+
+/// Checks that a per-row operand of a label_log_probs op has the logits'
+/// dims without the vocabulary.
+template <typename OpT>
+static LogicalResult checkRowsOfLogits(OpT op, Value v, StringRef name) {
+  ArrayRef<int64_t> rows = op.getLogits().getType().getShape().drop_back();
+  if (failed(verifyCompatibleShape(
+          cast<RankedTensorType>(v.getType()).getShape(), rows)))
+    return op.emitOpError() << name << " " << v.getType()
+                            << " must have the logits' shape without the "
+                               "vocabulary dim "
+                            << formatShape(rows);
+  return success();
+}
+
+LogicalResult LabelLogProbsOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  return checkRowsOfLogits(*this, getLabels(), "labels");
+}
+
+LogicalResult LabelLogProbsGradOp::verify() {
+  if (failed(verifyInferredResult(*this)) ||
+      failed(checkRowsOfLogits(*this, getLabels(), "labels")))
+    return failure();
+  return checkRowsOfLogits(*this, getGrad(), "grad");
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  if (static_cast<int64_t>(getRows()) < 0)
+    return emitOpError() << "rows must be >= 0, got "
+                         << static_cast<int64_t>(getRows());
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  RankedTensorType ids = getIds().getType(), g = getGradOut().getType();
+  if (g.getRank() != ids.getRank() + 1 ||
+      failed(verifyCompatibleShape(g.getShape().drop_back(), ids.getShape())))
+    return emitOpError() << "grad_out " << g
+                         << " must have the ids' shape and a feature dim, "
+                         << formatShape(ids.getShape()) << " + [D]";
   return success();
 }
 

@@ -501,6 +501,57 @@ def Hg_AttentionGradOp : Hg_InferredOp<"attention_grad",
   let hasVerifier = 1;
 }
 
+def Hg_LabelLogProbsOp : Hg_InferredOp<"label_log_probs"> {
+  let summary = "log_softmax(logits)[label] in f32: a fused cross-entropy";
+  let description = [{
+    logits [..., V] (f32, bf16 or f16) and labels [...] -> f32 [...]: each
+    row's log-softmax at its label, x[label] - max(x) - log(sum(exp(x -
+    max(x)))), computed in f32 as torch computes the log-softmax of f32
+    logits, without the [..., V] log-softmax. A label outside [0, V) gives
+    0 and no gradient: HuggingFace's ignore index -100 among them, and no
+    id beyond the vocabulary is read.
+  }];
+  let arguments = (ins Hg_FloatTensor:$logits, Hg_IntTensor:$labels);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` type($logits) `,` "
+                       "type($labels) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_LabelLogProbsGradOp : Hg_InferredOp<"label_log_probs_grad"> {
+  let summary = "hg.label_log_probs' backward: g (onehot(label) - softmax)";
+  let description = [{
+    The vector-Jacobian product of hg.label_log_probs at grad [...] (f32):
+    grad_logits = grad (onehot(label) - softmax(logits)) per row, the
+    softmax in f32, rounded once to the logits' type; a zero row where the
+    label is outside [0, V). Result: the logits' type.
+  }];
+  let arguments = (ins Hg_FloatTensor:$logits, Hg_IntTensor:$labels,
+                       RankedTensorOf<[F32]>:$grad);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$logits `,` $labels `,` $grad attr-dict `:` "
+                       "type($logits) `,` type($labels) `,` type($grad) `->` "
+                       "type($result)";
+  let hasVerifier = 1;
+}
+
+def Hg_EmbeddingGradOp : Hg_InferredOp<"embedding_grad"> {
+  let summary = "hg.embedding's table gradient: grad_out rows summed per id";
+  let description = [{
+    ids [...] and grad_out [..., D] -> [rows, D] of grad_out's type: row r
+    is the sum of grad_out's rows at the positions whose id is r, added in
+    position order in f32 and rounded once (the same bits on every run and
+    backend), zero for an id never seen; ids outside [0, rows) add nothing.
+    `rows` is the table's first dim.
+  }];
+  let arguments = (ins Hg_IntTensor:$ids, Hg_FloatTensor:$grad_out,
+                       I64Attr:$rows);
+  let results = (outs Hg_FloatTensor:$result);
+  let assemblyFormat = "$ids `,` $grad_out attr-dict `:` type($ids) `,` "
+                       "type($grad_out) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Generation: KV caches, positions of padded prompts, sampling
 //===----------------------------------------------------------------------===//

@@ -250,6 +250,17 @@ FailureOr<SymShape> ruleFor(Operation *op, ArrayRef<SymShape> in,
         s.push_back(in[0][1]);
         return s;
       })
+      .Case<LabelLogProbsOp>([&](Operation *) -> FailureOr<SymShape> {
+        if (in[0].empty())
+          return explain(why, "label_log_probs of a rank-0 tensor");
+        return SymShape(in[0].begin(), in[0].end() - 1);
+      })
+      .Case<EmbeddingGradOp>([&](EmbeddingGradOp e) -> FailureOr<SymShape> {
+        if (in[1].empty())
+          return explain(why, "embedding_grad of a rank-0 grad_out");
+        return SymShape{SymExpr(static_cast<int64_t>(e.getRows())),
+                        in[1].back()};
+      })
       .Case<AttentionOp>([&](Operation *) -> FailureOr<SymShape> {
         SymShape s = in[0];
         s.back() = in[2].back();

@@ -1,16 +1,19 @@
 // hg-causal-lm-loss: @forward_loss, a copy of @forward that returns
 // HuggingFace's causal-LM loss instead of the logits: labels = input_ids
-// shifted left by one (position t predicts token t + 1), mean cross-entropy
-// over the labels that are not -100 (HF's ignore index), computed in f32
-// from log_softmax of the logits; and @logprobs, each position's
+// shifted left by one (position t predicts token t + 1) with -100 (HF's
+// ignore index) at the last position, mean cross-entropy over the labels
+// that are not -100, computed in f32; and @logprobs, each position's
 // log-probability of the next token (what PPO computes for the actor and
-// the reference model). A one-hot product picks each label's
-// log-probability (a fused cross-entropy kernel replaces it later).
+// the reference model). One hg.label_log_probs over the full [batch, seq,
+// vocab] logits picks each label's log-probability (a fused kernel), so
+// neither the logits nor their gradient are sliced, padded or widened to
+// f32: the last position's label is ignored instead.
 #include "dialects/hg/IR/HgOps.h"
 #include "dialects/hg/Transforms/Passes.h"
 #include "dialects/hg/Transforms/ValueShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <memory>
 #include <tuple>
@@ -44,8 +47,9 @@ std::optional<unsigned> namedArgument(func::FuncOp f, StringRef name) {
 
 /// The next-token log-probabilities of a clone of @forward and its labels.
 struct Picked {
-  Value logProbs; ///< f32 [batch, seq - 1]
-  Value labels;   ///< i64 [batch, seq - 1]: input_ids[:, 1:]
+  Value logProbs; ///< f32 [batch, seq]: 0 at the last position
+  Value labels;   ///< i64 [batch, seq]: input_ids[:, 1:], then -100
+  Operation *unusedCast = nullptr; ///< the logits' cast to f32, bypassed
 };
 
 /// A copy of @forward named `name`, its return, and a builder before it.
@@ -59,53 +63,51 @@ cloneForward(func::FuncOp forward, StringRef name) {
   return {f, ret, std::make_unique<OpBuilder>(ret)};
 }
 
-/// Position t's log-softmax of the logits (in f32) at token t + 1, by a
-/// one-hot product over the vocabulary.
+/// Each position's log-softmax of the logits (in f32) at token t + 1, by
+/// one hg.label_log_probs over every position, the last one's label -100.
 std::optional<Picked> pick(OpBuilder &b, Location loc, func::FuncOp f,
                            Value logits, Value ids) {
-  auto logitsType = cast<RankedTensorType>(logits.getType());
-  const int64_t vocab = logitsType.getDimSize(2);
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  Type i64 = b.getI64Type();
   auto dyn = ShapedType::kDynamic;
-  if (logitsType.getElementType() != f32)
-    logits = b.create<CastOp>(loc, logitsType.clone(f32), logits);
-  Value shifted = b.create<SliceOp>(
-      loc, RankedTensorType::get({logitsType.getDimSize(0), dyn, vocab}, f32),
-      logits, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{-1},
-      ArrayRef<int64_t>{1});
+  Picked picked;
+  // A cast of narrower logits to f32 is exact; label_log_probs computes in
+  // f32 from them anyway, and its gradient then comes in their type.
+  if (auto widen = logits.getDefiningOp<CastOp>())
+    if (isa<FloatType>(getElementTypeOrSelf(widen.getInput().getType())) &&
+        getElementTypeOrSelf(logits.getType()).isF32()) {
+      picked.unusedCast = widen;
+      logits = widen.getInput();
+    }
   auto idsType = cast<RankedTensorType>(ids.getType());
-  Value labels = b.create<SliceOp>(
-      loc, RankedTensorType::get({idsType.getDimSize(0), dyn}, i64),
-      idsType.getElementType() == i64
-          ? ids
-          : b.create<CastOp>(loc, idsType.clone(i64), ids).getResult(),
-      ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{INT64_MAX},
-      ArrayRef<int64_t>{1});
-  Value logProbs = b.create<LogSoftmaxOp>(loc, shifted, b.getI64IntegerAttr(2));
-  Value vocabIds =
-      b.create<IotaOp>(loc, RankedTensorType::get({vocab}, i64),
-                       b.getArrayAttr({b.getI64IntegerAttr(vocab)}),
-                       b.getF64FloatAttr(0), b.getF64FloatAttr(1));
+  if (idsType.getElementType() != i64)
+    ids = b.create<CastOp>(loc, idsType.clone(i64), ids);
   ValueShapes shapes(f);
-  std::optional<hybrid::SymShape> labelShape = shapes.get(labels);
-  if (!labelShape) {
+  std::optional<hybrid::SymShape> idShape = shapes.get(ids);
+  if (!idShape || idShape->size() != 2) {
     f.emitError() << "hg-causal-lm-loss: the shape of input_ids is not "
                      "known symbolically";
     return std::nullopt;
   }
-  labelShape->push_back(hybrid::SymExpr(1));
-  Value column = b.create<ReshapeOp>(
-      loc, labels, shapes.shapeAttr(f.getContext(), *labelShape));
-  Value row = b.create<ReshapeOp>(
-      loc, vocabIds,
-      b.getArrayAttr({b.getI64IntegerAttr(1), b.getI64IntegerAttr(1),
-                      b.getI64IntegerAttr(vocab)}));
-  Value hot = b.create<EqualOp>(loc, column, row);
-  Value onehot = b.create<CastOp>(
-      loc, cast<RankedTensorType>(hot.getType()).clone(f32), hot);
-  Value picked = b.create<ReduceSumOp>(
-      loc, b.create<MulOp>(loc, logProbs, onehot), ArrayRef<int64_t>{2}, false);
-  return Picked{picked, labels};
+  const int64_t batch = idsType.getDimSize(0);
+  Value next = b.create<SliceOp>(
+      loc, RankedTensorType::get({batch, dyn}, i64), ids, ArrayRef<int64_t>{1},
+      ArrayRef<int64_t>{1}, ArrayRef<int64_t>{INT64_MAX}, ArrayRef<int64_t>{1});
+  Value ignore = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({}, i64),
+                                  b.getI64IntegerAttr(kIgnoreIndex)));
+  Value last = b.create<BroadcastToOp>(
+      loc, ignore,
+      shapes.shapeAttr(f.getContext(), {(*idShape)[0], hybrid::SymExpr(1)}));
+  picked.labels =
+      b.create<ConcatOp>(loc, ValueRange{next, last}, b.getI64IntegerAttr(1));
+  picked.logProbs = b.create<LabelLogProbsOp>(loc, logits, picked.labels);
+  return picked;
+}
+
+/// Erases the bypassed cast once nothing reads it.
+void dropUnusedCast(const Picked &p) {
+  if (p.unusedCast && p.unusedCast->use_empty())
+    p.unusedCast->erase();
 }
 
 /// Makes `value` the function's one result, named `name`.
@@ -153,7 +155,16 @@ struct CausalLmLossPass : impl::CausalLmLossBase<CausalLmLossPass> {
                f.getBody().front().getArgument(*idsIndex));
       if (!p)
         return signalPassFailure();
-      finish(f, ret, *b, p->logProbs, "logprobs");
+      // The last position predicts no token: [batch, seq - 1].
+      auto type = cast<RankedTensorType>(p->logProbs.getType());
+      Value next = b->create<SliceOp>(
+          ret.getLoc(),
+          RankedTensorType::get({type.getDimSize(0), ShapedType::kDynamic},
+                                type.getElementType()),
+          p->logProbs, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0},
+          ArrayRef<int64_t>{-1}, ArrayRef<int64_t>{1});
+      finish(f, ret, *b, next, "logprobs");
+      dropUnusedCast(*p);
     }
     // @forward_loss: their mean over the labels that count, negated.
     auto [f, ret, bp] = cloneForward(forward, "forward_loss");
@@ -172,15 +183,16 @@ struct CausalLmLossPass : impl::CausalLmLossBase<CausalLmLossPass> {
     Value counted = b.create<NotOp>(loc, ignored);
     Value weight = b.create<CastOp>(
         loc, cast<RankedTensorType>(counted.getType()).clone(f32), counted);
+    // An ignored label's log-probability is 0 already.
     Value total =
-        b.create<ReduceSumOp>(loc, b.create<MulOp>(loc, p->logProbs, weight),
-                              ArrayRef<int64_t>{}, false);
+        b.create<ReduceSumOp>(loc, p->logProbs, ArrayRef<int64_t>{}, false);
     Value count =
         b.create<ReduceSumOp>(loc, weight, ArrayRef<int64_t>{}, false);
     Value mean = b.create<NegOp>(loc, b.create<DivOp>(loc, total, count));
     Value loss = b.create<ReshapeOp>(loc, mean,
                                      b.getArrayAttr({b.getI64IntegerAttr(1)}));
     finish(f, ret, b, loss, "loss");
+    dropUnusedCast(*p);
   }
 };
 

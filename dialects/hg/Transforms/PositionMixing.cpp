@@ -43,6 +43,8 @@ public:
       return along(o.getInput(), {o.getAxis()}, "normalises");
     if (auto o = dyn_cast<LogSoftmaxOp>(op))
       return along(o.getInput(), {o.getAxis()}, "normalises");
+    if (auto o = dyn_cast<LabelLogProbsOp>(op))
+      return along(o.getLogits(), {-1}, "normalises");
     if (auto o = dyn_cast<LayerNormOp>(op))
       return along(o.getInput(), trailing(o.getInput(), o.getAxis()),
                    "normalises");

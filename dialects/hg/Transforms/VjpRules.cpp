@@ -2,10 +2,11 @@
 // ops only, so every backend that runs the forward runs the backward too:
 // elementwise arithmetic and activations, shape ops (reshape, transpose,
 // broadcast), reductions, softmax / log-softmax, matmul and linear; and
-// attention's and layer norm's, which are one hg.attention_grad and one
-// hg.layer_norm_grad (fused kernels on each backend). Fused backward kernels
-// (RMS norm, cross-entropy) replace the other decompositions later; ops
-// without a rule make hg-autodiff name them.
+// attention's, layer norm's, embedding's and label_log_probs' (the
+// cross-entropy), which are one hg.attention_grad, hg.layer_norm_grad,
+// hg.embedding_grad and hg.label_log_probs_grad (fused kernels on each
+// backend). A fused RMS norm backward replaces its decomposition later;
+// ops without a rule make hg-autodiff name them.
 #include "dialects/hg/Transforms/VjpInterface.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -467,30 +468,25 @@ LogicalResult vjp(RmsNormOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
 
 LogicalResult vjp(EmbeddingOp op, VjpContext &c, ArrayRef<Value> g,
                   Grads &out) {
-  // d table = onehot(ids)^T g over all ids: [M, V]^T [M, D]. (A fused
-  // scatter-add kernel replaces this product later.)
-  Value table = op.getTable(), ids = op.getIds();
-  std::optional<hybrid::SymShape> ts = c.symShape(table), is = c.symShape(ids);
-  if (!ts || !is)
-    return failure();
-  hybrid::SymExpr m(1);
-  for (const hybrid::SymExpr &d : *is)
-    m = m * d;
-  Type idType = elementOf(ids);
-  Value column = c.make<ReshapeOp>(ids, c.attr({m, hybrid::SymExpr(1)}));
-  Value vocab = c.builder().create<IotaOp>(
-      c.loc(),
-      RankedTensorType::get(
-          {cast<RankedTensorType>(table.getType()).getDimSize(0)}, idType),
-      c.attr({(*ts)[0]}), c.builder().getF64FloatAttr(0),
-      c.builder().getF64FloatAttr(1));
-  Value row = c.make<ReshapeOp>(vocab, c.attr({hybrid::SymExpr(1), (*ts)[0]}));
-  Value hot = c.make<EqualOp>(column, row);
-  auto hotType = RankedTensorType::get(
-      cast<RankedTensorType>(hot.getType()).getShape(), elementOf(table));
-  Value onehot = c.builder().create<CastOp>(c.loc(), hotType, hot);
-  Value g2 = c.make<ReshapeOp>(g[0], c.attr({m, (*ts)[1]}));
-  out[0] = c.make<MatMulOp>(swapLast(c, onehot), g2);
+  // d table = grad_out's rows summed per id: one hg.embedding_grad (a
+  // deterministic kernel on each backend) instead of the one-hot product
+  // onehot(ids)^T g, [V, M] x [M, D].
+  const int64_t rows =
+      cast<RankedTensorType>(op.getTable().getType()).getDimSize(0);
+  if (ShapedType::isDynamic(rows))
+    return emitError(c.loc())
+           << "hg-autodiff: an embedding table needs a static row count";
+  out[0] = c.builder().create<EmbeddingGradOp>(
+      c.loc(), op.getIds(), g[0], c.builder().getI64IntegerAttr(rows));
+  return success();
+}
+
+LogicalResult vjp(LabelLogProbsOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // g (onehot(label) - softmax(logits)) per row, one fused kernel; the
+  // labels are integers and get no gradient.
+  out[0] = c.builder().create<LabelLogProbsGradOp>(c.loc(), op.getLogits(),
+                                                   op.getLabels(), g[0]);
   return success();
 }
 
@@ -647,8 +643,8 @@ void registerVjpRules(DialectRegistry &registry) {
            ReciprocalOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp, CastOp,
            SelectOp, ReshapeOp, TransposeOp, BroadcastToOp, ReduceSumOp,
            ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, MatMulOp, LinearOp,
-           LayerNormOp, RmsNormOp, EmbeddingOp, RotaryOp, SliceOp, AttentionOp>(
-        context);
+           LayerNormOp, RmsNormOp, EmbeddingOp, RotaryOp, SliceOp, AttentionOp,
+           LabelLogProbsOp>(context);
   });
 }
 

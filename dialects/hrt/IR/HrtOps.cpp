@@ -450,6 +450,48 @@ LogicalResult EmbeddingOp::verify() {
   return checkFloatOperands(*this, getOut(), {{getTable(), "table"}});
 }
 
+LogicalResult EmbeddingGradOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  if (!isInteger(elementTypeOf(getIds())))
+    return emitOpError() << "ids must be i32 or i64, got "
+                         << elementTypeOf(getIds());
+  return checkFloatOperands(*this, getOut(), {{getGradOut(), "grad_out"}});
+}
+
+/// The checks both label_log_probs commands share: float logits and
+/// integer labels.
+static LogicalResult verifyLabelOperands(Operation *op, Value logits,
+                                         Value labels, int32_t stream) {
+  if (failed(checkStream(op, stream)))
+    return failure();
+  if (!isFloat(elementTypeOf(logits)))
+    return op->emitOpError()
+           << "logits must have float elements, got " << elementTypeOf(logits);
+  if (!isInteger(elementTypeOf(labels)))
+    return op->emitOpError()
+           << "labels must be i32 or i64, got " << elementTypeOf(labels);
+  return success();
+}
+
+LogicalResult LabelLogProbsOp::verify() {
+  if (failed(verifyLabelOperands(*this, getLogits(), getLabels(), getStream())))
+    return failure();
+  if (!elementTypeOf(getOut()).isF32())
+    return emitOpError() << "result must be f32, got "
+                         << elementTypeOf(getOut());
+  return success();
+}
+
+LogicalResult LabelLogProbsGradOp::verify() {
+  if (failed(verifyLabelOperands(*this, getLogits(), getLabels(), getStream())))
+    return failure();
+  if (!elementTypeOf(getGrad()).isF32())
+    return emitOpError() << "grad must be f32, got "
+                         << elementTypeOf(getGrad());
+  return checkSameElementType(*this, getLogits(), "logits", getOut(), "result");
+}
+
 LogicalResult MatMulOp::verify() {
   if (failed(checkStream(*this, getStream())))
     return failure();

@@ -370,6 +370,42 @@ def Hrt_EmbeddingOp : Hrt_CommandOp<"embedding", 3> {
   }];
 }
 
+def Hrt_EmbeddingGradOp : Hrt_CommandOp<"embedding_grad", 3> {
+  let summary = "embedding's table gradient (hybrid::ops::EmbeddingGrad)";
+  let description = [{
+    hg.embedding_grad over buffers: out [rows, D] gets grad_out's rows summed
+    per id in position order. Its kernels take scratch of their own (the
+    positions sorted by id), declared by the kernel for the call's shapes.
+  }];
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$ids,
+                            Hrt_Buffer:$grad_out), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $ids `:` type($ids) `,` $grad_out `:` type($grad_out) `into` $out `:`
+    type($out) attr-dict
+  }];
+}
+
+def Hrt_LabelLogProbsOp : Hrt_CommandOp<"label_log_probs", 3> {
+  let summary = "log_softmax(logits)[label] (hybrid::ops::LabelLogProbs)";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$logits,
+                            Hrt_Buffer:$labels), Hrt_StreamArg);
+  let assemblyFormat = [{
+    $logits `:` type($logits) `,` $labels `:` type($labels) `into` $out `:`
+    type($out) attr-dict
+  }];
+}
+
+def Hrt_LabelLogProbsGradOp : Hrt_CommandOp<"label_log_probs_grad", 4> {
+  let summary = "label_log_probs' backward (hybrid::ops::LabelLogProbsGrad)";
+  let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$logits,
+                            Hrt_Buffer:$labels, Hrt_Buffer:$grad),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $logits `:` type($logits) `,` $labels `:` type($labels) `,` $grad `:`
+    type($grad) `into` $out `:` type($out) attr-dict
+  }];
+}
+
 def Hrt_LayerNormOp : Hrt_CommandOp<"layer_norm", 4, 1,
                                     [AttrSizedOperandSegments]> {
   let summary = "layer normalisation over dims [axis, rank)";

@@ -109,6 +109,15 @@ struct NameOf {
   std::string operator()(const ops::LayerNormGrad &) const {
     return "layer_norm_grad";
   }
+  std::string operator()(const ops::LabelLogProbs &) const {
+    return "label_log_probs";
+  }
+  std::string operator()(const ops::LabelLogProbsGrad &) const {
+    return "label_log_probs_grad";
+  }
+  std::string operator()(const ops::EmbeddingGrad &) const {
+    return "embedding_grad";
+  }
 };
 
 struct ArityOf {
@@ -135,6 +144,9 @@ struct ArityOf {
   }
   int operator()(const ops::AttentionGrad &) const { return 6; }
   int operator()(const ops::LayerNormGrad &) const { return 3; }
+  int operator()(const ops::LabelLogProbs &) const { return 2; }
+  int operator()(const ops::LabelLogProbsGrad &) const { return 3; }
+  int operator()(const ops::EmbeddingGrad &) const { return 2; }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.

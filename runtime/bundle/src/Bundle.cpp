@@ -211,6 +211,15 @@ struct OpEncoder {
     return done(fb::CreateLayerNormGrad(fbb, o.epsilon, o.axis),
                 fb::Op_LayerNormGrad);
   }
+  EncodedOp operator()(const ops::LabelLogProbs &) {
+    return done(fb::CreateLabelLogProbs(fbb), fb::Op_LabelLogProbs);
+  }
+  EncodedOp operator()(const ops::LabelLogProbsGrad &) {
+    return done(fb::CreateLabelLogProbsGrad(fbb), fb::Op_LabelLogProbsGrad);
+  }
+  EncodedOp operator()(const ops::EmbeddingGrad &) {
+    return done(fb::CreateEmbeddingGrad(fbb), fb::Op_EmbeddingGrad);
+  }
 };
 
 class Encoder {
@@ -446,6 +455,12 @@ public:
       const fb::LayerNormGrad *t = c.op_as_LayerNormGrad();
       return ops::LayerNormGrad{t->epsilon(), t->axis()};
     }
+    case fb::Op_LabelLogProbs:
+      return ops::LabelLogProbs{};
+    case fb::Op_LabelLogProbsGrad:
+      return ops::LabelLogProbsGrad{};
+    case fb::Op_EmbeddingGrad:
+      return ops::EmbeddingGrad{};
     case fb::Op_NONE:
       break;
     }

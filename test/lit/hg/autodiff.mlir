@@ -52,7 +52,8 @@ func.func @forward(%x: tensor<2x3xf32> {hg.name = "x"},
 // -----
 
 // Integer values stop gradients (the ids of an embedding carry none; the
-// table gets onehot(ids)^T g); an op on the path without a rule is named.
+// table gets one hg.embedding_grad); an op on the path without a rule is
+// named.
 func.func @forward(%ids: tensor<2x3xi64> {hg.name = "ids"},
                    %t: tensor<10x4xf32> {hg.param = "table"}) -> (tensor<f32> {hg.name = "loss"}) {
   %0 = hg.embedding %t, %ids : tensor<10x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>

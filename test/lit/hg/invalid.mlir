@@ -950,3 +950,75 @@ func.func @adamw_update_working_unasked(%p: tensor<4xf32>, %g: tensor<4xbf16>, %
   %0:4 = hg.adamw_update %p, %g moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s : (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>)
   return
 }
+
+// -----
+
+func.func @label_log_probs_labels(%x: tensor<2x3x8xf32>, %l: tensor<2x4xi64>) {
+  // expected-error @+1 {{'hg.label_log_probs' op labels 'tensor<2x4xi64>' must have the logits' shape without the vocabulary dim [2, 3]}}
+  %0 = hg.label_log_probs %x, %l : tensor<2x3x8xf32>, tensor<2x4xi64> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @label_log_probs_result(%x: tensor<2x3x8xbf16>, %l: tensor<2x3xi64>) {
+  // expected-error @+1 {{'hg.label_log_probs' op result #0 must be ranked tensor of 32-bit float values}}
+  %0 = hg.label_log_probs %x, %l : tensor<2x3x8xbf16>, tensor<2x3xi64> -> tensor<2x3xbf16>
+  return
+}
+
+// -----
+
+func.func @label_log_probs_scalar(%x: tensor<f32>, %l: tensor<i64>) {
+  // expected-error @+1 {{'hg.label_log_probs' op expects logits [..., V], got 'tensor<f32>'}}
+  %0 = hg.label_log_probs %x, %l : tensor<f32>, tensor<i64> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @label_log_probs_float_labels(%x: tensor<2x8xf32>, %l: tensor<2xf32>) {
+  // expected-error @+1 {{'hg.label_log_probs' op operand #1 must be ranked tensor of 64-bit signless integer or 32-bit signless integer values}}
+  %0 = hg.label_log_probs %x, %l : tensor<2x8xf32>, tensor<2xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @label_log_probs_grad_grad(%x: tensor<2x3x8xbf16>, %l: tensor<2x3xi64>, %g: tensor<3x2xf32>) {
+  // expected-error @+1 {{'hg.label_log_probs_grad' op grad 'tensor<3x2xf32>' must have the logits' shape without the vocabulary dim [2, 3]}}
+  %0 = hg.label_log_probs_grad %x, %l, %g : tensor<2x3x8xbf16>, tensor<2x3xi64>, tensor<3x2xf32> -> tensor<2x3x8xbf16>
+  return
+}
+
+// -----
+
+func.func @label_log_probs_grad_result(%x: tensor<2x8xbf16>, %l: tensor<2xi64>, %g: tensor<2xf32>) {
+  // expected-error @+1 {{'hg.label_log_probs_grad' op result type 'tensor<2x8xf32>' is incompatible with the inferred type 'tensor<2x8xbf16>'}}
+  %0 = hg.label_log_probs_grad %x, %l, %g : tensor<2x8xbf16>, tensor<2xi64>, tensor<2xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_shape(%ids: tensor<2x3xi64>, %g: tensor<2x4x8xbf16>) {
+  // expected-error @+1 {{'hg.embedding_grad' op grad_out 'tensor<2x4x8xbf16>' must have the ids' shape and a feature dim, [2, 3] + [D]}}
+  %0 = hg.embedding_grad %ids, %g {rows = 10 : i64} : tensor<2x3xi64>, tensor<2x4x8xbf16> -> tensor<10x8xbf16>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_rows(%ids: tensor<2x3xi64>, %g: tensor<2x3x8xbf16>) {
+  // expected-error @+1 {{'hg.embedding_grad' op result type 'tensor<12x8xbf16>' is incompatible with the inferred type 'tensor<10x8xbf16>'}}
+  %0 = hg.embedding_grad %ids, %g {rows = 10 : i64} : tensor<2x3xi64>, tensor<2x3x8xbf16> -> tensor<12x8xbf16>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_negative_rows(%ids: tensor<2x3xi64>, %g: tensor<2x3x8xbf16>) {
+  // expected-error @+1 {{'hg.embedding_grad' op rows must be >= 0, got -1}}
+  %0 = hg.embedding_grad %ids, %g {rows = -1 : i64} : tensor<2x3xi64>, tensor<2x3x8xbf16> -> tensor<?x8xbf16>
+  return
+}

@@ -273,3 +273,15 @@ func.func @adamw_update(%p: tensor<3x5xf32>, %g: tensor<3x5xbf16>, %h: tensor<3x
   %3:4 = hg.adamw_update %p, %p moments %p, %p betas %s, %s eps %s step_size %s bias_correction2_sqrt %s decay_factor %s working f16 : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf16>)
   return
 }
+
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x?x8xbf16>, %[[L:[^:]+]]: tensor<2x?xi64>, %[[G:[^:]+]]: tensor<2x?xf32>)
+func.func @cross_entropy(%x: tensor<2x?x8xbf16>, %l: tensor<2x?xi64>, %g: tensor<2x?xf32>) {
+  // CHECK: hg.label_log_probs %[[X]], %[[L]] : tensor<2x?x8xbf16>, tensor<2x?xi64> -> tensor<2x?xf32>
+  %0 = hg.label_log_probs %x, %l : tensor<2x?x8xbf16>, tensor<2x?xi64> -> tensor<2x?xf32>
+  // CHECK: hg.label_log_probs_grad %[[X]], %[[L]], %[[G]] : tensor<2x?x8xbf16>, tensor<2x?xi64>, tensor<2x?xf32> -> tensor<2x?x8xbf16>
+  %1 = hg.label_log_probs_grad %x, %l, %g : tensor<2x?x8xbf16>, tensor<2x?xi64>, tensor<2x?xf32> -> tensor<2x?x8xbf16>
+  // CHECK: hg.embedding_grad %[[L]], %[[X]] {rows = 5 : i64} : tensor<2x?xi64>, tensor<2x?x8xbf16> -> tensor<5x8xbf16>
+  %2 = hg.embedding_grad %l, %x {rows = 5 : i64} : tensor<2x?xi64>, tensor<2x?x8xbf16> -> tensor<5x8xbf16>
+  return
+}

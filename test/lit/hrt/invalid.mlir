@@ -512,3 +512,44 @@ hrt.executable @adamw_update_working_shape symbols [] params read {
   // expected-error @+1 {{working_param must be bf16 or f16 of the param's shape, got '!hrt.buffer<bf16, [2, 2]>'}}
   hrt.adamw_update %p : !hrt.buffer<f32, [4]>, %g : !hrt.buffer<bf16, [4]> moments %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> betas %s : !hrt.buffer<f32, [1]>, %s : !hrt.buffer<f32, [1]> eps %s : !hrt.buffer<f32, [1]> step_size %s : !hrt.buffer<f32, [1]> bias_correction2_sqrt %s : !hrt.buffer<f32, [1]> decay_factor %s : !hrt.buffer<f32, [1]> into %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]>, %p : !hrt.buffer<f32, [4]> working %w : !hrt.buffer<bf16, [2, 2]>
 }
+
+// -----
+
+hrt.executable @label_log_probs_result symbols [] params read {
+  %x = hrt.input "x" : !hrt.buffer<bf16, [2, 8]>
+  %l = hrt.input "l" : !hrt.buffer<i64, [2]>
+  %y = hrt.output "y" : !hrt.buffer<bf16, [2]>
+  // expected-error @+1 {{result must be f32, got 'bf16'}}
+  hrt.label_log_probs %x : !hrt.buffer<bf16, [2, 8]>, %l : !hrt.buffer<i64, [2]> into %y : !hrt.buffer<bf16, [2]>
+}
+
+// -----
+
+hrt.executable @label_log_probs_labels symbols [] params read {
+  %x = hrt.input "x" : !hrt.buffer<bf16, [2, 8]>
+  %l = hrt.input "l" : !hrt.buffer<f32, [2]>
+  %y = hrt.output "y" : !hrt.buffer<f32, [2]>
+  // expected-error @+1 {{labels must be i32 or i64, got 'f32'}}
+  hrt.label_log_probs %x : !hrt.buffer<bf16, [2, 8]>, %l : !hrt.buffer<f32, [2]> into %y : !hrt.buffer<f32, [2]>
+}
+
+// -----
+
+hrt.executable @label_log_probs_grad_types symbols [] params read {
+  %x = hrt.input "x" : !hrt.buffer<bf16, [2, 8]>
+  %l = hrt.input "l" : !hrt.buffer<i64, [2]>
+  %g = hrt.input "g" : !hrt.buffer<f32, [2]>
+  %dx = hrt.output "dx" : !hrt.buffer<f32, [2, 8]>
+  // expected-error @+1 {{logits and result element types differ ('bf16' vs 'f32')}}
+  hrt.label_log_probs_grad %x : !hrt.buffer<bf16, [2, 8]>, %l : !hrt.buffer<i64, [2]>, %g : !hrt.buffer<f32, [2]> into %dx : !hrt.buffer<f32, [2, 8]>
+}
+
+// -----
+
+hrt.executable @embedding_grad_types symbols [] params read {
+  %ids = hrt.input "ids" : !hrt.buffer<i64, [2]>
+  %g = hrt.input "g" : !hrt.buffer<bf16, [2, 8]>
+  %dt = hrt.output "dt" : !hrt.buffer<f32, [5, 8]>
+  // expected-error @+1 {{grad_out and result element types differ ('bf16' vs 'f32')}}
+  hrt.embedding_grad %ids : !hrt.buffer<i64, [2]>, %g : !hrt.buffer<bf16, [2, 8]> into %dt : !hrt.buffer<f32, [5, 8]>
+}

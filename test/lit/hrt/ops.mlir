@@ -16,6 +16,15 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   %x = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
   // CHECK: hrt.embedding %{{.+}} : <f32, [100, 64]>, %[[IDS]] : <i64, [batch, seq]> into
   hrt.embedding %table : !hrt.buffer<f32, [100, 64]>, %ids : !hrt.buffer<i64, [batch, seq]> into %x : !hrt.buffer<f32, [batch, seq, 64]>
+  %dtable = hrt.alloc : !hrt.buffer<f32, [100, 64]>
+  // CHECK: hrt.embedding_grad %[[IDS]] : <i64, [batch, seq]>, %{{.+}} : <f32, [batch, seq, 64]> into %{{.+}} : <f32, [100, 64]>
+  hrt.embedding_grad %ids : !hrt.buffer<i64, [batch, seq]>, %x : !hrt.buffer<f32, [batch, seq, 64]> into %dtable : !hrt.buffer<f32, [100, 64]>
+  %lp = hrt.alloc : !hrt.buffer<f32, [batch, seq]>
+  // CHECK: hrt.label_log_probs %{{.+}} : <f32, [batch, seq, 64]>, %[[IDS]] : <i64, [batch, seq]> into %{{.+}} : <f32, [batch, seq]>
+  hrt.label_log_probs %x : !hrt.buffer<f32, [batch, seq, 64]>, %ids : !hrt.buffer<i64, [batch, seq]> into %lp : !hrt.buffer<f32, [batch, seq]>
+  %dlogits = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
+  // CHECK: hrt.label_log_probs_grad %{{.+}} : <f32, [batch, seq, 64]>, %[[IDS]] : <i64, [batch, seq]>, %{{.+}} : <f32, [batch, seq]> into %{{.+}} : <f32, [batch, seq, 64]>
+  hrt.label_log_probs_grad %x : !hrt.buffer<f32, [batch, seq, 64]>, %ids : !hrt.buffer<i64, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %dlogits : !hrt.buffer<f32, [batch, seq, 64]>
   %flat = hrt.view %x : !hrt.buffer<f32, [batch, seq, 64]> to !hrt.buffer<f32, ["batch*seq", 64]>
   %y = hrt.alloc : !hrt.buffer<f32, ["batch*seq", 64]>
   // CHECK: hrt.linear %{{.+}} : <f32, ["batch*seq", 64]>, %[[W]] : <f32, [64, 64]> bias %{{.+}} : !hrt.buffer<f32, [64]> into %{{.+}} {transpose_weight = true}

@@ -326,6 +326,23 @@ struct LayerNormGrad {
   int64_t axis = -1;
 };
 
+/// A fused cross-entropy: (logits [..., V] float, labels [...] i32/i64) ->
+/// f32 [...], each row's log-softmax at its label, x[label] - max -
+/// log(sum exp(x - max)) in f32; 0 where the label is outside [0, V)
+/// (HuggingFace's ignore index -100 among them).
+struct LabelLogProbs {};
+/// LabelLogProbs' backward: (logits, labels, grad [...] f32) -> grad_logits
+/// of the logits' dtype and shape, grad (onehot(label) - softmax(logits))
+/// per row (softmax in f32, rounded once); zero rows where the label is
+/// outside [0, V).
+struct LabelLogProbsGrad {};
+/// Embedding's table gradient: (ids [...] i32/i64, grad_out [..., D]) ->
+/// [rows, D] of grad_out's dtype (rows from the result's shape): row r is
+/// the sum of grad_out's rows whose id is r, added in position order in
+/// f32 and rounded once, so every run and backend gives the same bits;
+/// zero for ids never seen; ids outside [0, rows) add nothing.
+struct EmbeddingGrad {};
+
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
@@ -339,7 +356,8 @@ using Op =
                  ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
                  ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
                  ops::SampleStep, ops::LinearGroup, ops::AdamWUpdate,
-                 ops::AttentionGrad, ops::LayerNormGrad>;
+                 ops::AttentionGrad, ops::LayerNormGrad, ops::LabelLogProbs,
+                 ops::LabelLogProbsGrad, ops::EmbeddingGrad>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the
