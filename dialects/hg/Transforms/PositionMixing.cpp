@@ -21,20 +21,19 @@ public:
 
   /// Why `op` mixes positions; empty when it does not.
   std::string why(Operation *op) {
-    if (isa<ConstantOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp,
-            ModOp, EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp,
-            AndOp, OrOp, XorOp, NegOp, AbsOp, SignOp, ExpOp, LogOp, SqrtOp,
-            RsqrtOp, ReciprocalOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp,
-            SinOp, CosOp, ErfOp, FloorOp, CeilOp, NotOp, IsNanOp, IsInfOp,
-            ClipOp, SelectOp, CastOp, BroadcastToOp, TransposeOp, RotaryOp>(
-            op))
+    if (isa<ConstantOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp,
+            EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp,
+            OrOp, XorOp, NegOp, AbsOp, SignOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
+            ReciprocalOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp, SinOp,
+            CosOp, ErfOp, FloorOp, CeilOp, NotOp, IsNanOp, IsInfOp, ClipOp,
+            SelectOp, CastOp, BroadcastToOp, TransposeOp, RotaryOp>(op))
       return "";
     if (auto o = dyn_cast<CumSumOp>(op))
       return along(o.getInput(), {o.getAxis()}, "scans");
     if (auto o = dyn_cast<TriluOp>(op))
       return along(o.getInput(), {-2, -1}, "masks a triangle");
-    if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
-            ReduceProdOp>(op)) {
+    if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
+            op)) {
       auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
       return along(op->getOperand(0), allIfEmpty(op->getOperand(0), axes),
                    "reduces");
@@ -133,12 +132,10 @@ private:
     auto rank = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getRank();
     };
-    std::optional<SymExpr> rows = rank(op.getLhs()) > 1
-                                      ? shapes_.dim(op.getLhs(), -2)
-                                      : SymExpr(1);
-    std::optional<SymExpr> cols = rank(op.getRhs()) > 1
-                                      ? shapes_.dim(op.getRhs(), -1)
-                                      : SymExpr(1);
+    std::optional<SymExpr> rows =
+        rank(op.getLhs()) > 1 ? shapes_.dim(op.getLhs(), -2) : SymExpr(1);
+    std::optional<SymExpr> cols =
+        rank(op.getRhs()) > 1 ? shapes_.dim(op.getRhs(), -1) : SymExpr(1);
     if (!rows || !cols)
       return "the shape of its operand is not known";
     if (mentions(*rows) && mentions(*cols))
