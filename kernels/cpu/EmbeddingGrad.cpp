@@ -8,27 +8,19 @@
 #include "Kernels.h"
 #include "Parallel.h"
 #include "Scratch.h"
+#include "common/LossGradChecks.h"
 
 #include <algorithm>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
-struct GradShape {
-  int64_t positions = 0, rows = 0, features = 0;
-};
-
-GradShape gradShape(const KernelCall &call) {
-  const ConstTensor &ids = call.operands.at(0), &g = call.operands.at(1);
-  const Tensor &out = call.results.at(0);
-  return {ids.numel(), out.shape.empty() ? 0 : out.shape[0],
-          g.shape.empty() ? 0 : g.shape.back()};
-}
+using losschecks::EmbeddingGradShape;
 
 /// Shared: each id's end in the sorted order [rows + 1], the positions
 /// sorted by id [positions]; per thread: one row's f32 sums [features].
 ScratchLayout embeddingGradScratch(const KernelCall &call) {
-  const GradShape s = gradShape(call);
+  const EmbeddingGradShape s = losschecks::embeddingGradShape(call);
   Carve carve;
   carve.take<int64_t>(s.rows + 1);
   carve.take<int64_t>(s.positions);
@@ -42,14 +34,9 @@ void embeddingGrad(const KernelCall &call) {
   expectArity(call, kKernel, 2, 1);
   const ConstTensor &ids = call.operands[0], &gradOut = call.operands[1];
   const Tensor &result = call.results[0];
-  expectIndexType(ids, kKernel, "ids");
-  expectRank(result, 2, kKernel, "result");
-  const GradShape s = gradShape(call);
-  Shape gradShapeWanted = ids.shape;
-  gradShapeWanted.push_back(s.features);
-  expectShape(gradOut, gradShapeWanted, kKernel, "grad_out");
-  expectShape(result, {s.rows, s.features}, kKernel, "result");
-  expectSameDType(result, gradOut, kKernel, "result", "grad_out");
+  const EmbeddingGradShape s = losschecks::checkEmbeddingGrad(
+      call, kKernel,
+      [](const std::string &message) { fail(kKernel, message); });
   visitFloat(gradOut.dtype, kKernel, "grad_out", [&](auto zero) {
     using S = decltype(zero);
     const ScratchLayout layout = embeddingGradScratch(call);

@@ -9,26 +9,14 @@
 #include "Kernels.h"
 #include "Parallel.h"
 #include "Softmax.h"
+#include "common/LossGradChecks.h"
 
 #include <cmath>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
-/// Rows and vocabulary of logits [..., V], checked against labels [...].
-struct LabelRows {
-  int64_t rows = 0, vocab = 0;
-};
-
-LabelRows labelRows(const ConstTensor &logits, const ConstTensor &labels,
-                    const char *kernel) {
-  expectIndexType(labels, kernel, "labels");
-  if (logits.rank() < 1)
-    fail(kernel, "logits must have a vocabulary dim, got rank 0");
-  const Shape rowShape(logits.shape.begin(), logits.shape.end() - 1);
-  expectShape(labels, rowShape, kernel, "labels");
-  return {labels.numel(), logits.shape.back()};
-}
+using losschecks::LabelRows;
 
 /// The label of row r when it is in [0, V), else -1.
 int64_t labelOf(const ConstTensor &labels, int64_t r, int64_t vocab) {
@@ -43,9 +31,9 @@ void labelLogProbs(const KernelCall &call) {
   expectArity(call, kKernel, 2, 1);
   const ConstTensor &logits = call.operands[0], &labels = call.operands[1];
   const Tensor &result = call.results[0];
-  const LabelRows s = labelRows(logits, labels, kKernel);
-  expectDType(result, DType::F32, kKernel, "result");
-  expectShape(result, labels.shape, kKernel, "result");
+  const LabelRows s = losschecks::checkLabelLogProbs(
+      call, false, kKernel,
+      [](const std::string &message) { fail(kKernel, message); });
   float *out = result.as<float>();
   visitFloat(logits.dtype, kKernel, "logits", [&](auto zero) {
     using S = decltype(zero);
@@ -69,11 +57,9 @@ void labelLogProbsGrad(const KernelCall &call) {
   const ConstTensor &logits = call.operands[0], &labels = call.operands[1],
                     &grad = call.operands[2];
   const Tensor &result = call.results[0];
-  const LabelRows s = labelRows(logits, labels, kKernel);
-  expectDType(grad, DType::F32, kKernel, "grad");
-  expectShape(grad, labels.shape, kKernel, "grad");
-  expectDType(result, logits.dtype, kKernel, "result");
-  expectShape(result, logits.shape, kKernel, "result");
+  const LabelRows s = losschecks::checkLabelLogProbs(
+      call, true, kKernel,
+      [](const std::string &message) { fail(kKernel, message); });
   const float *g = grad.as<float>();
   visitFloat(logits.dtype, kKernel, "logits", [&](auto zero) {
     using S = decltype(zero);

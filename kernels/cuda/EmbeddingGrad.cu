@@ -12,6 +12,7 @@
 // nothing.
 #include "Device.cuh"
 #include "Kernels.h"
+#include "common/LossGradChecks.h"
 
 #include <limits>
 
@@ -23,23 +24,16 @@ constexpr int kScanItems = 8;
 constexpr int kRankThreads = 256;
 constexpr int kSumThreads = 256;
 
-struct GradShape {
-  int64_t positions = 0, rows = 0, features = 0;
-};
+using losschecks::EmbeddingGradShape;
 
-GradShape gradShape(const CudaCall &call) {
-  const ConstTensor &ids = call.operands.at(0), &g = call.operands.at(1);
-  const Tensor &out = call.results.at(0);
-  return {ids.numel(), out.shape.empty() ? 0 : out.shape[0],
-          g.shape.empty() ? 0 : g.shape.back()};
+/// Scratch: each id's start [rows + 1] (its count until the scan), then,
+/// at startsBytes, the positions sorted by id [positions], both i32.
+size_t startsBytes(const EmbeddingGradShape &s) {
+  return ((static_cast<size_t>(s.rows) + 1) * sizeof(int32_t) + 255) / 256 *
+         256;
 }
-
-/// Scratch: each id's start [rows + 1] (its count until the scan), then
-/// the positions sorted by id [positions], both i32.
-size_t scratchFor(const GradShape &s) {
-  const size_t starts = (static_cast<size_t>(s.rows) + 1) * sizeof(int32_t);
-  const size_t aligned = (starts + 255) / 256 * 256;
-  return aligned + static_cast<size_t>(s.positions) * sizeof(int32_t);
+size_t scratchFor(const EmbeddingGradShape &s) {
+  return startsBytes(s) + static_cast<size_t>(s.positions) * sizeof(int32_t);
 }
 
 template <typename I>
@@ -197,14 +191,9 @@ void embeddingGrad(const CudaCall &call) {
   expectArity(call, kKernel, 2, 1);
   const ConstTensor &ids = call.operands[0], &gradOut = call.operands[1];
   const Tensor &result = call.results[0];
-  expectIndex(ids.dtype, kKernel, "ids");
-  expectRank(result, 2, kKernel, "result");
-  const GradShape s = gradShape(call);
-  Shape gradShapeWanted = ids.shape;
-  gradShapeWanted.push_back(s.features);
-  expectShape(gradOut, gradShapeWanted, kKernel, "grad_out");
-  expectShape(result, {s.rows, s.features}, kKernel, "result");
-  expectSameDType(result, gradOut, kKernel, "result", "grad_out");
+  const EmbeddingGradShape s = losschecks::checkEmbeddingGrad(
+      call, kKernel,
+      [](const std::string &message) { fail(kKernel, message); });
   if (s.positions > std::numeric_limits<int32_t>::max() ||
       s.rows >= std::numeric_limits<int32_t>::max())
     fail(kKernel, "more than 2^31 positions or rows");
@@ -214,8 +203,7 @@ void embeddingGrad(const CudaCall &call) {
   const cudaStream_t stream = streamOf(call);
   int32_t *starts = static_cast<int32_t *>(call.scratch);
   int32_t *order = reinterpret_cast<int32_t *>(
-      static_cast<char *>(call.scratch) +
-      ((static_cast<size_t>(s.rows) + 1) * sizeof(int32_t) + 255) / 256 * 256);
+      static_cast<char *>(call.scratch) + startsBytes(s));
   auto sortPositions = [&](auto index) {
     using I = decltype(index);
     const I *idData = static_cast<const I *>(ids.data);
@@ -263,7 +251,7 @@ void embeddingGrad(const CudaCall &call) {
 
 size_t embeddingGradScratchBytes(const CudaCall &call) {
   try {
-    return scratchFor(gradShape(call));
+    return scratchFor(losschecks::embeddingGradShape(call));
   } catch (...) {
     return 0; // the run reports malformed calls
   }

@@ -9,9 +9,12 @@
 // row without reading the logits. No [rows, V] temporary is made.
 #include "Device.cuh"
 #include "Kernels.h"
+#include "common/LossGradChecks.h"
 
 namespace hybrid::cuda::kernels {
 namespace {
+
+using losschecks::LabelRows;
 
 /// Threads per row of a long row; a row under kWideChunks chunks takes a
 /// warp.
@@ -143,22 +146,6 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-/// Rows and vocabulary of logits [..., V], checked against labels [...].
-struct LabelRows {
-  int64_t rows = 0, vocab = 0;
-};
-
-LabelRows labelRows(const ConstTensor &logits, const ConstTensor &labels,
-                    const char *kernel) {
-  expectFloat(logits.dtype, kernel, "logits");
-  expectIndex(labels.dtype, kernel, "labels");
-  if (logits.rank() < 1)
-    fail(kernel, "logits must have a vocabulary dim, got rank 0");
-  const Shape rowShape(logits.shape.begin(), logits.shape.end() - 1);
-  expectShape(labels, rowShape, kernel, "labels");
-  return {labels.numel(), logits.shape.back()};
-}
-
 /// Calls fn(S{}, I{}, N) for the logits' type S, the labels' type I and
 /// the chunk width: 16 bytes of S where every row starts 16-byte aligned.
 template <typename Fn>
@@ -195,9 +182,9 @@ void labelLogProbs(const CudaCall &call) {
   expectArity(call, kKernel, 2, 1);
   const ConstTensor &logits = call.operands[0], &labels = call.operands[1];
   const Tensor &result = call.results[0];
-  const LabelRows s = labelRows(logits, labels, kKernel);
-  expectDType(result, DType::F32, kKernel, "result");
-  expectShape(result, labels.shape, kKernel, "result");
+  const LabelRows s = losschecks::checkLabelLogProbs(
+      call, false, kKernel,
+      [](const std::string &message) { fail(kKernel, message); });
   if (s.rows == 0)
     return;
   visitRows(logits, labels, nullptr, s.vocab, kKernel,
@@ -220,11 +207,9 @@ void labelLogProbsGrad(const CudaCall &call) {
   const ConstTensor &logits = call.operands[0], &labels = call.operands[1],
                     &grad = call.operands[2];
   const Tensor &result = call.results[0];
-  const LabelRows s = labelRows(logits, labels, kKernel);
-  expectDType(grad, DType::F32, kKernel, "grad");
-  expectShape(grad, labels.shape, kKernel, "grad");
-  expectDType(result, logits.dtype, kKernel, "result");
-  expectShape(result, logits.shape, kKernel, "result");
+  const LabelRows s = losschecks::checkLabelLogProbs(
+      call, true, kKernel,
+      [](const std::string &message) { fail(kKernel, message); });
   if (s.rows == 0 || s.vocab == 0)
     return;
   visitRows(logits, labels, result.data, s.vocab, kKernel,
