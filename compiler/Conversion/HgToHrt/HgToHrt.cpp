@@ -201,11 +201,12 @@ private:
       if (auto name = func_.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                          "hg.state"))
         args[name.getValue()] = arg;
-    llvm::StringMap<BlockArgument> paramArgs;
+    // Every argument of each checkpoint name (a tied weight is several).
+    llvm::StringMap<SmallVector<BlockArgument, 1>> paramArgs;
     for (BlockArgument arg : func_.getArguments())
       if (auto name = func_.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                          "hg.param"))
-        paramArgs[name.getValue()] = arg;
+        paramArgs[name.getValue()].push_back(arg);
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
       // Results tagged hg.param write that parameter (an optimizer step):
       // the executable then reads and writes the weights.
@@ -215,11 +216,11 @@ private:
           return func_.emitError()
                  << "result #" << i << " writes parameter '" << param.getValue()
                  << "' that no argument of @" << func_.getSymName() << " is";
-        if (arg->second.getType() != v.getType())
+        if (arg->second.back().getType() != v.getType())
           return func_.emitError()
                  << "result #" << i << " writes parameter '" << param.getValue()
                  << "' with type " << v.getType() << ", the parameter is "
-                 << arg->second.getType();
+                 << arg->second.back().getType();
         if (!writtenParams_.insert({param.getValue(), v}).second)
           return func_.emitError() << "parameter '" << param.getValue()
                                    << "' is written by two results";
@@ -249,18 +250,10 @@ private:
     for (auto &[name, v] : writtenStates_)
       if (computesInPlace({args[name]}, v))
         inPlaceState_[v] = name;
-    for (auto &[name, v] : writtenParams_) {
-      if (!paramsInPlace_)
-        break;
-      SmallVector<BlockArgument> same; // every argument of that checkpoint name
-      for (BlockArgument arg : func_.getArguments())
-        if (auto n = func_.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                        "hg.param");
-            n && n.getValue() == name)
-          same.push_back(arg);
-      if (computesInPlace(same, v))
-        inPlaceParam_[v] = name;
-    }
+    if (paramsInPlace_)
+      for (auto &[name, v] : writtenParams_)
+        if (computesInPlace(paramArgs[name], v))
+          inPlaceParam_[v] = name;
     return success();
   }
 
