@@ -5,6 +5,7 @@
 #include "Elementwise.cuh"
 #include "Movement.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace hybrid::cuda {
@@ -49,20 +50,18 @@ void copyStrided(const StridedPlan<1> &plan, const void *src, void *dst,
   const int last = plan.rank - 1;
   if (!plan.direct && last >= 0 && plan.strides[0][last] == 1 &&
       elementSize < 8) {
-    int64_t factor = static_cast<int64_t>(8 / elementSize);
-    auto fits = [&](int64_t f) {
-      const uint64_t bytes = static_cast<uint64_t>(f) * elementSize;
-      if (plan.dims[last] % f != 0 ||
-          reinterpret_cast<uint64_t>(src) % bytes != 0 ||
-          reinterpret_cast<uint64_t>(dst) % bytes != 0)
-        return false;
-      for (int d = 0; d < last; ++d)
-        if (plan.strides[0][d] % f != 0)
-          return false;
-      return true;
-    };
-    while (factor > 1 && !fits(factor))
-      factor /= 2;
+    // The widest word (visitWord's: at most 8 bytes) that the run, every
+    // outer stride and both addresses are whole multiples of.
+    size_t word = std::min<size_t>(
+        8, widestWord({static_cast<uint64_t>(plan.dims[last]) * elementSize,
+                       reinterpret_cast<uint64_t>(src),
+                       reinterpret_cast<uint64_t>(dst)}));
+    for (int d = 0; d < last; ++d)
+      word =
+          std::min(word, widestWord({static_cast<uint64_t>(plan.strides[0][d]) *
+                                     elementSize}));
+    const int64_t factor =
+        word > elementSize ? static_cast<int64_t>(word / elementSize) : 1;
     if (factor > 1) {
       Shape dims(plan.dims, plan.dims + plan.rank);
       std::vector<int64_t> strides(plan.strides[0],
