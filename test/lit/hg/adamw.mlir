@@ -131,14 +131,20 @@ func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
 // CHECK-SAME: %[[LEFT:[^:]+]]: tensor<1xf32> {hg.state = "opt.loss_scale_hysteresis"}
 // CHECK-SAME: %[[GOOD:[^:]+]]: tensor<1xf32> {hg.state = "opt.loss_scale_good_steps"}
 // CHECK-SAME: -> ({{.*}}, tensor<1xf32> {hg.state = "opt.loss_scale"}, tensor<1xf32> {hg.state = "opt.loss_scale_hysteresis"}, tensor<1xf32> {hg.state = "opt.loss_scale_good_steps"}, tensor<1xf32> {hg.name = "overflow"}, tensor<1xf32> {hg.name = "loss_scale"}, tensor<1xf32> {hg.name = "next_loss_scale"}, tensor<1xf32> {hg.name = "hysteresis_left"}, tensor<1xf32> {hg.name = "grad_norm"})
+// The norm is |grad_scale / loss_scale| times the accumulators'; the
+// accumulator is multiplied once, by that scale times the clip factor.
 // CHECK: %[[UNSCALE:.+]] = hg.div %[[GS]], %[[S]]
-// CHECK: hg.mul %[[ACC]], %[[UNSCALE]]
-// CHECK: %[[NORM:.+]] = hg.sqrt %{{.+}} : tensor<1xf32>
+// CHECK: hg.mul %[[ACC]], %[[ACC]]
+// CHECK: %[[ROOT:.+]] = hg.sqrt %{{.+}} : tensor<1xf32>
+// CHECK: %[[ABS:.+]] = hg.abs %[[UNSCALE]]
+// CHECK: %[[NORM:.+]] = hg.mul %[[ROOT]], %[[ABS]]
 // CHECK-DAG: %[[NAN:.+]] = hg.is_nan %[[NORM]]
 // CHECK-DAG: %[[INF:.+]] = hg.is_inf %[[NORM]]
 // CHECK: %[[OVF:.+]] = hg.or %[[INF]], %[[NAN]]
+// CHECK: %[[FACTOR:.+]] = hg.mul %[[UNSCALE]], %{{.+}} : tensor<1xf32>, tensor<1xf32>
 // CHECK: %[[T:.+]] = hg.add %[[STEP]], %{{.+}}
-// CHECK: %[[NEXT:[^,]+]], %[[M1:[^,]+]], %[[V1:[^,]+]], %[[CAST:[^ ]+]] = hg.adamw_update %[[MASTER]], %{{.+}} moments %[[M]], %[[V]] {{.+}} working f16
+// CHECK: %[[G:.+]] = hg.mul %[[ACC]], %[[FACTOR]] : tensor<3xf32>, tensor<1xf32>
+// CHECK: %[[NEXT:[^,]+]], %[[M1:[^,]+]], %[[V1:[^,]+]], %[[CAST:[^ ]+]] = hg.adamw_update %[[MASTER]], %[[G]] moments %[[M]], %[[V]] {{.+}} working f16
 // CHECK: %[[M2:.+]] = hg.select %[[OVF]], %[[M]], %[[M1]] : tensor<1xi1>, tensor<3xf32>, tensor<3xf32>
 // CHECK: %[[V2:.+]] = hg.select %[[OVF]], %[[V]], %[[V1]] : tensor<1xi1>, tensor<3xf32>, tensor<3xf32>
 // CHECK: %[[MASTER2:.+]] = hg.select %[[OVF]], %[[MASTER]], %[[NEXT]]

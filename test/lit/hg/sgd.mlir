@@ -16,13 +16,14 @@
 // CHECK-SAME: %[[BUF:[^:]+]]: tensor<3xf32> {hg.state = "opt.momentum_buffer.w"}
 // CHECK-SAME: -> (tensor<3xf32> {hg.state = "opt.momentum_buffer.w"}, tensor<3xf32> {hg.param = "w"}, tensor<1xf32> {hg.state = "opt.step"}, tensor<1xf32> {hg.name = "grad_norm"})
 // CHECK: %[[CLIP:.+]] = hg.select
+// CHECK: %[[FACTOR:.+]] = hg.mul %{{.+}}, %[[CLIP]] : tensor<1xf32>, tensor<1xf32>
 // CHECK: %[[T:.+]] = hg.add %[[STEP]], %{{.+}}
 // CHECK: %[[FIRST:.+]] = hg.equal %[[T]],
 // CHECK: %[[NOMOM:.+]] = hg.equal %[[MOM]],
 // CHECK: %[[RESTART:.+]] = hg.or %[[FIRST]], %[[NOMOM]]
 // CHECK: %[[UNDAMPED:.+]] = hg.sub %{{.+}}, %[[DAMP]]
 // CHECK: %[[NESTEROV:.+]] = hg.greater %[[NES]],
-// CHECK: %[[G:.+]] = hg.mul %{{.+}}, %[[CLIP]] : tensor<3xf32>, tensor<1xf32>
+// CHECK: %[[G:.+]] = hg.mul %{{.+}}, %[[FACTOR]] : tensor<3xf32>, tensor<1xf32>
 // CHECK: %[[DECAY:.+]] = hg.mul %[[WD]], %[[W]]
 // CHECK: %[[D:.+]] = hg.add %[[G]], %[[DECAY]]
 // CHECK: %[[KEPT:.+]] = hg.mul %[[MOM]], %[[BUF]]
