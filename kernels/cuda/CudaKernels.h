@@ -81,6 +81,17 @@ struct CudaCall {
   size_t scratchBytes = 0;
   Stream stream = nullptr;
   Context *context = nullptr;
+  /// Operands (bit i: operand i) whose bytes were final before the kernel
+  /// before this one on the stream began: parameters of an executable that
+  /// does not write them, constants, and never on the first kernel of an
+  /// executable's stream. A kernel may read these before awaitInputs()
+  /// (Device.cuh), e.g. start streaming a weight while the kernel before
+  /// it drains; every other operand only after.
+  uint32_t settledOperands = 0;
+
+  bool settled(size_t operand) const {
+    return operand < 32 && (settledOperands >> operand & 1u);
+  }
 
   template <typename T> const T &attrs() const { return std::get<T>(*op); }
 };

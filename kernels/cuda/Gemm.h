@@ -46,6 +46,10 @@ struct GemmProblem {
   NormKind norm = NormKind::None;
   const void *normWeight = nullptr, *normBias = nullptr;
   double normEpsilon = 0;
+  /// B is settled (CudaCall::settledOperands): the skinny kernel may start
+  /// reading it before the kernel before it on the stream has finished.
+  /// Changes when bytes are read, never the result.
+  bool settledB = false;
 };
 
 /// Enqueues the product on the call's stream with the call's scratch as

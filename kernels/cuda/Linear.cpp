@@ -140,6 +140,7 @@ void linear(const CudaCall &call) {
                     N, K, transW, attrs.activation);
   p.residual = residual ? residual->data : nullptr;
   p.ldr = N;
+  p.settledB = call.settled(1);
   if (attrs.norm == NormKind::None)
     return gemm(call, p, "linear");
   checkPrologue(call, attrs, K);
@@ -194,6 +195,7 @@ void linearGroup(const CudaCall &call) {
         fullN,
         bias ? static_cast<const char *>(bias->data) + begin * bytes : nullptr,
         call.results[i], end - begin, K, transW, attrs.activation);
+    problems[i].settledB = call.settled(1 + 2 * i);
   }
   gemmGroup(call, problems.data(), problems.size(), "linear_group");
 }

@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <string>
 
 namespace hybrid::cuda {
 namespace {
@@ -59,6 +61,10 @@ struct SkinnyGroup {
   SkinnyParams member[kMaxGroupMembers];
   unsigned firstTile[kMaxGroupMembers] = {};
   int count = 1;
+  /// Every member's weight is settled (GemmProblem::settledB): the
+  /// tensor-core kernel issues its first batch of weight loads before
+  /// awaitInputs(), streaming them while the kernel before it drains.
+  bool earlyWeights = false;
 };
 
 /// This block's member and its column tile within the member. The loop
@@ -394,29 +400,28 @@ __device__ __forceinline__ T loadX(const uint16_t *at) {
 template <typename S, bool NK, int MT, bool Vec, bool Norm = false>
 __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
     skinnyMmaKernel(SkinnyGroup group) {
-  awaitInputs();
+  // Nothing but settled weights is read before awaitInputs() below.
   using Cfg = MmaConfig<NK, MT>;
   constexpr int T = Cfg::kTiles;
   __shared__ float red[Cfg::kWarps * Cfg::kAcc * 32];
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   int64_t tile = 0;
-  SkinnyParams p = memberOf(group, tile);
+  const SkinnyParams p = memberOf(group, tile);
   const int64_t n0 = tile * Cfg::kCols;
-  const auto *x = static_cast<const uint16_t *>(p.x);
+  // x: the input rows, or the prologue's normalised rows (M x K, written
+  // into shared memory after the wait).
+  extern __shared__ uint4 normalisedRows[];
+  const auto *x = Norm ? reinterpret_cast<const uint16_t *>(normalisedRows)
+                       : static_cast<const uint16_t *>(p.x);
+  const int64_t ldx = Norm ? p.K : p.ldx;
   const auto *w = static_cast<const uint16_t *>(p.w);
-  if constexpr (Norm) {
-    extern __shared__ uint4 normalisedRows[];
-    normaliseRows<S, 32 * Cfg::kWarps>(p, normalisedRows);
-    x = reinterpret_cast<const uint16_t *>(normalisedRows);
-    p.ldx = p.K;
-  }
   // Rows past the end are read as the last row (valid memory): a row of A
   // or a column of B only reaches its own row / column of D, which is not
   // stored.
   const uint16_t *xRow[MT];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
-    xRow[mt] = x + std::min<int64_t>(mt * kRowTile + g, p.M - 1) * p.ldx;
+    xRow[mt] = x + std::min<int64_t>(mt * kRowTile + g, p.M - 1) * ldx;
   const uint16_t *wRow[NK ? T : 1][2];
   int64_t col = 0, colVec = 0; // [K, N]: this thread's 8 columns
   if constexpr (NK) {
@@ -431,7 +436,10 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
     colVec = std::min<int64_t>(col, p.N - 8); // Vec: N % 8 == 0, so N >= 8
   }
 
-  auto load = [&](MmaStep<NK, MT> &f, int64_t step) {
+  // A step's W fragments (read-only weights) and its x fragments (the
+  // previous kernel's result, or the prologue's rows), loaded apart so that
+  // W can be in flight before awaitInputs().
+  auto loadW = [&](MmaStep<NK, MT> &f, int64_t step) {
     const bool vec = Vec && (step + 1) * Cfg::kStepK <= p.K;
     if constexpr (NK) {
       const int64_t k = step * Cfg::kStepK + 8 * t;
@@ -442,10 +450,6 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
           f.a[a][h] =
               vec ? __ldcs(reinterpret_cast<const uint4 *>(wRow[a][h] + k))
                   : gather8(wRow[a][h] + k, p.K - k);
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-        f.b[mt] = vec ? loadX<Norm, uint4>(xRow[mt] + k)
-                      : gather8(xRow[mt] + k, p.K - k);
     } else {
       const int64_t k = step * Cfg::kStepK + 4 * t;
 #pragma unroll
@@ -458,8 +462,17 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
         else
           f.a[j] = make_uint4(0, 0, 0, 0);
       }
+    }
+  };
+  auto loadXStep = [&](MmaStep<NK, MT> &f, int64_t step) {
+    const bool vec = Vec && (step + 1) * Cfg::kStepK <= p.K;
+    const int64_t k = step * Cfg::kStepK + (NK ? 8 : 4) * t;
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+    for (int mt = 0; mt < MT; ++mt) {
+      if constexpr (NK)
+        f.b[mt] = vec ? loadX<Norm, uint4>(xRow[mt] + k)
+                      : gather8(xRow[mt] + k, p.K - k);
+      else
         f.b[mt] = vec ? loadX<Norm, uint2>(xRow[mt] + k)
                       : gather4(xRow[mt] + k, p.K - k);
     }
@@ -497,13 +510,31 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
   int64_t s, end;
   warpSteps<Cfg::kWarps>(p, Cfg::kStepK, s, end);
   // Every load of a batch is issued before the first is used (the batch
-  // waits for memory once); a short slice is one partial batch.
-  for (; s < end; s += Cfg::kUnroll) {
-    MmaStep<NK, MT> f[Cfg::kUnroll];
+  // waits for memory once); a short slice is one partial batch. With
+  // settled weights the first batch's W loads go out before the wait for
+  // the previous kernel (and the prologue), which they then overlap.
+  MmaStep<NK, MT> f[Cfg::kUnroll];
+  const bool early = group.earlyWeights;
+  if (early) {
 #pragma unroll
     for (int u = 0; u < Cfg::kUnroll; ++u)
       if (s + u < end)
-        load(f[u], s + u);
+        loadW(f[u], s + u);
+  }
+  awaitInputs();
+  if constexpr (Norm)
+    normaliseRows<S, 32 * Cfg::kWarps>(p, normalisedRows);
+  for (bool first = true; s < end; s += Cfg::kUnroll, first = false) {
+    if (!(early && first)) {
+#pragma unroll
+      for (int u = 0; u < Cfg::kUnroll; ++u)
+        if (s + u < end)
+          loadW(f[u], s + u);
+    }
+#pragma unroll
+    for (int u = 0; u < Cfg::kUnroll; ++u)
+      if (s + u < end)
+        loadXStep(f[u], s + u);
 #pragma unroll
     for (int u = 0; u < Cfg::kUnroll; ++u)
       if (s + u < end)
@@ -725,6 +756,16 @@ SkinnyGeometry geometryOf(const GemmProblem &p) {
                    : mmaGeometry<false, 4>();
 }
 
+/// HYBRID_CUDA_EARLY_WEIGHTS=0 keeps every weight load after the wait for
+/// the previous kernel (to measure what the early loads buy).
+bool earlyWeightsAllowed() {
+  static const bool allowed = [] {
+    const char *v = std::getenv("HYBRID_CUDA_EARLY_WEIGHTS");
+    return !(v && std::string(v) == "0");
+  }();
+  return allowed;
+}
+
 bool aligned(const void *ptr, size_t bytes) {
   return reinterpret_cast<uintptr_t>(ptr) % bytes == 0;
 }
@@ -892,6 +933,7 @@ void skinnyGemmGroup(const GemmProblem *problems, size_t count, int splits,
     const size_t last = std::min(count, first + kMaxGroupMembers);
     SkinnyGroup group;
     group.count = static_cast<int>(last - first);
+    group.earlyWeights = earlyWeightsAllowed();
     int64_t tiles = 0;
     bool vec = true;
     for (size_t i = first; i < last; ++i) {
@@ -920,6 +962,7 @@ void skinnyGemmGroup(const GemmProblem *problems, size_t count, int splits,
       sp.normBias = p.normBias;
       sp.normEpsilon = p.normEpsilon;
       sp.stepsPerSlice = (steps + slices - 1) / slices;
+      group.earlyWeights = group.earlyWeights && p.settledB;
       group.firstTile[i - first] = static_cast<unsigned>(tiles);
       tiles += (p.N + g.cols - 1) / g.cols;
       vec = vec && vectorLoads(p);

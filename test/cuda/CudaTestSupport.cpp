@@ -210,17 +210,17 @@ Context *testContext() {
   return context.get();
 }
 
-std::vector<HostTensor> runCuda(const Op &op,
-                                const std::vector<HostTensor> &operands,
-                                const std::vector<HostTensor> &results,
-                                bool inPlace, bool withContext,
-                                const std::vector<int> &aliases) {
+std::vector<HostTensor>
+runCuda(const Op &op, const std::vector<HostTensor> &operands,
+        const std::vector<HostTensor> &results, bool inPlace, bool withContext,
+        const std::vector<int> &aliases, uint32_t settledOperands) {
   std::vector<HostTensor> out;
   for (const HostTensor &r : results)
     out.push_back(inPlace ? r : HostTensor(r.dtype, r.shape));
   CudaCall call;
   call.op = &op;
   call.context = withContext ? testContext() : nullptr;
+  call.settledOperands = settledOperands;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   std::vector<void *> operandData; // (what aliasing results write)
   for (const HostTensor &t : operands) {
@@ -469,10 +469,12 @@ void expectClose(const HostTensor &gpu, const HostTensor &cpu, Tolerance tol,
 
 void expectMatchesCpu(const Op &op, const std::vector<HostTensor> &operands,
                       const std::vector<HostTensor> &results,
-                      const std::string &what, const Tolerance *tol) {
+                      const std::string &what, const Tolerance *tol,
+                      uint32_t settledOperands) {
   SCOPED_TRACE(what);
   const std::vector<HostTensor> cpu = runCpu(op, operands, results);
-  const std::vector<HostTensor> gpu = runCuda(op, operands, results);
+  const std::vector<HostTensor> gpu =
+      runCuda(op, operands, results, false, true, {}, settledOperands);
   ASSERT_EQ(cpu.size(), gpu.size());
   for (size_t i = 0; i < cpu.size(); ++i)
     expectClose(gpu[i], cpu[i], tol ? *tol : defaultTolerance(cpu[i].dtype),

@@ -81,12 +81,13 @@ std::vector<HostTensor> runCpu(const Op &op,
 /// when the kernel writes past it. Results start poisoned, or with the
 /// given results' contents when `inPlace`. Result i is operand
 /// `aliases[i]`'s device buffer where that is >= 0 (a state updated in
-/// place).
+/// place). `settledOperands` is the call's CudaCall::settledOperands.
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
                                 const std::vector<HostTensor> &results,
                                 bool inPlace = false, bool withContext = true,
-                                const std::vector<int> &aliases = {});
+                                const std::vector<int> &aliases = {},
+                                uint32_t settledOperands = 0);
 
 /// One call of `op` captured once in a CUDA graph (global capture mode, so
 /// a host sync, copy or allocation in the kernel fails the capture) and
@@ -122,7 +123,8 @@ void expectClose(const HostTensor &gpu, const HostTensor &cpu, Tolerance tol,
 /// Runs `op` on both and compares every result; `what` names the case.
 void expectMatchesCpu(const Op &op, const std::vector<HostTensor> &operands,
                       const std::vector<HostTensor> &results,
-                      const std::string &what, const Tolerance *tol = nullptr);
+                      const std::string &what, const Tolerance *tol = nullptr,
+                      uint32_t settledOperands = 0);
 
 /// Context shared by the tests (created on first use).
 Context *testContext();

@@ -115,7 +115,8 @@ TEST_F(GemmTest, LinearNormPrologue) {
   // multiple of 8: a decode step's projections, both weight layouts) and
   // as its own kernel before the product (more rows, odd K, f32), against
   // the CPU kernel; with and without the norm's weight and bias, with the
-  // epilogue.
+  // epilogue; with the weight settled (its loads before the wait, the
+  // prologue after) or not.
   struct Case {
     Shape in;
     int64_t N;
@@ -134,6 +135,7 @@ TEST_F(GemmTest, LinearNormPrologue) {
           Shape out = c.in;
           out.back() = c.N;
           const Tolerance tol = sumTolerance(dt);
+          const uint32_t settled = operands == 2 ? 0u : 1u << 1;
           expectMatchesCpu(
               ops::Linear{trans, Activation::GeluTanh, norm, 1e-5},
               {randomTensor(dt, c.in, rng, -2, 3),
@@ -150,8 +152,9 @@ TEST_F(GemmTest, LinearNormPrologue) {
                   shapeToString(c.in) + " N " + std::to_string(c.N) +
                   (trans ? " [N,K]" : " [K,N]") +
                   (norm == NormKind::LayerNorm ? " layer" : " rms") +
-                  (hasWeight ? " weight" : "") + (hasBias ? " bias" : ""),
-              &tol);
+                  (hasWeight ? " weight" : "") + (hasBias ? " bias" : "") +
+                  (settled ? " settled" : ""),
+              &tol, settled);
         }
 }
 

@@ -108,11 +108,14 @@ struct DeviceLinear {
 /// them), with exactly its declared scratch and a guard region after it;
 /// with `counted`, split tiles are finished by their last block (zeroed
 /// tile counters, which must be zero again afterwards), else by the
-/// combine kernel.
+/// combine kernel; with `settled`, the weight is declared settled (its
+/// loads may start before the wait for the previous kernel).
 HostTensor runSkinny(const ops::Linear &attrs,
                      const std::vector<HostTensor> &operands, int splits,
-                     size_t offset = 0, bool counted = false) {
+                     size_t offset = 0, bool counted = false,
+                     bool settled = false) {
   DeviceLinear linear(attrs, operands, offset);
+  linear.problem.settledB = settled;
   EXPECT_TRUE(skinnyGemmSupports(linear.problem));
   cudaOk(cudaMemset(linear.result->data, 0xFF, linear.out.bytes.size()),
          "cudaMemset");
@@ -195,6 +198,11 @@ void expectSkinnyMatchesCpu(const LinearOperands &o, bool transposed,
   const HostTensor cpu = runCpu(attrs, operands, {out})[0];
   const HostTensor gpu = runSkinny(attrs, operands, splits, offset);
   expectClose(gpu, cpu, sumTolerance(o.x.dtype), what);
+  // A settled weight changes when it is read, not what is computed.
+  const HostTensor early =
+      runSkinny(attrs, operands, splits, offset, false, true);
+  EXPECT_EQ(early.bytes, gpu.bytes)
+      << what << ": with the weight settled the result differs";
   if (splits > 1) {
     // The last block of each tile sums the same partials in the same
     // order as the combine kernel: the same bits.
@@ -257,6 +265,47 @@ TEST_F(SkinnyGemmTest, UnalignedOperands) {
         expectSkinnyMatchesCpu(o, transposed, Activation::GeluTanh, 2,
                                dtypeSize(dt));
       }
+}
+
+TEST_F(SkinnyGemmTest, SettledWeightsStillWaitForTheInput) {
+  // The weight's loads go out before the wait for the previous kernel; x
+  // must not. A copy kernel (launched with the same overlap) writes x just
+  // before the product on one stream, again with new values each round:
+  // the product must see every new x.
+  for (DType dt : {DType::BF16, DType::F16})
+    for (bool transposed : {true, false}) {
+      const int64_t M = 1, K = 2048, N = 2048;
+      const ops::Linear attrs{transposed, Activation::None};
+      LinearOperands o = randomLinear(dt, M, K, N, true, false, rng);
+      DeviceLinear linear(attrs, o.forLayout(transposed), 0);
+      linear.problem.settledB = true;
+      DeviceTensor source(o.x.bytes.size(), 0);
+      cudaStream_t stream = nullptr;
+      cudaOk(cudaStreamCreate(&stream), "cudaStreamCreate");
+      const Op copy = ops::Copy{};
+      CudaCall call;
+      call.op = &copy;
+      call.operands = {ConstTensor(source.data, dt, o.x.shape)};
+      call.results = {Tensor{linear.operands[0]->data, dt, o.x.shape}};
+      call.stream = stream;
+      call.context = testContext();
+      for (int round = 0; round < 4; ++round) {
+        o.x = randomTensor(dt, {M, K}, rng, -1, 1);
+        source.upload(o.x);
+        cudaOk(cudaMemset(linear.operands[0]->data, 0, o.x.bytes.size()),
+               "cudaMemset");
+        findKernel(copy).run(call);
+        skinnyGemm(linear.problem, 1, nullptr, 0, stream, "linear");
+        cudaOk(cudaStreamSynchronize(stream), "copy and product");
+        const std::string what = describe(dt, M, K, N, transposed,
+                                          Activation::None, true, false, 1) +
+                                 " round " + std::to_string(round);
+        const HostTensor cpu =
+            runCpu(attrs, o.forLayout(transposed), {linear.out})[0];
+        expectClose(linear.download(), cpu, sumTolerance(dt), what);
+      }
+      cudaStreamDestroy(stream);
+    }
 }
 
 TEST_F(SkinnyGemmTest, CapturedGraphReplaysNewOperands) {

@@ -425,3 +425,54 @@ TEST_F(CudaDeviceTest, OpWithoutAKernelFailsAtPrepare) {
   if (!missing)
     GTEST_SKIP() << "every op has a CUDA kernel: nothing to refuse";
 }
+
+// Which operands a kernel may read before the previous kernel finishes
+// (host logic only: runs without a GPU). A linear's weight is settled when
+// it is a parameter (directly or through an alias) of an executable that
+// only reads parameters, or a constant; never the input, never on the
+// first kernel of a stream, never in an executable that writes parameters.
+TEST(SettledOperands, ParametersOfAReadOnlyExecutableAfterItsFirstKernel) {
+  ExecutableDesc e;
+  e.name = "decode";
+  auto buffer = [&](BufferKind kind, int32_t index) {
+    BufferDesc b;
+    b.kind = kind;
+    b.index = index;
+    e.buffers.push_back(b);
+    return static_cast<int32_t>(e.buffers.size() - 1);
+  };
+  const int32_t x = buffer(BufferKind::Workspace, -1);
+  const int32_t w = buffer(BufferKind::Param, 0);
+  const int32_t wView = buffer(BufferKind::Alias, w);
+  const int32_t table = buffer(BufferKind::Constant, 0);
+  const int32_t state = buffer(BufferKind::State, 0);
+  const int32_t y = buffer(BufferKind::Workspace, -1);
+  auto linear = [&](int32_t input, int32_t weight, int32_t stream) {
+    CommandDesc c;
+    c.op = ops::Linear{true, Activation::None};
+    c.operands = {input, weight, -1, -1};
+    c.results = {y};
+    c.stream = stream;
+    return c;
+  };
+  CommandDesc record;
+  record.op = ops::RecordEvent{0};
+  e.commands = {record,
+                linear(x, w, 0),         // the first kernel of stream 0
+                linear(x, w, 0),         // weight settled
+                linear(x, wView, 0),     // through an alias
+                linear(table, state, 0), // a constant input, a state weight
+                linear(x, w, 1)};        // the first kernel of stream 1
+  EXPECT_EQ(settledOperands(e.commands[1], e), 0u);
+  EXPECT_EQ(settledOperands(e.commands[2], e), 1u << 1);
+  EXPECT_EQ(settledOperands(e.commands[3], e), 1u << 1);
+  EXPECT_EQ(settledOperands(e.commands[4], e), 1u << 0);
+  EXPECT_EQ(settledOperands(e.commands[5], e), 0u);
+  // A copy of a command is not one of e's: nothing is settled.
+  const CommandDesc copy = e.commands[2];
+  EXPECT_EQ(settledOperands(copy, e), 0u);
+  // The optimizer step writes its parameters: none is settled.
+  e.paramAccess = Access::ReadWrite;
+  EXPECT_EQ(settledOperands(e.commands[2], e), 0u);
+  EXPECT_EQ(settledOperands(e.commands[4], e), 1u << 0);
+}

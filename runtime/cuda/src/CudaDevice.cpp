@@ -165,13 +165,15 @@ namespace {
 class CudaKernelCommand : public PreparedCommand {
 public:
   CudaKernelCommand(cuda::KernelEntry entry, const CommandDesc &command,
-                    cuda::Context *context, int ordinal, std::string device,
-                    std::mutex &launch, KernelProfile *profile)
+                    uint32_t settledOperands, cuda::Context *context,
+                    int ordinal, std::string device, std::mutex &launch,
+                    KernelProfile *profile)
       : entry_(entry), op_(command.op), operands_(command.operands),
         results_(command.results), ordinal_(ordinal),
         device_(std::move(device)), launch_(launch), profile_(profile) {
     call_.op = &op_;
     call_.context = context;
+    call_.settledOperands = settledOperands;
     call_.operands.resize(operands_.size());
     call_.results.resize(results_.size());
   }
@@ -252,6 +254,13 @@ private:
   cuda::CudaCall call_;
   size_t scratch_ = 0;
 };
+
+/// Whether `op` runs as a kernel launch (not an event or a collective).
+bool launchesKernel(const Op &op) {
+  return !std::holds_alternative<ops::RecordEvent>(op) &&
+         !std::holds_alternative<ops::WaitEvent>(op) &&
+         !std::holds_alternative<ops::Collective>(op);
+}
 
 /// A collective, run by the communicator the executable names (one rank
 /// unless the device was given another).
@@ -568,8 +577,8 @@ CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
                 "'" +
                 (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
   return std::make_unique<CudaKernelCommand>(
-      entry, command, impl_->context, ordinal_, impl_->name, impl_->launch,
-      impl_->profile.get());
+      entry, command, settledOperands(command, exe), impl_->context, ordinal_,
+      impl_->name, impl_->launch, impl_->profile.get());
 }
 
 void CudaDevice::setCommunicator(const std::string &name,
@@ -586,6 +595,35 @@ CUstream_st *CudaDevice::nativeStream(Stream &stream) {
   if (!s)
     throw Error("the stream is not a CUDA stream");
   return s->get();
+}
+
+uint32_t settledOperands(const CommandDesc &command,
+                         const ExecutableDesc &exe) {
+  const CommandDesc *first = exe.commands.data();
+  if (&command < first || &command >= first + exe.commands.size())
+    return 0; // not one of exe's commands: where it runs is unknown
+  for (const CommandDesc &c : exe.commands)
+    if (c.stream == command.stream && launchesKernel(c.op)) {
+      if (&c == &command)
+        return 0;
+      break;
+    }
+  uint32_t mask = 0;
+  for (size_t i = 0; i < command.operands.size() && i < 32; ++i) {
+    int32_t b = command.operands[i];
+    size_t hops = 0; // aliases form a forest (validated); bound the walk
+    while (b >= 0 && static_cast<size_t>(b) < exe.buffers.size() &&
+           exe.buffers[b].kind == BufferKind::Alias &&
+           hops++ < exe.buffers.size())
+      b = exe.buffers[b].index;
+    if (b < 0 || static_cast<size_t>(b) >= exe.buffers.size())
+      continue;
+    const BufferKind kind = exe.buffers[b].kind;
+    if (kind == BufferKind::Constant ||
+        (kind == BufferKind::Param && exe.paramAccess == Access::Read))
+      mask |= 1u << i;
+  }
+  return mask;
 }
 
 } // namespace hybrid

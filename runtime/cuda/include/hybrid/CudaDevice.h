@@ -162,4 +162,15 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// The operands of `command` (bit i: operand i) that its kernel may read
+/// before the kernel before it on the stream has finished
+/// (cuda::CudaCall::settledOperands): constants, and parameters of an
+/// executable that only reads them, except on the first kernel of the
+/// command's stream in `exe` (the kernel before that one may belong to
+/// another executable, e.g. an optimizer step writing the parameters;
+/// every later kernel starts after the first one's wait has seen it
+/// finish). `command` is an element of exe.commands (for any other
+/// reference nothing is settled).
+uint32_t settledOperands(const CommandDesc &command, const ExecutableDesc &exe);
+
 } // namespace hybrid
