@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -146,6 +147,15 @@ void finishEpilogue(const GemmProblem &p, const LtEpilogue &done,
            stream, p, act, addResidual);
   });
   checkLaunch(kernel);
+}
+
+/// HYBRID_CUDA_SKINNY=prefer: see tune().
+bool skinnyPreferred() {
+  static const bool prefer = [] {
+    const char *v = std::getenv("HYBRID_CUDA_SKINNY");
+    return v && std::string(v) == "prefer";
+  }();
+  return prefer;
 }
 
 /// Whether the skinny kernel is timed for `p`: HYBRID_CUDA_SKINNY=0 leaves
@@ -358,16 +368,40 @@ cublasStatus_t runLt(const CudaCall &call, const GemmProblem &p,
 /// large weight matrix). Runs write only the result (and scratch), which
 /// the real call writes again. Not during a stream capture (nothing runs
 /// then): the next call outside one tunes.
+/// How long the kernel before a timed candidate runs (CandidateTimer):
+/// about a batch-1 layer norm or attention kernel of a decode step.
+constexpr long long kPredecessorNs = 5000;
+
+/// One warp that waits `ns` nanoseconds of the GPU's global timer after
+/// awaitInputs(), reading and writing nothing.
+__global__ void predecessorKernel(long long ns) {
+  awaitInputs();
+  long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < ns);
+}
+
 /// Times candidate runs for tuning, each starting with the operands out of
 /// L2, as a decode step's weights are (each read once per step from HBM):
 /// timed warm, split-K shapes that win from L2 lose in the step (OPT-1.3B
 /// decode, H200: 1.79 -> 1.71 ms per step at batch 1, 2.63 -> 2.42 at batch
 /// 32). HYBRID_CUDA_TUNE=warm times repeated runs on warm operands instead.
 /// Not during a stream capture (nothing runs then): ready() says so.
+///
+/// With `afterKernel` (products the skinny kernel can take: a decode
+/// step's), each timed run starts with a short kernel of ours before the
+/// candidate, as a layer norm or attention kernel runs before a step's
+/// projections: the skinny kernel's launch overlaps it and streams its
+/// settled weight meanwhile (SkinnyGemm.h), a cuBLASLt kernel starts after
+/// it. Timed alone, cuBLASLt won OPT-1.3B's fc1 / fc2 at batch 1 by 2-3
+/// us, yet the step ran 1.487 -> 1.448 ms with the skinny kernel for every
+/// product (GPT-2: 0.520 -> 0.432 ms; H200).
 class CandidateTimer {
 public:
-  CandidateTimer(Context &context, cudaStream_t stream)
-      : context_(context), stream_(stream) {
+  CandidateTimer(Context &context, cudaStream_t stream, bool afterKernel)
+      : context_(context), stream_(stream), afterKernel_(afterKernel) {
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess ||
         capturing != cudaStreamCaptureStatusNone) {
@@ -416,6 +450,8 @@ public:
       if (cold_ && context_.l2Flush)
         cudaMemsetAsync(context_.l2Flush, r, 2 * context_.l2Bytes, stream_);
       cudaEventRecord(start_, stream_);
+      if (afterKernel_)
+        launch(predecessorKernel, 1, 32, 0, stream_, kPredecessorNs);
       run();
       cudaEventRecord(stop_, stream_);
       float ms = INFINITY;
@@ -430,12 +466,37 @@ private:
   Context &context_;
   cudaStream_t stream_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  bool capturing_ = false, cold_ = false;
+  bool capturing_ = false, cold_ = false, afterKernel_ = false;
 };
+
+/// HYBRID_CUDA_TUNE_LOG=1: one line on stderr per tuned product or group
+/// (its shape, the fastest time of each kind, what it keeps), to see what a
+/// run's plans chose.
+bool tuneLog() {
+  static const bool on = [] {
+    const char *v = std::getenv("HYBRID_CUDA_TUNE_LOG");
+    return v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+/// "linear bf16 1 x 2048 x 8192 [N,K]" (M x K x N; group members' N
+/// joined by +).
+std::string describeProducts(const char *kernel, const GemmProblem *problems,
+                             size_t count) {
+  const GemmProblem &p = problems[0];
+  std::string n;
+  for (size_t i = 0; i < count; ++i)
+    n += (i ? "+" : "") + std::to_string(problems[i].N);
+  return std::string(kernel) + " " + dtypeName(p.dtype) + " " +
+         std::to_string(p.M) + " x " + std::to_string(p.K) + " x " + n +
+         (p.transB ? " [N,K]" : " [K,N]") +
+         (p.batch > 1 ? " batch " + std::to_string(p.batch) : "");
+}
 
 void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
           size_t workspace, cudaStream_t stream, const char *kernel) {
-  CandidateTimer timer(*call.context, stream);
+  CandidateTimer timer(*call.context, stream, !plan.skinnyCandidates.empty());
   if (timer.capturing())
     return;
   if (!timer.ready()) {
@@ -445,7 +506,13 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
   auto timeRuns = [&](auto run) { return timer.time(run); };
   const LtEpilogue fused = ltEpilogue(p);
   float best = INFINITY;
+  // HYBRID_CUDA_SKINNY=prefer: the skinny kernel wherever it takes the
+  // product (its split counts still timed), to measure a whole step
+  // against the plans timed one product at a time.
+  const bool skinnyOnly = skinnyPreferred() && !plan.skinnyCandidates.empty();
   for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
+    if (skinnyOnly)
+      break;
     const float ms = timeRuns([&] {
       if (runLt(call, p, plan, c.algo, c.workspaceSize, stream) !=
           CUBLAS_STATUS_SUCCESS)
@@ -459,6 +526,8 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
       plan.workspace = c.workspaceSize;
     }
   }
+  const float lt = best;
+  float skinny = INFINITY;
   unsigned *counters = tileCounters(*call.context, stream, kernel);
   for (int splits : plan.skinnyCandidates) {
     const float ms = timeRuns([&] {
@@ -466,12 +535,22 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
                  kTileCounters);
       return true;
     });
+    skinny = std::min(skinny, ms);
     if (ms < best) {
       best = ms;
       plan.skinnySplits = splits;
     }
   }
   plan.tuned = true;
+  if (tuneLog())
+    std::fprintf(
+        stderr, "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us%s -> %s\n",
+        describeProducts(kernel, &p, 1).c_str(), lt * 1e3, skinny * 1e3,
+        plan.skinnyCandidates.empty() ? "" : " (after a 5 us kernel)",
+        plan.skinnySplits > 0
+            ? ("skinny, " + std::to_string(plan.skinnySplits) + " splits")
+                  .c_str()
+            : "cuBLASLt");
 }
 
 } // namespace
@@ -587,13 +666,15 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
       found != context.groupSplits.end()) {
     splits = found->second;
   } else {
-    CandidateTimer timer(context, stream);
+    CandidateTimer timer(context, stream, true);
     if (!timer.capturing()) {
       if (timer.ready()) {
         float best = timer.time([&] {
           oneByOne();
           return true;
         });
+        const float apart = best;
+        float together = INFINITY;
         splits = 0;
         for (int s : *candidates) {
           if (!fits(s))
@@ -602,11 +683,23 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
             launchGroup(s);
             return true;
           });
+          together = std::min(together, ms);
           if (ms < best) {
             best = ms;
             splits = s;
           }
         }
+        if (tuneLog())
+          std::fprintf(
+              stderr,
+              "hybrid: tuned %s: apart %.1f us, one launch %.1f us (after a "
+              "5 us kernel)%s\n",
+              describeProducts(kernel, problems, count).c_str(), apart * 1e3,
+              together * 1e3,
+              splits > 0
+                  ? (" -> one launch, " + std::to_string(splits) + " splits")
+                        .c_str()
+                  : " -> apart");
       }
       context.groupSplits.emplace(std::move(key), splits);
     }
