@@ -132,9 +132,13 @@ done
 # own bf16 error, measured on these fixtures, is loss <= 9.2e-4, gradients
 # <= 0.13, zero gradients <= 1.2e-3, logits after <= 0.093. Then 10 steps
 # of `hybrid-run train` on each device: the same losses within 1e-4
-# relative in f32, 3e-2 in bf16 (bf16 roundings that differ between the
-# devices compound over the steps; measured on the H200: worst 4.8e-3
-# gpt2, 1.6e-2 opt, 1.3e-2 llama).
+# relative in f32, 5e-2 in bf16 (bf16 roundings that differ between the
+# devices compound over the steps, and which GEMM kernel each product runs
+# is timed per run, so the summation orders vary too: on the H200 the
+# llama fixture's step-10 difference ranged 1.4e-2 to 3.6e-2 over four
+# equally valid kernel choices — cuBLASLt only, skinny where it times
+# faster with and without early weight loads, skinny wherever it applies;
+# gpt2 8.5e-3 to 1.6e-2, opt 1.3e-2 to 2.7e-2; f32 stays within 2.1e-6).
 # check NAME CMD...: one line, "ok    NAME: CMD's output" or a FAIL line.
 check() {
   local name=$1 line
@@ -205,7 +209,7 @@ for m in gpt2 opt llama; do
   fi
   for dt in f32 bf16; do
     b=$bundles/$m/train.hyb config=test/gpu/ds_train.json rtol=1e-4
-    [ $dt = bf16 ] && b=$bundles/$m/train-bf16.hyb config=test/gpu/ds_train_bf16.json rtol=3e-2
+    [ $dt = bf16 ] && b=$bundles/$m/train-bf16.hyb config=test/gpu/ds_train_bf16.json rtol=5e-2
     ran=1
     for dev in cpu cuda; do
       $out/bin/hybrid-run train $b --weights $bundles/$m/model.safetensors \
