@@ -165,15 +165,16 @@ namespace {
 class CudaKernelCommand : public PreparedCommand {
 public:
   CudaKernelCommand(cuda::KernelEntry entry, const CommandDesc &command,
-                    uint32_t settledOperands, cuda::Context *context,
-                    int ordinal, std::string device, std::mutex &launch,
-                    KernelProfile *profile)
+                    bool overlapPrevious, uint32_t settledOperands,
+                    cuda::Context *context, int ordinal, std::string device,
+                    std::mutex &launch, KernelProfile *profile)
       : entry_(entry), op_(command.op), operands_(command.operands),
         results_(command.results), ordinal_(ordinal),
         device_(std::move(device)), launch_(launch), profile_(profile) {
     call_.op = &op_;
     call_.context = context;
     call_.settledOperands = settledOperands;
+    call_.overlapPrevious = overlapPrevious;
     call_.operands.resize(operands_.size());
     call_.results.resize(results_.size());
   }
@@ -206,9 +207,10 @@ public:
     std::lock_guard<std::mutex> lock(launch_);
     CurrentDevice guard(ordinal_, device_);
     if (profile_)
-      profile_->measure(call_.stream, profileKey_, [&] { entry_.run(call_); });
+      profile_->measure(call_.stream, profileKey_,
+                        [&] { cuda::runCall(entry_, call_); });
     else
-      entry_.run(call_);
+      cuda::runCall(entry_, call_);
   }
 
 private:
@@ -577,8 +579,9 @@ CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
                 "'" +
                 (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
   return std::make_unique<CudaKernelCommand>(
-      entry, command, settledOperands(command, exe), impl_->context, ordinal_,
-      impl_->name, impl_->launch, impl_->profile.get());
+      entry, command, !firstKernelOfStream(command, exe),
+      settledOperands(command, exe), impl_->context, ordinal_, impl_->name,
+      impl_->launch, impl_->profile.get());
 }
 
 void CudaDevice::setCommunicator(const std::string &name,
@@ -597,17 +600,21 @@ CUstream_st *CudaDevice::nativeStream(Stream &stream) {
   return s->get();
 }
 
-uint32_t settledOperands(const CommandDesc &command,
+bool firstKernelOfStream(const CommandDesc &command,
                          const ExecutableDesc &exe) {
   const CommandDesc *first = exe.commands.data();
   if (&command < first || &command >= first + exe.commands.size())
-    return 0; // not one of exe's commands: where it runs is unknown
+    return true; // not one of exe's commands: assume the worst
   for (const CommandDesc &c : exe.commands)
-    if (c.stream == command.stream && launchesKernel(c.op)) {
-      if (&c == &command)
-        return 0;
-      break;
-    }
+    if (c.stream == command.stream && launchesKernel(c.op))
+      return &c == &command;
+  return true;
+}
+
+uint32_t settledOperands(const CommandDesc &command,
+                         const ExecutableDesc &exe) {
+  if (firstKernelOfStream(command, exe))
+    return 0;
   uint32_t mask = 0;
   for (size_t i = 0; i < command.operands.size() && i < 32; ++i) {
     int32_t b = command.operands[i];
