@@ -27,22 +27,6 @@ void checkLaunch(const char *kernel);
 /// later, and HYBRID_CUDA_PDL not "0" (which measures what it buys).
 bool overlapLaunches();
 
-/// While one lives on this thread, `launch` enqueues without overlap (the
-/// kernel starts after everything before it on the stream has finished):
-/// runCall's for the first kernel of an executable's stream.
-class NoLaunchOverlap {
-public:
-  NoLaunchOverlap();
-  ~NoLaunchOverlap();
-  NoLaunchOverlap(const NoLaunchOverlap &) = delete;
-  NoLaunchOverlap &operator=(const NoLaunchOverlap &) = delete;
-  /// Whether one lives on this thread.
-  static bool active();
-
-private:
-  bool outer_;
-};
-
 /// Checks the operand and result counts, that the first `required` operands
 /// are present (the rest may be absent), that shapes are non-negative and
 /// that non-empty tensors have data.

@@ -126,23 +126,6 @@ bool overlapLaunches() {
   return v == 2;
 }
 
-namespace {
-thread_local bool tNoLaunchOverlap = false;
-} // namespace
-
-NoLaunchOverlap::NoLaunchOverlap() : outer_(tNoLaunchOverlap) {
-  tNoLaunchOverlap = true;
-}
-NoLaunchOverlap::~NoLaunchOverlap() { tNoLaunchOverlap = outer_; }
-bool NoLaunchOverlap::active() { return tNoLaunchOverlap; }
-
-void runCall(const KernelEntry &entry, const CudaCall &call) {
-  if (call.overlapPrevious)
-    return entry.run(call);
-  NoLaunchOverlap guard;
-  entry.run(call);
-}
-
 bool deviceAvailable() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {

@@ -88,13 +88,6 @@ struct CudaCall {
   /// (Device.cuh), e.g. start streaming a weight while the kernel before
   /// it drains; every other operand only after.
   uint32_t settledOperands = 0;
-  /// False for the first kernel of an executable's stream: its kernels
-  /// then start only after everything before them on the stream has
-  /// finished (the work before may be another executable's, e.g. an
-  /// optimizer step writing the parameters), which lets every later
-  /// kernel of the executable start launching its successor early
-  /// (Device.cuh's awaitInputs). Honoured by runCall.
-  bool overlapPrevious = true;
 
   bool settled(size_t operand) const {
     return operand < 32 && (settledOperands >> operand & 1u);
@@ -119,10 +112,6 @@ struct KernelEntry {
 /// The kernel for `op`; run is null when there is none (events are the
 /// backend's business; collectives go through NCCL in the backend).
 KernelEntry findKernel(const Op &op);
-
-/// entry.run(call), with launch overlap off for the call's kernels when
-/// !call.overlapPrevious.
-void runCall(const KernelEntry &entry, const CudaCall &call);
 
 inline size_t scratchBytes(const KernelEntry &entry, const CudaCall &call) {
   return entry.scratch ? entry.scratch(call) : 0;

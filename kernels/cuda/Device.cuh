@@ -103,19 +103,13 @@ inline unsigned gridFor(int64_t n, int threads = kThreads) {
 /// between the hundreds of small kernels of a decode step (they are
 /// captured into the CUDA graph with the same overlap). The price is a
 /// contract: the first statement of every kernel enqueued with `launch` is
-/// `awaitInputs()`, which lets the kernel after it start launching, then
-/// waits until the kernel before it has finished and its writes are
-/// visible; nothing of ours reads or writes memory before, except operands
-/// the call marks settled (CudaCall::settledOperands). Since a kernel
-/// finishes only after its own wait, a kernel's wait covers every kernel
-/// before it, but a kernel may start while several before it still run:
-/// that is why the first kernel of an executable is launched without
-/// overlap (CudaCall::overlapPrevious), so that no kernel of the
-/// executable starts before the work before the executable has finished.
+/// `awaitInputs()`, which waits until the kernel before it has finished and
+/// its writes are visible (nothing of ours reads or writes memory before),
+/// then lets the kernel after it start launching.
 __device__ __forceinline__ void awaitInputs() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -134,7 +128,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared,
   config.dynamicSmemBytes = shared;
   config.stream = stream;
   config.attrs = &overlap;
-  config.numAttrs = overlapLaunches() && !NoLaunchOverlap::active() ? 1 : 0;
+  config.numAttrs = overlapLaunches() ? 1 : 0;
   (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 

@@ -397,9 +397,8 @@ __device__ __forceinline__ T loadX(const uint16_t *at) {
     return __ldg(reinterpret_cast<const T *>(at));
 }
 
-template <typename S, bool NK, int MT, bool Vec, bool Norm = false,
-          int MinBlocks = 1>
-__global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps, MinBlocks)
+template <typename S, bool NK, int MT, bool Vec, bool Norm = false>
+__global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
     skinnyMmaKernel(SkinnyGroup group) {
   // Nothing but settled weights is read before awaitInputs() below.
   using Cfg = MmaConfig<NK, MT>;
@@ -757,19 +756,6 @@ SkinnyGeometry geometryOf(const GemmProblem &p) {
                    : mmaGeometry<false, 4>();
 }
 
-/// Whether the one-row-tile [N, K] kernel (a batch-1 decode step's
-/// products) is compiled for two resident blocks per SM (128 registers):
-/// a product of several waves of blocks then has one block's loads in
-/// flight while the other reduces and writes. HYBRID_CUDA_SKINNY_BLOCKS=1
-/// keeps one (140 registers).
-bool twoBlocksPerSm() {
-  static const bool two = [] {
-    const char *v = std::getenv("HYBRID_CUDA_SKINNY_BLOCKS");
-    return !(v && std::string(v) == "1");
-  }();
-  return two;
-}
-
 /// HYBRID_CUDA_EARLY_WEIGHTS=0 keeps every weight load after the wait for
 /// the previous kernel (to measure what the early loads buy).
 bool earlyWeightsAllowed() {
@@ -807,17 +793,6 @@ void launchMma(const SkinnyGroup &sp, bool vec, dim3 grid,
                stream, sp);
       else
         launch(skinnyMmaKernel<S, NK, MT, false, true>, grid, threads, rows,
-               stream, sp);
-      return;
-    }
-  }
-  if constexpr (NK && MT == 1) {
-    if (twoBlocksPerSm()) {
-      if (vec)
-        launch(skinnyMmaKernel<S, NK, MT, true, false, 2>, grid, threads, 0,
-               stream, sp);
-      else
-        launch(skinnyMmaKernel<S, NK, MT, false, false, 2>, grid, threads, 0,
                stream, sp);
       return;
     }

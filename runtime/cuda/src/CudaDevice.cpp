@@ -165,16 +165,15 @@ namespace {
 class CudaKernelCommand : public PreparedCommand {
 public:
   CudaKernelCommand(cuda::KernelEntry entry, const CommandDesc &command,
-                    bool overlapPrevious, uint32_t settledOperands,
-                    cuda::Context *context, int ordinal, std::string device,
-                    std::mutex &launch, KernelProfile *profile)
+                    uint32_t settledOperands, cuda::Context *context,
+                    int ordinal, std::string device, std::mutex &launch,
+                    KernelProfile *profile)
       : entry_(entry), op_(command.op), operands_(command.operands),
         results_(command.results), ordinal_(ordinal),
         device_(std::move(device)), launch_(launch), profile_(profile) {
     call_.op = &op_;
     call_.context = context;
     call_.settledOperands = settledOperands;
-    call_.overlapPrevious = overlapPrevious;
     call_.operands.resize(operands_.size());
     call_.results.resize(results_.size());
   }
@@ -207,10 +206,9 @@ public:
     std::lock_guard<std::mutex> lock(launch_);
     CurrentDevice guard(ordinal_, device_);
     if (profile_)
-      profile_->measure(call_.stream, profileKey_,
-                        [&] { cuda::runCall(entry_, call_); });
+      profile_->measure(call_.stream, profileKey_, [&] { entry_.run(call_); });
     else
-      cuda::runCall(entry_, call_);
+      entry_.run(call_);
   }
 
 private:
@@ -579,9 +577,8 @@ CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
                 "'" +
                 (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
   return std::make_unique<CudaKernelCommand>(
-      entry, command, !firstKernelOfStream(command, exe),
-      settledOperands(command, exe), impl_->context, ordinal_, impl_->name,
-      impl_->launch, impl_->profile.get());
+      entry, command, settledOperands(command, exe), impl_->context, ordinal_,
+      impl_->name, impl_->launch, impl_->profile.get());
 }
 
 void CudaDevice::setCommunicator(const std::string &name,
@@ -600,21 +597,17 @@ CUstream_st *CudaDevice::nativeStream(Stream &stream) {
   return s->get();
 }
 
-bool firstKernelOfStream(const CommandDesc &command,
+uint32_t settledOperands(const CommandDesc &command,
                          const ExecutableDesc &exe) {
   const CommandDesc *first = exe.commands.data();
   if (&command < first || &command >= first + exe.commands.size())
-    return true; // not one of exe's commands: assume the worst
+    return 0; // not one of exe's commands: where it runs is unknown
   for (const CommandDesc &c : exe.commands)
-    if (c.stream == command.stream && launchesKernel(c.op))
-      return &c == &command;
-  return true;
-}
-
-uint32_t settledOperands(const CommandDesc &command,
-                         const ExecutableDesc &exe) {
-  if (firstKernelOfStream(command, exe))
-    return 0;
+    if (c.stream == command.stream && launchesKernel(c.op)) {
+      if (&c == &command)
+        return 0;
+      break;
+    }
   uint32_t mask = 0;
   for (size_t i = 0; i < command.operands.size() && i < 32; ++i) {
     int32_t b = command.operands[i];

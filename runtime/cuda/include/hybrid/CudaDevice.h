@@ -162,11 +162,6 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-/// Whether `command` is the first kernel of its stream in `exe` (true too
-/// for a reference that is not an element of exe.commands): its kernels
-/// are launched without overlap (cuda::CudaCall::overlapPrevious).
-bool firstKernelOfStream(const CommandDesc &command, const ExecutableDesc &exe);
-
 /// The operands of `command` (bit i: operand i) that its kernel may read
 /// before the kernel before it on the stream has finished
 /// (cuda::CudaCall::settledOperands): constants, and parameters of an
