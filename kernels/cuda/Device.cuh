@@ -41,6 +41,39 @@ template <> __device__ __forceinline__ F16 fromFloat<F16>(float x) {
   return __float2half_rn(x);
 }
 
+/// N consecutive elements at p as f32: one 16-byte load when N > 1 (N =
+/// 16 / sizeof(S), p 16-byte aligned).
+template <typename S, int N>
+__device__ __forceinline__ void loadChunk(const S *p, float (&v)[N]) {
+  static_assert(N == 1 || N * sizeof(S) == 16);
+  if constexpr (N == 1) {
+    v[0] = toFloat(*p);
+  } else {
+    const uint4 word = *reinterpret_cast<const uint4 *>(p);
+    const S *e = reinterpret_cast<const S *>(&word);
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      v[i] = toFloat(e[i]);
+  }
+}
+
+/// v rounded to S into N consecutive elements at p: one 16-byte store when
+/// N > 1 (as loadChunk).
+template <typename S, int N>
+__device__ __forceinline__ void storeChunk(S *p, const float (&v)[N]) {
+  static_assert(N == 1 || N * sizeof(S) == 16);
+  if constexpr (N == 1) {
+    *p = fromFloat<S>(v[0]);
+  } else {
+    uint4 word;
+    S *e = reinterpret_cast<S *>(&word);
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      e[i] = fromFloat<S>(v[i]);
+    *reinterpret_cast<uint4 *>(p) = word;
+  }
+}
+
 /// NaN-propagating maximum / minimum (torch.maximum, the CPU kernels).
 __device__ __forceinline__ float maxOf(float m, float v) {
   return (v > m || v != v) && m == m ? v : m;

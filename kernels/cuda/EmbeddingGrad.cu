@@ -138,29 +138,11 @@ __global__ void __launch_bounds__(kRankThreads)
 /// N consecutive elements of grad_out's row p added into sum.
 template <typename S, int N>
 __device__ __forceinline__ void addChunk(const S *p, float (&sum)[N]) {
-  if constexpr (N == 1) {
-    sum[0] += toFloat(*p);
-  } else {
-    const uint4 word = *reinterpret_cast<const uint4 *>(p);
-    const S *e = reinterpret_cast<const S *>(&word);
+  float v[N];
+  loadChunk<S, N>(p, v);
 #pragma unroll
-    for (int k = 0; k < N; ++k)
-      sum[k] += toFloat(e[k]);
-  }
-}
-
-template <typename S, int N>
-__device__ __forceinline__ void storeChunk(S *p, const float (&v)[N]) {
-  if constexpr (N == 1) {
-    *p = fromFloat<S>(v[0]);
-  } else {
-    uint4 word;
-    S *e = reinterpret_cast<S *>(&word);
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-      e[k] = fromFloat<S>(v[k]);
-    *reinterpret_cast<uint4 *>(p) = word;
-  }
+  for (int k = 0; k < N; ++k)
+    sum[k] += v[k];
 }
 
 /// One block per table row: the row's positions summed in order.

@@ -33,34 +33,6 @@ __device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
   return {m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
 }
 
-/// N consecutive elements at p as f32: one 16-byte load when N > 1.
-template <typename S, int N>
-__device__ __forceinline__ void loadChunk(const S *p, float (&v)[N]) {
-  if constexpr (N == 1) {
-    v[0] = toFloat(*p);
-  } else {
-    const uint4 word = *reinterpret_cast<const uint4 *>(p);
-    const S *e = reinterpret_cast<const S *>(&word);
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      v[i] = toFloat(e[i]);
-  }
-}
-
-template <typename S, int N>
-__device__ __forceinline__ void storeChunk(S *p, const float (&v)[N]) {
-  if constexpr (N == 1) {
-    *p = fromFloat<S>(v[0]);
-  } else {
-    uint4 word;
-    S *e = reinterpret_cast<S *>(&word);
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      e[i] = fromFloat<S>(v[i]);
-    *reinterpret_cast<uint4 *>(p) = word;
-  }
-}
-
 /// The block's (max, sum) over a row of `chunks` chunks of N elements, the
 /// same in every thread.
 template <typename S, int N>
