@@ -149,21 +149,25 @@ void finishEpilogue(const GemmProblem &p, const LtEpilogue &done,
   checkLaunch(kernel);
 }
 
-/// HYBRID_CUDA_SKINNY=prefer: see tune().
-bool skinnyPreferred() {
-  static const bool prefer = [] {
-    const char *v = std::getenv("HYBRID_CUDA_SKINNY");
-    return v && std::string(v) == "prefer";
-  }();
-  return prefer;
+/// HYBRID_CUDA_SKINNY, read on every call (tests set it while running):
+/// "0" leaves every product to cuBLASLt (to measure it alone), "prefer"
+/// keeps the skinny kernel wherever it applies (see tune()).
+enum class SkinnyMode { Timed, Off, Prefer };
+SkinnyMode skinnyMode() {
+  const char *env = std::getenv("HYBRID_CUDA_SKINNY");
+  if (!env)
+    return SkinnyMode::Timed;
+  const std::string v(env);
+  return v == "0"        ? SkinnyMode::Off
+         : v == "prefer" ? SkinnyMode::Prefer
+                         : SkinnyMode::Timed;
 }
 
-/// Whether the skinny kernel is timed for `p`: HYBRID_CUDA_SKINNY=0 leaves
-/// every product to cuBLASLt (to measure it alone), and bf16/f16 need the
-/// tensor cores of sm_80 or later.
+/// Whether the skinny kernel is timed for `p`: not with
+/// HYBRID_CUDA_SKINNY=0, and bf16/f16 need the tensor cores of sm_80 or
+/// later.
 bool skinnyAllowed(const Context &context, const GemmProblem &p) {
-  const char *env = std::getenv("HYBRID_CUDA_SKINNY");
-  if (env && std::string(env) == "0")
+  if (skinnyMode() == SkinnyMode::Off)
     return false;
   return p.dtype == DType::F32 || context.computeMajor >= 8;
 }
@@ -509,7 +513,8 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
   // HYBRID_CUDA_SKINNY=prefer: the skinny kernel wherever it takes the
   // product (its split counts still timed), to measure a whole step
   // against the plans timed one product at a time.
-  const bool skinnyOnly = skinnyPreferred() && !plan.skinnyCandidates.empty();
+  const bool skinnyOnly =
+      skinnyMode() == SkinnyMode::Prefer && !plan.skinnyCandidates.empty();
   for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
     if (skinnyOnly)
       break;
