@@ -39,6 +39,10 @@ struct GemmPlan {
   /// The skinny kernel's split count when it measured fastest (it then runs
   /// instead of cuBLASLt), else 0.
   int skinnySplits = 0;
+  /// Whether our streaming GEMV (StreamGemv.h) takes the product, and
+  /// whether it measured fastest (it then runs instead of either).
+  bool streamCandidate = false;
+  bool stream = false;
   bool tuned = false;
 };
 

@@ -14,6 +14,7 @@
 #include "Device.cuh"
 #include "Gemm.h"
 #include "SkinnyGemm.h"
+#include "StreamGemv.h"
 
 #include <algorithm>
 #include <climits>
@@ -322,10 +323,13 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
   } else {
     plan.algo = plan.candidates[0].algo;
     plan.workspace = plan.candidates[0].workspaceSize;
-    if (skinnyAllowed(context, p))
+    if (skinnyAllowed(context, p)) {
       plan.skinnyCandidates =
           skinnySplitCandidates(p, workspace, context.smCount);
-    plan.tuned = plan.candidates.size() == 1 && plan.skinnyCandidates.empty();
+      plan.streamCandidate = streamGemvSupports(p);
+    }
+    plan.tuned = plan.candidates.size() == 1 && plan.skinnyCandidates.empty() &&
+                 !plan.streamCandidate;
   }
   return context.gemmPlans.emplace(key, plan).first->second;
 }
@@ -500,7 +504,8 @@ std::string describeProducts(const char *kernel, const GemmProblem *problems,
 
 void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
           size_t workspace, cudaStream_t stream, const char *kernel) {
-  CandidateTimer timer(*call.context, stream, !plan.skinnyCandidates.empty());
+  CandidateTimer timer(*call.context, stream,
+                       !plan.skinnyCandidates.empty() || plan.streamCandidate);
   if (timer.capturing())
     return;
   if (!timer.ready()) {
@@ -546,13 +551,29 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
       plan.skinnySplits = splits;
     }
   }
+  float streaming = INFINITY;
+  if (plan.streamCandidate) {
+    streaming = timeRuns([&] {
+      streamGemv(p, call.context->smCount, stream, kernel);
+      return true;
+    });
+    if (streaming < best) {
+      best = streaming;
+      plan.stream = true;
+      plan.skinnySplits = 0;
+    }
+  }
   plan.tuned = true;
+  if (tuneLog() && plan.streamCandidate)
+    std::fprintf(stderr, "hybrid: tuned %s: streaming GEMV %.1f us\n",
+                 describeProducts(kernel, &p, 1).c_str(), streaming * 1e3);
   if (tuneLog())
     std::fprintf(
         stderr, "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us%s -> %s\n",
         describeProducts(kernel, &p, 1).c_str(), lt * 1e3, skinny * 1e3,
         plan.skinnyCandidates.empty() ? "" : " (after a 5 us kernel)",
-        plan.skinnySplits > 0
+        plan.stream ? "streaming GEMV"
+        : plan.skinnySplits > 0
             ? ("skinny, " + std::to_string(plan.skinnySplits) + " splits")
                   .c_str()
             : "cuBLASLt");
@@ -583,6 +604,8 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
             kernel, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   if (!plan.tuned)
     tune(call, p, plan, workspace, stream, kernel);
+  if (plan.stream)
+    return streamGemv(p, call.context->smCount, stream, kernel);
   if (plan.skinnySplits > 0)
     return skinnyGemm(
         p, plan.skinnySplits, call.scratch, workspace, stream, kernel,

@@ -14,6 +14,7 @@
 // kernels round) and streams W against them.
 #include "Activation.cuh"
 #include "Device.cuh"
+#include "GemmEpilogue.cuh"
 #include "SkinnyGemm.h"
 
 #include <algorithm>
@@ -213,12 +214,8 @@ __device__ void normaliseRows(const SkinnyParams &p, uint4 *rows) {
 template <typename S>
 __device__ __forceinline__ void finishElement(const SkinnyParams &p, int64_t m,
                                               int64_t n, float v) {
-  if (p.bias)
-    v += toFloat(static_cast<const S *>(p.bias)[n]);
-  v = activate(p.activation, v);
-  if (p.residual)
-    v += toFloat(static_cast<const S *>(p.residual)[m * p.ldr + n]);
-  static_cast<S *>(p.out)[m * p.ldc + n] = fromFloat<S>(v);
+  storeWithEpilogue<S>(v, m, n, p.bias, p.activation, p.residual, p.ldr, p.out,
+                       p.ldc);
 }
 
 /// The K steps [begin, end) of this thread's warp: slice blockIdx.y *

@@ -407,7 +407,8 @@ TEST_F(SkinnyGemmTest, LinearTimesItAgainstCublasLt) {
     EXPECT_TRUE(plan->tuned) << what;
     EXPECT_FALSE(plan->skinnyCandidates.empty()) << what;
     std::printf("[ linear   ] %s: %s\n", what.c_str(),
-                plan->skinnySplits
+                plan->stream ? "streaming GEMV"
+                : plan->skinnySplits
                     ? ("skinny kernel, " + std::to_string(plan->skinnySplits) +
                        " split(s)")
                           .c_str()

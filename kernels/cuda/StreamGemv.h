@@ -1,0 +1,34 @@
+// A product of a few rows against a large [N, K] weight (a decode step's
+// linear layers at batch 1-8) that keeps every multiprocessor's weight
+// stream going: each block walks its column tiles' weights through a ring
+// of shared-memory stages filled by cp.async, always several stages ahead
+// of the tensor cores, so the loads of the next tile are in flight while
+// this one is reduced and written. The skinny kernel (SkinnyGemm.h) loads
+// one batch into registers per block and waits for it; timed beside it and
+// cuBLASLt (Gemm.cu) on a plan's first call, this one runs where it is
+// fastest.
+#pragma once
+
+#include "Gemm.h"
+
+#include <cuda_runtime.h>
+
+namespace hybrid::cuda {
+
+/// Whether streamGemv runs `p`: bf16 or f16 (tensor cores, sm_80 and
+/// later; the caller checks the device), one batch, A not transposed, B a
+/// [N, K] weight (transB), 1 <= M <= 8, no norm prologue, K, lda and ldb
+/// multiples of 8 and A, B 16-byte aligned (whole 16-byte copies).
+bool streamGemvSupports(const GemmProblem &p);
+
+/// Enqueues C = A B^T (+ bias, the activation, + residual; one rounding
+/// per element: GemmProblem's semantics) on `stream` with blocks sized for
+/// `smCount` multiprocessors. With p.settledB the first stages' weight
+/// copies are issued before the wait for the previous kernel. Needs no
+/// scratch, allocates nothing, never synchronises; the same result bit for
+/// bit whatever the block count (each output's sum runs over K in one
+/// fixed order). Throws naming `kernel` for a problem it does not support.
+void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
+                const char *kernel);
+
+} // namespace hybrid::cuda

@@ -1,0 +1,231 @@
+// The streaming GEMV (StreamGemv.h) against the CPU linear kernel, called
+// directly: 1 to 8 rows; K from one 16-byte piece to several 512-k chunks
+// with a partial last one; N from 1 to the LM head's 50,272 (a partial last
+// tile); every epilogue; bf16 and f16. The same bits with the weight
+// settled or not, and on grids sized for 1 and for 132 multiprocessors
+// (each output's sum runs over K in one order whatever the grid). Once
+// captured in a CUDA graph and replayed with new operands; a copy kernel
+// writing x right before a settled product; what it declines.
+#include "CudaTestSupport.h"
+
+#include "cuda/StreamGemv.h"
+
+#include <cuda_runtime.h>
+
+#include <memory>
+
+namespace hybrid::cuda::test {
+namespace {
+
+class StreamGemvTest : public CudaKernelTest {};
+
+void cudaOk(cudaError_t e, const char *what) {
+  ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e);
+}
+
+/// A tensor's bytes in device memory.
+struct Device {
+  void *data = nullptr;
+  size_t bytes = 0;
+  explicit Device(const HostTensor &t) : bytes(t.bytes.size()) {
+    cudaOk(cudaMalloc(&data, bytes + 1), "cudaMalloc");
+    upload(t);
+  }
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+  ~Device() { cudaFree(data); }
+  void upload(const HostTensor &t) {
+    cudaOk(cudaMemcpy(data, t.bytes.data(), t.bytes.size(),
+                      cudaMemcpyHostToDevice),
+           "cudaMemcpy to device");
+  }
+  HostTensor download(HostTensor like) const {
+    cudaOk(cudaMemcpy(like.bytes.data(), data, like.bytes.size(),
+                      cudaMemcpyDeviceToHost),
+           "cudaMemcpy to host");
+    return like;
+  }
+};
+
+/// A linear's operands (x [M, K], weight [N, K], bias?, residual?) on the
+/// device with its result poisoned, and the GemmProblem Linear.cpp makes.
+struct Product {
+  std::vector<HostTensor> host;
+  std::vector<std::unique_ptr<Device>> dev;
+  std::unique_ptr<Device> out;
+  HostTensor result;
+  GemmProblem p;
+
+  Product(DType dt, int64_t M, int64_t K, int64_t N, Activation act, bool bias,
+          bool residual, std::mt19937 &rng) {
+    host = {randomTensor(dt, {M, K}, rng, -1, 1),
+            randomTensor(dt, {N, K}, rng, -1, 1),
+            bias ? randomTensor(dt, {N}, rng, -1, 1) : HostTensor::absent(),
+            residual ? randomTensor(dt, {M, N}, rng, -1, 1)
+                     : HostTensor::absent()};
+    for (const HostTensor &t : host)
+      dev.push_back(t.present ? std::make_unique<Device>(t) : nullptr);
+    result = HostTensor(dt, {M, N});
+    out = std::make_unique<Device>(result);
+    p.dtype = dt;
+    p.transB = true;
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    p.lda = K;
+    p.ldb = K;
+    p.ldc = N;
+    p.ldr = N;
+    p.A = dev[0]->data;
+    p.B = dev[1]->data;
+    p.bias = bias ? dev[2]->data : nullptr;
+    p.residual = residual ? dev[3]->data : nullptr;
+    p.C = out->data;
+    p.activation = act;
+  }
+
+  ops::Linear attrs() const { return ops::Linear{true, p.activation}; }
+
+  HostTensor cpu() const { return runCpu(attrs(), host, {result})[0]; }
+
+  HostTensor run(int smCount, bool settled) {
+    cudaOk(cudaMemset(out->data, 0xFF, out->bytes), "cudaMemset");
+    GemmProblem q = p;
+    q.settledB = settled;
+    streamGemv(q, smCount, nullptr, "linear");
+    cudaOk(cudaDeviceSynchronize(), "streaming GEMV");
+    return out->download(result);
+  }
+};
+
+std::string describe(const GemmProblem &p) {
+  return std::string(dtypeName(p.dtype)) + " " + std::to_string(p.M) + " x " +
+         std::to_string(p.K) + " -> " + std::to_string(p.N) + " " +
+         activationName(p.activation) + (p.bias ? " bias" : "") +
+         (p.residual ? " residual" : "");
+}
+
+TEST_F(StreamGemvTest, MatchesTheCpuLinear) {
+  struct Case {
+    int64_t M, K, N;
+  };
+  const std::vector<Case> cases = {
+      {1, 2048, 2048}, {1, 8192, 2048}, {1, 2048, 8192}, {8, 2048, 512},
+      {3, 8, 17},      {5, 520, 33},    {2, 1000, 1},    {7, 4104, 100},
+      {1, 768, 50257}, {4, 1536, 48}};
+  int index = 0;
+  for (DType dt : {DType::BF16, DType::F16})
+    for (const Case &c : cases) {
+      const Activation act = static_cast<Activation>(index % kActivations);
+      const bool bias = index % 2 == 0, residual = index % 3 != 0;
+      ++index;
+      Product product(dt, c.M, c.K, c.N, act, bias, residual, rng);
+      ASSERT_TRUE(streamGemvSupports(product.p)) << describe(product.p);
+      const std::string what = describe(product.p);
+      SCOPED_TRACE(what);
+      const HostTensor gpu = product.run(132, false);
+      expectClose(gpu, product.cpu(), sumTolerance(dt), what);
+      EXPECT_EQ(product.run(132, true).bytes, gpu.bytes)
+          << what << ": with the weight settled the result differs";
+      EXPECT_EQ(product.run(1, false).bytes, gpu.bytes)
+          << what << ": on another grid the result differs";
+    }
+}
+
+TEST_F(StreamGemvTest, SettledWeightsStillWaitForTheInput) {
+  // A copy kernel (launched with the same overlap) writes x just before a
+  // settled product on one stream, with new values each round.
+  for (DType dt : {DType::BF16, DType::F16}) {
+    Product product(dt, 1, 2048, 2048, Activation::None, true, false, rng);
+    product.p.settledB = true;
+    const HostTensor first = product.host[0];
+    Device source(first);
+    cudaStream_t stream = nullptr;
+    cudaOk(cudaStreamCreate(&stream), "cudaStreamCreate");
+    const Op copy = ops::Copy{};
+    CudaCall call;
+    call.op = &copy;
+    call.operands = {ConstTensor(source.data, dt, first.shape)};
+    call.results = {Tensor{product.dev[0]->data, dt, first.shape}};
+    call.stream = stream;
+    call.context = testContext();
+    for (int round = 0; round < 4; ++round) {
+      product.host[0] = randomTensor(dt, first.shape, rng, -1, 1);
+      source.upload(product.host[0]);
+      cudaOk(cudaMemset(product.dev[0]->data, 0, source.bytes), "cudaMemset");
+      findKernel(copy).run(call);
+      streamGemv(product.p, 132, stream, "linear");
+      cudaOk(cudaStreamSynchronize(stream), "copy and product");
+      expectClose(product.out->download(product.result), product.cpu(),
+                  sumTolerance(dt),
+                  describe(product.p) + " round " + std::to_string(round));
+    }
+    cudaStreamDestroy(stream);
+  }
+}
+
+TEST_F(StreamGemvTest, CapturedGraphReplaysNewOperands) {
+  Product product(DType::BF16, 2, 3000, 700, Activation::GeluTanh, true, true,
+                  rng);
+  cudaStream_t stream = nullptr;
+  cudaOk(cudaStreamCreate(&stream), "cudaStreamCreate");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaOk(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
+         "cudaStreamBeginCapture");
+  streamGemv(product.p, 132, stream, "linear");
+  cudaOk(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaOk(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < product.host.size(); ++i) {
+      HostTensor &t = product.host[i];
+      t = randomTensor(t.dtype, t.shape, rng, -1, 1);
+      product.dev[i]->upload(t);
+    }
+    cudaOk(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    cudaOk(cudaStreamSynchronize(stream), "graph execution");
+    expectClose(product.out->download(product.result), product.cpu(),
+                sumTolerance(DType::BF16),
+                describe(product.p) + " replay " + std::to_string(round));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(StreamGemvTest, DeclinesWhatItCannotTake) {
+  GemmProblem p;
+  p.dtype = DType::BF16;
+  p.transB = true;
+  p.M = 1;
+  p.N = 64;
+  p.K = 64;
+  p.lda = p.ldb = 64;
+  p.ldc = 64;
+  alignas(16) static uint16_t data[16];
+  p.A = p.B = data;
+  EXPECT_TRUE(streamGemvSupports(p));
+  GemmProblem q = p;
+  q.M = 9; // more rows than one mma tile
+  EXPECT_FALSE(streamGemvSupports(q));
+  q = p;
+  q.transB = false; // a [K, N] weight
+  EXPECT_FALSE(streamGemvSupports(q));
+  q = p;
+  q.K = q.lda = q.ldb = 60; // not whole 16-byte pieces
+  EXPECT_FALSE(streamGemvSupports(q));
+  q = p;
+  q.dtype = DType::F32;
+  EXPECT_FALSE(streamGemvSupports(q));
+  q = p;
+  q.B = reinterpret_cast<const char *>(data) + 2; // unaligned
+  EXPECT_FALSE(streamGemvSupports(q));
+  q = p;
+  q.norm = NormKind::LayerNorm;
+  EXPECT_FALSE(streamGemvSupports(q));
+  q.M = 9;
+  EXPECT_THROW(streamGemv(q, 132, nullptr, "linear"), Error);
+}
+
+} // namespace
+} // namespace hybrid::cuda::test
