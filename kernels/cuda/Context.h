@@ -59,7 +59,8 @@ struct Context {
   std::map<GemmKey, GemmPlan> gemmPlans;
   /// Linear groups (gemmGroup) by their members' keys: the skinny split
   /// count of the one launch that measured faster than running the members
-  /// by their own plans, or 0 when that was faster.
+  /// by their own plans, or 0 when that was faster, or -1 when one
+  /// streaming GEMV launch (StreamGemv.h) was fastest.
   std::map<std::vector<GemmKey>, int> groupSplits;
   /// Zeroed counters per stream (kernels whose blocks count their way to
   /// the one that finishes a tile leave them zeroed), made on a stream's

@@ -627,6 +627,10 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   finishEpilogue(p, fused, stream, kernel);
 }
 
+/// Context::groupSplits' value for a group that runs as one streaming
+/// GEMV launch.
+constexpr int kStreamGroup = -1;
+
 void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
                const char *kernel) {
   auto oneByOne = [&] {
@@ -717,14 +721,26 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
             splits = s;
           }
         }
+        float streaming = INFINITY;
+        if (streamGemvGroupSupports(problems, count)) {
+          streaming = timer.time([&] {
+            streamGemvGroup(problems, count, context.smCount, stream, kernel);
+            return true;
+          });
+          if (streaming < best) {
+            best = streaming;
+            splits = kStreamGroup;
+          }
+        }
         if (tuneLog())
           std::fprintf(
               stderr,
-              "hybrid: tuned %s: apart %.1f us, one launch %.1f us (after a "
-              "5 us kernel)%s\n",
+              "hybrid: tuned %s: apart %.1f us, one launch %.1f us, streaming "
+              "%.1f us (after a 5 us kernel)%s\n",
               describeProducts(kernel, problems, count).c_str(), apart * 1e3,
-              together * 1e3,
-              splits > 0
+              together * 1e3, streaming * 1e3,
+              splits == kStreamGroup ? " -> streaming GEMV"
+              : splits > 0
                   ? (" -> one launch, " + std::to_string(splits) + " splits")
                         .c_str()
                   : " -> apart");
@@ -732,6 +748,8 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
       context.groupSplits.emplace(std::move(key), splits);
     }
   }
+  if (splits == kStreamGroup)
+    return streamGemvGroup(problems, count, context.smCount, stream, kernel);
   if (!fits(splits))
     return oneByOne();
   launchGroup(splits);

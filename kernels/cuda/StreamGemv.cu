@@ -43,16 +43,47 @@ constexpr int kRowsMax = 8; ///< mma's n: x rows
 static_assert(kCols * kPiecesPerRow % kBlockThreads == 0);
 static_assert(kChunk == kWarps * 64);
 
-struct GemvParams {
-  const uint16_t *x = nullptr, *w = nullptr;
+/// The most products one launch runs (a linear group's members, which
+/// share x; more are launched in turns).
+constexpr int kMaxMembers = 4;
+
+/// One product's own operands.
+struct GemvMember {
+  const uint16_t *w = nullptr;
   const void *bias = nullptr, *residual = nullptr;
   void *out = nullptr;
-  int64_t M = 0, N = 0, K = 0;
-  int64_t ldx = 0, ldw = 0, ldc = 0, ldr = 0;
+  int64_t N = 0, ldw = 0, ldc = 0, ldr = 0;
+};
+
+/// The products of one launch: member i owns the column tiles [first[i],
+/// first[i + 1]) (the last up to `tiles`).
+struct GemvParams {
+  GemvMember member[kMaxMembers];
+  int64_t first[kMaxMembers] = {};
+  int count = 1;
+  const uint16_t *x = nullptr;
+  int64_t M = 0, K = 0, ldx = 0;
   int64_t tiles = 0, chunks = 0;
   Activation activation = Activation::None;
   bool early = false;
 };
+
+/// The member of global tile `tile` and the tile's first row in it. The
+/// loop indexes the table with constants only (a dynamic index into kernel
+/// parameters would copy the table to local memory).
+__device__ __forceinline__ GemvMember memberOf(const GemvParams &p,
+                                               int64_t tile, int64_t &n0) {
+  GemvMember m = p.member[0];
+  int64_t first = 0;
+#pragma unroll
+  for (int i = 1; i < kMaxMembers; ++i)
+    if (i < p.count && tile >= p.first[i]) {
+      m = p.member[i];
+      first = p.first[i];
+    }
+  n0 = (tile - first) * kCols;
+  return m;
+}
 
 template <typename S>
 __global__ void __launch_bounds__(kBlockThreads)
@@ -72,16 +103,18 @@ __global__ void __launch_bounds__(kBlockThreads)
   // per step, empty past the last, so that group counts stay uniform.
   auto issue = [&](int64_t s) {
     if (s < steps) {
-      const int64_t n0 = tileOf(s) * kCols, k0 = s % p.chunks * kChunk;
+      int64_t n0 = 0;
+      const GemvMember m = memberOf(p, tileOf(s), n0);
+      const int64_t k0 = s % p.chunks * kChunk;
       unsigned char *stage = ring + s % kStages * kStageBytes;
 #pragma unroll
       for (int i = 0; i < kCopiesPerThread; ++i) {
         const int piece = threadIdx.x + i * kBlockThreads;
         const int row = piece / kPiecesPerRow, col = piece % kPiecesPerRow;
         const int64_t n = n0 + row, k = k0 + 8 * col;
-        const bool present = n < p.N && k < p.K; // K % 8 == 0: whole pieces
+        const bool present = n < m.N && k < p.K; // K % 8 == 0: whole pieces
         copy16(stage + row * kRowBytes + 16 * col,
-               p.w + (present ? n * p.ldw + k : 0), present);
+               m.w + (present ? n * m.ldw + k : 0), present);
       }
     }
     commitCopies();
@@ -137,11 +170,13 @@ __global__ void __launch_bounds__(kBlockThreads)
       float v = 0;
       for (int w = 0; w < kWarps; ++w)
         v += red[w][c][l];
+      int64_t n0 = 0;
+      const GemvMember mb = memberOf(p, tileOf(s), n0);
       const int64_t m = 2 * (l % 4) + (c & 1);
-      const int64_t n = tileOf(s) * kCols + l / 4 + 8 * (c >> 1);
-      if (m < p.M && n < p.N)
-        storeWithEpilogue<S>(v, m, n, p.bias, p.activation, p.residual, p.ldr,
-                             p.out, p.ldc);
+      const int64_t n = n0 + l / 4 + 8 * (c >> 1);
+      if (m < p.M && n < mb.N)
+        storeWithEpilogue<S>(v, m, n, mb.bias, p.activation, mb.residual,
+                             mb.ldr, mb.out, mb.ldc);
     }
     // `red` is written again only after the next step's __syncthreads.
   }
@@ -161,6 +196,81 @@ bool streamGemvSupports(const GemmProblem &p) {
          p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.A) && aligned16(p.B);
 }
 
+bool streamGemvGroupSupports(const GemmProblem *problems, size_t count) {
+  if (count == 0)
+    return false;
+  const GemmProblem &a = problems[0];
+  for (size_t i = 0; i < count; ++i) {
+    const GemmProblem &p = problems[i];
+    if (!streamGemvSupports(p) || p.dtype != a.dtype || p.M != a.M ||
+        p.K != a.K || p.A != a.A || p.lda != a.lda ||
+        p.activation != a.activation)
+      return false;
+  }
+  return true;
+}
+
+void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
+                     cudaStream_t stream, const char *kernel) {
+  if (!streamGemvGroupSupports(problems, count)) {
+    const GemmProblem &p = problems[0];
+    fail(kernel, "the streaming GEMV does not take this group of " +
+                     std::to_string(count) + " products (the first " +
+                     std::to_string(p.M) + " x " + std::to_string(p.K) + " x " +
+                     std::to_string(p.N) + ", " + dtypeName(p.dtype) +
+                     (p.transB ? ", [N, K]" : ", [K, N]") + ")");
+  }
+  const GemmProblem &shared = problems[0];
+  const size_t ring = size_t(kStages) * kStageBytes;
+  for (size_t first = 0; first < count; first += kMaxMembers) {
+    const size_t last = std::min(count, first + kMaxMembers);
+    GemvParams g;
+    g.count = static_cast<int>(last - first);
+    g.x = static_cast<const uint16_t *>(shared.A);
+    g.M = shared.M;
+    g.K = shared.K;
+    g.ldx = shared.lda;
+    g.activation = shared.activation;
+    g.chunks = (shared.K + kChunk - 1) / kChunk;
+    g.early = true;
+    for (size_t i = first; i < last; ++i) {
+      const GemmProblem &p = problems[i];
+      GemvMember &m = g.member[i - first];
+      m.w = static_cast<const uint16_t *>(p.B);
+      m.bias = p.bias;
+      m.residual = p.residual;
+      m.out = p.C;
+      m.N = p.N;
+      m.ldw = p.ldb;
+      m.ldc = p.ldc;
+      m.ldr = p.ldr;
+      g.first[i - first] = g.tiles;
+      g.tiles += (p.N + kCols - 1) / kCols;
+      g.early = g.early && p.settledB;
+    }
+    // As many tiles per block as the resident blocks need, then just
+    // enough blocks for them: every block walks the same number of tiles.
+    const int64_t resident = std::max(1, smCount) * int64_t(kBlocksPerSm);
+    const int64_t perBlock = (g.tiles + resident - 1) / resident;
+    const int64_t blocks = (g.tiles + perBlock - 1) / perBlock;
+    visitFloat(shared.dtype, kernel, "operands", [&](auto zero) {
+      using S = decltype(zero);
+      if constexpr (std::is_same_v<S, float>) {
+        fail(kernel, "the streaming GEMV takes bf16 or f16");
+      } else {
+        checkCuda(
+            cudaFuncSetAttribute(streamGemvKernel<S>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(ring)),
+            kernel, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+        launch(streamGemvKernel<S>, dim3(static_cast<unsigned>(blocks)),
+               dim3(kBlockThreads), ring, stream, g);
+      }
+    });
+    checkLaunch(kernel);
+  }
+}
+
 void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
                 const char *kernel) {
   if (!streamGemvSupports(p))
@@ -168,44 +278,7 @@ void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
                      " x " + std::to_string(p.K) + " x " + std::to_string(p.N) +
                      " product (" + dtypeName(p.dtype) +
                      (p.transB ? ", [N, K]" : ", [K, N]") + ")");
-  GemvParams g;
-  g.x = static_cast<const uint16_t *>(p.A);
-  g.w = static_cast<const uint16_t *>(p.B);
-  g.bias = p.bias;
-  g.residual = p.residual;
-  g.out = p.C;
-  g.M = p.M;
-  g.N = p.N;
-  g.K = p.K;
-  g.ldx = p.lda;
-  g.ldw = p.ldb;
-  g.ldc = p.ldc;
-  g.ldr = p.ldr;
-  g.activation = p.activation;
-  g.early = p.settledB;
-  g.tiles = (p.N + kCols - 1) / kCols;
-  g.chunks = (p.K + kChunk - 1) / kChunk;
-  // As many tiles per block as the resident blocks need, then just enough
-  // blocks for them: every block walks the same number of tiles.
-  const int64_t resident = std::max(1, smCount) * int64_t(kBlocksPerSm);
-  const int64_t perBlock = (g.tiles + resident - 1) / resident;
-  const int64_t blocks = (g.tiles + perBlock - 1) / perBlock;
-  const size_t shared = size_t(kStages) * kStageBytes;
-  visitFloat(p.dtype, kernel, "operands", [&](auto zero) {
-    using S = decltype(zero);
-    if constexpr (std::is_same_v<S, float>) {
-      fail(kernel, "the streaming GEMV takes bf16 or f16");
-    } else {
-      checkCuda(
-          cudaFuncSetAttribute(streamGemvKernel<S>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(shared)),
-          kernel, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-      launch(streamGemvKernel<S>, dim3(static_cast<unsigned>(blocks)),
-             dim3(kBlockThreads), shared, stream, g);
-    }
-  });
-  checkLaunch(kernel);
+  streamGemvGroup(&p, 1, smCount, stream, kernel);
 }
 
 } // namespace hybrid::cuda

@@ -31,4 +31,17 @@ bool streamGemvSupports(const GemmProblem &p);
 void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
                 const char *kernel);
 
+/// Whether streamGemvGroup runs `problems` (count of them): each one
+/// streamGemv runs, all sharing A (and lda), M, K, the dtype and the
+/// activation.
+bool streamGemvGroupSupports(const GemmProblem *problems, size_t count);
+
+/// streamGemv of every problem, one launch per four of them (a linear
+/// group's q, k and v): the members' column tiles one after another, each
+/// block's tiles from whichever members they fall in; each result equals
+/// streamGemv's of its problem alone, bit for bit. Weights are read before
+/// the wait only when every member's is settled.
+void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
+                     cudaStream_t stream, const char *kernel);
+
 } // namespace hybrid::cuda

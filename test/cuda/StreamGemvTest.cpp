@@ -132,6 +132,43 @@ TEST_F(StreamGemvTest, MatchesTheCpuLinear) {
     }
 }
 
+TEST_F(StreamGemvTest, GroupEqualsEachMemberAlone) {
+  // Members sharing x (Llama's q, k, v with grouped heads; five, so that a
+  // second launch takes the fifth), one launch per four: each result the
+  // bits of its product alone.
+  for (DType dt : {DType::BF16, DType::F16}) {
+    const int64_t M = 3, K = 2056;
+    Product first(dt, M, K, 2048, Activation::Silu, true, false, rng);
+    std::vector<std::unique_ptr<Product>> members;
+    std::vector<GemmProblem> problems;
+    for (int64_t N :
+         {int64_t(2048), int64_t(512), int64_t(512), int64_t(40), int64_t(1)}) {
+      members.push_back(std::make_unique<Product>(dt, M, K, N, Activation::Silu,
+                                                  true, false, rng));
+      Product &m = *members.back();
+      m.host[0] = first.host[0]; // one x for all
+      m.p.A = first.dev[0]->data;
+      problems.push_back(m.p);
+    }
+    ASSERT_TRUE(streamGemvGroupSupports(problems.data(), problems.size()));
+    std::vector<HostTensor> alone;
+    for (auto &m : members)
+      alone.push_back(m->run(132, false));
+    for (auto &m : members)
+      cudaOk(cudaMemset(m->out->data, 0xFF, m->out->bytes), "cudaMemset");
+    streamGemvGroup(problems.data(), problems.size(), 132, nullptr, "linear");
+    cudaOk(cudaDeviceSynchronize(), "streaming GEMV group");
+    for (size_t i = 0; i < members.size(); ++i) {
+      const std::string what =
+          describe(problems[i]) + " member " + std::to_string(i);
+      const HostTensor together = members[i]->out->download(members[i]->result);
+      EXPECT_EQ(together.bytes, alone[i].bytes)
+          << what << ": in the group the result differs";
+      expectClose(together, members[i]->cpu(), sumTolerance(dt), what);
+    }
+  }
+}
+
 TEST_F(StreamGemvTest, SettledWeightsStillWaitForTheInput) {
   // A copy kernel (launched with the same overlap) writes x just before a
   // settled product on one stream, with new values each round.
