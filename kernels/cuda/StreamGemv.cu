@@ -16,6 +16,7 @@
 #include "StreamGemv.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace hybrid::cuda {
 namespace {
@@ -183,6 +184,23 @@ __global__ void __launch_bounds__(kBlockThreads)
   waitCopies<0>();
 }
 
+/// Lets streamGemvKernel<S> take `bytes` of dynamic shared memory on the
+/// current device, once per device (not per launch: launches may be
+/// captured into a graph).
+template <typename S> void allowRing(size_t bytes, const char *kernel) {
+  static std::atomic<bool> done[64];
+  int device = 0;
+  checkCuda(cudaGetDevice(&device), kernel, "cudaGetDevice");
+  if (device >= 0 && device < 64 && done[device].load())
+    return;
+  checkCuda(cudaFuncSetAttribute(streamGemvKernel<S>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(bytes)),
+            kernel, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  if (device >= 0 && device < 64)
+    done[device].store(true);
+}
+
 bool aligned16(const void *ptr) {
   return reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
 }
@@ -258,11 +276,7 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
       if constexpr (std::is_same_v<S, float>) {
         fail(kernel, "the streaming GEMV takes bf16 or f16");
       } else {
-        checkCuda(
-            cudaFuncSetAttribute(streamGemvKernel<S>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(ring)),
-            kernel, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+        allowRing<S>(ring, kernel);
         launch(streamGemvKernel<S>, dim3(static_cast<unsigned>(blocks)),
                dim3(kBlockThreads), ring, stream, g);
       }
