@@ -54,7 +54,8 @@ def main():
         if not m or m.group(1) in NOT_COMMANDS:
             continue
         kind = m.group(1)
-        if kind in ("binary", "unary", "reduce") and m.group(2):
+        if m.group(2) and kind in ("binary", "unary", "reduce",
+                                   "activation_grad"):
             kind += "." + m.group(2)
         try:
             moved = sum(SIZES[t] * elements(d, symbols)

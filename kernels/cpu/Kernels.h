@@ -88,6 +88,9 @@ size_t layerNormScratchBytes(const KernelCall &call, int threads);
 void layerNormGrad(const KernelCall &call);
 size_t layerNormGradScratchBytes(const KernelCall &call, int threads);
 
+// ActivationGrad.cpp
+void activationGrad(const KernelCall &call);
+
 // LabelLogProbs.cpp
 void labelLogProbs(const KernelCall &call);
 void labelLogProbsGrad(const KernelCall &call);

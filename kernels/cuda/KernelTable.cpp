@@ -71,6 +71,9 @@ struct EntryOf {
   KernelEntry operator()(const ops::LayerNormGrad &) const {
     return {layerNormGrad, layerNormGradScratchBytes};
   }
+  KernelEntry operator()(const ops::ActivationGrad &) const {
+    return {activationGrad};
+  }
   KernelEntry operator()(const ops::LabelLogProbs &) const {
     return {labelLogProbs};
   }

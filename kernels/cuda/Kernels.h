@@ -89,6 +89,9 @@ size_t layerNormScratchBytes(const CudaCall &call);
 void layerNormGrad(const CudaCall &call);
 size_t layerNormGradScratchBytes(const CudaCall &call);
 
+// ActivationGrad.cu
+void activationGrad(const CudaCall &call);
+
 // LabelLogProbs.cu
 void labelLogProbs(const CudaCall &call);
 void labelLogProbsGrad(const CudaCall &call);

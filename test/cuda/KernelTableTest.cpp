@@ -25,7 +25,8 @@ std::vector<Op> everyOp() {
               ops::SampleStep{},   ops::LinearGroup{}, ops::AdamWUpdate{},
               ops::AttentionGrad{}});
   ops.insert(ops.end(), {ops::LayerNormGrad{}, ops::LabelLogProbs{},
-                         ops::LabelLogProbsGrad{}, ops::EmbeddingGrad{}});
+                         ops::LabelLogProbsGrad{}, ops::EmbeddingGrad{},
+                         ops::ActivationGrad{}});
   return ops;
 }
 

@@ -193,6 +193,7 @@ BundleDesc richBundle() {
       command(ops::LabelLogProbs{}, {6, 0}, {3}),
       command(ops::LabelLogProbsGrad{}, {6, 0, 3}, {6}),
       command(ops::EmbeddingGrad{}, {0, 6}, {6}),
+      command(ops::ActivationGrad{Activation::Silu}, {3, 3}, {4}),
   };
   e.inputs = {{"ids", 0}};
   e.outputs = {{"out", 4}};
@@ -237,6 +238,13 @@ TEST(Bundle, RoundTripInMemory) {
       ++groups;
     }
   EXPECT_EQ(groups, 1);
+  int activationGrads = 0;
+  for (const CommandDesc &c : back.executables.back().commands)
+    if (const auto *grad = std::get_if<ops::ActivationGrad>(&c.op)) {
+      EXPECT_EQ(grad->activation, Activation::Silu);
+      ++activationGrads;
+    }
+  EXPECT_EQ(activationGrads, 1);
 }
 
 TEST(Bundle, RoundTripThroughFileIsAtomic) {
@@ -658,6 +666,26 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
         e.commands.push_back(command(ops::EmbeddingGrad{}, {4, -1}, {5}));
       },
       {"leaves operand 1 out, which the op requires"});
+  // An activation's backward takes the input and grad_out, and names an
+  // activation.
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::ActivationGrad{Activation::Relu}, {4}, {5}));
+      },
+      {"'activation_grad'", "has 1 operands, the op takes 2"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::ActivationGrad{Activation::None}, {4, 4}, {5}));
+      },
+      {"'activation_grad'", "has activation none"});
+  reject(
+      [](ExecutableDesc &e) {
+        e.commands.push_back(
+            command(ops::ActivationGrad{Activation(9)}, {4, 4}, {5}));
+      },
+      {"has invalid kind value 9"});
   reject(
       [](ExecutableDesc &e) {
         e.commands.push_back(command(ops::RecordEvent{0}, {}, {}));
@@ -842,10 +870,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 12: "
+      {"test.hyb: bundle format version 1; this runtime reads version 13: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 12: recompile it with hybridc");
+                 "version 13: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

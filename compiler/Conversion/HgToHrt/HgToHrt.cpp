@@ -615,6 +615,18 @@ private:
                                    o.getNormEpsilon());
           return success();
         })
+        .Case([&](hg::ActivationGradOp o) {
+          // The hg verifier admits only the activations that have one.
+          std::optional<hrt::Activation> act =
+              hrt::symbolizeActivation(o.getActivation());
+          if (!act || *act == hrt::Activation::None)
+            return LogicalResult(o.emitError() << "unknown activation '"
+                                               << o.getActivation() << "'");
+          b_.create<hrt::ActivationGradOp>(loc, resultBuffer(result),
+                                           in(o.getInput()), in(o.getGradOut()),
+                                           *act);
+          return success();
+        })
         .Case([&](hg::EmbeddingOp o) {
           Value t = in(o.getTable()), ids = in(o.getIds());
           b_.create<hrt::EmbeddingOp>(loc, resultBuffer(result), t, ids);

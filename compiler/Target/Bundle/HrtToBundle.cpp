@@ -197,6 +197,10 @@ std::optional<hybrid::Op> toBundleOp(Operation *op) {
         return o::LayerNormGrad{f(c.getEpsilon()),
                                 static_cast<int64_t>(c.getAxis())};
       })
+      .Case([](hrt::ActivationGradOp c) {
+        return o::ActivationGrad{
+            static_cast<hybrid::Activation>(c.getActivation())};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -848,6 +848,7 @@ HG_INFER_RETURN_TYPES(NotOp, inferSameShapeBool)
 HG_INFER_RETURN_TYPES(IsNanOp, inferSameShapeBool)
 HG_INFER_RETURN_TYPES(IsInfOp, inferSameShapeBool)
 HG_INFER_RETURN_TYPES(ClipOp, inferSameType)
+HG_INFER_RETURN_TYPES(ActivationGradOp, inferSameType)
 HG_INFER_RETURN_TYPES(SelectOp, inferSelect)
 
 HG_INFER_RETURN_TYPES(ReshapeOp, inferFromShapeAttr)
@@ -1210,6 +1211,24 @@ LogicalResult LayerNormOp::verify() {
   if (failed(normalized))
     return failure();
   return checkNormParam(*this, getBias(), "bias", *normalized);
+}
+
+LogicalResult ActivationGradOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  StringRef act = getActivation();
+  if (act != "relu" && act != "gelu" && act != "gelu_tanh" && act != "silu")
+    return emitOpError() << "activation '" << act
+                         << "' is not relu, gelu, gelu_tanh or silu";
+  RankedTensorType in = getInput().getType(), g = getGradOut().getType();
+  auto emit = [&] { return emitOpError(); };
+  if (failed(checkElementTypesMatch(emit, "input", in.getElementType(),
+                                    "grad_out", g.getElementType())))
+    return failure();
+  if (failed(verifyCompatibleShape(g.getShape(), in.getShape())))
+    return emitOpError() << "grad_out " << g << " must have the input's shape "
+                         << formatShape(in.getShape());
+  return success();
 }
 
 LogicalResult LayerNormGradOp::verify() {

@@ -131,6 +131,26 @@ def Hg_NotOp : Hg_UnaryOp<"not"> { let summary = "logical not (i1)"; }
 def Hg_IsNanOp : Hg_UnaryOp<"is_nan"> { let summary = "x != x, as i1"; }
 def Hg_IsInfOp : Hg_UnaryOp<"is_inf"> { let summary = "|x| == inf, as i1"; }
 
+def Hg_ActivationGradOp : Hg_InferredOp<"activation_grad"> {
+  let summary = "an activation's backward: grad_out times act'(input)";
+  let description = [{
+    The vector-Jacobian product of an activation at grad_out, per element:
+    grad_in = grad_out act'(input), computed in f32 and rounded once to the
+    input's type. `activation` is hg.linear's spelling: "relu" (act' = 1
+    where input > 0, else 0), "silu" (s (1 + x (1 - s)), s = sigmoid(x)),
+    "gelu" (hg.gelu, erf: Phi(x) + x phi(x)) or "gelu_tanh" (its tanh
+    approximation: (1 + tanh u) / 2 + x / 2 (1 - tanh^2 u) k (1 + 3 a x^2),
+    u = k (x + a x^3), k = sqrt(2 / pi), a = 0.044715). input and grad_out
+    have one shape and element type, the result's.
+  }];
+  let arguments = (ins Hg_FloatTensor:$input, Hg_FloatTensor:$grad_out,
+                       StrAttr:$activation);
+  let results = (outs Hg_FloatTensor:$grad_in);
+  let assemblyFormat = "$input `,` $grad_out attr-dict `:` type($input) `,` "
+                       "type($grad_out) `->` type($grad_in)";
+  let hasVerifier = 1;
+}
+
 def Hg_ClipOp : Hg_InferredOp<"clip"> {
   let summary = "clamp to [min, max] (bounds optional)";
   let arguments = (ins Hg_Tensor:$input, OptionalAttr<F64Attr>:$min,

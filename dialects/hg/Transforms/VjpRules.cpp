@@ -2,17 +2,17 @@
 // ops only, so every backend that runs the forward runs the backward too:
 // elementwise arithmetic and activations, shape ops (reshape, transpose,
 // broadcast), reductions, softmax / log-softmax, matmul and linear; and
-// attention's, layer norm's, embedding's and label_log_probs' (the
-// cross-entropy), which are one hg.attention_grad, hg.layer_norm_grad,
-// hg.embedding_grad and hg.label_log_probs_grad (fused kernels on each
-// backend). A fused RMS norm backward replaces its decomposition later;
-// ops without a rule make hg-autodiff name them.
+// the activations', attention's, layer norm's, embedding's and
+// label_log_probs' (the cross-entropy), which are one hg.activation_grad,
+// hg.attention_grad, hg.layer_norm_grad, hg.embedding_grad and
+// hg.label_log_probs_grad (fused kernels on each backend). A fused RMS norm
+// backward replaces its decomposition later; ops without a rule make
+// hg-autodiff name them.
 #include "dialects/hg/Transforms/VjpInterface.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -118,8 +118,6 @@ Value VjpContext::broadcastBack(Value grad, Value like, ArrayRef<int64_t> axes,
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
 bool isFloat(Value v) {
   return isa<FloatType>(cast<ShapedType>(v.getType()).getElementType());
 }
@@ -224,57 +222,34 @@ LogicalResult vjp(SigmoidOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   return success();
 }
 
+// The activations' backward is one hg.activation_grad each (a fused
+// kernel on each backend, the derivative in f32 rounded once), with act'
+// as follows:
+//   relu: 1 where x > 0, else 0;
+//   silu: y = x s(x): dy = s (1 + x (1 - s)) dx;
+//   gelu: y = x Phi(x): dy = Phi(x) + x phi(x);
+//   gelu_tanh: y = x/2 (1 + tanh u), u = k (x + a x^3), k = sqrt(2/pi),
+//     a = 0.044715: dy = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) k (1 + 3 a x^2).
+Value activationGrad(VjpContext &c, Value x, Value g, StringRef activation) {
+  return c.builder().create<ActivationGradOp>(c.loc(), x.getType(), x, g,
+                                              activation);
+}
+
 LogicalResult vjp(ReluOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
-  Value zero = c.scalar(0.0, elementOf(op.getInput()));
-  Value positive = c.make<GreaterOp>(op.getInput(), zero);
-  out[0] = c.make<SelectOp>(positive, g[0], zero);
+  if (!isFloat(op.getInput()))
+    return success(); // no gradient into integers
+  out[0] = activationGrad(c, op.getInput(), g[0], "relu");
   return success();
 }
 
 LogicalResult vjp(SiluOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
-  // y = x s(x): dy = s (1 + x (1 - s)) dx
-  Value x = op.getInput();
-  Value s = c.make<SigmoidOp>(x);
-  Value one = c.scalar(1.0, elementOf(x));
-  Value slope = c.make<MulOp>(
-      s, c.make<AddOp>(one, c.make<MulOp>(x, c.make<SubOp>(one, s))));
-  out[0] = c.make<MulOp>(g[0], slope);
+  out[0] = activationGrad(c, op.getInput(), g[0], "silu");
   return success();
 }
 
 LogicalResult vjp(GeluOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
-  Value x = op.getInput();
-  Type t = elementOf(x);
-  Value half = c.scalar(0.5, t), one = c.scalar(1.0, t);
-  Value slope;
-  if (op.getApproximate() == "tanh") {
-    // y = x/2 (1 + tanh u), u = k (x + a x^3):
-    // dy = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) k (1 + 3 a x^2)
-    const double k = std::sqrt(2.0 / kPi), a = 0.044715;
-    Value x2 = c.make<MulOp>(x, x);
-    Value u = c.make<MulOp>(
-        c.scalar(k, t),
-        c.make<AddOp>(x, c.make<MulOp>(c.scalar(a, t), c.make<MulOp>(x2, x))));
-    Value th = c.make<TanhOp>(u);
-    Value du = c.make<MulOp>(
-        c.scalar(k, t),
-        c.make<AddOp>(one, c.make<MulOp>(c.scalar(3 * a, t), x2)));
-    Value left = c.make<MulOp>(half, c.make<AddOp>(one, th));
-    Value right = c.make<MulOp>(
-        c.make<MulOp>(half, x),
-        c.make<MulOp>(c.make<SubOp>(one, c.make<MulOp>(th, th)), du));
-    slope = c.make<AddOp>(left, right);
-  } else {
-    // y = x Phi(x): dy = Phi(x) + x phi(x)
-    Value cdf = c.make<MulOp>(
-        half, c.make<AddOp>(one, c.make<ErfOp>(c.make<MulOp>(
-                                     x, c.scalar(1 / std::sqrt(2.0), t)))));
-    Value pdf = c.make<MulOp>(
-        c.scalar(1 / std::sqrt(2 * kPi), t),
-        c.make<ExpOp>(c.make<MulOp>(c.scalar(-0.5, t), c.make<MulOp>(x, x))));
-    slope = c.make<AddOp>(cdf, c.make<MulOp>(x, pdf));
-  }
-  out[0] = c.make<MulOp>(g[0], slope);
+  out[0] = activationGrad(c, op.getInput(), g[0],
+                          op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu");
   return success();
 }
 

@@ -624,6 +624,31 @@ LogicalResult LayerNormGradOp::verify() {
                              {getGradOut(), "grad_out"}});
 }
 
+LogicalResult ActivationGradOp::verify() {
+  if (failed(checkStream(*this, getStream())))
+    return failure();
+  if (getActivation() == Activation::None)
+    return emitOpError("needs an activation, got none");
+  if (failed(checkFloatOperands(
+          *this, getGradIn(),
+          {{getInput(), "input"}, {getGradOut(), "grad_out"}})))
+    return failure();
+  // Compared as polynomials, so that "2*seq" and "seq*2" agree.
+  std::vector<std::string> symbols = symbolsAround(*this);
+  std::optional<hybrid::SymShape> shape =
+      getSymShape(getGradIn().getType(), symbols);
+  for (auto [v, name] :
+       {std::pair(getInput(), "input"), std::pair(getGradOut(), "grad_out")}) {
+    std::optional<hybrid::SymShape> other =
+        getSymShape(cast<BufferType>(v.getType()), symbols);
+    if (shape && other && *shape != *other)
+      return emitOpError() << name << " " << v.getType()
+                           << " must have the result's shape, "
+                           << getGradIn().getType();
+  }
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   if (failed(checkStream(*this, getStream())))
     return failure();

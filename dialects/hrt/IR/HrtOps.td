@@ -440,6 +440,22 @@ def Hrt_LayerNormGradOp : Hrt_CommandOp<"layer_norm_grad", 6, 3> {
   }];
 }
 
+def Hrt_ActivationGradOp : Hrt_CommandOp<"activation_grad", 3> {
+  let summary = "an activation's backward (hybrid::ops::ActivationGrad)";
+  let description = [{
+    hg.activation_grad over buffers: grad_in = grad_out act'(input) per
+    element, in f32 and rounded once; input, grad_out and grad_in have one
+    shape and float element type.
+  }];
+  let arguments = !con((ins Hrt_Buffer:$grad_in, Hrt_Buffer:$input,
+                            Hrt_Buffer:$grad_out, Hrt_Activation:$activation),
+                       Hrt_StreamArg);
+  let assemblyFormat = [{
+    $activation $input `:` type($input) `grad` $grad_out `:` type($grad_out)
+    `into` $grad_in `:` type($grad_in) attr-dict
+  }];
+}
+
 def Hrt_RmsNormOp : Hrt_CommandOp<"rms_norm", 3> {
   let summary = "RMS normalisation over dims [axis, rank)";
   let arguments = !con((ins Hrt_Buffer:$out, Hrt_Buffer:$input,

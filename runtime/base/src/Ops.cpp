@@ -118,6 +118,9 @@ struct NameOf {
   std::string operator()(const ops::EmbeddingGrad &) const {
     return "embedding_grad";
   }
+  std::string operator()(const ops::ActivationGrad &) const {
+    return "activation_grad";
+  }
 };
 
 struct ArityOf {
@@ -147,6 +150,7 @@ struct ArityOf {
   int operator()(const ops::LabelLogProbs &) const { return 2; }
   int operator()(const ops::LabelLogProbsGrad &) const { return 3; }
   int operator()(const ops::EmbeddingGrad &) const { return 2; }
+  int operator()(const ops::ActivationGrad &) const { return 2; }
   int operator()(const ops::RecordEvent &) const { return 0; }
   int operator()(const ops::WaitEvent &) const { return 0; }
   // Everything else maps one input to one result.

@@ -220,6 +220,11 @@ struct OpEncoder {
   EncodedOp operator()(const ops::EmbeddingGrad &) {
     return done(fb::CreateEmbeddingGrad(fbb), fb::Op_EmbeddingGrad);
   }
+  EncodedOp operator()(const ops::ActivationGrad &o) {
+    return done(fb::CreateActivationGrad(
+                    fbb, static_cast<fb::Activation>(o.activation)),
+                fb::Op_ActivationGrad);
+  }
 };
 
 class Encoder {
@@ -461,6 +466,9 @@ public:
       return ops::LabelLogProbsGrad{};
     case fb::Op_EmbeddingGrad:
       return ops::EmbeddingGrad{};
+    case fb::Op_ActivationGrad:
+      return ops::ActivationGrad{
+          static_cast<Activation>(c.op_as_ActivationGrad()->activation())};
     case fb::Op_NONE:
       break;
     }
@@ -992,6 +1000,10 @@ private:
           else if constexpr (std::is_same_v<T, ops::Linear>) {
             kindOk(o.activation, kActivations);
             kindOk(o.norm, kNormKinds);
+          } else if constexpr (std::is_same_v<T, ops::ActivationGrad>) {
+            kindOk(o.activation, kActivations);
+            if (o.activation == Activation::None)
+              fail(ctx + " has activation none");
           } else if constexpr (std::is_same_v<T, ops::LinearGroup>) {
             kindOk(o.activation, kActivations);
             // Before the arity check, which counts members by begins.

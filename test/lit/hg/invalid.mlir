@@ -1022,3 +1022,59 @@ func.func @embedding_grad_negative_rows(%ids: tensor<2x3xi64>, %g: tensor<2x3x8x
   %0 = hg.embedding_grad %ids, %g {rows = -1 : i64} : tensor<2x3xi64>, tensor<2x3x8xbf16> -> tensor<?x8xbf16>
   return
 }
+
+// -----
+
+func.func @activation_grad_activation(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.activation_grad' op activation 'tanh' is not relu, gelu, gelu_tanh or silu}}
+  %0 = hg.activation_grad %x, %x {activation = "tanh"} : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @activation_grad_none(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.activation_grad' op activation 'none' is not relu, gelu, gelu_tanh or silu}}
+  %0 = hg.activation_grad %x, %x {activation = "none"} : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @activation_grad_element_type(%x: tensor<2x8xf32>, %g: tensor<2x8xbf16>) {
+  // expected-error @+1 {{'hg.activation_grad' op input and grad_out element types differ ('f32' vs 'bf16')}}
+  %0 = hg.activation_grad %x, %g {activation = "silu"} : tensor<2x8xf32>, tensor<2x8xbf16> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @activation_grad_shape(%x: tensor<2x8xf32>, %g: tensor<2x7xf32>) {
+  // expected-error @+1 {{'hg.activation_grad' op grad_out 'tensor<2x7xf32>' must have the input's shape [2, 8]}}
+  %0 = hg.activation_grad %x, %g {activation = "relu"} : tensor<2x8xf32>, tensor<2x7xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @activation_grad_result(%x: tensor<2x8xbf16>) {
+  // expected-error @+1 {{'hg.activation_grad' op result type 'tensor<2x8xf32>' is incompatible with the inferred type 'tensor<2x8xbf16>'}}
+  %0 = hg.activation_grad %x, %x {activation = "gelu"} : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @activation_grad_integer(%x: tensor<2x8xi32>) {
+  // expected-error @+1 {{'hg.activation_grad' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = hg.activation_grad %x, %x {activation = "relu"} : tensor<2x8xi32>, tensor<2x8xi32> -> tensor<2x8xi32>
+  return
+}
+
+// -----
+
+func.func @activation_grad_no_activation(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'hg.activation_grad' op requires attribute 'activation'}}
+  %0 = hg.activation_grad %x, %x : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  return
+}

@@ -89,6 +89,8 @@ func.func @unary(%x: tensor<2x?xf32>, %i: tensor<5xi64>, %p: tensor<5xi1>) {
   %12 = hg.gelu %x : tensor<2x?xf32> -> tensor<2x?xf32>
   // CHECK: hg.gelu %{{.+}} {approximate = "tanh"} : tensor<2x?xf32>
   %13 = hg.gelu %x {approximate = "tanh"} : tensor<2x?xf32> -> tensor<2x?xf32>
+  // CHECK: hg.activation_grad %{{.+}}, %{{.+}} {activation = "gelu_tanh"} : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  %ag = hg.activation_grad %x, %13 {activation = "gelu_tanh"} : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
   // CHECK: hg.sin
   %14 = hg.sin %x : tensor<2x?xf32> -> tensor<2x?xf32>
   // CHECK: hg.cos

@@ -268,6 +268,46 @@ hrt.executable @layer_norm_grad_types symbols [] params read {
 
 // -----
 
+// activation_grad names an activation; its buffers share one float type
+// and one shape.
+hrt.executable @activation_grad_none symbols [] params read {
+  %x = hrt.input "x" : !hrt.buffer<f32, [2, 8]>
+  %dx = hrt.output "dx" : !hrt.buffer<f32, [2, 8]>
+  // expected-error @+1 {{'hrt.activation_grad' op needs an activation, got none}}
+  hrt.activation_grad none %x : !hrt.buffer<f32, [2, 8]> grad %x : !hrt.buffer<f32, [2, 8]> into %dx : !hrt.buffer<f32, [2, 8]>
+}
+
+// -----
+
+hrt.executable @activation_grad_types symbols [] params read {
+  %x = hrt.input "x" : !hrt.buffer<f32, [2, 8]>
+  %g = hrt.input "g" : !hrt.buffer<bf16, [2, 8]>
+  %dx = hrt.output "dx" : !hrt.buffer<f32, [2, 8]>
+  // expected-error @+1 {{grad_out and result element types differ ('bf16' vs 'f32')}}
+  hrt.activation_grad silu %x : !hrt.buffer<f32, [2, 8]> grad %g : !hrt.buffer<bf16, [2, 8]> into %dx : !hrt.buffer<f32, [2, 8]>
+}
+
+// -----
+
+hrt.executable @activation_grad_ints symbols [] params read {
+  %x = hrt.input "x" : !hrt.buffer<i32, [2, 8]>
+  %dx = hrt.output "dx" : !hrt.buffer<i32, [2, 8]>
+  // expected-error @+1 {{result must have float elements, got 'i32'}}
+  hrt.activation_grad relu %x : !hrt.buffer<i32, [2, 8]> grad %x : !hrt.buffer<i32, [2, 8]> into %dx : !hrt.buffer<i32, [2, 8]>
+}
+
+// -----
+
+hrt.executable @activation_grad_shapes symbols ["n"] params read {
+  %x = hrt.input "x" : !hrt.buffer<f32, [n, 8]>
+  %g = hrt.input "g" : !hrt.buffer<f32, ["2*n", 4]>
+  %dx = hrt.output "dx" : !hrt.buffer<f32, [n, 8]>
+  // expected-error @+1 {{'hrt.activation_grad' op grad_out '!hrt.buffer<f32, ["2*n", 4]>' must have the result's shape, '!hrt.buffer<f32, [n, 8]>'}}
+  hrt.activation_grad gelu %x : !hrt.buffer<f32, [n, 8]> grad %g : !hrt.buffer<f32, ["2*n", 4]> into %dx : !hrt.buffer<f32, [n, 8]>
+}
+
+// -----
+
 hrt.executable @group_no_member symbols ["n"] params read {
   %a = hrt.input "a" : !hrt.buffer<f32, [4, 8]>
   %x = hrt.input "x" : !hrt.buffer<f32, [n]>

@@ -25,6 +25,11 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   %dlogits = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
   // CHECK: hrt.label_log_probs_grad %{{.+}} : <f32, [batch, seq, 64]>, %[[IDS]] : <i64, [batch, seq]>, %{{.+}} : <f32, [batch, seq]> into %{{.+}} : <f32, [batch, seq, 64]>
   hrt.label_log_probs_grad %x : !hrt.buffer<f32, [batch, seq, 64]>, %ids : !hrt.buffer<i64, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %dlogits : !hrt.buffer<f32, [batch, seq, 64]>
+  %dact = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
+  // CHECK: hrt.activation_grad gelu_tanh %{{.+}} : <f32, [batch, seq, 64]> grad %{{.+}} : <f32, [batch, seq, 64]> into %{{.+}} : <f32, [batch, seq, 64]>
+  hrt.activation_grad gelu_tanh %x : !hrt.buffer<f32, [batch, seq, 64]> grad %dlogits : !hrt.buffer<f32, [batch, seq, 64]> into %dact : !hrt.buffer<f32, [batch, seq, 64]>
+  // CHECK: hrt.activation_grad relu %{{.+}} : <f32, [batch, seq, 64]> grad %{{.+}} : <f32, [batch, seq, 64]> into %{{.+}} : <f32, [batch, seq, 64]> {stream = 1 : i32}
+  hrt.activation_grad relu %x : !hrt.buffer<f32, [batch, seq, 64]> grad %dlogits : !hrt.buffer<f32, [batch, seq, 64]> into %dact : !hrt.buffer<f32, [batch, seq, 64]> {stream = 1 : i32}
   %flat = hrt.view %x : !hrt.buffer<f32, [batch, seq, 64]> to !hrt.buffer<f32, ["batch*seq", 64]>
   %y = hrt.alloc : !hrt.buffer<f32, ["batch*seq", 64]>
   // CHECK: hrt.linear %{{.+}} : <f32, ["batch*seq", 64]>, %[[W]] : <f32, [64, 64]> bias %{{.+}} : !hrt.buffer<f32, [64]> into %{{.+}} {transpose_weight = true}

@@ -342,22 +342,31 @@ struct LabelLogProbsGrad {};
 /// f32 and rounded once, so every run and backend gives the same bits;
 /// zero for ids never seen; ids outside [0, rows) add nothing.
 struct EmbeddingGrad {};
+/// An activation's backward: (input, grad_out) -> grad_in, all three of one
+/// shape and float dtype; grad_in = grad_out act'(input) per element, in
+/// f32 and rounded once. act' is what hg's VJP rules define (VjpRules.cpp):
+/// Relu 1 where x > 0, else 0; Silu s (1 + x (1 - s)), s = sigmoid(x);
+/// GeluErf Phi(x) + x phi(x); GeluTanh (1 + tanh u) / 2 + x / 2 (1 -
+/// tanh^2 u) k (1 + 3 a x^2), u = k (x + a x^3), k = sqrt(2 / pi), a =
+/// 0.044715. Activation::None is not an activation_grad.
+struct ActivationGrad {
+  Activation activation = Activation::GeluTanh;
+};
 
 } // namespace ops
 
 /// One operation of a command. The order of alternatives is the bundle's
 /// union order; append only.
-using Op =
-    std::variant<ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast,
-                 ops::Copy, ops::Fill, ops::Transpose, ops::BroadcastTo,
-                 ops::Slice, ops::Concat, ops::Gather, ops::GatherNd, ops::Iota,
-                 ops::CumSum, ops::Trilu, ops::Reduce, ops::Softmax,
-                 ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
-                 ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
-                 ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
-                 ops::SampleStep, ops::LinearGroup, ops::AdamWUpdate,
-                 ops::AttentionGrad, ops::LayerNormGrad, ops::LabelLogProbs,
-                 ops::LabelLogProbsGrad, ops::EmbeddingGrad>;
+using Op = std::variant<
+    ops::Binary, ops::Unary, ops::Clip, ops::Select, ops::Cast, ops::Copy,
+    ops::Fill, ops::Transpose, ops::BroadcastTo, ops::Slice, ops::Concat,
+    ops::Gather, ops::GatherNd, ops::Iota, ops::CumSum, ops::Trilu, ops::Reduce,
+    ops::Softmax, ops::LayerNorm, ops::RmsNorm, ops::MatMul, ops::Linear,
+    ops::Embedding, ops::Rotary, ops::Attention, ops::Collective,
+    ops::RecordEvent, ops::WaitEvent, ops::CacheWrite, ops::Sample,
+    ops::SampleStep, ops::LinearGroup, ops::AdamWUpdate, ops::AttentionGrad,
+    ops::LayerNormGrad, ops::LabelLogProbs, ops::LabelLogProbsGrad,
+    ops::EmbeddingGrad, ops::ActivationGrad>;
 
 /// The op's name for messages and listings: the hg mnemonic where there is
 /// one ("add", "gelu", "reduce_sum", "log_softmax", "layer_norm"), else the

@@ -15,7 +15,7 @@
 namespace hybrid {
 
 /// Bumped whenever a runtime of the previous version would misread a bundle.
-constexpr uint32_t kBundleFormatVersion = 12;
+constexpr uint32_t kBundleFormatVersion = 13;
 
 /// Alignment of every workspace slot and of the workspace itself (what CUDA
 /// kernels and cuBLASLt want).
