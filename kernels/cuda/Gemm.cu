@@ -164,6 +164,13 @@ SkinnyMode skinnyMode() {
                          : SkinnyMode::Timed;
 }
 
+/// HYBRID_CUDA_STREAM=0 leaves the streaming GEMV out of every plan (to
+/// measure a step without it); read on every call, as HYBRID_CUDA_SKINNY.
+bool streamAllowed() {
+  const char *env = std::getenv("HYBRID_CUDA_STREAM");
+  return !(env && std::string(env) == "0");
+}
+
 /// Whether the skinny kernel is timed for `p`: not with
 /// HYBRID_CUDA_SKINNY=0, and bf16/f16 need the tensor cores of sm_80 or
 /// later.
@@ -326,7 +333,7 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
     if (skinnyAllowed(context, p)) {
       plan.skinnyCandidates =
           skinnySplitCandidates(p, workspace, context.smCount);
-      plan.streamCandidate = streamGemvSupports(p);
+      plan.streamCandidate = streamAllowed() && streamGemvSupports(p);
     }
     plan.tuned = plan.candidates.size() == 1 && plan.skinnyCandidates.empty() &&
                  !plan.streamCandidate;
@@ -722,7 +729,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           }
         }
         float streaming = INFINITY;
-        if (streamGemvGroupSupports(problems, count)) {
+        if (streamAllowed() && streamGemvGroupSupports(problems, count)) {
           streaming = timer.time([&] {
             streamGemvGroup(problems, count, context.smCount, stream, kernel);
             return true;

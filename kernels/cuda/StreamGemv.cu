@@ -1,48 +1,34 @@
-// The streaming GEMV (StreamGemv.h). A block owns column tiles blockIdx.x,
-// blockIdx.x + gridDim.x, ... of 16 weight rows each, and walks them in
-// chunks of 512 k: a step is one (tile, chunk), copied by the whole block
-// into one of kStages shared-memory stages (16 rows of 1 KB, each row
-// padded by 64 bytes so that the fragment reads below are conflict-free)
-// kStages - 1 steps before it is used. Warp w multiplies k [64 w, 64 w + 64)
-// of each stage on tensor cores (mma m16n8k16: 16 weight rows by 8 x rows,
-// the skinny kernel's fragment layout: a thread's 16 contiguous bytes of a
-// row feed two products), accumulating across the tile's chunks; after a
-// tile's last chunk the warps' sums meet in shared memory in warp order and
-// the epilogue writes the 16 x M results. So each output is the sum over
-// k in one fixed order whatever the grid: results do not depend on the
-// block count.
+// The streaming GEMV (StreamGemv.h). Work comes in items: R consecutive
+// weight rows (output columns) of one member, over all of K. Thread t of a
+// block owns the 16-byte pieces t, t + 256, t + 512, ... of every row (a
+// warp's loads are 512 contiguous bytes of a row), taken U pieces per
+// step; a step is R x U loads of 16 bytes per thread. Blocks stay resident
+// and walk their items blockIdx.x, blockIdx.x + gridDim.x, ...; each
+// thread holds two steps' weights in registers and refills one as soon as
+// it is used, so two steps of loads per thread are always in flight (with
+// the blocks a multiprocessor holds, ~100-200 KB: what HBM's latency asks
+// of each multiprocessor at full bandwidth). An item's partial sums meet
+// by a warp shuffle tree and then in shared memory in warp order, so each
+// output is summed over K in one fixed order whatever the grid.
+//
+// The tensor-core variant this replaced (a cp.async ring of 16-row tiles,
+// one or two blocks per multiprocessor) ran OPT-1.3B's fc2 in 40.7 us
+// against cuBLASLt's 24.4 (H200, bench/RESULTS.md): 48 KB in flight per
+// multiprocessor was too little.
 #include "GemmEpilogue.cuh"
-#include "Mma.cuh"
 #include "StreamGemv.h"
 
 #include <algorithm>
-#include <atomic>
+#include <map>
+#include <mutex>
 
 namespace hybrid::cuda {
 namespace {
 
-using kernels::tensorcore::commitCopies;
-using kernels::tensorcore::copy16;
-using kernels::tensorcore::mma;
-using kernels::tensorcore::waitCopies;
-
-constexpr int kCols = 16;   ///< weight rows (output columns) per tile
-constexpr int kWarps = 8;   ///< each takes 64 k of a stage
-constexpr int kChunk = 512; ///< k per stage
-constexpr int kStages = 4;  ///< the ring: kStages - 1 steps ahead
+constexpr int kWarps = 8;
 constexpr int kBlockThreads = 32 * kWarps;
-/// A stage row: 1 KB of weights and 64 bytes of padding (rows 2q and
-/// 2q + 1 of a quarter warp's 16-byte reads then fall on disjoint banks).
-constexpr int kRowBytes = kChunk * 2 + 64;
-constexpr int kStageBytes = kCols * kRowBytes;
-constexpr int kPiecesPerRow = kChunk / 8; ///< 16-byte copies
-constexpr int kCopiesPerThread = kCols * kPiecesPerRow / kBlockThreads;
-/// Blocks per multiprocessor the grid aims at (~70 KB of stages each).
-constexpr int kBlocksPerSm = 2;
-constexpr int kRowsMax = 8; ///< mma's n: x rows
-
-static_assert(kCols * kPiecesPerRow % kBlockThreads == 0);
-static_assert(kChunk == kWarps * 64);
+constexpr int kPiece = 8;   ///< elements of one 16-byte load
+constexpr int kRowsMax = 8; ///< x rows (M)
 
 /// The most products one launch runs (a linear group's members, which
 /// share x; more are launched in turns).
@@ -56,149 +42,226 @@ struct GemvMember {
   int64_t N = 0, ldw = 0, ldc = 0, ldr = 0;
 };
 
-/// The products of one launch: member i owns the column tiles [first[i],
-/// first[i + 1]) (the last up to `tiles`).
+/// The products of one launch: member i owns the items [first[i],
+/// first[i + 1]) (the last up to `items`).
 struct GemvParams {
   GemvMember member[kMaxMembers];
   int64_t first[kMaxMembers] = {};
   int count = 1;
   const uint16_t *x = nullptr;
   int64_t M = 0, K = 0, ldx = 0;
-  int64_t tiles = 0, chunks = 0;
+  int64_t items = 0;   ///< over all members
+  int64_t batches = 0; ///< steps per item: K in U x 256 pieces
   Activation activation = Activation::None;
   bool early = false;
 };
 
-/// The member of global tile `tile` and the tile's first row in it. The
-/// loop indexes the table with constants only (a dynamic index into kernel
-/// parameters would copy the table to local memory).
+/// The member of item `item` (R rows each) and the item's first row in it.
+/// The loop indexes the table with constants only (a dynamic index into
+/// kernel parameters would copy the table to local memory).
+template <int R>
 __device__ __forceinline__ GemvMember memberOf(const GemvParams &p,
-                                               int64_t tile, int64_t &n0) {
+                                               int64_t item, int64_t &n0) {
   GemvMember m = p.member[0];
   int64_t first = 0;
 #pragma unroll
   for (int i = 1; i < kMaxMembers; ++i)
-    if (i < p.count && tile >= p.first[i]) {
+    if (i < p.count && item >= p.first[i]) {
       m = p.member[i];
       first = p.first[i];
     }
-  n0 = (tile - first) * kCols;
+  n0 = (item - first) * R;
   return m;
 }
 
+/// 16 bytes of a weight read once per step: not kept in L1 (x is).
+__device__ __forceinline__ uint4 loadStreaming(const uint16_t *at) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(at));
+  return v;
+}
+
+/// Element i of 8 16-bit elements as f32.
 template <typename S>
+__device__ __forceinline__ float element(const uint4 &v, int i) {
+  const uint32_t word = i < 2 ? v.x : i < 4 ? v.y : i < 6 ? v.z : v.w;
+  const uint16_t bits = i % 2 ? word >> 16 : word & 0xFFFF;
+  if constexpr (std::is_same_v<S, Bf16>)
+    return __uint_as_float(uint32_t(bits) << 16);
+  else
+    return __half2float(__ushort_as_half(bits));
+}
+
+/// R rows by U pieces per thread and step; sums of M <= MM x rows.
+template <typename S, int R, int U, int MM>
 __global__ void __launch_bounds__(kBlockThreads)
     streamGemvKernel(GemvParams p) {
   // Nothing but the settled weight is read before awaitInputs() below.
-  extern __shared__ __align__(16) unsigned char ring[];
-  __shared__ float red[kWarps][4][32];
+  __shared__ float red[2][kWarps][R * MM];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int g = lane / 4, t = lane % 4;
-  const int64_t myTiles =
-      p.tiles > blockIdx.x ? (p.tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
-  const int64_t steps = myTiles * p.chunks;
-  auto tileOf = [&](int64_t step) {
-    return static_cast<int64_t>(blockIdx.x) + step / p.chunks * gridDim.x;
+  const int64_t pieces = p.K / kPiece;
+  const int64_t myItems =
+      p.items > blockIdx.x ? (p.items - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  const int64_t steps = myItems * p.batches;
+  auto itemOf = [&](int64_t s) {
+    return static_cast<int64_t>(blockIdx.x) + s / p.batches * gridDim.x;
   };
-  // Copies step `s` into its stage (zeros past N and K), one commit group
-  // per step, empty past the last, so that group counts stay uniform.
-  auto issue = [&](int64_t s) {
-    if (s < steps) {
-      int64_t n0 = 0;
-      const GemvMember m = memberOf(p, tileOf(s), n0);
-      const int64_t k0 = s % p.chunks * kChunk;
-      unsigned char *stage = ring + s % kStages * kStageBytes;
-#pragma unroll
-      for (int i = 0; i < kCopiesPerThread; ++i) {
-        const int piece = threadIdx.x + i * kBlockThreads;
-        const int row = piece / kPiecesPerRow, col = piece % kPiecesPerRow;
-        const int64_t n = n0 + row, k = k0 + 8 * col;
-        const bool present = n < m.N && k < p.K; // K % 8 == 0: whole pieces
-        copy16(stage + row * kRowBytes + 16 * col,
-               m.w + (present ? n * m.ldw + k : 0), present);
-      }
-    }
-    commitCopies();
+  // This thread's first piece of step s.
+  auto pieceOf = [&](int64_t s) {
+    return s % p.batches * U * kBlockThreads + threadIdx.x;
   };
-  if (p.early)
-    for (int s = 0; s < kStages - 1; ++s)
-      issue(s);
-  awaitInputs();
-  if (!p.early)
-    for (int s = 0; s < kStages - 1; ++s)
-      issue(s);
-  // x row g (rows past M read row M - 1: valid memory, never stored).
-  const uint16_t *xRow = p.x + std::min<int64_t>(g, p.M - 1) * p.ldx;
-  float acc[4] = {};
-  for (int64_t s = 0; s < steps; ++s) {
-    waitCopies<kStages - 2>(); // this thread's copies of step s are done
-    __syncthreads();           // everyone's; stage (s - 1) is free again
-    issue(s + kStages - 1);
-    const unsigned char *stage = ring + s % kStages * kStageBytes;
-    const int64_t k0 = s % p.chunks * kChunk;
-    uint4 xs[2];
+  // Step s's weights (zeros past N and K; nothing past the last step).
+  auto load = [&](uint4(&w)[R][U], int64_t s) {
+    if (s >= steps)
+      return;
+    int64_t n0 = 0;
+    const GemvMember m = memberOf<R>(p, itemOf(s), n0);
+    const int64_t j0 = pieceOf(s);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t k = k0 + 64 * warp + 32 * h + 8 * t;
-      xs[h] = k < p.K ? __ldg(reinterpret_cast<const uint4 *>(xRow + k))
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t n = n0 + r, j = j0 + u * kBlockThreads;
+        w[r][u] = n < m.N && j < pieces
+                      ? loadStreaming(m.w + n * m.ldw + kPiece * j)
                       : make_uint4(0, 0, 0, 0);
-    }
+      }
+  };
+  float acc[R][MM] = {};
+  // The item's sums: a shuffle tree per warp, then the warps in order.
+  auto finish = [&](int64_t s) {
+    int64_t n0 = 0;
+    const GemvMember mb = memberOf<R>(p, itemOf(s), n0);
+    const int parity = s / p.batches % 2;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int kl = 64 * warp + 32 * h + 8 * t;
-      const uint4 a0 =
-          *reinterpret_cast<const uint4 *>(stage + g * kRowBytes + 2 * kl);
-      const uint4 a1 = *reinterpret_cast<const uint4 *>(
-          stage + (g + 8) * kRowBytes + 2 * kl);
-      const unsigned lo[4] = {a0.x, a1.x, a0.y, a1.y};
-      const unsigned hi[4] = {a0.z, a1.z, a0.w, a1.w};
-      mma<S>(acc, lo, xs[h].x, xs[h].y);
-      mma<S>(acc, hi, xs[h].z, xs[h].w);
-    }
-    if (s % p.chunks != p.chunks - 1)
-      continue;
-      // The tile's last chunk: the warps' sums in warp order, the epilogue.
-      // D element c of a lane: weight row g (+ 8 for c >= 2) of the tile,
-      // x row 2t (+ 1 for odd c).
+    for (int r = 0; r < R; ++r)
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      red[warp][c][lane] = acc[c];
-      acc[c] = 0;
-    }
+      for (int m = 0; m < MM; ++m) {
+        float v = acc[r][m];
+        acc[r][m] = 0;
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2)
+          v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+        if (lane == 0)
+          red[parity][warp][r * MM + m] = v;
+      }
+    // (red[parity] is written again two items on, after the next item's
+    // __syncthreads, when these reads are done.)
     __syncthreads();
-    if (threadIdx.x < 4 * 32) {
-      const int c = threadIdx.x / 32, l = threadIdx.x % 32;
+    if (threadIdx.x < R * MM) {
+      const int r = threadIdx.x / MM, m = threadIdx.x % MM;
       float v = 0;
+#pragma unroll
       for (int w = 0; w < kWarps; ++w)
-        v += red[w][c][l];
-      int64_t n0 = 0;
-      const GemvMember mb = memberOf(p, tileOf(s), n0);
-      const int64_t m = 2 * (l % 4) + (c & 1);
-      const int64_t n = n0 + l / 4 + 8 * (c >> 1);
+        v += red[parity][w][threadIdx.x];
+      const int64_t n = n0 + r;
       if (m < p.M && n < mb.N)
         storeWithEpilogue<S>(v, m, n, mb.bias, p.activation, mb.residual,
                              mb.ldr, mb.out, mb.ldc);
     }
-    // `red` is written again only after the next step's __syncthreads.
+  };
+  auto compute = [&](const uint4(&w)[R][U], int64_t s) {
+    const int64_t j0 = pieceOf(s);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t j = j0 + u * kBlockThreads;
+      if (j >= pieces)
+        break;
+#pragma unroll
+      for (int m = 0; m < MM; ++m) {
+        if (MM > 1 && m >= p.M)
+          break;
+        const uint4 xs =
+            __ldg(reinterpret_cast<const uint4 *>(p.x + m * p.ldx) + j);
+        float x[kPiece];
+#pragma unroll
+        for (int e = 0; e < kPiece; ++e)
+          x[e] = element<S>(xs, e);
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+          for (int e = 0; e < kPiece; ++e)
+            acc[r][m] = fmaf(element<S>(w[r][u], e), x[e], acc[r][m]);
+      }
+    }
+  };
+  // After the step's refill is issued, so that two steps stay in flight
+  // through an item's reduction.
+  auto finishItem = [&](int64_t s) {
+    if (s % p.batches == p.batches - 1)
+      finish(s);
+  };
+
+  uint4 a[R][U], b[R][U];
+  if (p.early) {
+    load(a, 0);
+    load(b, 1);
   }
-  waitCopies<0>();
+  awaitInputs();
+  if (!p.early) {
+    load(a, 0);
+    load(b, 1);
+  }
+  for (int64_t s = 0; s < steps; s += 2) {
+    compute(a, s);
+    load(a, s + 2);
+    finishItem(s);
+    if (s + 1 < steps) {
+      compute(b, s + 1);
+      load(b, s + 3);
+      finishItem(s + 1);
+    }
+  }
 }
 
-/// Lets streamGemvKernel<S> take `bytes` of dynamic shared memory on the
-/// current device, once per device (not per launch: launches may be
-/// captured into a graph).
-template <typename S> void allowRing(size_t bytes, const char *kernel) {
-  static std::atomic<bool> done[64];
+/// Rows per item and pieces per thread and step for K: four 16-byte loads
+/// per thread and step, of 4 rows where a thread has one piece of each (K
+/// <= 2048), 2 rows of 2 pieces (K <= 4096), else 1 row of 4 pieces. A
+/// function of K alone: a group's members run as they would alone.
+struct Shape {
+  int rows, units;
+};
+Shape shapeFor(int64_t K) {
+  const int64_t perThread = (K / kPiece + kBlockThreads - 1) / kBlockThreads;
+  return perThread <= 1   ? Shape{4, 1}
+         : perThread == 2 ? Shape{2, 2}
+                          : Shape{1, 4};
+}
+
+using GemvKernel = void (*)(GemvParams);
+
+/// The kernel of `shape`, for one x row or up to kRowsMax.
+template <typename S> GemvKernel kernelFor(Shape shape, int64_t M) {
+  const bool one = M == 1;
+  if (shape.rows == 4)
+    return one ? streamGemvKernel<S, 4, 1, 1>
+               : streamGemvKernel<S, 4, 1, kRowsMax>;
+  if (shape.rows == 2)
+    return one ? streamGemvKernel<S, 2, 2, 1>
+               : streamGemvKernel<S, 2, 2, kRowsMax>;
+  return one ? streamGemvKernel<S, 1, 4, 1>
+             : streamGemvKernel<S, 1, 4, kRowsMax>;
+}
+
+/// How many blocks of `kernel` a multiprocessor holds at once, asked once
+/// per kernel and device.
+int residentBlocks(GemvKernel kernel, const char *name) {
+  static std::mutex mutex;
+  static std::map<std::pair<GemvKernel, int>, int> known;
   int device = 0;
-  checkCuda(cudaGetDevice(&device), kernel, "cudaGetDevice");
-  if (device >= 0 && device < 64 && done[device].load())
-    return;
-  checkCuda(cudaFuncSetAttribute(streamGemvKernel<S>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(bytes)),
-            kernel, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  if (device >= 0 && device < 64)
-    done[device].store(true);
+  checkCuda(cudaGetDevice(&device), name, "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [at, inserted] = known.try_emplace({kernel, device}, 1);
+  if (inserted) {
+    int blocks = 0;
+    checkCuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel,
+                                                            kBlockThreads, 0),
+              name, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    at->second = std::max(1, blocks);
+  }
+  return at->second;
 }
 
 bool aligned16(const void *ptr) {
@@ -239,7 +302,7 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
                      (p.transB ? ", [N, K]" : ", [K, N]") + ")");
   }
   const GemmProblem &shared = problems[0];
-  const size_t ring = size_t(kStages) * kStageBytes;
+  const Shape shape = shapeFor(shared.K);
   for (size_t first = 0; first < count; first += kMaxMembers) {
     const size_t last = std::min(count, first + kMaxMembers);
     GemvParams g;
@@ -249,7 +312,8 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
     g.K = shared.K;
     g.ldx = shared.lda;
     g.activation = shared.activation;
-    g.chunks = (shared.K + kChunk - 1) / kChunk;
+    const int64_t piecesPerStep = int64_t(shape.units) * kBlockThreads;
+    g.batches = (shared.K / kPiece + piecesPerStep - 1) / piecesPerStep;
     g.early = true;
     for (size_t i = first; i < last; ++i) {
       const GemmProblem &p = problems[i];
@@ -262,23 +326,23 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
       m.ldw = p.ldb;
       m.ldc = p.ldc;
       m.ldr = p.ldr;
-      g.first[i - first] = g.tiles;
-      g.tiles += (p.N + kCols - 1) / kCols;
+      g.first[i - first] = g.items;
+      g.items += (p.N + shape.rows - 1) / shape.rows;
       g.early = g.early && p.settledB;
     }
-    // As many tiles per block as the resident blocks need, then just
-    // enough blocks for them: every block walks the same number of tiles.
-    const int64_t resident = std::max(1, smCount) * int64_t(kBlocksPerSm);
-    const int64_t perBlock = (g.tiles + resident - 1) / resident;
-    const int64_t blocks = (g.tiles + perBlock - 1) / perBlock;
     visitFloat(shared.dtype, kernel, "operands", [&](auto zero) {
       using S = decltype(zero);
       if constexpr (std::is_same_v<S, float>) {
         fail(kernel, "the streaming GEMV takes bf16 or f16");
       } else {
-        allowRing<S>(ring, kernel);
-        launch(streamGemvKernel<S>, dim3(static_cast<unsigned>(blocks)),
-               dim3(kBlockThreads), ring, stream, g);
+        // Every block resident at once, each walking its share of the
+        // items (the grid changes no result).
+        const GemvKernel run = kernelFor<S>(shape, shared.M);
+        const int64_t resident =
+            int64_t(std::max(1, smCount)) * residentBlocks(run, kernel);
+        const int64_t blocks = std::min(g.items, resident);
+        launch(run, dim3(static_cast<unsigned>(blocks)), dim3(kBlockThreads), 0,
+               stream, g);
       }
     });
     checkLaunch(kernel);

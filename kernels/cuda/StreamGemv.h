@@ -1,12 +1,11 @@
 // A product of a few rows against a large [N, K] weight (a decode step's
-// linear layers at batch 1-8) that keeps every multiprocessor's weight
-// stream going: each block walks its column tiles' weights through a ring
-// of shared-memory stages filled by cp.async, always several stages ahead
-// of the tensor cores, so the loads of the next tile are in flight while
-// this one is reduced and written. The skinny kernel (SkinnyGemm.h) loads
-// one batch into registers per block and waits for it; timed beside it and
-// cuBLASLt (Gemm.cu) on a plan's first call, this one runs where it is
-// fastest.
+// linear layers at batch 1-8) that keeps enough of every multiprocessor's
+// weight loads in flight for HBM's latency: resident blocks walk their
+// rows with two steps of 16-byte loads per thread always outstanding, the
+// products in f32 FMAs (at these batches the loads, not the arithmetic,
+// bound it). The skinny kernel (SkinnyGemm.h) loads one batch per block
+// into registers and waits for it; timed beside it and cuBLASLt (Gemm.cu)
+// on a plan's first call, this one runs where it is fastest.
 #pragma once
 
 #include "Gemm.h"
@@ -15,8 +14,7 @@
 
 namespace hybrid::cuda {
 
-/// Whether streamGemv runs `p`: bf16 or f16 (tensor cores, sm_80 and
-/// later; the caller checks the device), one batch, A not transposed, B a
+/// Whether streamGemv runs `p`: bf16 or f16, one batch, A not transposed, B a
 /// [N, K] weight (transB), 1 <= M <= 8, no norm prologue, K, lda and ldb
 /// multiples of 8 and A, B 16-byte aligned (whole 16-byte copies).
 bool streamGemvSupports(const GemmProblem &p);

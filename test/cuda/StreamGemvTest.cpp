@@ -1,11 +1,12 @@
 // The streaming GEMV (StreamGemv.h) against the CPU linear kernel, called
-// directly: 1 to 8 rows; K from one 16-byte piece to several 512-k chunks
-// with a partial last one; N from 1 to the LM head's 50,272 (a partial last
-// tile); every epilogue; bf16 and f16. The same bits with the weight
-// settled or not, and on grids sized for 1 and for 132 multiprocessors
-// (each output's sum runs over K in one order whatever the grid). Once
-// captured in a CUDA graph and replayed with new operands; a copy kernel
-// writing x right before a settled product; what it declines.
+// directly: 1 to 8 rows; K from one 16-byte piece to several steps of
+// 1024 pieces with a partial last one (each row shape: 4, 2 and 1 rows an
+// item); N from 1 to the LM head's 50,272 (a partial last tile); every
+// epilogue; bf16 and f16. The same bits with the weight settled or not, and on
+// grids sized for 1 and for 132 multiprocessors (each output's sum runs over K
+// in one order whatever the grid). Once captured in a CUDA graph and replayed
+// with new operands; a copy kernel writing x right before a settled product;
+// what it declines.
 #include "CudaTestSupport.h"
 
 #include "cuda/StreamGemv.h"
@@ -109,10 +110,13 @@ TEST_F(StreamGemvTest, MatchesTheCpuLinear) {
   struct Case {
     int64_t M, K, N;
   };
+  // K <= 2048: 4 rows an item; <= 4096: 2; beyond, 1 row and 1024 pieces
+  // a step (16400: three steps, the last partial).
   const std::vector<Case> cases = {
       {1, 2048, 2048}, {1, 8192, 2048}, {1, 2048, 8192}, {8, 2048, 512},
       {3, 8, 17},      {5, 520, 33},    {2, 1000, 1},    {7, 4104, 100},
-      {1, 768, 50257}, {4, 1536, 48}};
+      {1, 768, 50257}, {4, 1536, 48},   {1, 3000, 70},   {2, 16400, 37},
+      {1, 16384, 301}};
   int index = 0;
   for (DType dt : {DType::BF16, DType::F16})
     for (const Case &c : cases) {
