@@ -24,6 +24,7 @@
 // values into the caches from the first block of each (batch row, KV
 // head) and stages them from the update, as the grouped kernel does.
 #include "Attention.cuh"
+#include "AttentionTile.cuh"
 #include "Context.h"
 #include "Mma.cuh"
 
@@ -200,22 +201,7 @@ __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
     const S *vs = ks + C::kKeys * C::kStride;
 
     float s[kScoreTiles][4];
-#pragma unroll
-    for (int j = 0; j < kScoreTiles; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        s[j][e] = 0;
-#pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk)
-#pragma unroll
-      for (int j = 0; j < kScoreTiles; j += 2) {
-        unsigned kb[4];
-        loadMatrices(kb, ks +
-                             (j * 8 + (lane / 16) * 8 + lane % 8) * C::kStride +
-                             kk * 16 + ((lane / 8) % 2) * 8);
-        mma<S>(s[j], qa[kk], kb[0], kb[1]);
-        mma<S>(s[j + 1], qa[kk], kb[2], kb[3]);
-      }
+    scoreKeys<S, kScoreTiles, HD, C::kStride>(s, qa, ks, lane);
 
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -240,46 +226,10 @@ __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
           }
           chunkMax = fmaxf(chunkMax, x);
         }
-      chunkMax = fmaxf(chunkMax, __shfl_xor_sync(0xffffffffu, chunkMax, 1));
-      chunkMax = fmaxf(chunkMax, __shfl_xor_sync(0xffffffffu, chunkMax, 2));
-      const float mNew = fmaxf(m[r], chunkMax);
-      // Nothing visible yet: every probability is 0, nothing rescales.
-      const float base = mNew == -INFINITY ? 0.0f : mNew;
-      const float alpha = exp2f(m[r] - base);
-      float sum = 0;
-#pragma unroll
-      for (int j = 0; j < kScoreTiles; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float &x = s[j][2 * r + e];
-          x = exp2f(x - base);
-          sum += x;
-        }
-      l[r] = l[r] * alpha + sum;
-      m[r] = mNew;
-#pragma unroll
-      for (int o = 0; o < kOutTiles; ++o) {
-        acc[o][2 * r] *= alpha;
-        acc[o][2 * r + 1] *= alpha;
-      }
+      softmaxStep(s, acc, m[r], l[r], r, chunkMax);
     }
 
-#pragma unroll
-    for (int kk = 0; kk < C::kKeys / 16; ++kk) {
-      const unsigned pa[4] = {pack<S>(s[2 * kk][0], s[2 * kk][1]),
-                              pack<S>(s[2 * kk][2], s[2 * kk][3]),
-                              pack<S>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              pack<S>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-      for (int o = 0; o < kOutTiles; o += 2) {
-        unsigned vb[4];
-        loadMatricesTransposed(
-            vb, vs + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * C::kStride +
-                    o * 8 + (lane / 16) * 8);
-        mma<S>(acc[o], pa, vb[0], vb[1]);
-        mma<S>(acc[o + 1], pa, vb[2], vb[3]);
-      }
-    }
+    accumulateValues<S, C::kKeys, kOutTiles, C::kStride>(s, vs, acc, lane);
     __syncwarp(); // every lane is done with this buffer
     staged = stagedNext;
   }

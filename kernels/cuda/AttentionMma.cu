@@ -17,6 +17,7 @@
 // test/cuda/AttentionTest.cpp holds both to the CPU kernel with the bf16 /
 // f16 reduction tolerance.
 #include "Attention.cuh"
+#include "AttentionTile.cuh"
 #include "Context.h"
 #include "Mma.cuh"
 
@@ -150,24 +151,9 @@ __global__ void __launch_bounds__(MmaConfig<HD>::kThreads)
 
     // Scores of the warp's 16 rows against the tile's 64 keys.
     float s[kScoreTiles][4];
-#pragma unroll
-    for (int n = 0; n < kScoreTiles; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        s[n][e] = 0;
-#pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk)
-#pragma unroll
-      for (int n = 0; n < kScoreTiles; n += 2) {
-        unsigned kb[4];
-        loadMatrices(kb, ks +
-                             (n * 8 + (lane / 16) * 8 + lane % 8) * C::kStride +
-                             kk * 16 + ((lane / 8) % 2) * 8);
-        mma<S>(s[n], qa[kk], kb[0], kb[1]);
-        mma<S>(s[n + 1], qa[kk], kb[2], kb[3]);
-      }
+    scoreKeys<S, kScoreTiles, HD, C::kStride>(s, qa, ks, lane);
 
-      // Limits, masks, bias; then the online softmax, row by row.
+    // Limits, masks, bias; then the online softmax, row by row.
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float tileMax = -INFINITY;
@@ -186,48 +172,11 @@ __global__ void __launch_bounds__(MmaConfig<HD>::kThreads)
                         : -INFINITY;
           tileMax = fmaxf(tileMax, x);
         }
-      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 1));
-      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 2));
-      const float mNew = fmaxf(m[r], tileMax);
-      // Nothing visible yet: exp2(-inf - -inf) would be NaN; the tile's
-      // probabilities are all 0 and nothing is rescaled.
-      const float base = mNew == -INFINITY ? 0.0f : mNew;
-      const float alpha = exp2f(m[r] - base);
-      float sum = 0;
-#pragma unroll
-      for (int n = 0; n < kScoreTiles; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float &x = s[n][2 * r + e];
-          x = exp2f(x - base);
-          sum += x;
-        }
-      l[r] = l[r] * alpha + sum;
-      m[r] = mNew;
-#pragma unroll
-      for (int n = 0; n < kOutTiles; ++n) {
-        acc[n][2 * r] *= alpha;
-        acc[n][2 * r + 1] *= alpha;
-      }
+      softmaxStep(s, acc, m[r], l[r], r, tileMax);
     }
 
-    // Output += probabilities (as A fragments, 16 keys each) x values.
-#pragma unroll
-    for (int kk = 0; kk < C::kKeys / 16; ++kk) {
-      const unsigned pa[4] = {pack<S>(s[2 * kk][0], s[2 * kk][1]),
-                              pack<S>(s[2 * kk][2], s[2 * kk][3]),
-                              pack<S>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              pack<S>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-      for (int n = 0; n < kOutTiles; n += 2) {
-        unsigned vb[4];
-        loadMatricesTransposed(
-            vb, vs + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * C::kStride +
-                    n * 8 + (lane / 16) * 8);
-        mma<S>(acc[n], pa, vb[0], vb[1]);
-        mma<S>(acc[n + 1], pa, vb[2], vb[3]);
-      }
-    }
+    // Output += probabilities x values.
+    accumulateValues<S, C::kKeys, kOutTiles, C::kStride>(s, vs, acc, lane);
   }
 
 #pragma unroll
