@@ -90,7 +90,14 @@ HYBRID_ACTIVATION_HD float geluErfSlope(float x) {
 /// gelu_tanh: (1 + tanh u)/2 + x/2 (1 - tanh^2 u) k (1 + 3 a x^2), u = k (x
 /// + a x^3), k = sqrt(2 / pi), a = 0.044715; with t = sigmoid(2u) that is
 /// t + 2 x t (1 - t) k (1 + 3 a x^2).
+/// Past |x| = 20 the formula's f32 values are exactly 1 and -0 (t or 1 - t
+/// is 0); past ~1e13 its terms overflow into inf * 0 = NaN, so those values
+/// are returned directly there.
 HYBRID_ACTIVATION_HD float geluTanhSlope(float x) {
+  if (x > 20.0f)
+    return 1.0f;
+  if (x < -20.0f)
+    return -0.0f;
   const float kK = 0.7978845608028654f; // sqrt(2 / pi)
   const float kA = 0.044715f;
   const float x2 = x * x;
@@ -120,3 +127,5 @@ HYBRID_ACTIVATION_HD float activationGrad(Activation a, float x,
 }
 
 } // namespace hybrid::activation
+
+#undef HYBRID_ACTIVATION_HD

@@ -164,12 +164,24 @@ SkinnyMode skinnyMode() {
                          : SkinnyMode::Timed;
 }
 
-/// HYBRID_CUDA_STREAM=0 leaves the streaming GEMV out of every plan (to
-/// measure a step without it); read on every call, as HYBRID_CUDA_SKINNY.
-bool streamAllowed() {
+/// HYBRID_CUDA_STREAM, read when a plan is made or a group first timed (a
+/// plan, once made and tuned, keeps its pick): "0" leaves the streaming
+/// GEMV out (to measure a step without it), "prefer" takes it wherever it
+/// applies, untimed (to measure a step with it everywhere; tests use it to
+/// reach its dispatch). It is a candidate where the skinny kernel is
+/// (skinnyAllowed: not with HYBRID_CUDA_SKINNY=0), and HYBRID_CUDA_SKINNY=
+/// prefer keeps the skinny kernel instead.
+enum class StreamMode { Timed, Off, Prefer };
+StreamMode streamMode() {
   const char *env = std::getenv("HYBRID_CUDA_STREAM");
-  return !(env && std::string(env) == "0");
+  if (!env)
+    return StreamMode::Timed;
+  const std::string v(env);
+  return v == "0"        ? StreamMode::Off
+         : v == "prefer" ? StreamMode::Prefer
+                         : StreamMode::Timed;
 }
+bool streamAllowed() { return streamMode() != StreamMode::Off; }
 
 /// Whether the skinny kernel is timed for `p`: not with
 /// HYBRID_CUDA_SKINNY=0, and bf16/f16 need the tensor cores of sm_80 or
@@ -527,6 +539,17 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
   // against the plans timed one product at a time.
   const bool skinnyOnly =
       skinnyMode() == SkinnyMode::Prefer && !plan.skinnyCandidates.empty();
+  const bool streamOnly =
+      !skinnyOnly && plan.streamCandidate && streamMode() == StreamMode::Prefer;
+  if (streamOnly) {
+    plan.stream = true;
+    plan.skinnySplits = 0;
+    plan.tuned = true;
+    if (tuneLog())
+      std::fprintf(stderr, "hybrid: %s: streaming GEMV (preferred)\n",
+                   describeProducts(kernel, &p, 1).c_str());
+    return;
+  }
   for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
     if (skinnyOnly)
       break;
@@ -559,7 +582,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     }
   }
   float streaming = INFINITY;
-  if (plan.streamCandidate) {
+  if (plan.streamCandidate && !skinnyOnly) {
     streaming = timeRuns([&] {
       streamGemv(p, call.context->smCount, stream, kernel);
       return true;
@@ -704,6 +727,11 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   if (auto found = context.groupSplits.find(key);
       found != context.groupSplits.end()) {
     splits = found->second;
+  } else if (streamMode() == StreamMode::Prefer &&
+             skinnyMode() != SkinnyMode::Prefer &&
+             streamGemvGroupSupports(problems, count)) {
+    splits = kStreamGroup;
+    context.groupSplits.emplace(std::move(key), splits);
   } else {
     CandidateTimer timer(context, stream, true);
     if (!timer.capturing()) {

@@ -253,15 +253,15 @@ int residentBlocks(GemvKernel kernel, const char *name) {
   int device = 0;
   checkCuda(cudaGetDevice(&device), name, "cudaGetDevice");
   std::lock_guard<std::mutex> lock(mutex);
-  auto [at, inserted] = known.try_emplace({kernel, device}, 1);
-  if (inserted) {
-    int blocks = 0;
-    checkCuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel,
-                                                            kBlockThreads, 0),
-              name, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    at->second = std::max(1, blocks);
-  }
-  return at->second;
+  if (auto at = known.find({kernel, device}); at != known.end())
+    return at->second;
+  int blocks = 0;
+  checkCuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel,
+                                                          kBlockThreads, 0),
+            name, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  blocks = std::max(1, blocks);
+  known.emplace(std::make_pair(kernel, device), blocks);
+  return blocks;
 }
 
 bool aligned16(const void *ptr) {
@@ -293,6 +293,8 @@ bool streamGemvGroupSupports(const GemmProblem *problems, size_t count) {
 
 void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
                      cudaStream_t stream, const char *kernel) {
+  if (count == 0)
+    fail(kernel, "the streaming GEMV was given no product");
   if (!streamGemvGroupSupports(problems, count)) {
     const GemmProblem &p = problems[0];
     fail(kernel, "the streaming GEMV does not take this group of " +

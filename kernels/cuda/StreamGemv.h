@@ -21,8 +21,9 @@ bool streamGemvSupports(const GemmProblem &p);
 
 /// Enqueues C = A B^T (+ bias, the activation, + residual; one rounding
 /// per element: GemmProblem's semantics) on `stream` with blocks sized for
-/// `smCount` multiprocessors. With p.settledB the first stages' weight
-/// copies are issued before the wait for the previous kernel. Needs no
+/// `smCount` multiprocessors. With p.settledB each thread's first two
+/// steps of weight loads are issued before the wait for the previous
+/// kernel. Needs no
 /// scratch, allocates nothing, never synchronises; the same result bit for
 /// bit whatever the block count (each output's sum runs over K in one
 /// fixed order). Throws naming `kernel` for a problem it does not support.
@@ -35,8 +36,8 @@ void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
 bool streamGemvGroupSupports(const GemmProblem *problems, size_t count);
 
 /// streamGemv of every problem, one launch per four of them (a linear
-/// group's q, k and v): the members' column tiles one after another, each
-/// block's tiles from whichever members they fall in; each result equals
+/// group's q, k and v): the members' items (rows) one after another, each
+/// block's items from whichever members they fall in; each result equals
 /// streamGemv's of its problem alone, bit for bit. Weights are read before
 /// the wait only when every member's is settled.
 void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,

@@ -727,6 +727,54 @@ TEST_F(SkinnyGemmTest, LinearGroupOpReplaysInAGraph) {
     }
 }
 
+TEST_F(SkinnyGemmTest, PreferredStreamingGemvThroughTheOps) {
+  // HYBRID_CUDA_STREAM=prefer: a linear's plan and a linear group take the
+  // streaming GEMV untimed, so gemm()'s and gemmGroup()'s dispatch to it
+  // runs (the group also captured and replayed); each matches the CPU.
+  // Shapes no other test uses (plans and group picks are cached).
+  ASSERT_EQ(setenv("HYBRID_CUDA_STREAM", "prefer", 1), 0);
+  const Tolerance tol = sumTolerance(DType::BF16);
+  const LinearOperands o =
+      randomLinear(DType::BF16, 3, 1552, 1560, true, true, rng);
+  for (int call = 0; call < 2; ++call)
+    expectMatchesCpu(ops::Linear{true, Activation::Relu}, o.forLayout(true),
+                     {HostTensor(DType::BF16, {3, 1560})},
+                     "linear, streaming GEMV preferred", &tol);
+
+  GroupCase c;
+  c.attrs.transposeWeight = true;
+  c.attrs.activation = Activation::GeluTanh;
+  c.operands.push_back(randomTensor(DType::BF16, {2, 264}, rng, -1, 1));
+  for (int64_t n : {40, 72, 9}) {
+    c.attrs.featureBegin.push_back(0);
+    c.attrs.featureEnd.push_back(n);
+    c.operands.push_back(randomTensor(DType::BF16, {n, 264}, rng, -1, 1));
+    c.operands.push_back(randomTensor(DType::BF16, {n}, rng, -1, 1));
+    c.results.emplace_back(DType::BF16, Shape{2, n});
+  }
+  for (int call = 0; call < 2; ++call)
+    expectMatchesCpu(c.attrs, c.operands, c.results,
+                     "linear_group, streaming GEMV preferred", &tol);
+  CapturedCall step(c.attrs, c.operands, c.results);
+  std::vector<HostTensor> operands = c.operands;
+  operands[0] = randomTensor(DType::BF16, operands[0].shape, rng, -1, 1);
+  step.setOperand(0, operands[0]);
+  const std::vector<HostTensor> gpu = step.replay();
+  const std::vector<HostTensor> cpu = runCpu(c.attrs, operands, c.results);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (size_t i = 0; i < gpu.size(); ++i)
+    expectClose(gpu[i], cpu[i], tol,
+                "linear_group replayed, member " + std::to_string(i));
+  unsetenv("HYBRID_CUDA_STREAM");
+
+  const GemmPlan *plan = planOf(DType::BF16, true, 3, 1552, 1560);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_TRUE(plan->stream);
+  const GemmPlan *member = planOf(DType::BF16, true, 2, 264, 72);
+  ASSERT_NE(member, nullptr);
+  EXPECT_TRUE(member->stream);
+}
+
 TEST_F(SkinnyGemmTest, WhatAGroupTakes) {
   GemmProblem p;
   p.dtype = DType::BF16;

@@ -1,7 +1,7 @@
 // The streaming GEMV (StreamGemv.h) against the CPU linear kernel, called
 // directly: 1 to 8 rows; K from one 16-byte piece to several steps of
 // 1024 pieces with a partial last one (each row shape: 4, 2 and 1 rows an
-// item); N from 1 to the LM head's 50,272 (a partial last tile); every
+// item); N from 1 to GPT-2's LM head, 50,257 (a partial last item); every
 // epilogue; bf16 and f16. The same bits with the weight settled or not, and on
 // grids sized for 1 and for 132 multiprocessors (each output's sum runs over K
 // in one order whatever the grid). Once captured in a CUDA graph and replayed
@@ -116,7 +116,7 @@ TEST_F(StreamGemvTest, MatchesTheCpuLinear) {
       {1, 2048, 2048}, {1, 8192, 2048}, {1, 2048, 8192}, {8, 2048, 512},
       {3, 8, 17},      {5, 520, 33},    {2, 1000, 1},    {7, 4104, 100},
       {1, 768, 50257}, {4, 1536, 48},   {1, 3000, 70},   {2, 16400, 37},
-      {1, 16384, 301}};
+      {1, 16384, 301}, {3, 3000, 70},   {8, 4096, 129}};
   int index = 0;
   for (DType dt : {DType::BF16, DType::F16})
     for (const Case &c : cases) {
@@ -247,7 +247,7 @@ TEST_F(StreamGemvTest, DeclinesWhatItCannotTake) {
   p.A = p.B = data;
   EXPECT_TRUE(streamGemvSupports(p));
   GemmProblem q = p;
-  q.M = 9; // more rows than one mma tile
+  q.M = 9; // more x rows than the kernel keeps sums for
   EXPECT_FALSE(streamGemvSupports(q));
   q = p;
   q.transB = false; // a [K, N] weight

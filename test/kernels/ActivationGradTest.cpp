@@ -97,15 +97,16 @@ TEST(ActivationGrad, TailsStayAccurate) {
   }
   // Far out, the slopes are their limits, 0 below and 1 above, without
   // NaN from an overflowing exp (silu's at -100 is -99 e^-100, a
-  // denormal).
-  HostTensor x = f32({4}, {-1000, -100, 100, 1000});
-  HostTensor g = f32({4}, {3, 3, 3, 3});
+  // denormal) or from gelu_tanh's x^3 overflowing (-3e13, +-1e20).
+  HostTensor x = f32({7}, {-1e20f, -3e13f, -1000, -100, 100, 1000, 1e20f});
+  HostTensor g = f32({7}, {3, 3, 3, 3, 3, 3, 3});
   for (Activation a : kActivationsWithGrad) {
-    HostTensor got = run(ops::ActivationGrad{a}, {&x, &g}, DType::F32, {4});
-    EXPECT_EQ(got.f()[0], 0.0f) << activationName(a);
-    EXPECT_LE(std::fabs(got.f()[1]), 1e-40f) << activationName(a);
-    EXPECT_EQ(got.f()[2], 3.0f) << activationName(a);
-    EXPECT_EQ(got.f()[3], 3.0f) << activationName(a);
+    HostTensor got = run(ops::ActivationGrad{a}, {&x, &g}, DType::F32, {7});
+    for (int k : {0, 1, 2})
+      EXPECT_EQ(got.f()[k], 0.0f) << activationName(a) << " x = " << x.at(k);
+    EXPECT_LE(std::fabs(got.f()[3]), 1e-40f) << activationName(a);
+    for (int k : {4, 5, 6})
+      EXPECT_EQ(got.f()[k], 3.0f) << activationName(a) << " x = " << x.at(k);
   }
 }
 
