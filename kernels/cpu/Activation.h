@@ -5,15 +5,5 @@
 #include "common/ActivationMath.h"
 
 namespace hybrid::cpu {
-using activation::activate;
-using activation::activationGrad;
-using activation::geluErfOf;
-using activation::geluErfSlope;
-using activation::geluTanhOf;
-using activation::geluTanhSlope;
-using activation::reluOf;
-using activation::sigmoidOf;
-using activation::sigmoidPair;
-using activation::siluOf;
-using activation::siluSlope;
+using namespace hybrid::activation;
 } // namespace hybrid::cpu

@@ -150,44 +150,38 @@ void finishEpilogue(const GemmProblem &p, const LtEpilogue &done,
   checkLaunch(kernel);
 }
 
-/// HYBRID_CUDA_SKINNY, read on every call (tests set it while running):
-/// "0" leaves every product to cuBLASLt (to measure it alone), "prefer"
-/// keeps the skinny kernel wherever it applies (see tune()).
-enum class SkinnyMode { Timed, Off, Prefer };
-SkinnyMode skinnyMode() {
-  const char *env = std::getenv("HYBRID_CUDA_SKINNY");
+/// How one of our product kernels enters the GEMM plans, by its environment
+/// variable: timed against the others (unset or anything else), left out
+/// ("0", to measure a step without it) or taken wherever it applies,
+/// untimed ("prefer", to measure a step with it everywhere; tests use it to
+/// reach a kernel's dispatch). Read on every call (tests set them while
+/// running), but a plan, once made and tuned, keeps its pick.
+enum class KernelMode { Timed, Off, Prefer };
+KernelMode kernelMode(const char *variable) {
+  const char *env = std::getenv(variable);
   if (!env)
-    return SkinnyMode::Timed;
+    return KernelMode::Timed;
   const std::string v(env);
-  return v == "0"        ? SkinnyMode::Off
-         : v == "prefer" ? SkinnyMode::Prefer
-                         : SkinnyMode::Timed;
+  return v == "0"        ? KernelMode::Off
+         : v == "prefer" ? KernelMode::Prefer
+                         : KernelMode::Timed;
 }
 
-/// HYBRID_CUDA_STREAM, read when a plan is made or a group first timed (a
-/// plan, once made and tuned, keeps its pick): "0" leaves the streaming
-/// GEMV out (to measure a step without it), "prefer" takes it wherever it
-/// applies, untimed (to measure a step with it everywhere; tests use it to
-/// reach its dispatch). It is a candidate where the skinny kernel is
-/// (skinnyAllowed: not with HYBRID_CUDA_SKINNY=0), and HYBRID_CUDA_SKINNY=
-/// prefer keeps the skinny kernel instead.
-enum class StreamMode { Timed, Off, Prefer };
-StreamMode streamMode() {
-  const char *env = std::getenv("HYBRID_CUDA_STREAM");
-  if (!env)
-    return StreamMode::Timed;
-  const std::string v(env);
-  return v == "0"        ? StreamMode::Off
-         : v == "prefer" ? StreamMode::Prefer
-                         : StreamMode::Timed;
-}
-bool streamAllowed() { return streamMode() != StreamMode::Off; }
+/// HYBRID_CUDA_SKINNY: the skinny kernel (kernelMode).
+KernelMode skinnyMode() { return kernelMode("HYBRID_CUDA_SKINNY"); }
+
+/// HYBRID_CUDA_STREAM: the streaming GEMV (kernelMode). It is a candidate
+/// where the skinny kernel is (skinnyAllowed: not with
+/// HYBRID_CUDA_SKINNY=0), and HYBRID_CUDA_SKINNY=prefer keeps the skinny
+/// kernel instead.
+KernelMode streamMode() { return kernelMode("HYBRID_CUDA_STREAM"); }
+bool streamAllowed() { return streamMode() != KernelMode::Off; }
 
 /// Whether the skinny kernel is timed for `p`: not with
 /// HYBRID_CUDA_SKINNY=0, and bf16/f16 need the tensor cores of sm_80 or
 /// later.
 bool skinnyAllowed(const Context &context, const GemmProblem &p) {
-  if (skinnyMode() == SkinnyMode::Off)
+  if (skinnyMode() == KernelMode::Off)
     return false;
   return p.dtype == DType::F32 || context.computeMajor >= 8;
 }
@@ -538,9 +532,9 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
   // product (its split counts still timed), to measure a whole step
   // against the plans timed one product at a time.
   const bool skinnyOnly =
-      skinnyMode() == SkinnyMode::Prefer && !plan.skinnyCandidates.empty();
+      skinnyMode() == KernelMode::Prefer && !plan.skinnyCandidates.empty();
   const bool streamOnly =
-      !skinnyOnly && plan.streamCandidate && streamMode() == StreamMode::Prefer;
+      !skinnyOnly && plan.streamCandidate && streamMode() == KernelMode::Prefer;
   if (streamOnly) {
     plan.stream = true;
     plan.skinnySplits = 0;
@@ -727,8 +721,8 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   if (auto found = context.groupSplits.find(key);
       found != context.groupSplits.end()) {
     splits = found->second;
-  } else if (streamMode() == StreamMode::Prefer &&
-             skinnyMode() != SkinnyMode::Prefer &&
+  } else if (streamMode() == KernelMode::Prefer &&
+             skinnyMode() != KernelMode::Prefer &&
              streamGemvGroupSupports(problems, count)) {
     splits = kStreamGroup;
     context.groupSplits.emplace(std::move(key), splits);
