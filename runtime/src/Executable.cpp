@@ -243,10 +243,7 @@ void Executable::Impl::load() {
     pb.kind = bd.kind;
     pb.dtype = bd.dtype;
     pb.index = bd.index;
-    uint32_t root = static_cast<uint32_t>(i);
-    while (e.buffers[root].kind == BufferKind::Alias)
-      root = static_cast<uint32_t>(e.buffers[root].index);
-    pb.root = root;
+    pb.root = static_cast<uint32_t>(aliasRoot(e, i));
     pb.dim0 = static_cast<uint32_t>(exprs.size());
     pb.rank = static_cast<uint32_t>(bd.shape.size());
     for (const SymExpr &d : bd.shape)

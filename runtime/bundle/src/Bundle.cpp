@@ -773,14 +773,6 @@ private:
                std::to_string(numSymbols) + " symbols");
   }
 
-  // The buffer whose memory `i` uses, following alias chains (already known
-  // to be acyclic).
-  size_t root(const ExecutableDesc &e, size_t i) {
-    while (e.buffers[i].kind == BufferKind::Alias)
-      i = static_cast<size_t>(e.buffers[i].index);
-    return i;
-  }
-
   /// The byte size of buffer `b` as a polynomial, or nullopt on overflow.
   std::optional<SymExpr> byteSize(const BufferDesc &b) {
     std::optional<SymExpr> r =
@@ -1051,7 +1043,8 @@ private:
         fail(ctx + " writes buffer " + std::to_string(r) + " of " +
              std::to_string(nb));
       // Access: what a command writes must be writable memory.
-      const BufferDesc &target = e.buffers[root(e, static_cast<size_t>(r))];
+      const BufferDesc &target =
+          e.buffers[aliasRoot(e, static_cast<size_t>(r))];
       std::string wrote = ctx + " writes " + bufferName(e, r);
       switch (target.kind) {
       case BufferKind::Input:

@@ -610,15 +610,10 @@ uint32_t settledOperands(const CommandDesc &command,
     }
   uint32_t mask = 0;
   for (size_t i = 0; i < command.operands.size() && i < 32; ++i) {
-    int32_t b = command.operands[i];
-    size_t hops = 0; // aliases form a forest (validated); bound the walk
-    while (b >= 0 && static_cast<size_t>(b) < exe.buffers.size() &&
-           exe.buffers[b].kind == BufferKind::Alias &&
-           hops++ < exe.buffers.size())
-      b = exe.buffers[b].index;
+    const int32_t b = command.operands[i];
     if (b < 0 || static_cast<size_t>(b) >= exe.buffers.size())
-      continue;
-    const BufferKind kind = exe.buffers[b].kind;
+      continue; // absent
+    const BufferKind kind = exe.buffers[aliasRoot(exe, b)].kind;
     if (kind == BufferKind::Constant ||
         (kind == BufferKind::Param && exe.paramAccess == Access::Read))
       mask |= 1u << i;

@@ -150,6 +150,15 @@ struct ExecutableDesc {
   int64_t workspaceAlignment = kWorkspaceAlignment;
 };
 
+/// The buffer whose memory buffer `i` of `e` uses, following its alias
+/// chain. `e` must be valid (validation rejects alias cycles and indices
+/// out of range).
+inline size_t aliasRoot(const ExecutableDesc &e, size_t i) {
+  while (e.buffers[i].kind == BufferKind::Alias)
+    i = static_cast<size_t>(e.buffers[i].index);
+  return i;
+}
+
 struct BundleDesc {
   std::string producer;
   std::string model;

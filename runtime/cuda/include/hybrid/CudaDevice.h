@@ -169,8 +169,9 @@ private:
 /// command's stream in `exe` (the kernel before that one may belong to
 /// another executable, e.g. an optimizer step writing the parameters;
 /// every later kernel starts after the first one's wait has seen it
-/// finish). `command` is an element of exe.commands (for any other
-/// reference nothing is settled).
+/// finish). `exe` is valid (its alias chains are followed) and `command`
+/// is an element of exe.commands (for any other reference nothing is
+/// settled).
 uint32_t settledOperands(const CommandDesc &command, const ExecutableDesc &exe);
 
 } // namespace hybrid
