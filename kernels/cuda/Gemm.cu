@@ -546,7 +546,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
   }
   for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
     if (skinnyOnly)
-      break;
+      break; // (the skinny kernel is kept untimed against cuBLASLt)
     const float ms = timeRuns([&] {
       if (runLt(call, p, plan, c.algo, c.workspaceSize, stream) !=
           CUBLAS_STATUS_SUCCESS)
@@ -588,13 +588,13 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     }
   }
   plan.tuned = true;
-  if (tuneLog() && plan.streamCandidate)
-    std::fprintf(stderr, "hybrid: tuned %s: streaming GEMV %.1f us\n",
-                 describeProducts(kernel, &p, 1).c_str(), streaming * 1e3);
   if (tuneLog())
     std::fprintf(
-        stderr, "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us%s -> %s\n",
+        stderr,
+        "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us, streaming %.1f "
+        "us%s -> %s\n",
         describeProducts(kernel, &p, 1).c_str(), lt * 1e3, skinny * 1e3,
+        streaming * 1e3,
         plan.skinnyCandidates.empty() ? "" : " (after a 5 us kernel)",
         plan.stream ? "streaming GEMV"
         : plan.skinnySplits > 0
