@@ -295,9 +295,7 @@ void Executable::Impl::load() {
     const CommandDesc &cmd = e.commands[c];
     // Events are the executable's own objects; the device only records and
     // waits on them (see enqueue).
-    bool event = std::holds_alternative<ops::RecordEvent>(cmd.op) ||
-                 std::holds_alternative<ops::WaitEvent>(cmd.op);
-    commands.push_back(event ? nullptr : device->prepare(cmd, e));
+    commands.push_back(isEvent(cmd.op) ? nullptr : device->prepare(cmd, e));
     commandContext.push_back(e.name + ": command " + std::to_string(c) + " '" +
                              opName(cmd.op) + "'" +
                              (cmd.loc.empty() ? "" : " at " + cmd.loc));

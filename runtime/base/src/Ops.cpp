@@ -171,8 +171,7 @@ int opResultCount(const Op &op) {
   if (std::holds_alternative<ops::AttentionGrad>(op) ||
       std::holds_alternative<ops::LayerNormGrad>(op))
     return 3;
-  if (std::holds_alternative<ops::RecordEvent>(op) ||
-      std::holds_alternative<ops::WaitEvent>(op))
+  if (isEvent(op))
     return 0;
   if (const auto *update = std::get_if<ops::AdamWUpdate>(&op))
     return update->workingParam ? 4 : 3;

@@ -249,8 +249,7 @@ void CpuDevice::fillZero(void *dst, size_t bytes, Stream &) {
 
 std::unique_ptr<PreparedCommand> CpuDevice::prepare(const CommandDesc &command,
                                                     const ExecutableDesc &exe) {
-  if (std::holds_alternative<ops::RecordEvent>(command.op) ||
-      std::holds_alternative<ops::WaitEvent>(command.op))
+  if (isEvent(command.op))
     return std::make_unique<CpuNoOpCommand>();
   if (auto *c = std::get_if<ops::Collective>(&command.op)) {
     if (command.operands.size() != 1 || command.results.size() != 1)

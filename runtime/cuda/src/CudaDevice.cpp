@@ -257,9 +257,7 @@ private:
 
 /// Whether `op` runs as a kernel launch (not an event or a collective).
 bool launchesKernel(const Op &op) {
-  return !std::holds_alternative<ops::RecordEvent>(op) &&
-         !std::holds_alternative<ops::WaitEvent>(op) &&
-         !std::holds_alternative<ops::Collective>(op);
+  return !isEvent(op) && !std::holds_alternative<ops::Collective>(op);
 }
 
 /// A collective, run by the communicator the executable names (one rank
@@ -551,8 +549,7 @@ void CudaDevice::launch(Graph &graph, Stream &stream) {
 
 std::unique_ptr<PreparedCommand>
 CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
-  if (std::holds_alternative<ops::RecordEvent>(command.op) ||
-      std::holds_alternative<ops::WaitEvent>(command.op))
+  if (isEvent(command.op))
     return std::make_unique<CudaNoOpCommand>();
   if (auto *c = std::get_if<ops::Collective>(&command.op)) {
     if (command.operands.size() != 1 || command.results.size() != 1)

@@ -383,4 +383,11 @@ int opArity(const Op &op);
 /// working parameter), else 1.
 int opResultCount(const Op &op);
 
+/// Whether the op is an event (RecordEvent, WaitEvent): an executable's own
+/// ordering object, no kernel.
+inline bool isEvent(const Op &op) {
+  return std::holds_alternative<ops::RecordEvent>(op) ||
+         std::holds_alternative<ops::WaitEvent>(op);
+}
+
 } // namespace hybrid
