@@ -234,7 +234,9 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
   if (p.norm != NormKind::None) {
     // Only our kernels apply a prologue: the skinny kernel's split counts
     // and the streaming GEMV are the candidates (linear() normalises into
-    // scratch for other products).
+    // scratch for other products). (Today the skinny kernel takes every
+    // [N, K] prologue the streaming GEMV takes, so the latter only ever
+    // competes; the checks stay for either alone.)
     const bool skinny = skinnyAllowed(context, p) && skinnyGemmSupports(p);
     plan.streamCandidate =
         skinnyAllowed(context, p) && streamAllowed() && streamGemvSupports(p);

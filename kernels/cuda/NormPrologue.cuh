@@ -27,6 +27,9 @@ __device__ __forceinline__ float mulRn(float a, float b) {
 /// (subtract, scale, weight, bias, each rounded), one rounding to S. Every
 /// thread of the block calls it; it ends with a barrier. `p` is a kernel's
 /// parameters with x, ldx, M, K, norm, normWeight, normBias, normEpsilon.
+/// Each thread's chunks of x wait in `rows` (its own words: no barrier
+/// needed) rather than in registers, so a kernel holding weight loads in
+/// flight through the prologue keeps its occupancy.
 template <typename S, int kThreads, typename P>
 __device__ void normaliseRows(const P &p, uint4 *rows) {
   constexpr int kWarps = kThreads / 32, kMaxRows = 8;
@@ -34,16 +37,15 @@ __device__ void normaliseRows(const P &p, uint4 *rows) {
   __shared__ float mean[kMaxRows], inv[kMaxRows];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t perRow = p.K / 8, chunks = p.M * perRow;
-  uint4 v[kNormChunks];
   int row[kNormChunks];
 #pragma unroll
   for (int c = 0; c < kNormChunks; ++c) {
     const int64_t e = int64_t(c) * kThreads + threadIdx.x;
     row[c] = e < chunks ? static_cast<int>(e / perRow) : -1;
     if (row[c] >= 0)
-      v[c] = __ldg(reinterpret_cast<const uint4 *>(
-                       reinterpret_cast<const S *>(p.x) + row[c] * p.ldx) +
-                   (e - row[c] * perRow));
+      rows[e] = __ldg(reinterpret_cast<const uint4 *>(
+                          reinterpret_cast<const S *>(p.x) + row[c] * p.ldx) +
+                      (e - row[c] * perRow));
   }
   // Row m's sum of f(element) into stat[m] (every thread sees it after).
   auto rowSums = [&](auto f, float *stat, auto finish) {
@@ -52,7 +54,8 @@ __device__ void normaliseRows(const P &p, uint4 *rows) {
 #pragma unroll
       for (int c = 0; c < kNormChunks; ++c)
         if (row[c] == m) {
-          const S *e = reinterpret_cast<const S *>(&v[c]);
+          const uint4 chunk = rows[int64_t(c) * kThreads + threadIdx.x];
+          const S *e = reinterpret_cast<const S *>(&chunk);
 #pragma unroll
           for (int i = 0; i < 8; ++i)
             s += f(m, toFloat(e[i]));
@@ -110,7 +113,8 @@ __device__ void normaliseRows(const P &p, uint4 *rows) {
       w4 = __ldg(reinterpret_cast<const uint4 *>(weight + k));
     if (bias)
       b4 = __ldg(reinterpret_cast<const uint4 *>(bias + k));
-    const S *x8 = reinterpret_cast<const S *>(&v[c]);
+    const uint4 chunk = rows[e];
+    const S *x8 = reinterpret_cast<const S *>(&chunk);
     const S *w8 = reinterpret_cast<const S *>(&w4);
     const S *b8 = reinterpret_cast<const S *>(&b4);
     uint4 out;

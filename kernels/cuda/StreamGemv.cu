@@ -64,6 +64,7 @@ struct GemvParams {
 /// 16-byte words of the normalised rows a Norm kernel keeps in shared
 /// memory (normaliseRows' capacity at kBlockThreads).
 constexpr int kNormWords = kNormChunks * kBlockThreads;
+static_assert(kRowsMax <= 8, "normaliseRows keeps statistics for 8 rows");
 
 /// The member of item `item` (R rows each) and the item's first row in it.
 /// The loop indexes the table with constants only (a dynamic index into

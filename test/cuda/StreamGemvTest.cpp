@@ -6,7 +6,7 @@
 // grids sized for 1 and for 132 multiprocessors (each output's sum runs over K
 // in one order whatever the grid). Once captured in a CUDA graph and replayed
 // with new operands; a copy kernel writing x right before a settled product;
-// what it declines.
+// the norm prologue (layer_norm / rms_norm); what it declines.
 #include "CudaTestSupport.h"
 
 #include "cuda/StreamGemv.h"
@@ -249,11 +249,13 @@ TEST_F(StreamGemvTest, NormPrologueMatchesTheCpuLinear) {
   for (DType dt : {DType::BF16, DType::F16})
     for (const Case &c : cases)
       for (NormKind norm : {NormKind::LayerNorm, NormKind::RmsNorm}) {
+        // (index / 2: the case, the same for both norms)
         const bool weight = index % 3 != 2;
-        const bool bias = norm == NormKind::LayerNorm && index % 2 == 0;
+        const bool bias = norm == NormKind::LayerNorm && index / 2 % 2 == 0;
+        const bool residual = index / 2 % 3 != 0;
         const Activation act = static_cast<Activation>(index % kActivations);
         ++index;
-        Product product(dt, c.M, c.K, c.N, act, true, index % 2 == 1, rng);
+        Product product(dt, c.M, c.K, c.N, act, true, residual, rng);
         product.host[0] = randomTensor(dt, {c.M, c.K}, rng, -2, 3);
         product.dev[0]->upload(product.host[0]);
         const HostTensor normWeight =
@@ -317,8 +319,18 @@ TEST_F(StreamGemvTest, DeclinesWhatItCannotTake) {
   EXPECT_FALSE(streamGemvSupports(q));
   q = p;
   q.norm = NormKind::LayerNorm;
+  EXPECT_TRUE(streamGemvSupports(q));
+  q.normWeight = reinterpret_cast<const char *>(data) + 2; // unaligned
+  EXPECT_FALSE(streamGemvSupports(q));
+  q.normWeight = data;
+  q.norm = NormKind::RmsNorm;
+  q.normBias = data; // rms_norm has no bias
+  EXPECT_FALSE(streamGemvSupports(q));
+  q.norm = NormKind::LayerNorm;
+  q.K = q.lda = q.ldb = 8200; // more than a block normalises at once
+  EXPECT_FALSE(streamGemvSupports(q));
   q.M = 2;
-  q.K = q.lda = q.ldb = 8192; // more than a block normalises at once
+  q.K = q.lda = q.ldb = 8192;
   EXPECT_FALSE(streamGemvSupports(q));
   q.M = 9;
   EXPECT_THROW(streamGemv(q, 132, nullptr, "linear"), Error);
