@@ -226,15 +226,25 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
     return found->second;
   GemmPlan plan;
   if (p.norm != NormKind::None) {
-    // Only the skinny kernel applies a prologue: its split counts are the
-    // candidates (linear() normalises into scratch for other products).
-    if (!skinnyAllowed(context, p) || !skinnyGemmSupports(p))
-      fail(kernel, "a norm prologue needs the skinny GEMM, which does not "
-                   "take this product");
-    plan.skinnyCandidates =
-        skinnySplitCandidates(p, workspace, context.smCount);
-    plan.skinnySplits = 1;
-    plan.tuned = plan.skinnyCandidates.size() <= 1;
+    // Only our kernels apply a prologue: the skinny kernel's split counts
+    // and the streaming GEMV are the candidates (linear() normalises into
+    // scratch for other products). (Today the skinny kernel takes every
+    // [N, K] prologue the streaming GEMV takes, so the latter only ever
+    // competes; the checks stay for either alone.)
+    const bool skinny = skinnyAllowed(context, p) && skinnyGemmSupports(p);
+    plan.streamCandidate =
+        skinnyAllowed(context, p) && streamAllowed() && streamGemvSupports(p);
+    if (!skinny && !plan.streamCandidate)
+      fail(kernel, "a norm prologue needs the skinny GEMM or the streaming "
+                   "GEMV, and neither takes this product");
+    if (skinny) {
+      plan.skinnyCandidates =
+          skinnySplitCandidates(p, workspace, context.smCount);
+      plan.skinnySplits = 1;
+    } else {
+      plan.stream = true;
+    }
+    plan.tuned = plan.skinnyCandidates.size() + plan.streamCandidate <= 1;
     return context.gemmPlans.emplace(key, plan).first->second;
   }
   if (p.batch > INT_MAX) {
@@ -607,7 +617,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
 
 bool gemmTakesPrologue(const CudaCall &call, const GemmProblem &p) {
   return call.context && skinnyAllowed(*call.context, p) &&
-         skinnyGemmSupports(p);
+         (skinnyGemmSupports(p) || (streamAllowed() && streamGemvSupports(p)));
 }
 
 void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {

@@ -39,10 +39,11 @@ struct GemmProblem {
   Activation activation = Activation::None;
   const void *residual = nullptr;
   int64_t ldr = 0, strideR = 0;
-  /// The prologue (a linear's norm; only the skinny kernel applies it, see
-  /// skinnyGemmSupports): each row of A normalised over its K elements as
-  /// layer_norm / rms_norm with normEpsilon, times normWeight[K] (+
-  /// normBias[K]) when given, rounded to dtype, before the product.
+  /// The prologue (a linear's norm; only our kernels apply it, see
+  /// skinnyGemmSupports and streamGemvSupports): each row of A normalised over
+  /// its K elements as layer_norm / rms_norm with normEpsilon, times
+  /// normWeight[K] (+ normBias[K]) when given, rounded to dtype, before the
+  /// product.
   NormKind norm = NormKind::None;
   const void *normWeight = nullptr, *normBias = nullptr;
   double normEpsilon = 0;
@@ -65,7 +66,8 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
                const char *kernel);
 
 /// Whether gemm() applies `problem`'s norm prologue itself (the skinny
-/// kernel, allowed and able to take the product); otherwise the caller
+/// kernel or the streaming GEMV, allowed and able to take the product);
+/// otherwise the caller
 /// normalises A first and passes a problem without one.
 bool gemmTakesPrologue(const CudaCall &call, const GemmProblem &problem);
 

@@ -16,6 +16,7 @@
 // against cuBLASLt's 24.4 (H200, bench/RESULTS.md): 48 KB in flight per
 // multiprocessor was too little.
 #include "GemmEpilogue.cuh"
+#include "NormPrologue.cuh"
 #include "StreamGemv.h"
 
 #include <algorithm>
@@ -54,7 +55,16 @@ struct GemvParams {
   int64_t batches = 0; ///< steps per item: K in U x 256 pieces
   Activation activation = Activation::None;
   bool early = false;
+  /// The norm prologue (GemmProblem's; the kernel's Norm), or None.
+  NormKind norm = NormKind::None;
+  const void *normWeight = nullptr, *normBias = nullptr;
+  double normEpsilon = 0;
 };
+
+/// 16-byte words of the normalised rows a Norm kernel keeps in shared
+/// memory (normaliseRows' capacity at kBlockThreads).
+constexpr int kNormWords = kNormChunks * kBlockThreads;
+static_assert(kRowsMax <= 8, "normaliseRows keeps statistics for 8 rows");
 
 /// The member of item `item` (R rows each) and the item's first row in it.
 /// The loop indexes the table with constants only (a dynamic index into
@@ -94,12 +104,15 @@ __device__ __forceinline__ float element(const uint4 &v, int i) {
     return __half2float(__ushort_as_half(bits));
 }
 
-/// R rows by U pieces per thread and step; sums of M <= MM x rows.
-template <typename S, int R, int U, int MM>
+/// R rows by U pieces per thread and step; sums of M <= MM x rows; with
+/// Norm, x's rows normalised first (the prologue; each block once, while
+/// its first weight loads are in flight) and read from shared memory.
+template <typename S, int R, int U, int MM, bool Norm = false>
 __global__ void __launch_bounds__(kBlockThreads)
     streamGemvKernel(GemvParams p) {
   // Nothing but the settled weight is read before awaitInputs() below.
   __shared__ float red[2][kWarps][R * MM];
+  __shared__ uint4 normalised[Norm ? kNormWords : 1];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t pieces = p.K / kPiece;
   const int64_t myItems =
@@ -173,8 +186,11 @@ __global__ void __launch_bounds__(kBlockThreads)
       for (int m = 0; m < MM; ++m) {
         if (MM > 1 && m >= p.M)
           break;
-        const uint4 xs =
-            __ldg(reinterpret_cast<const uint4 *>(p.x + m * p.ldx) + j);
+        uint4 xs;
+        if constexpr (Norm)
+          xs = normalised[(m * p.K) / kPiece + j];
+        else
+          xs = __ldg(reinterpret_cast<const uint4 *>(p.x + m * p.ldx) + j);
         float x[kPiece];
 #pragma unroll
         for (int e = 0; e < kPiece; ++e)
@@ -204,6 +220,8 @@ __global__ void __launch_bounds__(kBlockThreads)
     load(a, 0);
     load(b, 1);
   }
+  if constexpr (Norm)
+    normaliseRows<S, kBlockThreads>(p, normalised);
   for (int64_t s = 0; s < steps; s += 2) {
     compute(a, s);
     load(a, s + 2);
@@ -232,17 +250,21 @@ Shape shapeFor(int64_t K) {
 
 using GemvKernel = void (*)(GemvParams);
 
-/// The kernel of `shape`, for one x row or up to kRowsMax.
-template <typename S> GemvKernel kernelFor(Shape shape, int64_t M) {
+/// The kernel of `shape`, for one x row or up to kRowsMax, with or without
+/// the norm prologue.
+template <typename S, bool Norm> GemvKernel kernelWith(Shape shape, int64_t M) {
   const bool one = M == 1;
   if (shape.rows == 4)
-    return one ? streamGemvKernel<S, 4, 1, 1>
-               : streamGemvKernel<S, 4, 1, kRowsMax>;
+    return one ? streamGemvKernel<S, 4, 1, 1, Norm>
+               : streamGemvKernel<S, 4, 1, kRowsMax, Norm>;
   if (shape.rows == 2)
-    return one ? streamGemvKernel<S, 2, 2, 1>
-               : streamGemvKernel<S, 2, 2, kRowsMax>;
-  return one ? streamGemvKernel<S, 1, 4, 1>
-             : streamGemvKernel<S, 1, 4, kRowsMax>;
+    return one ? streamGemvKernel<S, 2, 2, 1, Norm>
+               : streamGemvKernel<S, 2, 2, kRowsMax, Norm>;
+  return one ? streamGemvKernel<S, 1, 4, 1, Norm>
+             : streamGemvKernel<S, 1, 4, kRowsMax, Norm>;
+}
+template <typename S> GemvKernel kernelFor(Shape shape, int64_t M, bool norm) {
+  return norm ? kernelWith<S, true>(shape, M) : kernelWith<S, false>(shape, M);
 }
 
 /// How many blocks of `kernel` a multiprocessor holds at once, asked once
@@ -271,10 +293,20 @@ bool aligned16(const void *ptr) {
 } // namespace
 
 bool streamGemvSupports(const GemmProblem &p) {
-  return (p.dtype == DType::BF16 || p.dtype == DType::F16) && p.batch == 1 &&
-         !p.transA && p.transB && p.M >= 1 && p.M <= kRowsMax && p.N >= 1 &&
-         p.K >= 8 && p.norm == NormKind::None && p.K % 8 == 0 &&
-         p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.A) && aligned16(p.B);
+  if (!((p.dtype == DType::BF16 || p.dtype == DType::F16) && p.batch == 1 &&
+        !p.transA && p.transB && p.M >= 1 && p.M <= kRowsMax && p.N >= 1 &&
+        p.K >= 8 && p.K % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0 &&
+        aligned16(p.A) && aligned16(p.B)))
+    return false;
+  if (p.norm == NormKind::None)
+    return true;
+  // A prologue: the rows fit the shared words the block normalises into;
+  // the norm's weight and bias are read 16 bytes at a time.
+  return (p.norm == NormKind::LayerNorm || p.norm == NormKind::RmsNorm) &&
+         p.M * p.K <= int64_t(8) * kNormWords &&
+         (!p.normWeight || aligned16(p.normWeight)) &&
+         (!p.normBias || aligned16(p.normBias)) &&
+         (p.norm == NormKind::LayerNorm || !p.normBias);
 }
 
 bool streamGemvGroupSupports(const GemmProblem *problems, size_t count) {
@@ -285,7 +317,9 @@ bool streamGemvGroupSupports(const GemmProblem *problems, size_t count) {
     const GemmProblem &p = problems[i];
     if (!streamGemvSupports(p) || p.dtype != a.dtype || p.M != a.M ||
         p.K != a.K || p.A != a.A || p.lda != a.lda ||
-        p.activation != a.activation)
+        p.activation != a.activation || p.norm != a.norm ||
+        p.normWeight != a.normWeight || p.normBias != a.normBias ||
+        p.normEpsilon != a.normEpsilon)
       return false;
   }
   return true;
@@ -317,6 +351,10 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
     const int64_t piecesPerStep = int64_t(shape.units) * kBlockThreads;
     g.batches = (shared.K / kPiece + piecesPerStep - 1) / piecesPerStep;
     g.early = true;
+    g.norm = shared.norm;
+    g.normWeight = shared.normWeight;
+    g.normBias = shared.normBias;
+    g.normEpsilon = shared.normEpsilon;
     for (size_t i = first; i < last; ++i) {
       const GemmProblem &p = problems[i];
       GemvMember &m = g.member[i - first];
@@ -339,7 +377,8 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
       } else {
         // Every block resident at once, each walking its share of the
         // items (the grid changes no result).
-        const GemvKernel run = kernelFor<S>(shape, shared.M);
+        const GemvKernel run =
+            kernelFor<S>(shape, shared.M, shared.norm != NormKind::None);
         const int64_t resident =
             int64_t(std::max(1, smCount)) * residentBlocks(run, kernel);
         const int64_t blocks = std::min(g.items, resident);

@@ -15,8 +15,11 @@
 namespace hybrid::cuda {
 
 /// Whether streamGemv runs `p`: bf16 or f16, one batch, A not transposed, B a
-/// [N, K] weight (transB), 1 <= M <= 8, no norm prologue, K, lda and ldb
-/// multiples of 8 and A, B 16-byte aligned (whole 16-byte copies).
+/// [N, K] weight (transB), 1 <= M <= 8, K, lda and ldb multiples of 8 and
+/// A, B 16-byte aligned (whole 16-byte copies); a norm prologue (layer_norm
+/// or rms_norm without bias) when M * K <= 8192 and its weight and bias are
+/// 16-byte aligned: each block normalises x's rows into shared memory once,
+/// while its first weight loads are in flight.
 bool streamGemvSupports(const GemmProblem &p);
 
 /// Enqueues C = A B^T (+ bias, the activation, + residual; one rounding
@@ -31,8 +34,8 @@ void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
                 const char *kernel);
 
 /// Whether streamGemvGroup runs `problems` (count of them): each one
-/// streamGemv runs, all sharing A (and lda), M, K, the dtype and the
-/// activation.
+/// streamGemv runs, all sharing A (and lda), M, K, the dtype, the
+/// activation and the norm prologue.
 bool streamGemvGroupSupports(const GemmProblem *problems, size_t count);
 
 /// streamGemv of every problem, one launch per four of them (a linear

@@ -6,7 +6,7 @@
 // grids sized for 1 and for 132 multiprocessors (each output's sum runs over K
 // in one order whatever the grid). Once captured in a CUDA graph and replayed
 // with new operands; a copy kernel writing x right before a settled product;
-// what it declines.
+// the norm prologue (layer_norm / rms_norm); what it declines.
 #include "CudaTestSupport.h"
 
 #include "cuda/StreamGemv.h"
@@ -234,6 +234,62 @@ TEST_F(StreamGemvTest, CapturedGraphReplaysNewOperands) {
   cudaStreamDestroy(stream);
 }
 
+TEST_F(StreamGemvTest, NormPrologueMatchesTheCpuLinear) {
+  // The norm prologue (layer_norm with and without weight and bias,
+  // rms_norm with and without weight): x's rows normalised by each block
+  // before its products, as the CPU's linear does; the same bits settled or
+  // not and on grids for 1 and 132 multiprocessors.
+  struct Case {
+    int64_t M, K, N;
+  };
+  const std::vector<Case> cases = {{1, 2048, 2048}, {1, 2048, 8192},
+                                   {1, 8192, 300},  {3, 768, 257},
+                                   {8, 1024, 40},   {2, 3000, 70}};
+  int index = 0;
+  for (DType dt : {DType::BF16, DType::F16})
+    for (const Case &c : cases)
+      for (NormKind norm : {NormKind::LayerNorm, NormKind::RmsNorm}) {
+        // (index / 2: the case, the same for both norms)
+        const bool weight = index % 3 != 2;
+        const bool bias = norm == NormKind::LayerNorm && index / 2 % 2 == 0;
+        const bool residual = index / 2 % 3 != 0;
+        const Activation act = static_cast<Activation>(index % kActivations);
+        ++index;
+        Product product(dt, c.M, c.K, c.N, act, true, residual, rng);
+        product.host[0] = randomTensor(dt, {c.M, c.K}, rng, -2, 3);
+        product.dev[0]->upload(product.host[0]);
+        const HostTensor normWeight =
+            weight ? randomTensor(dt, {c.K}, rng, 0.5, 1.5)
+                   : HostTensor::absent();
+        const HostTensor normBias =
+            bias ? randomTensor(dt, {c.K}, rng, -1, 1) : HostTensor::absent();
+        Device dw(weight ? normWeight : HostTensor(dt, {1}));
+        Device db(bias ? normBias : HostTensor(dt, {1}));
+        GemmProblem &p = product.p;
+        p.norm = norm;
+        p.normWeight = weight ? dw.data : nullptr;
+        p.normBias = bias ? db.data : nullptr;
+        p.normEpsilon = 1e-5;
+        const std::string what =
+            describe(p) + " " +
+            (norm == NormKind::LayerNorm ? "layer_norm" : "rms_norm") +
+            (weight ? " weight" : "") + (bias ? " bias" : "");
+        SCOPED_TRACE(what);
+        ASSERT_TRUE(streamGemvSupports(p));
+        std::vector<HostTensor> operands = product.host;
+        operands.push_back(normWeight);
+        operands.push_back(normBias);
+        const HostTensor cpu = runCpu(ops::Linear{true, act, norm, 1e-5},
+                                      operands, {product.result})[0];
+        const HostTensor gpu = product.run(132, false);
+        expectClose(gpu, cpu, sumTolerance(dt), what);
+        EXPECT_EQ(product.run(132, true).bytes, gpu.bytes)
+            << what << ": with the weight settled the result differs";
+        EXPECT_EQ(product.run(1, false).bytes, gpu.bytes)
+            << what << ": on another grid the result differs";
+      }
+}
+
 TEST_F(StreamGemvTest, DeclinesWhatItCannotTake) {
   GemmProblem p;
   p.dtype = DType::BF16;
@@ -263,6 +319,18 @@ TEST_F(StreamGemvTest, DeclinesWhatItCannotTake) {
   EXPECT_FALSE(streamGemvSupports(q));
   q = p;
   q.norm = NormKind::LayerNorm;
+  EXPECT_TRUE(streamGemvSupports(q));
+  q.normWeight = reinterpret_cast<const char *>(data) + 2; // unaligned
+  EXPECT_FALSE(streamGemvSupports(q));
+  q.normWeight = data;
+  q.norm = NormKind::RmsNorm;
+  q.normBias = data; // rms_norm has no bias
+  EXPECT_FALSE(streamGemvSupports(q));
+  q.norm = NormKind::LayerNorm;
+  q.K = q.lda = q.ldb = 8200; // more than a block normalises at once
+  EXPECT_FALSE(streamGemvSupports(q));
+  q.M = 2;
+  q.K = q.lda = q.ldb = 8192;
   EXPECT_FALSE(streamGemvSupports(q));
   q.M = 9;
   EXPECT_THROW(streamGemv(q, 132, nullptr, "linear"), Error);
