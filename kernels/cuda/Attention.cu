@@ -55,15 +55,19 @@ constexpr int64_t kDecodeRows = 8;
 constexpr int64_t kDecodeTargetBlocks = 512;
 constexpr int kMaxSplits = 64;
 constexpr int kDecodeWarps = 4;
-/// The grouped decode kernel: query rows per block at most (of the G * T
-/// rows that share a KV head), blocks it aims for (three per SM of a
-/// 132-SM H200, one wave), the fewest keys a split gets (one chunk: at
-/// batch 1 a model has few KV heads (Llama-1B: 8), and a chunk per warp,
-/// 128 keys, left 8-16 blocks for 128-256 keys on 132 SMs) and the chunks
-/// each warp has in its shared memory (one computed while the next
-/// streams in).
+/// The grouped decode kernels: query rows per block at most (of the G * T
+/// rows that share a KV head), blocks they aim for (three per SM of a
+/// 132-SM H200, one wave) and the fewest keys a split gets: 256, two
+/// chunks for each of 4 warps. Splitting a batch-1 step's 128-256 keys
+/// further (32 a split, one chunk) cost more than it spread: OPT-1.3B's
+/// step 1.432 -> 1.382 ms, Llama-1B's 1.371 -> 1.210 ms (H200,
+/// bench/RESULTS.md), since a row of one split writes its output itself
+/// while split rows meet through partials in scratch and a counter, and
+/// more blocks than fit at once delay the next kernel's launch. Then the
+/// chunks each warp has in its shared memory (one computed while the
+/// next streams in).
 constexpr int kGroupRows = 8;
-constexpr int64_t kGroupedTargetBlocks = 396, kGroupedMinSplitKeys = 32;
+constexpr int64_t kGroupedTargetBlocks = 396, kGroupedMinSplitKeys = 256;
 constexpr int kDecodeStages = 2;
 
 /// How a call runs; from shapes alone, so the scratch function and the run
@@ -659,7 +663,7 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
         v += warpAcc[w * 32 * VPL + d] * factor[w];
     return v;
   };
-  if (p.splits == 1) {
+  if (used == 1) { // one split: no partials
     S *O = static_cast<S *>(p.out) + row * p.Dv;
     const float inv = mBlock == -INFINITY ? 0.0f : 1.0f / lBlock;
     for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x)
@@ -692,7 +696,9 @@ __device__ void combineRow(const AttnParams &p, int64_t row) {
   }
   int64_t begin, end;
   p.keyRange(row % p.T, keys, begin, end);
-  combineParts<S>(p, row, p.splitsFor(end > begin ? end - begin : 0));
+  const int used = p.splitsFor(end > begin ? end - begin : 0);
+  if (used > 1) // (one split wrote the row itself)
+    combineParts<S>(p, row, used);
 }
 
 template <typename S> __global__ void combineSplitsKernel(AttnParams p) {
@@ -1137,7 +1143,7 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
       v += reinterpret_cast<const float *>(warpArea(w))[r * p.Dv + d] * factor;
     }
     const int64_t row = tile.row0 + r;
-    if (p.splits == 1) {
+    if (used == 1) { // one split: no partials
       const float inv = mBlock == -INFINITY ? 0.0f : 1.0f / lBlock;
       static_cast<S *>(p.out)[row * p.Dv + d] = fromFloat<S>(v * inv);
       continue;
@@ -1149,7 +1155,7 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
     }
     part[2 + d] = v;
   }
-  if (p.splits == 1 || !p.counters)
+  if (used == 1 || !p.counters)
     return;
   // The tile's last block to finish combines its rows (in split order: the
   // same result as the combine kernel, whichever block it is).
@@ -1171,6 +1177,8 @@ template <typename S> __global__ void combineGroupSplitsKernel(AttnParams p) {
   int64_t begin, end;
   groupKeyRange(p, tile.r0, tile.rows, keys, begin, end);
   const int used = p.splitsFor(end - begin);
+  if (used == 1) // (one split wrote the rows itself)
+    return;
   for (int r = 0; r < tile.rows; ++r)
     combineParts<S>(p, tile.row0 + r, used);
 }

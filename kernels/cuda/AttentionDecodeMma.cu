@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
       v += area[r * HD + d] * factor;
     }
     const int64_t row = tile.row0 + r;
-    if (p.splits == 1) {
+    if (used == 1) { // one split: no partials
       const float inv = mBlock == -INFINITY ? 0.0f : 1.0f / lBlock;
       static_cast<S *>(p.out)[row * HD + d] = fromFloat<S>(v * inv);
       continue;
@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
     }
     part[2 + d] = v;
   }
-  if (p.splits == 1 || !p.counters)
+  if (used == 1 || !p.counters)
     return;
   // The tile's last block to finish combines its rows (in split order).
   if (lastBlockToArrive(p.counters + blockIdx.x, static_cast<unsigned>(used)))

@@ -13,8 +13,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
+#include <sstream>
 
 namespace hybrid {
 
@@ -158,6 +161,29 @@ struct CudaDevice::Impl {
 
 namespace {
 
+/// The ops named in HYBRID_CUDA_OMIT (comma-separated, e.g.
+/// "attention,layer_norm"), whose kernels are not launched: a measurement
+/// aid, timing a step without them (what they cost where they run, launch
+/// gaps included). Results are then wrong. Read once.
+const std::set<std::string> &omittedOps() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> out;
+    if (const char *v = std::getenv("HYBRID_CUDA_OMIT")) {
+      std::stringstream list(v);
+      for (std::string name; std::getline(list, name, ',');)
+        if (!name.empty())
+          out.insert(name);
+      if (!out.empty())
+        std::fprintf(stderr,
+                     "hybrid: HYBRID_CUDA_OMIT: not launching %s "
+                     "(timing only: results are wrong)\n",
+                     v);
+    }
+    return out;
+  }();
+  return names;
+}
+
 /// A command bound to a CUDA kernel. The CudaCall is built once; each run
 /// refreshes addresses (and shapes when they changed). Operands are read
 /// through BufferView::data and results written through
@@ -176,6 +202,7 @@ public:
     call_.settledOperands = settledOperands;
     call_.operands.resize(operands_.size());
     call_.results.resize(results_.size());
+    omitted_ = omittedOps().count(opName(op_)) != 0;
   }
 
   size_t scratchBytes(const std::vector<BufferView> &buffers) override {
@@ -203,6 +230,8 @@ public:
     call_.scratch = scratch;
     call_.scratchBytes = scratch ? scratch_ : 0;
     call_.stream = cudaStreamOf(stream, ordinal_, device_).get();
+    if (omitted_)
+      return;
     std::lock_guard<std::mutex> lock(launch_);
     CurrentDevice guard(ordinal_, device_);
     if (profile_)
@@ -253,6 +282,7 @@ private:
   std::string profileKey_;
   cuda::CudaCall call_;
   size_t scratch_ = 0;
+  bool omitted_ = false; ///< HYBRID_CUDA_OMIT names the op
 };
 
 /// Whether `op` runs as a kernel launch (not an event or a collective).
