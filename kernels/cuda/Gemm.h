@@ -67,8 +67,8 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
 
 /// Whether gemm() applies `problem`'s norm prologue itself (the skinny
 /// kernel or the streaming GEMV, allowed and able to take the product);
-/// otherwise the caller
-/// normalises A first and passes a problem without one.
+/// otherwise the caller normalises A first and passes a problem without
+/// one.
 bool gemmTakesPrologue(const CudaCall &call, const GemmProblem &problem);
 
 /// Our own tiled kernel for products cuBLASLt cannot run (no algorithm for
