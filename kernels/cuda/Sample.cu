@@ -16,6 +16,8 @@
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
+#include <cooperative_groups.h>
+
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -47,6 +49,9 @@ constexpr int kWideInFlight = 4;
 /// The same for the pass that reads one logit per load: it writes the
 /// keys, which are coalesced only with one token per thread and load.
 constexpr int kScalarInFlight = 4;
+/// The same for the selection's passes over the keys (two per load): more
+/// would spill registers in sampleStepKernel (64 per thread at most).
+constexpr int kKeyInFlight = 2;
 /// Elements of T per 16-byte load.
 template <typename T> constexpr int kPerLoad = 16 / sizeof(T);
 
@@ -309,10 +314,9 @@ __device__ void histogram(const u64 *keys, int64_t V, u64 lowest, u64 prefix,
   int run = -1;
   unsigned runCount = 0;
   u64 runWeight = 0;
-  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
-    const u64 key = keys[j];
+  forEachElement<kPerLoad<u64>, kKeyInFlight>(keys, V, [&](int64_t, u64 key) {
     if (!isCandidate(key, lowest, prefix, fixed))
-      continue;
+      return;
     const int d = static_cast<int>((key >> shift) & (kDigits - 1));
     if (d != run) {
       if (runCount) {
@@ -325,7 +329,7 @@ __device__ void histogram(const u64 *keys, int64_t V, u64 lowest, u64 prefix,
     }
     ++runCount;
     runWeight += layout.weight(key);
-  }
+  });
   if (runCount) {
     atomicAdd(&sh.histogram.count[run], runCount);
     atomicAdd(&sh.histogram.weight[run], runWeight);
@@ -400,23 +404,21 @@ __device__ int gatherCandidates(const u64 *keys, int64_t V, u64 lowest,
   if (threadIdx.x == 0)
     sh.gathered = 0;
   __syncthreads();
-  const int lane = threadIdx.x % 32;
-  for (int64_t base = 0; base < V; base += kSampleThreads) {
-    const int64_t j = base + threadIdx.x;
-    const u64 key = j < V ? keys[j] : 0;
-    const bool take = j < V && isCandidate(key, lowest, prefix, fixed);
-    const unsigned mask = __ballot_sync(0xffffffffu, take);
-    if (mask == 0)
-      continue;
-    const int leader = __ffs(mask) - 1;
+  forEachElement<kPerLoad<u64>, kKeyInFlight>(keys, V, [&](int64_t, u64 key) {
+    if (!isCandidate(key, lowest, prefix, fixed))
+      return;
+    // The takers of a warp that run together reserve their slots with one
+    // atomic (the loop's trip count differs between lanes, so it cannot
+    // be the whole warp).
+    const cooperative_groups::coalesced_group takers =
+        cooperative_groups::coalesced_threads();
     unsigned first = 0;
-    if (lane == leader)
-      first = atomicAdd(&sh.gathered, static_cast<unsigned>(__popc(mask)));
-    first = __shfl_sync(0xffffffffu, first, leader);
-    const unsigned slot = first + __popc(mask & ((1u << lane) - 1));
-    if (take && slot < kCapacity)
+    if (takers.thread_rank() == 0)
+      first = atomicAdd(&sh.gathered, takers.size());
+    const unsigned slot = takers.shfl(first, 0) + takers.thread_rank();
+    if (slot < kCapacity)
       sh.candidates[slot] = key;
-  }
+  });
   __syncthreads();
   return sh.gathered < kCapacity ? static_cast<int>(sh.gathered) : kCapacity;
 }
