@@ -16,8 +16,12 @@
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
+#include <cooperative_groups.h>
+
 #include <climits>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace hybrid::cuda::kernels {
 namespace {
@@ -38,6 +42,18 @@ constexpr int kCapacity = 4096;
 constexpr int kPerThread = kCapacity / kSampleThreads;
 static_assert(kDigitsPerThread * kSampleThreads == kDigits);
 static_assert(kPerThread * kSampleThreads == kCapacity);
+/// Loads in flight per thread in a pass over a row of logits, 16 bytes
+/// each: a pass over 50K bf16 logits waits on two L2 round trips, where one
+/// logit per iteration waited on one per 1024 logits.
+constexpr int kWideInFlight = 4;
+/// The same for the pass that reads one logit per load: it writes the
+/// keys, which are coalesced only with one token per thread and load.
+constexpr int kScalarInFlight = 4;
+/// The same for the selection's passes over the keys (two per load): more
+/// would spill registers in sampleStepKernel (64 per thread at most).
+constexpr int kKeyInFlight = 2;
+/// Elements of T per 16-byte load.
+template <typename T> constexpr int kPerLoad = 16 / sizeof(T);
 
 /// A token's rank key: its weight above its complemented index. Keys are
 /// distinct, 0 for weight 0, and in descending order they are the CPU's
@@ -151,44 +167,109 @@ __device__ u64 blockExclusiveScan(u64 v, SampleShared &sh, u64 &total) {
   return before + inclusive - v;
 }
 
-/// A row of logits as f32: logit(j).
+/// fn(j, row[j]) for every j < n this thread owns, in no fixed order (the
+/// callers' reductions are exact or order-independent): N elements per
+/// load (N = 1, or 16 bytes of them from the row's first 16-byte boundary
+/// on, the fewer than 2N before it and after the last whole load one per
+/// thread), U loads in flight before any is used.
+template <int N, int U, typename T, typename Fn>
+__device__ void forEachElement(const T *row, int64_t n, Fn &&fn) {
+  int64_t head = 0; // the elements before the first 16-byte boundary
+  if constexpr (N > 1) {
+    // (Rows of odd length in a batch, or a view's offset, start anywhere.)
+    const unsigned misaligned = reinterpret_cast<uintptr_t>(row) % 16;
+    head = misaligned ? (16 - misaligned) / sizeof(T) : 0;
+    head = head < n ? head : n;
+  }
+  // Whole 16-byte words stay packed until used (not one register per
+  // bf16), so U of them in flight cost 4U registers.
+  using Word = std::conditional_t<N == 1, T, uint4>;
+  static_assert(sizeof(Word) == N * sizeof(T));
+  const Word *body = reinterpret_cast<const Word *>(row + head);
+  const int64_t loads = (n - head) / N;
+  for (int64_t c = threadIdx.x; c < loads; c += U * kSampleThreads) {
+    Word w[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (c + u * kSampleThreads < loads)
+        w[u] = body[c + u * kSampleThreads];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (c + u * kSampleThreads < loads) {
+        const T *e = reinterpret_cast<const T *>(&w[u]);
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+          fn(head + (c + u * kSampleThreads) * N + i, e[i]);
+      }
+  }
+  const int64_t tail = head + loads * N, rest = head + (n - tail);
+  if (threadIdx.x < rest) {
+    const int64_t t = threadIdx.x;
+    const int64_t j = t < head ? t : tail + (t - head);
+    fn(j, row[j]);
+  }
+}
+
+/// A row of logits as f32, with the logit of token `banned` (-1: none) at
+/// -inf: the EOS token before min_new tokens.
 template <typename S> struct RowLogits {
   const S *row;
-  __device__ float operator()(int64_t j) const { return toFloat(row[j]); }
+  int64_t banned;
+
+  __device__ float of(int64_t j, S stored) const {
+    return j == banned ? -INFINITY : toFloat(stored);
+  }
+  __device__ float operator()(int64_t j) const { return of(j, row[j]); }
 };
 
-/// The same with the logit of token `banned` (-1: none) at -inf: the EOS
-/// token before min_new tokens.
-template <typename S> struct BannedRowLogits {
-  const S *row;
-  int64_t banned;
-  __device__ float operator()(int64_t j) const {
-    return j == banned ? -INFINITY : toFloat(row[j]);
-  }
+/// fn(j, logit(j)) for every token this thread owns (as forEachElement),
+/// 16 bytes of logits per load when N > 1.
+template <int N, int U, typename S, typename Fn>
+__device__ void forEachLogit(const RowLogits<S> &logit, int64_t V, Fn &&fn) {
+  forEachElement<N, U>(
+      logit.row, V, [&](int64_t j, S stored) { fn(j, logit.of(j, stored)); });
+}
+
+/// The statistics of log_softmax(logits / divisor) that a sample_step's
+/// log-probability needs: the NaN-propagating max and the sum in double of
+/// exp(l / divisor - max), as kernels/cpu/Softmax.h computes them (in
+/// another order).
+struct RowStats {
+  float divisor, max;
+  double sum;
+
+  __device__ float term(float l) const { return expf(l / divisor - max); }
 };
+
+/// Whether (value b, index i) precedes (best, index) in the argmax order:
+/// by value, then the lower index. (-inf, kNone), where nothing was seen
+/// yet, loses to any real element.
+__device__ bool precedes(float b, int64_t i, float best, int64_t index) {
+  return b > best || (b == best && i < index);
+}
 
 /// The argmax of the row (first on ties, NaN ignored; 0 when every logit
-/// is NaN) and its logit in `top` (-inf then).
-template <typename Logits>
-__device__ int64_t argmax(Logits logit, int64_t V, float &top,
-                          SampleShared &sh) {
+/// is NaN), its logit in `top` (-inf then) and whether any logit is NaN.
+template <typename S>
+__device__ int64_t argmax(const RowLogits<S> &logit, int64_t V, float &top,
+                          bool &anyNaN, SampleShared &sh) {
   constexpr int64_t kNone = INT64_MAX;
   float best = -INFINITY;
   int64_t index = kNone;
-  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
-    const float l = logit(j);
-    if (l == l && (l > best || index == kNone)) {
+  bool nan = false;
+  forEachLogit<kPerLoad<S>, kWideInFlight>(logit, V, [&](int64_t j, float l) {
+    if (l != l) {
+      nan = true;
+    } else if (precedes(l, j, best, index)) {
       best = l;
       index = j;
     }
-  }
-  // (value, index) pairs combine by value, then the lower index; a thread
-  // without one holds (-inf, kNone), which loses to any real element.
+  });
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
     const float b = __shfl_xor_sync(0xffffffffu, best, o);
     const int64_t i = __shfl_xor_sync(0xffffffffu, index, o);
-    if (b > best || (b == best && i < index)) {
+    if (precedes(b, i, best, index)) {
       best = b;
       index = i;
     }
@@ -197,13 +278,13 @@ __device__ int64_t argmax(Logits logit, int64_t V, float &top,
     sh.warpBest[threadIdx.x / 32] = best;
     sh.warpBestIndex[threadIdx.x / 32] = index;
   }
-  __syncthreads();
+  anyNaN = __syncthreads_or(nan);
   best = -INFINITY;
   index = kNone;
   for (int w = 0; w < kWarps; ++w) {
     const float b = sh.warpBest[w];
     const int64_t i = sh.warpBestIndex[w];
-    if (b > best || (b == best && i < index)) {
+    if (precedes(b, i, best, index)) {
       best = b;
       index = i;
     }
@@ -233,10 +314,9 @@ __device__ void histogram(const u64 *keys, int64_t V, u64 lowest, u64 prefix,
   int run = -1;
   unsigned runCount = 0;
   u64 runWeight = 0;
-  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
-    const u64 key = keys[j];
+  forEachElement<kPerLoad<u64>, kKeyInFlight>(keys, V, [&](int64_t, u64 key) {
     if (!isCandidate(key, lowest, prefix, fixed))
-      continue;
+      return;
     const int d = static_cast<int>((key >> shift) & (kDigits - 1));
     if (d != run) {
       if (runCount) {
@@ -249,7 +329,7 @@ __device__ void histogram(const u64 *keys, int64_t V, u64 lowest, u64 prefix,
     }
     ++runCount;
     runWeight += layout.weight(key);
-  }
+  });
   if (runCount) {
     atomicAdd(&sh.histogram.count[run], runCount);
     atomicAdd(&sh.histogram.weight[run], runWeight);
@@ -324,23 +404,21 @@ __device__ int gatherCandidates(const u64 *keys, int64_t V, u64 lowest,
   if (threadIdx.x == 0)
     sh.gathered = 0;
   __syncthreads();
-  const int lane = threadIdx.x % 32;
-  for (int64_t base = 0; base < V; base += kSampleThreads) {
-    const int64_t j = base + threadIdx.x;
-    const u64 key = j < V ? keys[j] : 0;
-    const bool take = j < V && isCandidate(key, lowest, prefix, fixed);
-    const unsigned mask = __ballot_sync(0xffffffffu, take);
-    if (mask == 0)
-      continue;
-    const int leader = __ffs(mask) - 1;
+  forEachElement<kPerLoad<u64>, kKeyInFlight>(keys, V, [&](int64_t, u64 key) {
+    if (!isCandidate(key, lowest, prefix, fixed))
+      return;
+    // The takers of a warp that run together reserve their slots with one
+    // atomic (the loop's trip count differs between lanes, so it cannot
+    // be the whole warp).
+    const cooperative_groups::coalesced_group takers =
+        cooperative_groups::coalesced_threads();
     unsigned first = 0;
-    if (lane == leader)
-      first = atomicAdd(&sh.gathered, static_cast<unsigned>(__popc(mask)));
-    first = __shfl_sync(0xffffffffu, first, leader);
-    const unsigned slot = first + __popc(mask & ((1u << lane) - 1));
-    if (take && slot < kCapacity)
+    if (takers.thread_rank() == 0)
+      first = atomicAdd(&sh.gathered, takers.size());
+    const unsigned slot = takers.shfl(first, 0) + takers.thread_rank();
+    if (slot < kCapacity)
       sh.candidates[slot] = key;
-  }
+  });
   __syncthreads();
   return sh.gathered < kCapacity ? static_cast<int>(sh.gathered) : kCapacity;
 }
@@ -455,29 +533,48 @@ struct SamplingParams {
 };
 
 /// The token of row b of V logits, for every thread of the block; keys [V]
-/// of scratch.
-template <typename Logits>
-__device__ int64_t drawToken(Logits logit, int64_t V,
+/// of scratch. With `stats` (divisor set), also the row's log_softmax
+/// statistics, from the passes the draw makes anyway where it can.
+template <typename S>
+__device__ int64_t drawToken(const RowLogits<S> &logit, int64_t V,
                              const SamplingParams &params, int64_t b, u64 *keys,
-                             SampleShared &sh) {
+                             SampleShared &sh, RowStats *stats) {
   const float temperature = params.temperature, topP = params.topP,
               topKValue = params.topK;
   float top;
-  const int64_t best = argmax(logit, V, top, sh);
+  bool anyNaN;
+  const int64_t best = argmax(logit, V, top, anyNaN, sh);
+  // The max of l / divisor is top / divisor (NaN if any logit is): IEEE
+  // division by a positive divisor is monotone and top is the largest
+  // logit that is not NaN.
+  if (stats)
+    stats->max = anyNaN ? NAN : top / stats->divisor;
   // Greedy (a NaN temperature too), or nothing has a finite probability.
-  if (!(temperature > 0) || top == -INFINITY)
+  if (!(temperature > 0) || top == -INFINITY) {
+    if (stats) {
+      double sum = 0;
+      forEachLogit<kPerLoad<S>, kWideInFlight>(
+          logit, V, [&](int64_t, float l) { sum += stats->term(l); });
+      stats->sum = blockSum(sum, sh.warpSums);
+    }
     return best;
+  }
   const int q = sampling::weightBits(V);
   const KeyLayout layout = KeyLayout::of(V);
   u64 positive = 0, total = 0;
-  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads) {
-    const u64 w = sampling::tokenWeight(logit(j), top, temperature, q);
+  double sum = 0;
+  forEachLogit<1, kScalarInFlight>(logit, V, [&](int64_t j, float l) {
+    const u64 w = sampling::tokenWeight(l, top, temperature, q);
     keys[j] = layout.key(w, j);
     positive += w != 0;
     total += w;
-  }
+    if (stats)
+      sum += stats->term(l);
+  });
   positive = blockSum(positive, sh.warpTotals); // (publishes the keys)
   total = blockSum(total, sh.warpTotals);
+  if (stats)
+    stats->sum = blockSum(sum, sh.warpSums);
   // top_k travels as a float: truncated; <= 0 or NaN keeps all.
   const u64 topK = topKValue >= 1
                        ? static_cast<u64>(topKValue < 1e18f ? topKValue : 1e18f)
@@ -521,24 +618,11 @@ __global__ void __launch_bounds__(kSampleThreads)
   awaitInputs();
   __shared__ SampleShared sh;
   const int64_t b = blockIdx.x;
-  const int64_t token =
-      drawToken(RowLogits<S>{logits + b * V}, V,
-                SamplingParams::read(params, rng), b, scratch + b * V, sh);
+  const int64_t token = drawToken(
+      RowLogits<S>{logits + b * V, -1}, V, SamplingParams::read(params, rng), b,
+      scratch + b * V, sh, static_cast<RowStats *>(nullptr));
   if (threadIdx.x == 0)
     out[b] = token;
-}
-
-/// The maximum of v over the block (NaN-propagating), for every thread.
-__device__ float blockMax(float v, SampleShared &sh) {
-  v = warpMax(v);
-  __syncthreads(); // earlier readers of warpBest are done
-  if (threadIdx.x % 32 == 0)
-    sh.warpBest[threadIdx.x / 32] = v;
-  __syncthreads();
-  float m = -INFINITY;
-  for (int w = 0; w < kWarps; ++w)
-    m = maxOf(m, sh.warpBest[w]);
-  return m;
 }
 
 /// What a sample_step reads and writes besides the logits (Ops.h's
@@ -567,7 +651,9 @@ struct StepState {
 /// kernels/cpu/SampleStep.cpp): EOS banned before min_new tokens, the
 /// token drawn as sampleKernel draws it, log_softmax(logits / T)[token] (T
 /// = 1 when greedy) from a max and a sum over the row as the CPU's
-/// log_softmax computes them (in another order), pad for finished rows.
+/// log_softmax computes them (in another order; drawToken finds them in
+/// the passes it makes anyway, so greedy reads the row twice and a draw
+/// twice plus its selections' passes over the keys), pad for finished rows.
 template <typename S>
 __global__ void __launch_bounds__(kSampleThreads)
     sampleStepKernel(const S *logits, StepState st, u64 *scratch, int64_t V) {
@@ -579,21 +665,13 @@ __global__ void __launch_bounds__(kSampleThreads)
   const int64_t count = *st.count;
   const int64_t eos = st.config[0], pad = st.config[1], minNew = st.config[2];
   const int64_t banned = count < minNew && eos >= 0 && eos < V ? eos : -1;
-  const BannedRowLogits<S> logit{logits + b * V, banned};
-  const int64_t token = drawToken(logit, V, params, b, scratch + b * V, sh);
-
-  const float divisor = params.temperature > 0 ? params.temperature : 1.0f;
-  float m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads)
-    m = maxOf(m, logit(j) / divisor);
-  m = blockMax(m, sh);
-  double sum = 0;
-  for (int64_t j = threadIdx.x; j < V; j += kSampleThreads)
-    sum += expf(logit(j) / divisor - m);
-  sum = blockSum(sum, sh.warpSums);
+  const RowLogits<S> logit{logits + b * V, banned};
+  RowStats stats{params.temperature > 0 ? params.temperature : 1.0f, 0, 0};
+  const int64_t token =
+      drawToken(logit, V, params, b, scratch + b * V, sh, &stats);
   if (threadIdx.x == 0) {
-    const float logprob =
-        logit(token) / divisor - m - static_cast<float>(::log(sum));
+    const float logprob = logit(token) / stats.divisor - stats.max -
+                          static_cast<float>(::log(stats.sum));
     // Finished rows emit pad (and log-probability 0) from now on.
     const bool done = st.finished[b] != 0;
     const int64_t emitted = done ? pad : token;

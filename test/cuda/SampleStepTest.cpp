@@ -1,9 +1,11 @@
 // The CUDA sample_step kernel against the CPU one on the same random
 // inputs: tokens and every state result equal, log-probabilities within
-// 1e-5 relative; greedy and sampled, f32 / bf16 / f16, odd vocabularies, 1
-// to 32 rows, finished rows and the EOS ban; the state updated in place
-// (the last block advances count and rng) and without a tile counter (a
-// second kernel does); a captured graph replayed step after step.
+// 1e-5 relative; greedy and sampled, f32 / bf16 / f16, odd vocabularies
+// (rows that start off a 16-byte boundary; tiny ones, mostly the head and
+// tail that the kernel reads one logit at a time, EOS ban included), 1 to
+// 32 rows, finished rows and the EOS ban; the state updated in place (the
+// last block advances count and rng) and without a tile counter (a second
+// kernel does); a captured graph replayed step after step.
 #include "CudaTestSupport.h"
 
 #include <cstring>
@@ -83,7 +85,8 @@ TEST_F(SampleStepTest, EqualsTheCpuKernel) {
   const std::vector<std::vector<double>> configs = {
       {0, 1, 0}, {0.8, 0.9, 50}, {1.3, 1, 0}, {0.6, 0.5, 0}};
   for (DType dt : kFloatTypes)
-    for (int64_t V : {int64_t(1000), int64_t(50257), int64_t(128256)})
+    for (int64_t V : {int64_t(7), int64_t(13), int64_t(1000), int64_t(50257),
+                      int64_t(128256)})
       for (int64_t B : {int64_t(1), int64_t(3), int64_t(32)})
         for (size_t c = 0; c < configs.size(); ++c)
           for (int64_t minNew : {int64_t(0), int64_t(5)}) {
