@@ -5,6 +5,9 @@
 #pragma once
 
 #include "Check.h"
+#ifdef HYBRID_CUDA_TIMELINE
+#include "Timeline.h"
+#endif
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -130,6 +133,47 @@ inline unsigned gridFor(int64_t n, int threads = kThreads) {
                                                      : blocks);
 }
 
+#ifdef HYBRID_CUDA_TIMELINE
+namespace timeline {
+/// This kernel file's pointer to the timeline's log (Timeline.h): null
+/// until the host enables it. One per file, as each file is its own module.
+static __device__ Log *fileLog = nullptr;
+static void *fileLogSymbol() {
+  void *address = nullptr;
+  return cudaGetSymbolAddress(&address, fileLog) == cudaSuccess ? address
+                                                                : nullptr;
+}
+[[maybe_unused]] static const bool fileRegistered =
+    registerFile(&fileLogSymbol);
+
+__device__ __forceinline__ uint64_t now() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ bool firstThread() {
+  return (threadIdx.x | threadIdx.y | threadIdx.z | blockIdx.x | blockIdx.y |
+          blockIdx.z) == 0;
+}
+/// Block (0,0,0)'s stamps: when it arrived, and now (its wait returned).
+__device__ __forceinline__ void stamp(uint64_t arrive) {
+  Log *log = fileLog;
+  if (!log || !firstThread())
+    return;
+  const unsigned long long slot = atomicAdd(&log->count, 1ull);
+  if (slot >= log->capacity)
+    return;
+  Mark &mark = log->marks[slot];
+  mark.arrive = arrive;
+  mark.start = now();
+  mark.grid[0] = gridDim.x;
+  mark.grid[1] = gridDim.y;
+  mark.grid[2] = gridDim.z;
+  mark.threads = blockDim.x * blockDim.y * blockDim.z;
+}
+} // namespace timeline
+#endif
+
 /// Programmatic dependent launch (sm_90 and later): our kernels are
 /// enqueued with `launch` below, which lets a kernel's blocks start while
 /// the kernel before it on the stream drains, hiding most of the launch gap
@@ -138,11 +182,19 @@ inline unsigned gridFor(int64_t n, int threads = kThreads) {
 /// contract: the first statement of every kernel enqueued with `launch` is
 /// `awaitInputs()`, which waits until the kernel before it has finished and
 /// its writes are visible (nothing of ours reads or writes memory before),
-/// then lets the kernel after it start launching.
+/// then lets the kernel after it start launching. In a build with
+/// HYBRIDC_CUDA_TIMELINE it also stamps the kernel's arrival and start
+/// (Timeline.h).
 __device__ __forceinline__ void awaitInputs() {
+#ifdef HYBRID_CUDA_TIMELINE
+  const uint64_t arrive = timeline::now();
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+#ifdef HYBRID_CUDA_TIMELINE
+  timeline::stamp(arrive);
 #endif
 }
 

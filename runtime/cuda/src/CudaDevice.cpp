@@ -7,6 +7,7 @@
 #include "CudaCheck.h"
 #include "HostStaging.h"
 #include "KernelProfile.h"
+#include "KernelTimeline.h"
 
 #include "cuda/Context.h"
 #include "cuda/CudaKernels.h"
@@ -26,6 +27,7 @@ using cudabackend::checkCuda;
 using cudabackend::CurrentDevice;
 using cudabackend::HostStaging;
 using cudabackend::KernelProfile;
+using cudabackend::KernelTimeline;
 
 namespace {
 
@@ -151,6 +153,8 @@ struct CudaDevice::Impl {
   std::map<std::string, std::shared_ptr<CudaCommunicator>> communicators;
   /// Set when HYBRID_CUDA_PROFILE asks for per-kernel times.
   std::unique_ptr<KernelProfile> profile;
+  /// Set when HYBRID_CUDA_TIMELINE names a file for kernel start times.
+  std::unique_ptr<KernelTimeline> timeline;
   /// MemoryStats::bytesCopied: bytes of the copies and fills enqueued.
   std::atomic<uint64_t> bytesCopied{0};
 
@@ -363,6 +367,8 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   impl_->context = cuda::createContext();
   if (KernelProfile::requested())
     impl_->profile = std::make_unique<KernelProfile>(ordinal, name);
+  if (std::string file = KernelTimeline::requestedFile(); !file.empty())
+    impl_->timeline = std::make_unique<KernelTimeline>(name, file);
 }
 
 CudaDevice::~CudaDevice() {
@@ -371,6 +377,7 @@ CudaDevice::~CudaDevice() {
   onDevice(ordinal_, [&] {
     // Work still enqueued may use the context, the staging or the memory.
     cudaDeviceSynchronize();
+    impl_->timeline.reset(); // writes its file
     cuda::destroyContext(impl_->context);
   });
   if (impl_->profile) {
