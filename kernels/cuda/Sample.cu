@@ -18,6 +18,7 @@
 
 #include <cooperative_groups.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -248,12 +249,15 @@ __device__ bool precedes(float b, int64_t i, float best, int64_t index) {
   return b > best || (b == best && i < index);
 }
 
-/// The argmax of the row (first on ties, NaN ignored; 0 when every logit
-/// is NaN), its logit in `top` (-inf then) and whether any logit is NaN.
+/// argmaxOrNone's index when the row holds nothing but NaN (or nothing).
+constexpr int64_t kNone = INT64_MAX;
+
+/// The argmax of the row (first on ties, NaN ignored; kNone when every
+/// logit is NaN), its logit in `top` (-inf then) and whether any logit is
+/// NaN.
 template <typename S>
-__device__ int64_t argmax(const RowLogits<S> &logit, int64_t V, float &top,
-                          bool &anyNaN, SampleShared &sh) {
-  constexpr int64_t kNone = INT64_MAX;
+__device__ int64_t argmaxOrNone(const RowLogits<S> &logit, int64_t V,
+                                float &top, bool &anyNaN, SampleShared &sh) {
   float best = -INFINITY;
   int64_t index = kNone;
   bool nan = false;
@@ -290,6 +294,14 @@ __device__ int64_t argmax(const RowLogits<S> &logit, int64_t V, float &top,
     }
   }
   top = best;
+  return index;
+}
+
+/// The argmax of the row as argmaxOrNone, 0 when every logit is NaN.
+template <typename S>
+__device__ int64_t argmax(const RowLogits<S> &logit, int64_t V, float &top,
+                          bool &anyNaN, SampleShared &sh) {
+  const int64_t index = argmaxOrNone(logit, V, top, anyNaN, sh);
   return index == kNone ? 0 : index;
 }
 
@@ -647,6 +659,80 @@ struct StepState {
   unsigned *counter;
 };
 
+/// One block's share of a greedy row split over several blocks: the
+/// argmax of its logits (kNone when they are all NaN) and the sum of
+/// exp(l / divisor - top / divisor) over them (0 when top is -inf).
+struct GreedyPart {
+  float top;
+  int nan;
+  int64_t index;
+  double sum;
+};
+static_assert(sizeof(GreedyPart) % sizeof(u64) == 0);
+
+/// Greedy rows of more than this many logits are split over blocks.
+constexpr int64_t kGreedyPartLogits = 4096;
+
+/// Greedy row b split over gridDim.y blocks: this block's part of the
+/// argmax and the log_softmax sum into `parts` (the row's scratch), and,
+/// for the row's last block to finish, the row's argmax and statistics as
+/// drawToken gives them (the sum rescaled from each part's max; the same
+/// terms up to the rounding of exp). Returns -1 in the other blocks.
+template <typename S>
+__device__ int64_t greedySplit(const RowLogits<S> &logit, int64_t V,
+                               RowStats &stats, GreedyPart *parts,
+                               unsigned *rowCounter, SampleShared &sh) {
+  // Whole 16-byte words per part (a part then starts on a boundary).
+  const int64_t span = ((V + gridDim.y - 1) / gridDim.y + 7) / 8 * 8;
+  const int64_t begin = std::min<int64_t>(V, blockIdx.y * span),
+                end = std::min<int64_t>(V, begin + span);
+  const RowLogits<S> mine{
+      logit.row + begin,
+      logit.banned >= begin && logit.banned < end ? logit.banned - begin : -1};
+  float top;
+  bool anyNaN;
+  const int64_t index = argmaxOrNone(mine, end - begin, top, anyNaN, sh);
+  double sum = 0;
+  if (top != -INFINITY) { // (else every term is exp(-inf) = 0 or NaN)
+    const RowStats local{stats.divisor, top / stats.divisor, 0};
+    forEachLogit<kPerLoad<S>, kWideInFlight>(
+        mine, end - begin, [&](int64_t, float l) { sum += local.term(l); });
+    sum = blockSum(sum, sh.warpSums);
+  }
+  if (threadIdx.x == 0)
+    parts[blockIdx.y] = {top, anyNaN, index == kNone ? kNone : begin + index,
+                         sum};
+  if (!lastBlockToArrive(rowCounter, gridDim.y))
+    return -1;
+  float best = -INFINITY;
+  int64_t bestIndex = kNone;
+  bool nan = false;
+  for (unsigned p = 0; p < gridDim.y; ++p) {
+    const GreedyPart part = parts[p];
+    nan = nan || part.nan;
+    if (part.index != kNone &&
+        precedes(part.top, part.index, best, bestIndex)) {
+      best = part.top;
+      bestIndex = part.index;
+    }
+  }
+  stats.max = nan ? NAN : best / stats.divisor;
+  if (nan || best == -INFINITY) {
+    stats.sum = NAN; // as the terms of one pass would make it
+  } else {
+    double total = 0;
+    for (unsigned p = 0; p < gridDim.y; ++p) {
+      const GreedyPart part = parts[p];
+      if (part.top != -INFINITY)
+        total +=
+            part.sum * ::exp(static_cast<double>(part.top / stats.divisor) -
+                             static_cast<double>(stats.max));
+    }
+    stats.sum = total;
+  }
+  return bestIndex == kNone ? 0 : bestIndex;
+}
+
 /// Row blockIdx.x of a sample_step (the CPU kernel's arithmetic, in
 /// kernels/cpu/SampleStep.cpp): EOS banned before min_new tokens, the
 /// token drawn as sampleKernel draws it, log_softmax(logits / T)[token] (T
@@ -654,6 +740,10 @@ struct StepState {
 /// log_softmax computes them (in another order; drawToken finds them in
 /// the passes it makes anyway, so greedy reads the row twice and a draw
 /// twice plus its selections' passes over the keys), pad for finished rows.
+/// With gridDim.y > 1 (and the tile counters) a greedy row is split over
+/// gridDim.y blocks (greedySplit: one block streams a 50K vocabulary's two
+/// passes in ~25 us, the decode step's longest kernel after the LM head);
+/// a draw takes block 0 of its row, as with one.
 template <typename S>
 __global__ void __launch_bounds__(kSampleThreads)
     sampleStepKernel(const S *logits, StepState st, u64 *scratch, int64_t V) {
@@ -667,8 +757,18 @@ __global__ void __launch_bounds__(kSampleThreads)
   const int64_t banned = count < minNew && eos >= 0 && eos < V ? eos : -1;
   const RowLogits<S> logit{logits + b * V, banned};
   RowStats stats{params.temperature > 0 ? params.temperature : 1.0f, 0, 0};
-  const int64_t token =
-      drawToken(logit, V, params, b, scratch + b * V, sh, &stats);
+  int64_t token;
+  if (gridDim.y > 1 && !(params.temperature > 0)) {
+    token = greedySplit(logit, V, stats,
+                        reinterpret_cast<GreedyPart *>(scratch + b * V),
+                        st.counter + 1 + b, sh);
+    if (token < 0)
+      return; // another block of the row finishes it
+  } else {
+    if (blockIdx.y != 0)
+      return;
+    token = drawToken(logit, V, params, b, scratch + b * V, sh, &stats);
+  }
   if (threadIdx.x == 0) {
     const float logprob = logit(token) / stats.divisor - stats.max -
                           static_cast<float>(::log(stats.sum));
@@ -822,10 +922,20 @@ void sampleStep(const CudaCall &call) {
     st.rngOut = rngOut;
     st.N = N;
     st.counter = counter;
+    // Blocks per row for greedy rows (split with the counters only: a row
+    // counter each after the step's own), about two waves of them at most.
+    int64_t parts = 1;
+    if (counter && B < static_cast<int64_t>(kTileCounters) - 1) {
+      const int64_t sms = call.context->smCount > 0 ? call.context->smCount : 1;
+      parts = std::min<int64_t>((V + kGreedyPartLogits - 1) / kGreedyPartLogits,
+                                std::max<int64_t>(1, 2 * sms / B));
+      parts = std::max<int64_t>(1, std::min<int64_t>(parts, 64));
+    }
+    const dim3 grid(static_cast<unsigned>(B), static_cast<unsigned>(parts));
     visitFloat(call.operands[Logits].dtype, kStep, "logits", [&](auto zero) {
       using S = decltype(zero);
-      launch(sampleStepKernel<S>, static_cast<unsigned>(B), kSampleThreads, 0,
-             stream, static_cast<const S *>(call.operands[Logits].data), st,
+      launch(sampleStepKernel<S>, grid, kSampleThreads, 0, stream,
+             static_cast<const S *>(call.operands[Logits].data), st,
              static_cast<u64 *>(call.scratch), V);
     });
     checkLaunch(kStep);

@@ -1,6 +1,8 @@
 // Test support for the CUDA kernels (see CudaTestSupport.h).
 #include "CudaTestSupport.h"
 
+#include "cuda/Context.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -321,7 +323,8 @@ struct CapturedCall::State {
 
 CapturedCall::CapturedCall(const Op &op,
                            const std::vector<HostTensor> &operands,
-                           const std::vector<HostTensor> &results)
+                           const std::vector<HostTensor> &results,
+                           bool withCounters)
     : state_(new State) {
   State &s = *state_;
   s.op = op;
@@ -361,6 +364,10 @@ CapturedCall::CapturedCall(const Op &op,
   call.scratch = call.scratchBytes ? s.scratch->data : nullptr;
   check(cudaStreamCreate(&s.stream), "cudaStreamCreate");
   call.stream = reinterpret_cast<Stream>(s.stream);
+  if (withCounters) {
+    tileCounters(*call.context, call.stream, "test");
+    check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+  }
   check(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeGlobal),
         "cudaStreamBeginCapture");
   std::string error;

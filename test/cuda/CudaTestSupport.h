@@ -94,10 +94,14 @@ std::vector<HostTensor> runCuda(const Op &op,
 /// replayed with new operand contents: what a decode step does with its
 /// position, key length and RNG counter. Operands, results (uploaded with
 /// the given contents) and the declared scratch stay in device memory.
+/// `withCounters`: the stream has its tile counters before the capture, as
+/// a runtime stream that ran the step once does (else kernels take their
+/// paths without them).
 class CapturedCall {
 public:
   CapturedCall(const Op &op, const std::vector<HostTensor> &operands,
-               const std::vector<HostTensor> &results);
+               const std::vector<HostTensor> &results,
+               bool withCounters = false);
   ~CapturedCall();
   CapturedCall(const CapturedCall &) = delete;
   CapturedCall &operator=(const CapturedCall &) = delete;

@@ -5,10 +5,13 @@
 // tail that the kernel reads one logit at a time, EOS ban included), 1 to
 // 32 rows, finished rows and the EOS ban; the state updated in place (the
 // last block advances count and rng) and without a tile counter (a second
-// kernel does); a captured graph replayed step after step.
+// kernel does); long greedy rows split over blocks (ties, NaN and -inf
+// across parts); a captured graph replayed step after step.
 #include "CudaTestSupport.h"
 
+#include <cstdio>
 #include <cstring>
+#include <limits>
 
 namespace hybrid::cuda::test {
 namespace {
@@ -110,6 +113,88 @@ TEST_F(SampleStepTest, ManyBlocksAdvanceTheStateOnce) {
         randomStep(rng, DType::BF16, 64, 50257, {0.9, 0.95, 0}, repeat % 6, 2);
     expectSameStep(s, true, true, "repeat " + std::to_string(repeat));
   }
+}
+
+TEST_F(SampleStepTest, GreedyRowsSplitOverBlocksAsOne) {
+  // Long greedy rows run on several blocks (a part each, the row's last
+  // block combining): argmax ties across parts (the first wins), NaN and
+  // -inf in whole parts, the EOS ban, the maximum in the last part.
+  const int64_t V = 50257;
+  const double inf = std::numeric_limits<double>::infinity(),
+               nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dt : kFloatTypes)
+    for (int pattern = 0; pattern < 5; ++pattern) {
+      Step s = randomStep(rng, dt, 4, V, {0, 1, 0}, 1, 0);
+      HostTensor &logits = s.operands[0];
+      for (int64_t b = 0; b < 4; ++b) {
+        auto set = [&](int64_t j, double v) { logits.set(b * V + j, v); };
+        switch (pattern) {
+        case 0: // ties in different parts, the first one wins
+          set(V - 3, 9);
+          set(20000, 9);
+          set(100 + b, 9);
+          break;
+        case 1: // NaN in the first parts, -inf after them but one
+          for (int64_t j = 0; j < V; ++j)
+            set(j, j < 9000 ? nan : -inf);
+          set(V - 1 - b, 1);
+          break;
+        case 2: // every logit -inf: the first one
+          for (int64_t j = 0; j < V; ++j)
+            set(j, -inf);
+          break;
+        case 3: // every logit NaN: token 0
+          for (int64_t j = 0; j < V; ++j)
+            set(j, nan);
+          break;
+        default: // the maximum in the last part, banned at min_new > count
+          set(V - 1, 12);
+          set(7 * b, 11);
+          s.operands[1] = i64Of({4}, {V - 1, 0, 5, 0});
+          break;
+        }
+      }
+      const std::string what =
+          std::string(dtypeName(dt)) + " pattern " + std::to_string(pattern);
+      expectSameStep(s, /*withContext=*/true, /*inPlace=*/true, what);
+      expectSameStep(s, /*withContext=*/true, /*inPlace=*/false,
+                     what + " out of place");
+    }
+}
+
+TEST_F(SampleStepTest, GreedySplitRowsReplayInAGraph) {
+  // The row counters are left zeroed for the next replay.
+  const int64_t B = 2, V = 128256;
+  Step s = randomStep(rng, DType::BF16, B, V, {0, 1, 0}, 0, 0);
+  CapturedCall step(ops::SampleStep{}, s.operands, s.results,
+                    /*withCounters=*/true);
+  for (int64_t count = 0; count < kColumns; ++count) {
+    s.operands[0] = randomTensor(DType::BF16, {B, V}, rng, -4, 4);
+    s.operands[4] = i64Of({1}, {count});
+    step.setOperand(0, s.operands[0]);
+    step.setOperand(4, s.operands[4]);
+    const std::vector<HostTensor> gpu = step.replay();
+    const std::vector<HostTensor> cpu =
+        runCpu(ops::SampleStep{}, s.operands, s.results, /*inPlace=*/true);
+    for (size_t i : {0, 1, 3, 4, 5, 6})
+      ASSERT_TRUE(gpu[i].bytes == cpu[i].bytes)
+          << "count " << count << " result " << i;
+    Tolerance logprob;
+    logprob.rtol = 1e-5;
+    logprob.atol = 1e-6;
+    expectClose(gpu[2], cpu[2], logprob, "count " + std::to_string(count));
+    s.results[1] = gpu[1];
+    s.results[2] = gpu[2];
+  }
+  // What the step costs replayed alone (its code and the logits warm in
+  // the caches), to set beside what it costs in a decode step
+  // (bench/timeline.py): OPT's vocabulary at batch 1.
+  Step one = randomStep(rng, DType::BF16, 1, 50272, {0, 1, 0}, 0, 0);
+  CapturedCall alone(ops::SampleStep{}, one.operands, one.results,
+                     /*withCounters=*/true);
+  std::printf("sample_step greedy bf16 [1, 50272] replayed alone: %.1f us "
+              "(graph launch included)\n",
+              alone.replayMicroseconds(100));
 }
 
 TEST_F(SampleStepTest, OneGraphServesEveryStep) {
