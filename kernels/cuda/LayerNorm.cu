@@ -47,19 +47,28 @@ __global__ void layerNormKernel(const S *x, S *y, int64_t rows, int64_t n,
 }
 
 /// Few rows: the row, weight and bias in registers (C chunks of 4 per
-/// thread), the mean and the sum of squared deviations from them.
+/// thread), the mean and the sum of squared deviations from them. With
+/// `early` (weight and bias settled: CudaCall::settledOperands) their loads
+/// are issued before the wait, so they land while the kernel before drains.
 template <typename S, int C, bool Vec>
 __global__ void __launch_bounds__(kRowThreads)
     layerNormRowsKernel(const S *x, S *y, int64_t rows, int64_t n, double eps,
-                        NormWeight<S> weight, NormWeight<S> bias) {
-  awaitInputs();
-  __shared__ double reduction[32];
+                        NormWeight<S> weight, NormWeight<S> bias, bool early) {
   const int count = static_cast<int>(n); // <= kRegisterRow
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    float v[4 * C], w[4 * C], b[4 * C];
-    loadOwned<C, Vec>(x + r * n, count, v, 0.0f);
+  float w[4 * C], b[4 * C];              // every row's
+  if (early) {
     weight.template owned<C, Vec>(count, w, 1.0f);
     bias.template owned<C, Vec>(count, b, 0.0f);
+  }
+  awaitInputs();
+  if (!early) {
+    weight.template owned<C, Vec>(count, w, 1.0f);
+    bias.template owned<C, Vec>(count, b, 0.0f);
+  }
+  __shared__ double reduction[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    float v[4 * C];
+    loadOwned<C, Vec>(x + r * n, count, v, 0.0f);
     double sum = 0;
 #pragma unroll
     for (int j = 0; j < 4 * C; ++j)
@@ -152,12 +161,15 @@ void layerNorm(const CudaCall &call) {
     auto *y = static_cast<S *>(result.data);
     if (const RowsInRegisters few = rowsInRegisters(s.rows, s.n);
         few.chunks > 0) {
+      // (An expanded weight is written by the kernel right before.)
+      const bool early = !weight.expanded && !bias.expanded &&
+                         (!w || call.settled(1)) && (!b || call.settled(2));
       visitRowsInRegisters(
           few.chunks, rowChunksAligned(x, s.n, weight, bias),
           [&](auto chunks, auto vec) {
             launch(layerNormRowsKernel<S, chunks.value, vec.value>,
                    gridFor(s.rows, 1), few.threads, 0, stream, x, y, s.rows,
-                   s.n, attrs.epsilon, weight, bias);
+                   s.n, attrs.epsilon, weight, bias, early);
           });
     } else {
       const bool staged = s.n <= kStagedRow;

@@ -32,18 +32,23 @@ __global__ void rmsNormKernel(const S *x, S *y, int64_t rows, int64_t n,
   }
 }
 
-/// Few rows: the row and weight in registers (C chunks of 4 per thread).
+/// Few rows: the row and weight in registers (C chunks of 4 per thread);
+/// a settled weight (`early`) loaded before the wait, as layer_norm's.
 template <typename S, int C, bool Vec>
 __global__ void __launch_bounds__(kRowThreads)
     rmsNormRowsKernel(const S *x, S *y, int64_t rows, int64_t n, double eps,
-                      NormWeight<S> weight) {
-  awaitInputs();
-  __shared__ double reduction[32];
+                      NormWeight<S> weight, bool early) {
   const int count = static_cast<int>(n); // <= kRegisterRow
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    float v[4 * C], w[4 * C];
-    loadOwned<C, Vec>(x + r * n, count, v, 0.0f);
+  float w[4 * C];                        // every row's
+  if (early)
     weight.template owned<C, Vec>(count, w, 1.0f);
+  awaitInputs();
+  if (!early)
+    weight.template owned<C, Vec>(count, w, 1.0f);
+  __shared__ double reduction[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    float v[4 * C];
+    loadOwned<C, Vec>(x + r * n, count, v, 0.0f);
     double sq = 0;
 #pragma unroll
     for (int j = 0; j < 4 * C; ++j)
@@ -105,7 +110,8 @@ void rmsNorm(const CudaCall &call) {
           [&](auto chunks, auto vec) {
             launch(rmsNormRowsKernel<S, chunks.value, vec.value>,
                    gridFor(s.rows, 1), few.threads, 0, stream, x, y, s.rows,
-                   s.n, attrs.epsilon, weight);
+                   s.n, attrs.epsilon, weight,
+                   !weight.expanded && (!w || call.settled(1)));
           });
     } else {
       const bool staged = s.n <= kStagedRow;

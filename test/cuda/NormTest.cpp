@@ -76,13 +76,19 @@ TEST_F(NormTest, FewRows) {
                                       : HostTensor::absent();
         const HostTensor bias = affine == 0 ? randomTensor(dt, w, rng, -1, 1)
                                             : HostTensor::absent();
-        expectMatchesCpu(
-            ops::LayerNorm{1e-5, -1}, {x, weight, bias}, {HostTensor(dt, in)},
-            "layer_norm " + what + " affine " + std::to_string(affine));
-        if (affine > 0)
-          expectMatchesCpu(
-              ops::RmsNorm{1e-6, -1}, {x, weight}, {HostTensor(dt, in)},
-              "rms_norm " + what + " affine " + std::to_string(affine));
+        // Weight and bias read as given, and settled (loaded before the
+        // kernel's wait).
+        for (uint32_t settled : {0u, 6u}) {
+          const std::string how =
+              " affine " + std::to_string(affine) + (settled ? " settled" : "");
+          expectMatchesCpu(ops::LayerNorm{1e-5, -1}, {x, weight, bias},
+                           {HostTensor(dt, in)}, "layer_norm " + what + how,
+                           nullptr, settled);
+          if (affine > 0)
+            expectMatchesCpu(ops::RmsNorm{1e-6, -1}, {x, weight},
+                             {HostTensor(dt, in)}, "rms_norm " + what + how,
+                             nullptr, settled & 2u);
+        }
       }
     }
 }
