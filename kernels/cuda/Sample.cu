@@ -704,31 +704,51 @@ __device__ int64_t greedySplit(const RowLogits<S> &logit, int64_t V,
                          sum};
   if (!lastBlockToArrive(rowCounter, gridDim.y))
     return -1;
+  // The first warp combines the parts (at most 64: two a lane, all loaded
+  // at once, then shuffles); only thread 0 uses what it returns and
+  // `stats`, the other threads 0.
+  if (threadIdx.x >= 32)
+    return 0;
+  const unsigned lane = threadIdx.x, count = gridDim.y;
+  GreedyPart own[2];
+#pragma unroll
+  for (int k = 0; k < 2; ++k)
+    own[k] = lane + 32 * k < count ? parts[lane + 32 * k]
+                                   : GreedyPart{-INFINITY, 0, kNone, 0.0};
   float best = -INFINITY;
   int64_t bestIndex = kNone;
   bool nan = false;
-  for (unsigned p = 0; p < gridDim.y; ++p) {
-    const GreedyPart part = parts[p];
-    nan = nan || part.nan;
-    if (part.index != kNone &&
-        precedes(part.top, part.index, best, bestIndex)) {
-      best = part.top;
-      bestIndex = part.index;
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    nan = nan || own[k].nan;
+    if (own[k].index != kNone &&
+        precedes(own[k].top, own[k].index, best, bestIndex)) {
+      best = own[k].top;
+      bestIndex = own[k].index;
     }
   }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float b = __shfl_xor_sync(0xffffffffu, best, o);
+    const int64_t i = __shfl_xor_sync(0xffffffffu, bestIndex, o);
+    if (i != kNone && precedes(b, i, best, bestIndex)) {
+      best = b;
+      bestIndex = i;
+    }
+  }
+  nan = __any_sync(0xffffffffu, nan);
   stats.max = nan ? NAN : best / stats.divisor;
   if (nan || best == -INFINITY) {
     stats.sum = NAN; // as the terms of one pass would make it
   } else {
     double total = 0;
-    for (unsigned p = 0; p < gridDim.y; ++p) {
-      const GreedyPart part = parts[p];
-      if (part.top != -INFINITY)
+#pragma unroll
+    for (int k = 0; k < 2; ++k)
+      if (own[k].top != -INFINITY)
         total +=
-            part.sum * ::exp(static_cast<double>(part.top / stats.divisor) -
-                             static_cast<double>(stats.max));
-    }
-    stats.sum = total;
+            own[k].sum * ::exp(static_cast<double>(own[k].top / stats.divisor) -
+                               static_cast<double>(stats.max));
+    stats.sum = warpSum(total);
   }
   return bestIndex == kNone ? 0 : bestIndex;
 }
@@ -929,7 +949,8 @@ void sampleStep(const CudaCall &call) {
       const int64_t sms = call.context->smCount > 0 ? call.context->smCount : 1;
       parts = std::min<int64_t>((V + kGreedyPartLogits - 1) / kGreedyPartLogits,
                                 std::max<int64_t>(1, 2 * sms / B));
-      parts = std::max<int64_t>(1, std::min<int64_t>(parts, 64));
+      parts =
+          std::max<int64_t>(1, std::min<int64_t>(parts, 64)); // a lane's two
     }
     const dim3 grid(static_cast<unsigned>(B), static_cast<unsigned>(parts));
     visitFloat(call.operands[Logits].dtype, kStep, "logits", [&](auto zero) {
