@@ -25,21 +25,25 @@ from collections import OrderedDict
 
 
 def read(path):
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
-    sig = [(int(r['grid_x']), int(r['grid_y']), int(r['grid_z']),
-            int(r['threads'])) for r in rows]
-    arrive = [int(r['arrive_ns']) for r in rows]
-    start = [int(r['start_ns']) for r in rows]
+    try:
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+        sig = [(int(r['grid_x']), int(r['grid_y']), int(r['grid_z']),
+                int(r['threads'])) for r in rows]
+        arrive = [int(r['arrive_ns']) for r in rows]
+        start = [int(r['start_ns']) for r in rows]
+    except (OSError, KeyError, TypeError, ValueError) as e:
+        sys.exit(f"{path}: not a HYBRID_CUDA_TIMELINE log ({e!r})")
     return sig, arrive, start
 
 
-def find_period(sig, least_window=600):
+def find_period(sig, window_cap=600):
     """The smallest P such that the log's tail repeats with period P over
-    at least two periods and `least_window` launches."""
+    at least three periods, and over `window_cap` launches or half the log,
+    whichever is fewer (the head holds prefill, tuning and warm-up)."""
     n = len(sig)
     for p in range(1, n // 3 + 1):
-        window = max(2 * p, min(least_window, n - p))
+        window = max(3 * p, min(window_cap, (n - p) // 2))
         if window + p > n:
             break
         if all(sig[i] == sig[i - p] for i in range(n - window, n)):
