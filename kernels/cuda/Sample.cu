@@ -252,6 +252,20 @@ __device__ bool precedes(float b, int64_t i, float best, int64_t index) {
 /// argmaxOrNone's index when the row holds nothing but NaN (or nothing).
 constexpr int64_t kNone = INT64_MAX;
 
+/// (best, index) combined over the warp in the argmax order: every lane
+/// ends with the warp's first largest ((-inf, kNone) where no lane has one).
+__device__ __forceinline__ void warpArgmax(float &best, int64_t &index) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float b = __shfl_xor_sync(0xffffffffu, best, o);
+    const int64_t i = __shfl_xor_sync(0xffffffffu, index, o);
+    if (precedes(b, i, best, index)) {
+      best = b;
+      index = i;
+    }
+  }
+}
+
 /// The argmax of the row (first on ties, NaN ignored; kNone when every
 /// logit is NaN), its logit in `top` (-inf then) and whether any logit is
 /// NaN.
@@ -269,15 +283,7 @@ __device__ int64_t argmaxOrNone(const RowLogits<S> &logit, int64_t V,
       index = j;
     }
   });
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float b = __shfl_xor_sync(0xffffffffu, best, o);
-    const int64_t i = __shfl_xor_sync(0xffffffffu, index, o);
-    if (precedes(b, i, best, index)) {
-      best = b;
-      index = i;
-    }
-  }
+  warpArgmax(best, index);
   if (threadIdx.x % 32 == 0) {
     sh.warpBest[threadIdx.x / 32] = best;
     sh.warpBestIndex[threadIdx.x / 32] = index;
@@ -715,27 +721,19 @@ __device__ int64_t greedySplit(const RowLogits<S> &logit, int64_t V,
   for (int k = 0; k < 2; ++k)
     own[k] = lane + 32 * k < count ? parts[lane + 32 * k]
                                    : GreedyPart{-INFINITY, 0, kNone, 0.0};
+  // (A part of NaNs alone is (-inf, kNone): it precedes nothing.)
   float best = -INFINITY;
   int64_t bestIndex = kNone;
   bool nan = false;
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     nan = nan || own[k].nan;
-    if (own[k].index != kNone &&
-        precedes(own[k].top, own[k].index, best, bestIndex)) {
+    if (precedes(own[k].top, own[k].index, best, bestIndex)) {
       best = own[k].top;
       bestIndex = own[k].index;
     }
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float b = __shfl_xor_sync(0xffffffffu, best, o);
-    const int64_t i = __shfl_xor_sync(0xffffffffu, bestIndex, o);
-    if (i != kNone && precedes(b, i, best, bestIndex)) {
-      best = b;
-      bestIndex = i;
-    }
-  }
+  warpArgmax(best, bestIndex);
   nan = __any_sync(0xffffffffu, nan);
   stats.max = nan ? NAN : best / stats.divisor;
   if (nan || best == -INFINITY) {
