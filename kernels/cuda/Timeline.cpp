@@ -57,6 +57,8 @@ void enable(size_t capacity) {
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.log)
     fail("timeline", "already enabled");
+  if (capacity == 0)
+    fail("timeline", "a log of no launches");
   const size_t bytes = sizeof(Log) + (capacity - 1) * sizeof(Mark);
   Log *log = nullptr;
   checkCuda(cudaMalloc(&log, bytes), "timeline", "cudaMalloc");
@@ -69,38 +71,25 @@ void enable(size_t capacity) {
   s.capacity = capacity;
 }
 
-namespace {
-unsigned long long countOf(Log *log) {
-  unsigned long long count = 0;
-  checkCuda(cudaDeviceSynchronize(), "timeline", "cudaDeviceSynchronize");
-  checkCuda(
-      cudaMemcpy(&count, &log->count, sizeof count, cudaMemcpyDeviceToHost),
-      "timeline", "cudaMemcpy");
-  return count;
-}
-} // namespace
-
-std::vector<Mark> read() {
+Logged read() {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.log)
     return {};
-  const unsigned long long count = countOf(s.log);
-  std::vector<Mark> marks(count < s.capacity ? count : s.capacity);
-  if (!marks.empty())
-    checkCuda(cudaMemcpy(marks.data(), s.log->marks,
-                         marks.size() * sizeof(Mark), cudaMemcpyDeviceToHost),
+  unsigned long long count = 0;
+  checkCuda(cudaDeviceSynchronize(), "timeline", "cudaDeviceSynchronize");
+  checkCuda(
+      cudaMemcpy(&count, &s.log->count, sizeof count, cudaMemcpyDeviceToHost),
+      "timeline", "cudaMemcpy");
+  Logged logged;
+  logged.marks.resize(count < s.capacity ? count : s.capacity);
+  logged.dropped = count - logged.marks.size();
+  if (!logged.marks.empty())
+    checkCuda(cudaMemcpy(logged.marks.data(), s.log->marks,
+                         logged.marks.size() * sizeof(Mark),
+                         cudaMemcpyDeviceToHost),
               "timeline", "cudaMemcpy");
-  return marks;
-}
-
-uint64_t dropped() {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.log)
-    return 0;
-  const unsigned long long count = countOf(s.log);
-  return count > s.capacity ? count - s.capacity : 0;
+  return logged;
 }
 
 void disable() {

@@ -38,17 +38,19 @@ struct Log {
 /// Whether this kernel library was built with HYBRIDC_CUDA_TIMELINE.
 bool built();
 
-/// Starts logging up to `capacity` launches on the current device (every
-/// kernel file's log pointer set to one new buffer). Throws hybrid::Error
-/// when the build has no timeline or an allocation fails.
+/// Starts logging up to `capacity` (>= 1) launches on the current device
+/// (every kernel file's log pointer set to one new buffer). Throws
+/// hybrid::Error when the build has no timeline or an allocation fails.
 void enable(size_t capacity);
 
-/// The launches logged so far, in the order their first blocks arrived
-/// (waits for the device); empty when not enabled.
-std::vector<Mark> read();
-
-/// How many launches ran past the capacity (not kept).
-uint64_t dropped();
+/// The launches logged so far, in the order their first blocks arrived,
+/// and how many more ran past the capacity (not kept). Waits for the
+/// device; nothing when not enabled.
+struct Logged {
+  std::vector<Mark> marks;
+  uint64_t dropped = 0;
+};
+Logged read();
 
 /// Stops logging and frees the buffer.
 void disable();

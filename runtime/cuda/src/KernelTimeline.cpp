@@ -41,8 +41,7 @@ KernelTimeline::~KernelTimeline() {
   if (!logging_)
     return;
   try {
-    const auto marks = timeline::read();
-    const uint64_t dropped = timeline::dropped();
+    const timeline::Logged logged = timeline::read();
     timeline::disable();
     std::FILE *out = std::fopen(file_.c_str(), "w");
     if (!out) {
@@ -51,16 +50,17 @@ KernelTimeline::~KernelTimeline() {
       return;
     }
     std::fputs("grid_x,grid_y,grid_z,threads,arrive_ns,start_ns\n", out);
-    for (const auto &m : marks)
+    for (const auto &m : logged.marks)
       std::fprintf(out, "%u,%u,%u,%u,%llu,%llu\n", m.grid[0], m.grid[1],
                    m.grid[2], m.threads,
                    static_cast<unsigned long long>(m.arrive),
                    static_cast<unsigned long long>(m.start));
     std::fclose(out);
     std::fprintf(stderr, "%s: kernel timeline: %zu launches in %s%s\n",
-                 device_.c_str(), marks.size(), file_.c_str(),
-                 dropped ? " (later launches past the log's capacity dropped)"
-                         : "");
+                 device_.c_str(), logged.marks.size(), file_.c_str(),
+                 logged.dropped
+                     ? " (later launches past the log's capacity dropped)"
+                     : "");
   } catch (const Error &e) {
     std::fprintf(stderr, "%s: HYBRID_CUDA_TIMELINE: %s\n", device_.c_str(),
                  e.what());
