@@ -476,3 +476,63 @@ TEST(SettledOperands, ParametersOfAReadOnlyExecutableAfterItsFirstKernel) {
   EXPECT_EQ(settledOperands(e.commands[2], e), 0u);
   EXPECT_EQ(settledOperands(e.commands[4], e), 1u << 0);
 }
+
+// Which weights a decode attention may bring into L2 while it runs (host
+// logic only): the settled operands of the products after it on its
+// stream, from the skip-th product on, up to the next attention; nothing
+// for any other command or where the executable writes its parameters.
+TEST(L2PrefetchBuffers, SettledOperandsOfTheProductsAfterAnAttention) {
+  ExecutableDesc e;
+  e.name = "decode";
+  auto buffer = [&](BufferKind kind, int32_t index) {
+    BufferDesc b;
+    b.kind = kind;
+    b.index = index;
+    e.buffers.push_back(b);
+    return static_cast<int32_t>(e.buffers.size() - 1);
+  };
+  const int32_t x = buffer(BufferKind::Workspace, -1);
+  const int32_t cache = buffer(BufferKind::State, 0);
+  const int32_t wQkv = buffer(BufferKind::Param, 0);
+  const int32_t wOut = buffer(BufferKind::Param, 1);
+  const int32_t wFc1 = buffer(BufferKind::Param, 2);
+  const int32_t bFc1 = buffer(BufferKind::Param, 3);
+  const int32_t wFc2 = buffer(BufferKind::Param, 4);
+  const int32_t wNext = buffer(BufferKind::Param, 5);
+  const int32_t wOther = buffer(BufferKind::Param, 6);
+  auto command = [&](Op op, std::vector<int32_t> operands, int32_t stream = 0) {
+    CommandDesc c;
+    c.op = std::move(op);
+    c.operands = std::move(operands);
+    c.results = {x};
+    c.stream = stream;
+    return c;
+  };
+  auto linear = [&](int32_t weight, int32_t bias, int32_t stream = 0) {
+    return command(ops::Linear{true, Activation::None}, {x, weight, bias, -1},
+                   stream);
+  };
+  const Op attention = ops::Attention{0.125, true, 0, false};
+  e.commands = {linear(wQkv, -1),
+                command(attention, {x, cache, cache}),
+                linear(wOut, -1),
+                linear(wOther, -1, 1), // another stream: not counted
+                command(ops::LayerNorm{}, {x, wOther, -1}),
+                linear(wFc1, bFc1),
+                linear(wFc2, -1),
+                command(attention, {x, cache, cache}),
+                linear(wNext, -1)};
+  const CommandDesc &attn = e.commands[1];
+  EXPECT_EQ(l2PrefetchBuffers(attn, e, 1),
+            (std::vector<int32_t>{wFc1, bFc1, wFc2}));
+  EXPECT_EQ(l2PrefetchBuffers(attn, e, 0),
+            (std::vector<int32_t>{wOut, wFc1, bFc1, wFc2}));
+  EXPECT_TRUE(l2PrefetchBuffers(attn, e, 3).empty());
+  EXPECT_EQ(l2PrefetchBuffers(e.commands[7], e, 0),
+            (std::vector<int32_t>{wNext}));
+  EXPECT_TRUE(l2PrefetchBuffers(e.commands[2], e, 0).empty()); // a linear
+  const CommandDesc copy = attn; // not one of e's commands
+  EXPECT_TRUE(l2PrefetchBuffers(copy, e, 0).empty());
+  e.paramAccess = Access::ReadWrite; // the optimizer step: nothing settled
+  EXPECT_TRUE(l2PrefetchBuffers(attn, e, 0).empty());
+}
