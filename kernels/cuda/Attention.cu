@@ -541,7 +541,7 @@ __device__ void combineRow(const AttnParams &p, int64_t row);
 template <typename S, int VPL>
 __global__ void __launch_bounds__(32 * kDecodeWarps)
     decodeAttentionKernel(AttnParams p) {
-  startDecode(p);
+  awaitInputs();
   extern __shared__ float4 decodeShared4[];
   const DecodeShared layout = decodeShared(p.Dh, p.Dv, sizeof(S), VPL);
   const int warps = blockDim.x / 32;
@@ -860,7 +860,7 @@ __device__ __forceinline__ float2 pairAt(const F16 *v) {
 template <typename S, int ROWS, int CP>
 __global__ void __launch_bounds__(32 * kDecodeWarps)
     groupedDecodeKernel(AttnParams p) {
-  startDecode(p);
+  awaitInputs();
   constexpr int kPerLoad = 16 / sizeof(S);
   extern __shared__ float4 groupedShared4[];
   const GroupedShared layout = groupedShared(p.Dh, p.Dv, sizeof(S), ROWS);
@@ -1260,20 +1260,6 @@ bool coreDecodeRequested() {
   return std::strcmp(decodeKernelRequested(), "grouped") == 0;
 }
 
-/// The largest cache (keys and values, bytes) a decode attention reads and
-/// still prefetches beside it.
-constexpr int64_t kPrefetchMaxCache = int64_t(16) << 20;
-
-/// HYBRID_CUDA_L2_PREFETCH_EARLY=1 (read once): decode attention issues its
-/// prefetches before its wait, while the kernel before it drains.
-bool prefetchEarlyRequested() {
-  static const bool early = [] {
-    const char *v = std::getenv("HYBRID_CUDA_L2_PREFETCH_EARLY");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  return early;
-}
-
 } // namespace
 
 void attention(const CudaCall &call) {
@@ -1296,15 +1282,6 @@ void attention(const CudaCall &call) {
   p.partial = static_cast<float *>(call.scratch);
   const auto elementSize =
       static_cast<int64_t>(dtypeSize(call.operands[0].dtype));
-  // A decode step over a short cache leaves the HBM idle while it runs:
-  // it brings the next products' weights into L2 (CudaCall::prefetch),
-  // but not where it streams a large cache itself (batch 32, the PPO
-  // shape), whose bytes the prefetch would compete with.
-  if (!plan.flash &&
-      p.B * p.Hkv * p.S * (p.Dh + p.Dv) * elementSize <= kPrefetchMaxCache) {
-    p.prefetch = L2PrefetchList::of(call);
-    p.prefetchEarly = prefetchEarlyRequested();
-  }
   p.stageWords = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 &&
                  reinterpret_cast<uintptr_t>(p.v) % 16 == 0 &&
                  p.Dh * elementSize % 16 == 0 && p.Dv * elementSize % 16 == 0;

@@ -6,7 +6,6 @@
 #pragma once
 
 #include "Device.cuh"
-#include "L2Prefetch.cuh"
 
 #include "common/AttentionGradProblem.h"
 
@@ -49,11 +48,6 @@ struct AttnParams {
   /// decode: K and V rows are whole 16-byte words at 16-byte addresses
   /// (staged with 16-byte copies, else element by element).
   bool stageWords = false;
-  /// decode: settled weights of the products that follow, brought into L2
-  /// from the kernel's start (after its wait, or before it with
-  /// prefetchEarly) while the step's HBM would otherwise idle.
-  L2PrefetchList prefetch;
-  bool prefetchEarly = false;
   /// Set for the statistics attention's backward needs (AttentionGradMma.cu),
   /// which the tensor-core prompt kernel then writes instead of `out`:
   /// per query row (b, h, i) at (b Hq + h) T + i, rowLse = the log2 of the
@@ -122,16 +116,6 @@ struct AttnParams {
     return s;
   }
 };
-
-/// A decode kernel's first step: its prefetches issued (before the wait
-/// with p.prefetchEarly, else after it), and the wait (awaitInputs()).
-__device__ __forceinline__ void startDecode(const AttnParams &p) {
-  if (p.prefetchEarly)
-    prefetchToL2(p.prefetch);
-  awaitInputs();
-  if (!p.prefetchEarly)
-    prefetchToL2(p.prefetch);
-}
 
 // The decode kernels' shared pieces: which rows a grouped block takes,
 // the keys they see, and how split partials combine.

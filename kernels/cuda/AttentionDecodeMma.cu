@@ -57,7 +57,7 @@ constexpr int kTileRows = 16;
 template <typename S, int HD, bool kPlain>
 __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
     decodeMmaKernel(AttnParams p) {
-  startDecode(p);
+  awaitInputs();
   using C = DecodeMmaConfig<HD>;
   constexpr int kScoreTiles = C::kKeys / 8, kOutTiles = HD / 8;
   extern __shared__ float4 decodeShared4[];

@@ -70,12 +70,6 @@ struct Context;
 Context *createContext();
 void destroyContext(Context *context);
 
-/// A span of device memory.
-struct MemoryRegion {
-  const void *data = nullptr;
-  size_t bytes = 0;
-};
-
 /// One kernel invocation: operands positional as in Ops.h (absent optional
 /// ones included), results with the shapes the compiler planned, the op's
 /// typed attributes, device scratch, the stream to enqueue on.
@@ -94,10 +88,6 @@ struct CudaCall {
   /// (Device.cuh), e.g. start streaming a weight while the kernel before
   /// it drains; every other operand only after.
   uint32_t settledOperands = 0;
-  /// Settled memory a later kernel of the stream reads (the weights of the
-  /// products after a decode attention), which this kernel may bring into
-  /// L2 while it runs (L2Prefetch.cuh): a hint, never read for a result.
-  std::vector<MemoryRegion> prefetch;
 
   bool settled(size_t operand) const {
     return operand < 32 && (settledOperands >> operand & 1u);

@@ -185,34 +185,16 @@ __device__ __forceinline__ void stamp(uint64_t arrive) {
 /// then lets the kernel after it start launching. In a build with
 /// HYBRIDC_CUDA_TIMELINE it also stamps the kernel's arrival and start
 /// (Timeline.h).
-__device__ __forceinline__ void releaseDependents();
-__device__ __forceinline__ void awaitInputsHoldingDependents();
 __device__ __forceinline__ void awaitInputs() {
-  awaitInputsHoldingDependents();
-  releaseDependents();
-}
-
-/// awaitInputs() without letting the kernel after it start: for a short
-/// kernel on the step's critical path whose own loads would otherwise queue
-/// behind the next kernel's early weight loads. Such a kernel calls
-/// releaseDependents() once those loads have landed.
-__device__ __forceinline__ void awaitInputsHoldingDependents() {
 #ifdef HYBRID_CUDA_TIMELINE
   const uint64_t arrive = timeline::now();
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 #ifdef HYBRID_CUDA_TIMELINE
   timeline::stamp(arrive);
-#endif
-}
-
-/// Lets the kernel after this one start launching (awaitInputs does it
-/// right after the wait).
-__device__ __forceinline__ void releaseDependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 

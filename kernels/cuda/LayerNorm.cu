@@ -53,18 +53,14 @@ __global__ void layerNormKernel(const S *x, S *y, int64_t rows, int64_t n,
 template <typename S, int C, bool Vec>
 __global__ void __launch_bounds__(kRowThreads)
     layerNormRowsKernel(const S *x, S *y, int64_t rows, int64_t n, double eps,
-                        NormWeight<S> weight, NormWeight<S> bias, bool early,
-                        bool late) {
+                        NormWeight<S> weight, NormWeight<S> bias, bool early) {
   const int count = static_cast<int>(n); // <= kRegisterRow
   float w[4 * C], b[4 * C];              // every row's
   if (early) {
     weight.template owned<C, Vec>(count, w, 1.0f);
     bias.template owned<C, Vec>(count, b, 0.0f);
   }
-  if (late)
-    awaitInputsHoldingDependents();
-  else
-    awaitInputs();
+  awaitInputs();
   if (!early) {
     weight.template owned<C, Vec>(count, w, 1.0f);
     bias.template owned<C, Vec>(count, b, 0.0f);
@@ -78,8 +74,6 @@ __global__ void __launch_bounds__(kRowThreads)
     for (int j = 0; j < 4 * C; ++j)
       sum += v[j]; // zeros past the end
     const double mean = blockSum(sum, reduction) / static_cast<double>(n);
-    if (late) // the row has landed: the next kernel may start
-      releaseDependents();
     double sq = 0;
 #pragma unroll
     for (int j = 0; j < 4 * C; ++j)
@@ -175,7 +169,7 @@ void layerNorm(const CudaCall &call) {
           [&](auto chunks, auto vec) {
             launch(layerNormRowsKernel<S, chunks.value, vec.value>,
                    gridFor(s.rows, 1), few.threads, 0, stream, x, y, s.rows,
-                   s.n, attrs.epsilon, weight, bias, early, normLateTrigger());
+                   s.n, attrs.epsilon, weight, bias, early);
           });
     } else {
       const bool staged = s.n <= kStagedRow;

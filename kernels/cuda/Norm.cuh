@@ -11,7 +11,6 @@
 #include "Elementwise.cuh"
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 namespace hybrid::cuda {
@@ -222,18 +221,6 @@ template <typename S> struct NormWeight {
 /// thread (1, 2, 4 or 8; 0: the row is too long or the rows too many, the
 /// staged kernels run them) over `threads` (a multiple of 32, at most
 /// kRowThreads).
-/// HYBRID_CUDA_NORM_LATE_TRIGGER=1 (read once): the few-rows norm kernels
-/// let the kernel after them start only once their row has landed
-/// (awaitInputsHoldingDependents), not right after their wait, so their
-/// loads do not queue behind that kernel's early weight loads.
-inline bool normLateTrigger() {
-  static const bool late = [] {
-    const char *v = std::getenv("HYBRID_CUDA_NORM_LATE_TRIGGER");
-    return v && v[0] == '1' && v[1] == 0;
-  }();
-  return late;
-}
-
 struct RowsInRegisters {
   int chunks = 0, threads = 0;
 };

@@ -37,15 +37,12 @@ __global__ void rmsNormKernel(const S *x, S *y, int64_t rows, int64_t n,
 template <typename S, int C, bool Vec>
 __global__ void __launch_bounds__(kRowThreads)
     rmsNormRowsKernel(const S *x, S *y, int64_t rows, int64_t n, double eps,
-                      NormWeight<S> weight, bool early, bool late) {
+                      NormWeight<S> weight, bool early) {
   const int count = static_cast<int>(n); // <= kRegisterRow
   float w[4 * C];                        // every row's
   if (early)
     weight.template owned<C, Vec>(count, w, 1.0f);
-  if (late)
-    awaitInputsHoldingDependents();
-  else
-    awaitInputs();
+  awaitInputs();
   if (!early)
     weight.template owned<C, Vec>(count, w, 1.0f);
   __shared__ double reduction[32];
@@ -57,8 +54,6 @@ __global__ void __launch_bounds__(kRowThreads)
     for (int j = 0; j < 4 * C; ++j)
       sq += static_cast<double>(v[j]) * v[j]; // zeros past the end
     sq = blockSum(sq, reduction);
-    if (late) // the row has landed: the next kernel may start
-      releaseDependents();
     const float inv =
         static_cast<float>(1.0 / ::sqrt(sq / static_cast<double>(n) + eps));
     S *yr = y + r * n;
@@ -116,8 +111,7 @@ void rmsNorm(const CudaCall &call) {
             launch(rmsNormRowsKernel<S, chunks.value, vec.value>,
                    gridFor(s.rows, 1), few.threads, 0, stream, x, y, s.rows,
                    s.n, attrs.epsilon, weight,
-                   !weight.expanded && (!w || call.settled(1)),
-                   normLateTrigger());
+                   !weight.expanded && (!w || call.settled(1)));
           });
     } else {
       const bool staged = s.n <= kStagedRow;

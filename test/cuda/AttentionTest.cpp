@@ -9,14 +9,11 @@
 // grouped one: groups of 1 to 32 query heads per KV head, T = 1 to 8 rows,
 // row tiles, splits finished by counters or the combine kernel; the
 // per-row one the context can force), appending the step's keys and values
-// to the cache, prefetching the next products' weights into L2 beside a
-// decode step (the same bits); rotary half-split and interleaved,
+// to the cache; rotary half-split and interleaved,
 // partial rotary_dim, per-batch cos/sin.
 #include "CudaTestSupport.h"
 
 #include "cuda/Context.h"
-
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
@@ -572,52 +569,6 @@ TEST_F(AttentionTest, CountersAndCombineKernelGiveTheSameBits) {
                 runCuda(attrs, operands, results, false, false)[0].bytes)
           << "heads " << c.Hq << "/" << c.Hkv << " T " << c.T << " keys " << n;
     }
-}
-
-TEST_F(AttentionTest, PrefetchingWeightsLeavesTheBitsAlone) {
-  // A decode step over a short cache brings the weights of the products
-  // after it into L2 (CudaCall::prefetch): a hint that changes no bit
-  // whatever its spans (more of them than a kernel takes, an odd length,
-  // spans under 16 bytes, 56 MB in all), on every decode kernel, and which
-  // a step over a long cache (here 32 x 4 heads x 2048 keys of 128 dims:
-  // 64 MB) leaves out.
-  constexpr size_t kMiB = size_t(1) << 20;
-  char *weights = nullptr;
-  ASSERT_EQ(cudaMalloc(&weights, 57 * kMiB), cudaSuccess);
-  const std::vector<MemoryRegion> spans = {{weights, 33 * kMiB + 7},
-                                           {weights + 34 * kMiB, 1000},
-                                           {weights + 35 * kMiB, 3},
-                                           {weights + 36 * kMiB, 4 * kMiB},
-                                           {weights + 40 * kMiB, 16 * kMiB}};
-  struct Case {
-    int64_t B, Hq, Hkv, D, S, keys;
-  };
-  for (DecodeKernel decode : kDecodeKernels)
-    for (const Case &c :
-         {Case{1, 32, 32, 64, 512, 200}, Case{1, 32, 8, 64, 512, 300},
-          Case{32, 4, 4, 128, 2048, 1500}}) {
-      const DecodeKernelChoice kernel(decode);
-      const std::vector<HostTensor> operands = {
-          randomTensor(DType::BF16, {c.B, c.Hq, 1, c.D}, rng, -1, 1),
-          randomTensor(DType::BF16, {c.B, c.Hkv, c.S, c.D}, rng, -1, 1),
-          randomTensor(DType::BF16, {c.B, c.Hkv, c.S, c.D}, rng, -1, 1),
-          HostTensor::absent(),
-          HostTensor::absent(),
-          tensorOf(DType::I64, {1}, {double(c.keys)}),
-          HostTensor::absent()};
-      ops::Attention attrs;
-      attrs.scale = 0.125;
-      attrs.causal = true;
-      const std::vector<HostTensor> results = {
-          HostTensor(DType::BF16, {c.B, c.Hq, 1, c.D})};
-      EXPECT_EQ(
-          runCuda(attrs, operands, results, false, true, {}, 0, spans)[0].bytes,
-          runCuda(attrs, operands, results)[0].bytes)
-          << "B " << c.B << " heads " << c.Hq << "/" << c.Hkv << " keys "
-          << c.keys << kernelName(decode);
-    }
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  cudaFree(weights);
 }
 
 TEST_F(AttentionTest, OneGraphServesEveryKeyLength) {

@@ -215,8 +215,7 @@ Context *testContext() {
 std::vector<HostTensor>
 runCuda(const Op &op, const std::vector<HostTensor> &operands,
         const std::vector<HostTensor> &results, bool inPlace, bool withContext,
-        const std::vector<int> &aliases, uint32_t settledOperands,
-        const std::vector<MemoryRegion> &prefetch) {
+        const std::vector<int> &aliases, uint32_t settledOperands) {
   std::vector<HostTensor> out;
   for (const HostTensor &r : results)
     out.push_back(inPlace ? r : HostTensor(r.dtype, r.shape));
@@ -224,7 +223,6 @@ runCuda(const Op &op, const std::vector<HostTensor> &operands,
   call.op = &op;
   call.context = withContext ? testContext() : nullptr;
   call.settledOperands = settledOperands;
-  call.prefetch = prefetch;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   std::vector<void *> operandData; // (what aliasing results write)
   for (const HostTensor &t : operands) {

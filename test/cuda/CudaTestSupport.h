@@ -81,15 +81,13 @@ std::vector<HostTensor> runCpu(const Op &op,
 /// when the kernel writes past it. Results start poisoned, or with the
 /// given results' contents when `inPlace`. Result i is operand
 /// `aliases[i]`'s device buffer where that is >= 0 (a state updated in
-/// place). `settledOperands` and `prefetch` are the call's
-/// CudaCall::settledOperands and CudaCall::prefetch.
+/// place). `settledOperands` is the call's CudaCall::settledOperands.
 std::vector<HostTensor> runCuda(const Op &op,
                                 const std::vector<HostTensor> &operands,
                                 const std::vector<HostTensor> &results,
                                 bool inPlace = false, bool withContext = true,
                                 const std::vector<int> &aliases = {},
-                                uint32_t settledOperands = 0,
-                                const std::vector<MemoryRegion> &prefetch = {});
+                                uint32_t settledOperands = 0);
 
 /// One call of `op` captured once in a CUDA graph (global capture mode, so
 /// a host sync, copy or allocation in the kernel fails the capture) and

@@ -12,7 +12,6 @@
 #include "cuda/Context.h"
 #include "cuda/CudaKernels.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -189,41 +188,6 @@ const std::set<std::string> &omittedOps() {
   return names;
 }
 
-/// A whole number from the environment variable `name` (read by the
-/// caller once), `fallback` when unset; an unreadable or negative value is
-/// reported once and ignored.
-int64_t envCount(const char *name, int64_t fallback) {
-  const char *v = std::getenv(name);
-  if (!v || !*v)
-    return fallback;
-  char *end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  if (*end || n < 0) {
-    std::fprintf(stderr, "hybrid: %s=%s is not a whole number: using %lld\n",
-                 name, v, static_cast<long long>(fallback));
-    return fallback;
-  }
-  return n;
-}
-
-/// The bytes of weight a decode attention brings into L2 for the products
-/// after it (HYBRID_CUDA_L2_PREFETCH_MB, MiB; 0 turns it off), and from
-/// which of them (HYBRID_CUDA_L2_PREFETCH_FROM: 0 the first, which streams
-/// its own weight before its wait anyway; 1 the second). Read once.
-uint64_t l2PrefetchBudget() {
-  static const uint64_t bytes =
-      static_cast<uint64_t>(envCount("HYBRID_CUDA_L2_PREFETCH_MB", 32)) << 20;
-  return bytes;
-}
-int l2PrefetchSkip() {
-  static const int skip =
-      static_cast<int>(envCount("HYBRID_CUDA_L2_PREFETCH_FROM", 1));
-  return skip;
-}
-/// Weights smaller than this (biases, norm weights) are not worth a
-/// region of the kernel's short list (L2PrefetchList::kMaxRegions).
-constexpr uint64_t kMinPrefetchBytes = uint64_t(1) << 20;
-
 /// A command bound to a CUDA kernel. The CudaCall is built once; each run
 /// refreshes addresses (and shapes when they changed). Operands are read
 /// through BufferView::data and results written through
@@ -231,13 +195,12 @@ constexpr uint64_t kMinPrefetchBytes = uint64_t(1) << 20;
 class CudaKernelCommand : public PreparedCommand {
 public:
   CudaKernelCommand(cuda::KernelEntry entry, const CommandDesc &command,
-                    uint32_t settledOperands, std::vector<int32_t> prefetch,
-                    cuda::Context *context, int ordinal, std::string device,
-                    std::mutex &launch, KernelProfile *profile)
+                    uint32_t settledOperands, cuda::Context *context,
+                    int ordinal, std::string device, std::mutex &launch,
+                    KernelProfile *profile)
       : entry_(entry), op_(command.op), operands_(command.operands),
-        results_(command.results), prefetch_(std::move(prefetch)),
-        ordinal_(ordinal), device_(std::move(device)), launch_(launch),
-        profile_(profile) {
+        results_(command.results), ordinal_(ordinal),
+        device_(std::move(device)), launch_(launch), profile_(profile) {
     call_.op = &op_;
     call_.context = context;
     call_.settledOperands = settledOperands;
@@ -268,8 +231,6 @@ public:
         throw Error("result " + std::to_string(i) + " is read-only memory");
       call_.results[i].data = w;
     }
-    for (size_t i = 0; i < call_.prefetch.size(); ++i)
-      call_.prefetch[i].data = buffers[prefetchTaken_[i]].data;
     call_.scratch = scratch;
     call_.scratchBytes = scratch ? scratch_ : 0;
     call_.stream = cudaStreamOf(stream, ordinal_, device_).get();
@@ -301,23 +262,6 @@ private:
       call_.results[i].dtype = b.dtype;
       call_.results[i].shape = b.shape;
     }
-    // The prefetch budget goes to the named weights in order, the last
-    // one taken possibly in part; small ones (biases, norms) are skipped.
-    call_.prefetch.clear();
-    prefetchTaken_.clear();
-    uint64_t left = l2PrefetchBudget();
-    for (int32_t buffer : prefetch_) {
-      const BufferView &b = buffers[buffer];
-      const uint64_t bytes =
-          static_cast<uint64_t>(numElements(b.shape)) * dtypeSize(b.dtype);
-      if (left == 0)
-        break;
-      if (bytes < kMinPrefetchBytes)
-        continue;
-      call_.prefetch.push_back({nullptr, std::min(bytes, left)});
-      prefetchTaken_.push_back(buffer);
-      left -= call_.prefetch.back().bytes;
-    }
     if (profile_) {
       // "linear bf16 [1,2048] [2048,2048] -> [1,2048]"
       profileKey_ = opName(op_);
@@ -335,8 +279,6 @@ private:
   cuda::KernelEntry entry_;
   Op op_;
   std::vector<int32_t> operands_, results_;
-  std::vector<int32_t> prefetch_;      ///< l2PrefetchBuffers
-  std::vector<int32_t> prefetchTaken_; ///< the buffer of call_.prefetch[i]
   int ordinal_;
   std::string device_;
   std::mutex &launch_;
@@ -669,9 +611,8 @@ CudaDevice::prepare(const CommandDesc &command, const ExecutableDesc &exe) {
                 "'" +
                 (command.loc.empty() ? "" : " (used at " + command.loc + ")"));
   return std::make_unique<CudaKernelCommand>(
-      entry, command, settledOperands(command, exe),
-      l2PrefetchBuffers(command, exe, l2PrefetchSkip()), impl_->context,
-      ordinal_, impl_->name, impl_->launch, impl_->profile.get());
+      entry, command, settledOperands(command, exe), impl_->context, ordinal_,
+      impl_->name, impl_->launch, impl_->profile.get());
 }
 
 void CudaDevice::setCommunicator(const std::string &name,
@@ -712,33 +653,6 @@ uint32_t settledOperands(const CommandDesc &command,
       mask |= 1u << i;
   }
   return mask;
-}
-
-std::vector<int32_t> l2PrefetchBuffers(const CommandDesc &command,
-                                       const ExecutableDesc &exe, int skip) {
-  std::vector<int32_t> out;
-  const CommandDesc *first = exe.commands.data();
-  const CommandDesc *end = first + exe.commands.size();
-  if (!std::holds_alternative<ops::Attention>(command.op) || &command < first ||
-      &command >= end)
-    return out;
-  int products = 0;
-  for (const CommandDesc *c = &command + 1; c != end; ++c) {
-    if (c->stream != command.stream || !launchesKernel(c->op))
-      continue;
-    if (std::holds_alternative<ops::Attention>(c->op))
-      break;
-    const bool product = std::holds_alternative<ops::Linear>(c->op) ||
-                         std::holds_alternative<ops::LinearGroup>(c->op) ||
-                         std::holds_alternative<ops::MatMul>(c->op);
-    if (!product || products++ < skip)
-      continue;
-    const uint32_t settled = settledOperands(*c, exe);
-    for (size_t i = 0; i < c->operands.size() && i < 32; ++i)
-      if (settled >> i & 1u)
-        out.push_back(c->operands[i]);
-  }
-  return out;
 }
 
 } // namespace hybrid

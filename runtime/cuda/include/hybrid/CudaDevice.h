@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 // Opaque CUDA handles (cudaStream_t is CUstream_st *).
 struct CUstream_st;
@@ -174,14 +173,5 @@ private:
 /// is an element of exe.commands (for any other reference nothing is
 /// settled).
 uint32_t settledOperands(const CommandDesc &command, const ExecutableDesc &exe);
-
-/// The buffers a decode attention `command` may bring into L2 while it
-/// runs (cuda::CudaCall::prefetch): the settled operands (settledOperands)
-/// of the products (linear, linear_group, matmul) after it on its stream
-/// up to the next attention, in order, from the `skip`-th product on.
-/// Empty for any other command and for a reference that is not one of
-/// exe.commands.
-std::vector<int32_t> l2PrefetchBuffers(const CommandDesc &command,
-                                       const ExecutableDesc &exe, int skip);
 
 } // namespace hybrid
