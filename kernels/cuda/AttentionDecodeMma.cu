@@ -28,13 +28,16 @@
 #include "Context.h"
 #include "Mma.cuh"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace hybrid::cuda::kernels {
 namespace {
 
 using namespace tensorcore;
 
-template <int HD> struct DecodeMmaConfig {
-  static constexpr int kWarps = 4;
+template <int HD, int W = 4> struct DecodeMmaConfig {
+  static constexpr int kWarps = W;
   /// Keys per warp chunk: one buffer of keys and values is ~9 KB either way.
   static constexpr int kKeys = HD == 64 ? 32 : 16;
   /// Rows padded by 16 bytes: the 8 rows one ldmatrix reads then start in
@@ -52,13 +55,30 @@ template <int HD> struct DecodeMmaConfig {
 };
 
 constexpr float kLn2 = 0.6931471805599453f;
+
+/// Warps a block gets: 8 where the grid (a block per batch row, KV head
+/// and split) fits on the GPU at once, so a batch-1 step's 256 keys take
+/// one chunk a warp instead of two (H200, OPT-1.3B: 1.344 -> 1.281 ms a
+/// step); else 4, as more and smaller blocks stream a batch's cache
+/// faster (batch 32: 2.140 ms with 4, 2.557 with 8).
+/// HYBRID_CUDA_DECODE_WARPS=4 or 8 (read once) overrides it, to measure.
+int decodeWarps(const AttnParams &p, const Context *context) {
+  static const int forced = [] {
+    const char *v = std::getenv("HYBRID_CUDA_DECODE_WARPS");
+    return !v                         ? 0
+           : std::strcmp(v, "8") == 0 ? 8
+           : std::strcmp(v, "4") == 0 ? 4
+                                      : 0;
+  }();
+  if (forced)
+    return forced;
+  return context && p.B * p.Hkv * p.splits <= context->smCount ? 8 : 4;
+}
 constexpr int kTileRows = 16;
 
-template <typename S, int HD, bool kPlain>
-__global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
-    decodeMmaKernel(AttnParams p) {
-  awaitInputs();
-  using C = DecodeMmaConfig<HD>;
+template <typename S, int HD, bool kPlain, int W>
+__global__ void __launch_bounds__(32 * W) decodeMmaKernel(AttnParams p) {
+  using C = DecodeMmaConfig<HD, W>;
   constexpr int kScoreTiles = C::kKeys / 8, kOutTiles = HD / 8;
   extern __shared__ float4 decodeShared4[];
   const int warps = blockDim.x / 32;
@@ -71,61 +91,71 @@ __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
   const GroupTile tile = groupTile(p);
   const int64_t b = tile.bk / p.Hkv, hk = tile.bk % p.Hkv;
   const int split = blockIdx.y;
-  // Appending: as the grouped kernel (Attention.cu).
-  int64_t at = -1;
-  if (p.kNew) {
-    at = *p.appendAt;
-    if (at < 0 || at > p.S - p.Tn)
-      at = -1;
-  }
-  if (at >= 0 && split == 0) {
-    const int64_t words = p.Tn * HD / 8;
-    const uint4 *kSrc = static_cast<const uint4 *>(p.kNew) + tile.bk * words;
-    const uint4 *vSrc = static_cast<const uint4 *>(p.vNew) + tile.bk * words;
-    uint4 *kDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.kCache) +
-                                            (tile.bk * p.S + at) * HD);
-    uint4 *vDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.vCache) +
-                                            (tile.bk * p.S + at) * HD);
-    for (int64_t e = threadIdx.x; e < words; e += blockDim.x) {
-      kDst[e] = kSrc[e];
-      vDst[e] = vSrc[e];
+  const int64_t step = static_cast<int64_t>(C::kKeys) * warps;
+  // Where the step stands: the appended rows' slot `at` (-1: none), the
+  // keys that exist, this split's keys [begin, end) out of `used` splits,
+  // and which rows of the warp's first chunk are staged (bits). Read
+  // through L2 (__ldcg): locate() runs twice, see below.
+  struct Where {
+    int64_t at = -1, keys = 0, begin = 0, end = 0;
+    int used = 1;
+    unsigned rows = 0;
+    __device__ bool operator!=(const Where &o) const {
+      return at != o.at || keys != o.keys || begin != o.begin || end != o.end ||
+             used != o.used || rows != o.rows;
     }
-  }
-  const int64_t keys = p.keyCount();
-  if (keys < 0) { // a bad key_length (keyCount); split rows: the combine
-    if (p.splits == 1 || (p.counters && split == 0))
-      for (int64_t e = threadIdx.x; e < tile.rows * HD; e += blockDim.x)
-        static_cast<S *>(p.out)[tile.row0 * HD + e] = fromFloat<S>(NAN);
-    return;
-  }
-  int64_t begin, end;
-  groupKeyRange(p, tile.r0, tile.rows, keys, begin, end);
-  const int used = p.splitsFor(end - begin);
-  if (split >= used)
-    return;
-  const int64_t share = (end - begin + used - 1) / used;
-  begin += split * share;
-  end = std::min<int64_t>(end, begin + share);
+  };
+  auto locate = [&] {
+    Where w;
+    if (p.kNew) {
+      w.at = __ldcg(p.appendAt);
+      if (w.at < 0 || w.at > p.S - p.Tn)
+        w.at = -1;
+    }
+    w.keys = p.S;
+    if (p.keyLength) {
+      const int64_t n = __ldcg(p.keyLength);
+      w.keys = n >= 0 && n <= p.S ? n : -1; // as AttnParams::keyCount
+    }
+    if (w.keys < 0)
+      return w;
+    groupKeyRange(p, tile.r0, tile.rows, w.keys, w.begin, w.end);
+    w.used = p.splitsFor(w.end - w.begin);
+    const int64_t share = (w.end - w.begin + w.used - 1) / w.used;
+    w.begin += split * share;
+    w.end = std::min<int64_t>(w.end, w.begin + share);
+    const int64_t j = w.begin + static_cast<int64_t>(C::kKeys) * warp + lane;
+    bool on = split < w.used && lane < C::kKeys && j < w.end;
+    if (on && p.keyMask) {
+      const int64_t e = b * p.S + j;
+      on = p.keyMask64
+               ? __ldcg(static_cast<const long long *>(p.keyMask) + e) != 0
+               : __ldcg(static_cast<const int *>(p.keyMask) + e) != 0;
+    }
+    w.rows = __ballot_sync(0xffffffffu, on);
+    return w;
+  };
+  // Read before the wait: in a decode step the position scalars and the
+  // key mask were written several kernels earlier, so the first chunk's
+  // copies can start as soon as the wait returns instead of after two
+  // dependent loads. Nothing orders those writes before this read,
+  // though: the values read after the wait decide, and a warp that read
+  // others stages its chunk again.
+  const Where early = locate();
+  awaitInputs();
 
   const S *K = static_cast<const S *>(p.k) + tile.bk * p.S * HD;
   const S *V = static_cast<const S *>(p.v) + tile.bk * p.S * HD;
-  // The appended rows, indexed by key: row j is KNew[j] for j in
-  // [at, at + Tn).
-  const S *KNew =
-      at < 0 ? nullptr
-             : static_cast<const S *>(p.kNew) + (tile.bk * p.Tn - at) * HD;
-  const S *VNew =
-      at < 0 ? nullptr
-             : static_cast<const S *>(p.vNew) + (tile.bk * p.Tn - at) * HD;
-  // Whether key c0 + lane is staged: it exists in the split and is a token.
-  auto present = [&](int64_t c0) {
-    const int64_t j = c0 + lane;
-    return lane < C::kKeys && j < end && p.keyVisible(b, j);
-  };
-  // Stages the chunk at c0 into `buffer` (absent rows as zeros); returns
-  // the bits of the rows staged.
-  auto stage = [&](int64_t c0, int buffer, bool mine0) {
-    const unsigned rows = __ballot_sync(0xffffffffu, mine0);
+  // Stages the chunk at c0 (rows: the bits of those staged, absent rows
+  // as zeros) into `buffer`; the appended rows [at, at + Tn) come from
+  // the update.
+  auto stage = [&](int64_t c0, int buffer, unsigned rows, int64_t at) {
+    const S *KNew =
+        at < 0 ? nullptr
+               : static_cast<const S *>(p.kNew) + (tile.bk * p.Tn - at) * HD;
+    const S *VNew =
+        at < 0 ? nullptr
+               : static_cast<const S *>(p.vNew) + (tile.bk * p.Tn - at) * HD;
     S *ks = mine + buffer * C::kStageElements;
     S *vs = ks + C::kKeys * C::kStride;
 #pragma unroll
@@ -141,12 +171,53 @@ __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
       copy16(vs + r * C::kStride + c * 8, vRow, on);
     }
     commitCopies();
-    return rows;
   };
-  // The first chunk streams in while the warp loads its query rows.
-  const int64_t step = static_cast<int64_t>(C::kKeys) * warps;
-  int64_t c0 = begin + static_cast<int64_t>(C::kKeys) * warp;
-  unsigned staged = c0 < end ? stage(c0, 0, present(c0)) : 0u;
+  // The first chunk streams in while the warp confirms where it is and
+  // loads its query rows.
+  auto stageFirst = [&](const Where &w) {
+    const int64_t c0 = w.begin + static_cast<int64_t>(C::kKeys) * warp;
+    if (w.keys >= 0 && split < w.used && c0 < w.end)
+      stage(c0, 0, w.rows, w.at);
+  };
+  stageFirst(early);
+  const Where where = locate();
+  if (where != early) {
+    waitCopies<0>(); // (the buffer is free again)
+    __syncwarp();
+    stageFirst(where);
+  }
+  const int64_t at = where.at, keys = where.keys;
+  if (at >= 0 && split == 0) { // appending: as the grouped kernel
+    const int64_t words = p.Tn * HD / 8;
+    const uint4 *kSrc = static_cast<const uint4 *>(p.kNew) + tile.bk * words;
+    const uint4 *vSrc = static_cast<const uint4 *>(p.vNew) + tile.bk * words;
+    uint4 *kDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.kCache) +
+                                            (tile.bk * p.S + at) * HD);
+    uint4 *vDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.vCache) +
+                                            (tile.bk * p.S + at) * HD);
+    for (int64_t e = threadIdx.x; e < words; e += blockDim.x) {
+      kDst[e] = kSrc[e];
+      vDst[e] = vSrc[e];
+    }
+  }
+  if (keys < 0) { // a bad key_length (keyCount); split rows: the combine
+    waitCopies<0>();
+    if (p.splits == 1 || (p.counters && split == 0))
+      for (int64_t e = threadIdx.x; e < tile.rows * HD; e += blockDim.x)
+        static_cast<S *>(p.out)[tile.row0 * HD + e] = fromFloat<S>(NAN);
+    return;
+  }
+  const int used = where.used;
+  if (split >= used)
+    return;
+  const int64_t end = where.end;
+  // Whether key c0 + lane is staged: it exists in the split and is a token.
+  auto present = [&](int64_t c0) {
+    const int64_t j = c0 + lane;
+    return lane < C::kKeys && j < end && p.keyVisible(b, j);
+  };
+  int64_t c0 = where.begin + static_cast<int64_t>(C::kKeys) * warp;
+  unsigned staged = where.rows;
   bool presentNext = present(c0 + step);
 
   // Query rows g and g + 8 of the tile as A fragments (zeros past it).
@@ -190,7 +261,8 @@ __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
     const int64_t next = c0 + step;
     unsigned stagedNext = 0;
     if (next < end) {
-      stagedNext = stage(next, (n + 1) % C::kStages, presentNext);
+      stagedNext = __ballot_sync(0xffffffffu, presentNext);
+      stage(next, (n + 1) % C::kStages, stagedNext, at);
       presentNext = present(next + step); // lands while this chunk computes
       waitCopies<1>(); // chunk c0 has landed, the next may not have
     } else {
@@ -290,12 +362,12 @@ __global__ void __launch_bounds__(32 * DecodeMmaConfig<HD>::kWarps)
       combineParts<S>(p, tile.row0 + r, used);
 }
 
-template <typename S, int HD>
+template <typename S, int HD, int W>
 void launchFor(const AttnParams &p, Context *context, cudaStream_t stream) {
-  using C = DecodeMmaConfig<HD>;
+  using C = DecodeMmaConfig<HD, W>;
   const bool plain = !p.mask && !p.slopes;
-  auto kernel =
-      plain ? decodeMmaKernel<S, HD, true> : decodeMmaKernel<S, HD, false>;
+  auto kernel = plain ? decodeMmaKernel<S, HD, true, W>
+                      : decodeMmaKernel<S, HD, false, W>;
   if (C::kSharedBytes > 48 * 1024)
     allowSharedMemory(context, reinterpret_cast<const void *>(kernel),
                       C::kSharedBytes, "attention");
@@ -315,20 +387,33 @@ bool decodeMmaApplies(const AttnParams &p, DType dtype, Context *context) {
       p.group * p.T > kTileRows || p.B * p.Hkv > 0x7fffffff ||
       (dtype != DType::BF16 && dtype != DType::F16))
     return false;
-  const size_t need = p.Dh == 64 ? DecodeMmaConfig<64>::kSharedBytes
-                                 : DecodeMmaConfig<128>::kSharedBytes;
+  const bool eight = decodeWarps(p, context) == 8;
+  const size_t need = p.Dh == 64
+                          ? (eight ? DecodeMmaConfig<64, 8>::kSharedBytes
+                                   : DecodeMmaConfig<64>::kSharedBytes)
+                          : (eight ? DecodeMmaConfig<128, 8>::kSharedBytes
+                                   : DecodeMmaConfig<128>::kSharedBytes);
   return need <= sharedLimit(context);
 }
 
 void launchDecodeMma(const AttnParams &p, DType dtype, Context *context,
                      cudaStream_t stream) {
-  const bool bf16 = dtype == DType::BF16;
-  if (p.Dh == 64)
-    bf16 ? launchFor<Bf16, 64>(p, context, stream)
-         : launchFor<F16, 64>(p, context, stream);
-  else
-    bf16 ? launchFor<Bf16, 128>(p, context, stream)
-         : launchFor<F16, 128>(p, context, stream);
+  const bool bf16 = dtype == DType::BF16, eight = decodeWarps(p, context) == 8;
+  if (p.Dh == 64) {
+    if (eight)
+      bf16 ? launchFor<Bf16, 64, 8>(p, context, stream)
+           : launchFor<F16, 64, 8>(p, context, stream);
+    else
+      bf16 ? launchFor<Bf16, 64, 4>(p, context, stream)
+           : launchFor<F16, 64, 4>(p, context, stream);
+  } else {
+    if (eight)
+      bf16 ? launchFor<Bf16, 128, 8>(p, context, stream)
+           : launchFor<F16, 128, 8>(p, context, stream);
+    else
+      bf16 ? launchFor<Bf16, 128, 4>(p, context, stream)
+           : launchFor<F16, 128, 4>(p, context, stream);
+  }
 }
 
 } // namespace hybrid::cuda::kernels
