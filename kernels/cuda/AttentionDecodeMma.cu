@@ -10,6 +10,8 @@
 //
 // A block takes one (batch row, KV head) and one split of the keys any of
 // its rows sees; its rows are one 16-row A tile (rows past G x T zero).
+// It has 8 warps where the grid fits on the GPU at once (a batch-1 step),
+// else 4 (decodeWarps).
 // Each warp streams chunks of kKeys keys and values (warp w takes chunks
 // w, w + warps, ...) through two shared buffers of its own with cp.async,
 // keys that do not exist or are padding staged as zeros and scored -inf
@@ -30,6 +32,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace hybrid::cuda::kernels {
 namespace {
@@ -74,10 +77,12 @@ int decodeWarps(const AttnParams &p, const Context *context) {
     return forced;
   return context && p.B * p.Hkv * p.splits <= context->smCount ? 8 : 4;
 }
+
 constexpr int kTileRows = 16;
 
 template <typename S, int HD, bool kPlain, int W>
 __global__ void __launch_bounds__(32 * W) decodeMmaKernel(AttnParams p) {
+  awaitInputs();
   using C = DecodeMmaConfig<HD, W>;
   constexpr int kScoreTiles = C::kKeys / 8, kOutTiles = HD / 8;
   extern __shared__ float4 decodeShared4[];
@@ -91,71 +96,61 @@ __global__ void __launch_bounds__(32 * W) decodeMmaKernel(AttnParams p) {
   const GroupTile tile = groupTile(p);
   const int64_t b = tile.bk / p.Hkv, hk = tile.bk % p.Hkv;
   const int split = blockIdx.y;
-  const int64_t step = static_cast<int64_t>(C::kKeys) * warps;
-  // Where the step stands: the appended rows' slot `at` (-1: none), the
-  // keys that exist, this split's keys [begin, end) out of `used` splits,
-  // and which rows of the warp's first chunk are staged (bits). Read
-  // through L2 (__ldcg): locate() runs twice, see below.
-  struct Where {
-    int64_t at = -1, keys = 0, begin = 0, end = 0;
-    int used = 1;
-    unsigned rows = 0;
-    __device__ bool operator!=(const Where &o) const {
-      return at != o.at || keys != o.keys || begin != o.begin || end != o.end ||
-             used != o.used || rows != o.rows;
+  // Appending: as the grouped kernel (Attention.cu).
+  int64_t at = -1;
+  if (p.kNew) {
+    at = *p.appendAt;
+    if (at < 0 || at > p.S - p.Tn)
+      at = -1;
+  }
+  if (at >= 0 && split == 0) {
+    const int64_t words = p.Tn * HD / 8;
+    const uint4 *kSrc = static_cast<const uint4 *>(p.kNew) + tile.bk * words;
+    const uint4 *vSrc = static_cast<const uint4 *>(p.vNew) + tile.bk * words;
+    uint4 *kDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.kCache) +
+                                            (tile.bk * p.S + at) * HD);
+    uint4 *vDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.vCache) +
+                                            (tile.bk * p.S + at) * HD);
+    for (int64_t e = threadIdx.x; e < words; e += blockDim.x) {
+      kDst[e] = kSrc[e];
+      vDst[e] = vSrc[e];
     }
-  };
-  auto locate = [&] {
-    Where w;
-    if (p.kNew) {
-      w.at = __ldcg(p.appendAt);
-      if (w.at < 0 || w.at > p.S - p.Tn)
-        w.at = -1;
-    }
-    w.keys = p.S;
-    if (p.keyLength) {
-      const int64_t n = __ldcg(p.keyLength);
-      w.keys = n >= 0 && n <= p.S ? n : -1; // as AttnParams::keyCount
-    }
-    if (w.keys < 0)
-      return w;
-    groupKeyRange(p, tile.r0, tile.rows, w.keys, w.begin, w.end);
-    w.used = p.splitsFor(w.end - w.begin);
-    const int64_t share = (w.end - w.begin + w.used - 1) / w.used;
-    w.begin += split * share;
-    w.end = std::min<int64_t>(w.end, w.begin + share);
-    const int64_t j = w.begin + static_cast<int64_t>(C::kKeys) * warp + lane;
-    bool on = split < w.used && lane < C::kKeys && j < w.end;
-    if (on && p.keyMask) {
-      const int64_t e = b * p.S + j;
-      on = p.keyMask64
-               ? __ldcg(static_cast<const long long *>(p.keyMask) + e) != 0
-               : __ldcg(static_cast<const int *>(p.keyMask) + e) != 0;
-    }
-    w.rows = __ballot_sync(0xffffffffu, on);
-    return w;
-  };
-  // Read before the wait: in a decode step the position scalars and the
-  // key mask were written several kernels earlier, so the first chunk's
-  // copies can start as soon as the wait returns instead of after two
-  // dependent loads. Nothing orders those writes before this read,
-  // though: the values read after the wait decide, and a warp that read
-  // others stages its chunk again.
-  const Where early = locate();
-  awaitInputs();
+  }
+  const int64_t keys = p.keyCount();
+  if (keys < 0) { // a bad key_length (keyCount); split rows: the combine
+    if (p.splits == 1 || (p.counters && split == 0))
+      for (int64_t e = threadIdx.x; e < tile.rows * HD; e += blockDim.x)
+        static_cast<S *>(p.out)[tile.row0 * HD + e] = fromFloat<S>(NAN);
+    return;
+  }
+  int64_t begin, end;
+  groupKeyRange(p, tile.r0, tile.rows, keys, begin, end);
+  const int used = p.splitsFor(end - begin);
+  if (split >= used)
+    return;
+  const int64_t share = (end - begin + used - 1) / used;
+  begin += split * share;
+  end = std::min<int64_t>(end, begin + share);
 
   const S *K = static_cast<const S *>(p.k) + tile.bk * p.S * HD;
   const S *V = static_cast<const S *>(p.v) + tile.bk * p.S * HD;
-  // Stages the chunk at c0 (rows: the bits of those staged, absent rows
-  // as zeros) into `buffer`; the appended rows [at, at + Tn) come from
-  // the update.
-  auto stage = [&](int64_t c0, int buffer, unsigned rows, int64_t at) {
-    const S *KNew =
-        at < 0 ? nullptr
-               : static_cast<const S *>(p.kNew) + (tile.bk * p.Tn - at) * HD;
-    const S *VNew =
-        at < 0 ? nullptr
-               : static_cast<const S *>(p.vNew) + (tile.bk * p.Tn - at) * HD;
+  // The appended rows, indexed by key: row j is KNew[j] for j in
+  // [at, at + Tn).
+  const S *KNew =
+      at < 0 ? nullptr
+             : static_cast<const S *>(p.kNew) + (tile.bk * p.Tn - at) * HD;
+  const S *VNew =
+      at < 0 ? nullptr
+             : static_cast<const S *>(p.vNew) + (tile.bk * p.Tn - at) * HD;
+  // Whether key c0 + lane is staged: it exists in the split and is a token.
+  auto present = [&](int64_t c0) {
+    const int64_t j = c0 + lane;
+    return lane < C::kKeys && j < end && p.keyVisible(b, j);
+  };
+  // Stages the chunk at c0 into `buffer` (absent rows as zeros); returns
+  // the bits of the rows staged.
+  auto stage = [&](int64_t c0, int buffer, bool mine0) {
+    const unsigned rows = __ballot_sync(0xffffffffu, mine0);
     S *ks = mine + buffer * C::kStageElements;
     S *vs = ks + C::kKeys * C::kStride;
 #pragma unroll
@@ -171,53 +166,12 @@ __global__ void __launch_bounds__(32 * W) decodeMmaKernel(AttnParams p) {
       copy16(vs + r * C::kStride + c * 8, vRow, on);
     }
     commitCopies();
+    return rows;
   };
-  // The first chunk streams in while the warp confirms where it is and
-  // loads its query rows.
-  auto stageFirst = [&](const Where &w) {
-    const int64_t c0 = w.begin + static_cast<int64_t>(C::kKeys) * warp;
-    if (w.keys >= 0 && split < w.used && c0 < w.end)
-      stage(c0, 0, w.rows, w.at);
-  };
-  stageFirst(early);
-  const Where where = locate();
-  if (where != early) {
-    waitCopies<0>(); // (the buffer is free again)
-    __syncwarp();
-    stageFirst(where);
-  }
-  const int64_t at = where.at, keys = where.keys;
-  if (at >= 0 && split == 0) { // appending: as the grouped kernel
-    const int64_t words = p.Tn * HD / 8;
-    const uint4 *kSrc = static_cast<const uint4 *>(p.kNew) + tile.bk * words;
-    const uint4 *vSrc = static_cast<const uint4 *>(p.vNew) + tile.bk * words;
-    uint4 *kDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.kCache) +
-                                            (tile.bk * p.S + at) * HD);
-    uint4 *vDst = reinterpret_cast<uint4 *>(static_cast<S *>(p.vCache) +
-                                            (tile.bk * p.S + at) * HD);
-    for (int64_t e = threadIdx.x; e < words; e += blockDim.x) {
-      kDst[e] = kSrc[e];
-      vDst[e] = vSrc[e];
-    }
-  }
-  if (keys < 0) { // a bad key_length (keyCount); split rows: the combine
-    waitCopies<0>();
-    if (p.splits == 1 || (p.counters && split == 0))
-      for (int64_t e = threadIdx.x; e < tile.rows * HD; e += blockDim.x)
-        static_cast<S *>(p.out)[tile.row0 * HD + e] = fromFloat<S>(NAN);
-    return;
-  }
-  const int used = where.used;
-  if (split >= used)
-    return;
-  const int64_t end = where.end;
-  // Whether key c0 + lane is staged: it exists in the split and is a token.
-  auto present = [&](int64_t c0) {
-    const int64_t j = c0 + lane;
-    return lane < C::kKeys && j < end && p.keyVisible(b, j);
-  };
-  int64_t c0 = where.begin + static_cast<int64_t>(C::kKeys) * warp;
-  unsigned staged = where.rows;
+  // The first chunk streams in while the warp loads its query rows.
+  const int64_t step = static_cast<int64_t>(C::kKeys) * warps;
+  int64_t c0 = begin + static_cast<int64_t>(C::kKeys) * warp;
+  unsigned staged = c0 < end ? stage(c0, 0, present(c0)) : 0u;
   bool presentNext = present(c0 + step);
 
   // Query rows g and g + 8 of the tile as A fragments (zeros past it).
@@ -261,8 +215,7 @@ __global__ void __launch_bounds__(32 * W) decodeMmaKernel(AttnParams p) {
     const int64_t next = c0 + step;
     unsigned stagedNext = 0;
     if (next < end) {
-      stagedNext = __ballot_sync(0xffffffffu, presentNext);
-      stage(next, (n + 1) % C::kStages, stagedNext, at);
+      stagedNext = stage(next, (n + 1) % C::kStages, presentNext);
       presentNext = present(next + step); // lands while this chunk computes
       waitCopies<1>(); // chunk c0 has landed, the next may not have
     } else {
@@ -387,33 +340,30 @@ bool decodeMmaApplies(const AttnParams &p, DType dtype, Context *context) {
       p.group * p.T > kTileRows || p.B * p.Hkv > 0x7fffffff ||
       (dtype != DType::BF16 && dtype != DType::F16))
     return false;
-  const bool eight = decodeWarps(p, context) == 8;
-  const size_t need = p.Dh == 64
-                          ? (eight ? DecodeMmaConfig<64, 8>::kSharedBytes
-                                   : DecodeMmaConfig<64>::kSharedBytes)
-                          : (eight ? DecodeMmaConfig<128, 8>::kSharedBytes
-                                   : DecodeMmaConfig<128>::kSharedBytes);
+  const size_t need = decodeWarps(p, context) == 8
+                          ? (p.Dh == 64 ? DecodeMmaConfig<64, 8>::kSharedBytes
+                                        : DecodeMmaConfig<128, 8>::kSharedBytes)
+                          : (p.Dh == 64 ? DecodeMmaConfig<64>::kSharedBytes
+                                        : DecodeMmaConfig<128>::kSharedBytes);
   return need <= sharedLimit(context);
 }
 
 void launchDecodeMma(const AttnParams &p, DType dtype, Context *context,
                      cudaStream_t stream) {
-  const bool bf16 = dtype == DType::BF16, eight = decodeWarps(p, context) == 8;
-  if (p.Dh == 64) {
-    if (eight)
-      bf16 ? launchFor<Bf16, 64, 8>(p, context, stream)
-           : launchFor<F16, 64, 8>(p, context, stream);
+  auto run = [&](auto warps) {
+    constexpr int W = decltype(warps)::value;
+    const bool bf16 = dtype == DType::BF16;
+    if (p.Dh == 64)
+      bf16 ? launchFor<Bf16, 64, W>(p, context, stream)
+           : launchFor<F16, 64, W>(p, context, stream);
     else
-      bf16 ? launchFor<Bf16, 64, 4>(p, context, stream)
-           : launchFor<F16, 64, 4>(p, context, stream);
-  } else {
-    if (eight)
-      bf16 ? launchFor<Bf16, 128, 8>(p, context, stream)
-           : launchFor<F16, 128, 8>(p, context, stream);
-    else
-      bf16 ? launchFor<Bf16, 128, 4>(p, context, stream)
-           : launchFor<F16, 128, 4>(p, context, stream);
-  }
+      bf16 ? launchFor<Bf16, 128, W>(p, context, stream)
+           : launchFor<F16, 128, W>(p, context, stream);
+  };
+  if (decodeWarps(p, context) == 8)
+    run(std::integral_constant<int, 8>{});
+  else
+    run(std::integral_constant<int, 4>{});
 }
 
 } // namespace hybrid::cuda::kernels
