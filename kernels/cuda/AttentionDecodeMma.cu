@@ -59,12 +59,22 @@ template <int HD, int W = 4> struct DecodeMmaConfig {
 
 constexpr float kLn2 = 0.6931471805599453f;
 
+/// The shared memory a block of `warps` warps takes for heads of Dh.
+size_t decodeSharedBytes(int64_t Dh, int warps) {
+  if (warps == 8)
+    return Dh == 64 ? DecodeMmaConfig<64, 8>::kSharedBytes
+                    : DecodeMmaConfig<128, 8>::kSharedBytes;
+  return Dh == 64 ? DecodeMmaConfig<64>::kSharedBytes
+                  : DecodeMmaConfig<128>::kSharedBytes;
+}
+
 /// Warps a block gets: 8 where the grid (a block per batch row, KV head
-/// and split) fits on the GPU at once, so a batch-1 step's 256 keys take
-/// one chunk a warp instead of two (H200, OPT-1.3B: 1.344 -> 1.281 ms a
-/// step); else 4, as more and smaller blocks stream a batch's cache
-/// faster (batch 32: 2.140 ms with 4, 2.557 with 8).
-/// HYBRID_CUDA_DECODE_WARPS=4 or 8 (read once) overrides it, to measure.
+/// and split) fits on the GPU at once and the device gives a block their
+/// shared memory (~140 KB), so a batch-1 step's 256 keys take one chunk a
+/// warp instead of two (H200, OPT-1.3B: 1.344 -> 1.281 ms a step); else
+/// 4, as more and smaller blocks stream a batch's cache faster (batch 32:
+/// 2.140 ms with 4, 2.557 with 8). HYBRID_CUDA_DECODE_WARPS=4 or 8 (read
+/// once) overrides the grid's rule, to measure.
 int decodeWarps(const AttnParams &p, const Context *context) {
   static const int forced = [] {
     const char *v = std::getenv("HYBRID_CUDA_DECODE_WARPS");
@@ -73,9 +83,10 @@ int decodeWarps(const AttnParams &p, const Context *context) {
            : std::strcmp(v, "4") == 0 ? 4
                                       : 0;
   }();
+  const bool fits = decodeSharedBytes(p.Dh, 8) <= sharedLimit(context);
   if (forced)
-    return forced;
-  return context && p.B * p.Hkv * p.splits <= context->smCount ? 8 : 4;
+    return fits ? forced : 4;
+  return fits && context && p.B * p.Hkv * p.splits <= context->smCount ? 8 : 4;
 }
 
 constexpr int kTileRows = 16;
@@ -340,11 +351,7 @@ bool decodeMmaApplies(const AttnParams &p, DType dtype, Context *context) {
       p.group * p.T > kTileRows || p.B * p.Hkv > 0x7fffffff ||
       (dtype != DType::BF16 && dtype != DType::F16))
     return false;
-  const size_t need = decodeWarps(p, context) == 8
-                          ? (p.Dh == 64 ? DecodeMmaConfig<64, 8>::kSharedBytes
-                                        : DecodeMmaConfig<128, 8>::kSharedBytes)
-                          : (p.Dh == 64 ? DecodeMmaConfig<64>::kSharedBytes
-                                        : DecodeMmaConfig<128>::kSharedBytes);
+  const size_t need = decodeSharedBytes(p.Dh, decodeWarps(p, context));
   return need <= sharedLimit(context);
 }
 
