@@ -16,12 +16,16 @@
 // against cuBLASLt's 24.4 (H200, bench/RESULTS.md): 48 KB in flight per
 // multiprocessor was too little.
 #include "GemmEpilogue.cuh"
+#include "Mma.cuh"
 #include "NormPrologue.cuh"
 #include "StreamGemv.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <tuple>
+#include <type_traits>
 
 namespace hybrid::cuda {
 namespace {
@@ -84,6 +88,9 @@ __device__ __forceinline__ GemvMember memberOf(const GemvParams &p,
   return m;
 }
 
+/// The most steps a block stashes in shared memory (streamGemvKernel's ST).
+constexpr int kMaxStash = 2;
+
 /// 16 bytes of a weight read once per step: not kept in L1 (x is).
 __device__ __forceinline__ uint4 loadStreaming(const uint16_t *at) {
   uint4 v;
@@ -106,8 +113,12 @@ __device__ __forceinline__ float element(const uint4 &v, int i) {
 
 /// R rows by U pieces per thread and step; sums of M <= MM x rows; with
 /// Norm, x's rows normalised first (the prologue; each block once, while
-/// its first weight loads are in flight) and read from shared memory.
-template <typename S, int R, int U, int MM, bool Norm = false>
+/// its first weight loads are in flight) and read from shared memory. With
+/// ST > 0, steps 2 .. ST + 1 are copied into (dynamic) shared memory with
+/// cp.async where the first two are loaded into registers — before the
+/// wait when early, so that much more of the weight is in flight while the
+/// kernel before drains — and the rest streams as with ST = 0.
+template <typename S, int R, int U, int MM, bool Norm = false, int ST = 0>
 __global__ void __launch_bounds__(kBlockThreads)
     streamGemvKernel(GemvParams p) {
   // Nothing but the settled weight is read before awaitInputs() below.
@@ -142,6 +153,32 @@ __global__ void __launch_bounds__(kBlockThreads)
                       : make_uint4(0, 0, 0, 0);
       }
   };
+  // Stash slot i: step 2 + i's weights, this thread's words [i][r][u] at
+  // stride kBlockThreads (each thread reads back only what it copied, so no
+  // barrier is needed), one cp.async group per slot (empty past the last
+  // step, so that the groups count the same in every thread).
+  extern __shared__ uint4 stashed[];
+  auto stashWord = [&](int i, int r, int u) -> uint4 & {
+    return stashed[((i * R + r) * U + u) * kBlockThreads + threadIdx.x];
+  };
+  auto stash = [&](int i) {
+    const int64_t s = 2 + i;
+    if (s < steps) {
+      int64_t n0 = 0;
+      const GemvMember m = memberOf<R>(p, itemOf(s), n0);
+      const int64_t j0 = pieceOf(s);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int64_t n = n0 + r, j = j0 + u * kBlockThreads;
+          const bool in = n < m.N && j < pieces;
+          kernels::tensorcore::copy16(
+              &stashWord(i, r, u), in ? m.w + n * m.ldw + kPiece * j : m.w, in);
+        }
+    }
+    kernels::tensorcore::commitCopies();
+  };
   float acc[R][MM] = {};
   // The item's sums: a shuffle tree per warp, then the warps in order.
   auto finish = [&](int64_t s) {
@@ -175,7 +212,8 @@ __global__ void __launch_bounds__(kBlockThreads)
                              mb.ldr, mb.out, mb.ldc);
     }
   };
-  auto compute = [&](const uint4(&w)[R][U], int64_t s) {
+  // Step s's products with its weights weight(r, u).
+  auto compute = [&](auto weight, int64_t s) {
     const int64_t j0 = pieceOf(s);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -199,7 +237,7 @@ __global__ void __launch_bounds__(kBlockThreads)
         for (int r = 0; r < R; ++r)
 #pragma unroll
           for (int e = 0; e < kPiece; ++e)
-            acc[r][m] = fmaf(element<S>(w[r][u], e), x[e], acc[r][m]);
+            acc[r][m] = fmaf(element<S>(weight(r, u), e), x[e], acc[r][m]);
       }
     }
   };
@@ -211,25 +249,67 @@ __global__ void __launch_bounds__(kBlockThreads)
   };
 
   uint4 a[R][U], b[R][U];
-  if (p.early) {
+  // The first steps: two into registers, `stash` into shared memory.
+  auto start = [&] {
     load(a, 0);
     load(b, 1);
-  }
+    for (int i = 0; i < ST; ++i)
+      stash(i);
+  };
+  if (p.early)
+    start();
   awaitInputs();
-  if (!p.early) {
-    load(a, 0);
-    load(b, 1);
-  }
+  if (!p.early)
+    start();
   if constexpr (Norm)
     normaliseRows<S, kBlockThreads>(p, normalised);
-  for (int64_t s = 0; s < steps; s += 2) {
-    compute(a, s);
-    load(a, s + 2);
-    finishItem(s);
-    if (s + 1 < steps) {
-      compute(b, s + 1);
-      load(b, s + 3);
-      finishItem(s + 1);
+  auto inA = [&](int r, int u) { return a[r][u]; };
+  auto inB = [&](int r, int u) { return b[r][u]; };
+  if constexpr (ST == 0) {
+    for (int64_t s = 0; s < steps; s += 2) {
+      compute(inA, s);
+      load(a, s + 2);
+      finishItem(s);
+      if (s + 1 < steps) {
+        compute(inB, s + 1);
+        load(b, s + 3);
+        finishItem(s + 1);
+      }
+    }
+  } else {
+    // Steps 0 and 1 from the registers, which then take the first steps
+    // after the stash; the stashed steps; then the rest two by two.
+    constexpr int64_t resume = 2 + ST;
+    if (steps > 0) {
+      compute(inA, 0);
+      load(a, resume);
+      finishItem(0);
+    }
+    if (steps > 1) {
+      compute(inB, 1);
+      load(b, resume + 1);
+      finishItem(1);
+    }
+#pragma unroll
+    for (int i = 0; i < ST; ++i) {
+      if (2 + i >= steps)
+        break;
+      if (i + 1 < ST) // slot i has landed; i + 1 may still be in flight
+        kernels::tensorcore::waitCopies<1>();
+      else
+        kernels::tensorcore::waitCopies<0>();
+      compute([&](int r, int u) { return stashWord(i, r, u); }, 2 + i);
+      finishItem(2 + i);
+    }
+    for (int64_t s = resume; s < steps; s += 2) {
+      compute(inA, s);
+      load(a, s + 2);
+      finishItem(s);
+      if (s + 1 < steps) {
+        compute(inB, s + 1);
+        load(b, s + 3);
+        finishItem(s + 1);
+      }
     }
   }
 }
@@ -251,39 +331,65 @@ Shape shapeFor(int64_t K) {
 using GemvKernel = void (*)(GemvParams);
 
 /// The kernel of `shape`, for one x row or up to kRowsMax, with or without
-/// the norm prologue.
-template <typename S, bool Norm> GemvKernel kernelWith(Shape shape, int64_t M) {
+/// the norm prologue; one x row without it may stash 1 or 2 steps.
+template <typename S, bool Norm>
+GemvKernel kernelWith(Shape shape, int64_t M, int stash) {
   const bool one = M == 1;
+  auto pick = [&](auto rows, auto units) -> GemvKernel {
+    constexpr int R = decltype(rows)::value, U = decltype(units)::value;
+    if (!one)
+      return streamGemvKernel<S, R, U, kRowsMax, Norm>;
+    if constexpr (!Norm) {
+      if (stash == 1)
+        return streamGemvKernel<S, R, U, 1, false, 1>;
+      if (stash == 2)
+        return streamGemvKernel<S, R, U, 1, false, 2>;
+    }
+    return streamGemvKernel<S, R, U, 1, Norm>;
+  };
+  using I = std::integral_constant<int, 1>;
+  using II = std::integral_constant<int, 2>;
+  using IV = std::integral_constant<int, 4>;
   if (shape.rows == 4)
-    return one ? streamGemvKernel<S, 4, 1, 1, Norm>
-               : streamGemvKernel<S, 4, 1, kRowsMax, Norm>;
+    return pick(IV{}, I{});
   if (shape.rows == 2)
-    return one ? streamGemvKernel<S, 2, 2, 1, Norm>
-               : streamGemvKernel<S, 2, 2, kRowsMax, Norm>;
-  return one ? streamGemvKernel<S, 1, 4, 1, Norm>
-             : streamGemvKernel<S, 1, 4, kRowsMax, Norm>;
+    return pick(II{}, II{});
+  return pick(I{}, IV{});
 }
-template <typename S> GemvKernel kernelFor(Shape shape, int64_t M, bool norm) {
-  return norm ? kernelWith<S, true>(shape, M) : kernelWith<S, false>(shape, M);
+template <typename S>
+GemvKernel kernelFor(Shape shape, int64_t M, bool norm, int stash) {
+  return norm ? kernelWith<S, true>(shape, M, 0)
+              : kernelWith<S, false>(shape, M, stash);
 }
 
-/// How many blocks of `kernel` a multiprocessor holds at once, asked once
-/// per kernel and device.
-int residentBlocks(GemvKernel kernel, const char *name) {
+/// How many blocks of `kernel` with `shared` bytes of dynamic shared memory
+/// a multiprocessor holds at once, asked once per kernel, size and device.
+int residentBlocks(GemvKernel kernel, size_t shared, const char *name) {
   static std::mutex mutex;
-  static std::map<std::pair<GemvKernel, int>, int> known;
+  static std::map<std::tuple<GemvKernel, size_t, int>, int> known;
   int device = 0;
   checkCuda(cudaGetDevice(&device), name, "cudaGetDevice");
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto at = known.find({kernel, device}); at != known.end())
+  if (auto at = known.find({kernel, shared, device}); at != known.end())
     return at->second;
   int blocks = 0;
-  checkCuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel,
-                                                          kBlockThreads, 0),
+  checkCuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &blocks, kernel, kBlockThreads, shared),
             name, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   blocks = std::max(1, blocks);
-  known.emplace(std::make_pair(kernel, device), blocks);
+  known.emplace(std::make_tuple(kernel, shared, device), blocks);
   return blocks;
+}
+
+/// HYBRID_CUDA_GEMV_STASH (read once): the steps a block stashes in shared
+/// memory by default (streamGemvKernel's ST), 0 to kMaxStash; 0 when unset.
+int stashFromEnvironment() {
+  static const int steps = [] {
+    const char *v = std::getenv("HYBRID_CUDA_GEMV_STASH");
+    const int n = v && v[0] >= '0' && v[0] <= '9' && !v[1] ? v[0] - '0' : 0;
+    return std::min(n, kMaxStash);
+  }();
+  return steps;
 }
 
 bool aligned16(const void *ptr) {
@@ -326,7 +432,7 @@ bool streamGemvGroupSupports(const GemmProblem *problems, size_t count) {
 }
 
 void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
-                     cudaStream_t stream, const char *kernel) {
+                     cudaStream_t stream, const char *kernel, int stash) {
   if (count == 0)
     fail(kernel, "the streaming GEMV was given no product");
   if (!streamGemvGroupSupports(problems, count)) {
@@ -351,6 +457,13 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
     const int64_t piecesPerStep = int64_t(shape.units) * kBlockThreads;
     g.batches = (shared.K / kPiece + piecesPerStep - 1) / piecesPerStep;
     g.early = true;
+    // One x row and no norm prologue (whose shared rows and a stash would
+    // pass the 48 KB a block has without opting in).
+    const int stashed =
+        shared.M != 1 || shared.norm != NormKind::None
+            ? 0
+            : std::clamp(stash < 0 ? stashFromEnvironment() : stash, 0,
+                         kMaxStash);
     g.norm = shared.norm;
     g.normWeight = shared.normWeight;
     g.normBias = shared.normBias;
@@ -377,13 +490,15 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
       } else {
         // Every block resident at once, each walking its share of the
         // items (the grid changes no result).
-        const GemvKernel run =
-            kernelFor<S>(shape, shared.M, shared.norm != NormKind::None);
-        const int64_t resident =
-            int64_t(std::max(1, smCount)) * residentBlocks(run, kernel);
+        const GemvKernel run = kernelFor<S>(
+            shape, shared.M, shared.norm != NormKind::None, stashed);
+        const size_t stashBytes = size_t(stashed) * shape.rows * shape.units *
+                                  kBlockThreads * sizeof(uint4);
+        const int64_t resident = int64_t(std::max(1, smCount)) *
+                                 residentBlocks(run, stashBytes, kernel);
         const int64_t blocks = std::min(g.items, resident);
-        launch(run, dim3(static_cast<unsigned>(blocks)), dim3(kBlockThreads), 0,
-               stream, g);
+        launch(run, dim3(static_cast<unsigned>(blocks)), dim3(kBlockThreads),
+               stashBytes, stream, g);
       }
     });
     checkLaunch(kernel);
@@ -391,13 +506,13 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
 }
 
 void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
-                const char *kernel) {
+                const char *kernel, int stash) {
   if (!streamGemvSupports(p))
     fail(kernel, "the streaming GEMV does not take a " + std::to_string(p.M) +
                      " x " + std::to_string(p.K) + " x " + std::to_string(p.N) +
                      " product (" + dtypeName(p.dtype) +
                      (p.transB ? ", [N, K]" : ", [K, N]") + ")");
-  streamGemvGroup(&p, 1, smCount, stream, kernel);
+  streamGemvGroup(&p, 1, smCount, stream, kernel, stash);
 }
 
 } // namespace hybrid::cuda

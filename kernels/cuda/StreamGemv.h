@@ -30,8 +30,12 @@ bool streamGemvSupports(const GemmProblem &p);
 /// scratch, allocates nothing, never synchronises; the same result bit for
 /// bit whatever the block count (each output's sum runs over K in one
 /// fixed order). Throws naming `kernel` for a problem it does not support.
+/// `stash` (0-2; -1: HYBRID_CUDA_GEMV_STASH, else 0) more steps per thread
+/// are copied into shared memory beside the first two (before the wait
+/// too, when settled), so more of a weight is in flight while the kernel
+/// before drains; none with a norm prologue. The result is the same.
 void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
-                const char *kernel);
+                const char *kernel, int stash = -1);
 
 /// Whether streamGemvGroup runs `problems` (count of them): each one
 /// streamGemv runs, all sharing A (and lda), M, K, the dtype, the
@@ -44,6 +48,6 @@ bool streamGemvGroupSupports(const GemmProblem *problems, size_t count);
 /// streamGemv's of its problem alone, bit for bit. Weights are read before
 /// the wait only when every member's is settled.
 void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
-                     cudaStream_t stream, const char *kernel);
+                     cudaStream_t stream, const char *kernel, int stash = -1);
 
 } // namespace hybrid::cuda

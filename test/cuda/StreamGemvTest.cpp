@@ -4,7 +4,8 @@
 // item); N from 1 to GPT-2's LM head, 50,257 (a partial last item); every
 // epilogue; bf16 and f16. The same bits with the weight settled or not, and on
 // grids sized for 1 and for 132 multiprocessors (each output's sum runs over K
-// in one order whatever the grid). Once captured in a CUDA graph and replayed
+// in one order whatever the grid), and with 1 or 2 steps a block stashed in
+// shared memory. Once captured in a CUDA graph and replayed
 // with new operands; a copy kernel writing x right before a settled product;
 // the norm prologue (layer_norm / rms_norm); what it declines.
 #include "CudaTestSupport.h"
@@ -89,11 +90,11 @@ struct Product {
 
   HostTensor cpu() const { return runCpu(attrs(), host, {result})[0]; }
 
-  HostTensor run(int smCount, bool settled) {
+  HostTensor run(int smCount, bool settled, int stash = 0) {
     cudaOk(cudaMemset(out->data, 0xFF, out->bytes), "cudaMemset");
     GemmProblem q = p;
     q.settledB = settled;
-    streamGemv(q, smCount, nullptr, "linear");
+    streamGemv(q, smCount, nullptr, "linear", stash);
     cudaOk(cudaDeviceSynchronize(), "streaming GEMV");
     return out->download(result);
   }
@@ -133,6 +134,15 @@ TEST_F(StreamGemvTest, MatchesTheCpuLinear) {
           << what << ": with the weight settled the result differs";
       EXPECT_EQ(product.run(1, false).bytes, gpu.bytes)
           << what << ": on another grid the result differs";
+      // Steps stashed in shared memory (one x row; ignored for more): the
+      // same bits, with few steps a block (fewer than the stash) and many
+      // (one block walking every item).
+      for (int stash : {1, 2})
+        for (int grid : {132, 1})
+          for (bool settled : {false, true})
+            EXPECT_EQ(product.run(grid, settled, stash).bytes, gpu.bytes)
+                << what << ": with " << stash << " steps stashed, grid " << grid
+                << (settled ? ", settled" : "") << ", the result differs";
     }
 }
 
@@ -195,7 +205,8 @@ TEST_F(StreamGemvTest, SettledWeightsStillWaitForTheInput) {
       source.upload(product.host[0]);
       cudaOk(cudaMemset(product.dev[0]->data, 0, source.bytes), "cudaMemset");
       findKernel(copy).run(call);
-      streamGemv(product.p, 132, stream, "linear");
+      // (Odd rounds stash two steps in shared memory before the wait too.)
+      streamGemv(product.p, 132, stream, "linear", round % 2 ? 2 : 0);
       cudaOk(cudaStreamSynchronize(stream), "copy and product");
       expectClose(product.out->download(product.result), product.cpu(),
                   sumTolerance(dt),
