@@ -117,7 +117,7 @@ TEST_F(StreamGemvTest, MatchesTheCpuLinear) {
       {1, 2048, 2048}, {1, 8192, 2048}, {1, 2048, 8192}, {8, 2048, 512},
       {3, 8, 17},      {5, 520, 33},    {2, 1000, 1},    {7, 4104, 100},
       {1, 768, 50257}, {4, 1536, 48},   {1, 3000, 70},   {2, 16400, 37},
-      {1, 16384, 301}, {3, 3000, 70},   {8, 4096, 129}};
+      {1, 16384, 301}, {3, 3000, 70},   {8, 4096, 129},  {1, 65536, 3}};
   int index = 0;
   for (DType dt : {DType::BF16, DType::F16})
     for (const Case &c : cases) {
@@ -136,7 +136,8 @@ TEST_F(StreamGemvTest, MatchesTheCpuLinear) {
           << what << ": on another grid the result differs";
       // Steps stashed in shared memory (one x row; ignored for more): the
       // same bits, with few steps a block (fewer than the stash) and many
-      // (one block walking every item).
+      // (a grid for one multiprocessor: four blocks walking the items; the
+      // 65536-long rows: eight steps an item, one item a block).
       for (int stash : {1, 2})
         for (int grid : {132, 1})
           for (bool settled : {false, true})
@@ -183,6 +184,45 @@ TEST_F(StreamGemvTest, GroupEqualsEachMemberAlone) {
   }
 }
 
+TEST_F(StreamGemvTest, StashedGroupEqualsEachMemberAlone) {
+  // One x row, so the stash applies: a group's items cross members within
+  // a block's stashed steps (a grid for one multiprocessor: four blocks of
+  // ~163 of the 651 items) and at 132 multiprocessors; each result the bits of
+  // its product alone without a stash.
+  for (DType dt : {DType::BF16, DType::F16}) {
+    const int64_t K = 2048;
+    Product first(dt, 1, K, 2048, Activation::Relu, true, false, rng);
+    std::vector<std::unique_ptr<Product>> members;
+    std::vector<GemmProblem> problems;
+    for (int64_t N : {int64_t(2048), int64_t(512), int64_t(40), int64_t(1)}) {
+      members.push_back(std::make_unique<Product>(dt, 1, K, N, Activation::Relu,
+                                                  true, false, rng));
+      Product &m = *members.back();
+      m.host[0] = first.host[0];
+      m.p.A = first.dev[0]->data;
+      m.p.settledB = true;
+      problems.push_back(m.p);
+    }
+    std::vector<HostTensor> alone;
+    for (auto &m : members)
+      alone.push_back(m->run(132, false));
+    for (int stash : {1, 2})
+      for (int smCount : {1, 132}) {
+        for (auto &m : members)
+          cudaOk(cudaMemset(m->out->data, 0xFF, m->out->bytes), "cudaMemset");
+        streamGemvGroup(problems.data(), problems.size(), smCount, nullptr,
+                        "linear", stash);
+        cudaOk(cudaDeviceSynchronize(), "stashed streaming GEMV group");
+        for (size_t i = 0; i < members.size(); ++i)
+          EXPECT_EQ(members[i]->out->download(members[i]->result).bytes,
+                    alone[i].bytes)
+              << describe(problems[i]) << " member " << i << ", " << stash
+              << " steps stashed, grid for " << smCount
+              << " multiprocessors: the result differs";
+      }
+  }
+}
+
 TEST_F(StreamGemvTest, SettledWeightsStillWaitForTheInput) {
   // A copy kernel (launched with the same overlap) writes x just before a
   // settled product on one stream, with new values each round.
@@ -205,8 +245,11 @@ TEST_F(StreamGemvTest, SettledWeightsStillWaitForTheInput) {
       source.upload(product.host[0]);
       cudaOk(cudaMemset(product.dev[0]->data, 0, source.bytes), "cudaMemset");
       findKernel(copy).run(call);
-      // (Odd rounds stash two steps in shared memory before the wait too.)
-      streamGemv(product.p, 132, stream, "linear", round % 2 ? 2 : 0);
+      // (Odd rounds stash two steps in shared memory before the wait too,
+      // on a grid for one multiprocessor so that every block has them:
+      // four blocks of 128 items.)
+      streamGemv(product.p, round % 2 ? 1 : 132, stream, "linear",
+                 round % 2 ? 2 : 0);
       cudaOk(cudaStreamSynchronize(stream), "copy and product");
       expectClose(product.out->download(product.result), product.cpu(),
                   sumTolerance(dt),
