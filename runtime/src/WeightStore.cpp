@@ -368,13 +368,21 @@ void WeightStore::initRandom(uint64_t seed) {
   // any host memory is spent on values.
   ensureStorage();
   std::vector<uint8_t> staging;
-  std::vector<float> values;
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamDesc &p = params_[i];
-    staging.assign(sizes_[i], 0);
-    if (isFloatDType(p.dtype)) {
-      size_t n = static_cast<size_t>(numElements(p.shape));
-      values.assign(n, 0.0f);
+    if (!isFloatDType(p.dtype)) {
+      staging.assign(sizes_[i], 0);
+    } else {
+      staging.resize(sizes_[i]); // every element is written below
+      const size_t n = static_cast<size_t>(numElements(p.shape));
+      // Element k as the parameter's dtype, straight into the staging.
+      auto store = [&](size_t k, float v) {
+        if (p.dtype == DType::F32)
+          reinterpret_cast<float *>(staging.data())[k] = v;
+        else
+          reinterpret_cast<uint16_t *>(staging.data())[k] =
+              p.dtype == DType::BF16 ? floatToBf16(v) : floatToF16(v);
+      };
       const uint64_t start = seed * 0x9e3779b97f4a7c15ull + i;
       if (p.shape.size() >= 2) {
         // Pair k / 2 takes draws k + 1 and k + 2 of the generator, whose
@@ -391,10 +399,10 @@ void WeightStore::initRandom(uint64_t seed) {
             double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
             double r = std::sqrt(-2 * std::log(u1));
             const size_t k = 2 * pair;
-            values[k] = static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2));
+            store(k, static_cast<float>(0.02 * r * std::cos(2 * M_PI * u2)));
             if (k + 1 < n)
-              values[k + 1] =
-                  static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2));
+              store(k + 1,
+                    static_cast<float>(0.02 * r * std::sin(2 * M_PI * u2)));
           }
         };
         const size_t threads =
@@ -407,16 +415,11 @@ void WeightStore::initRandom(uint64_t seed) {
         fill(0, pairs / threads);
         for (std::thread &w : workers)
           w.join();
-      } else if (!endsWith(p.name, "bias")) {
-        std::fill(values.begin(), values.end(), 1.0f);
-      }
-      for (size_t k = 0; k < n; ++k) {
-        if (p.dtype == DType::F32)
-          reinterpret_cast<float *>(staging.data())[k] = values[k];
-        else
-          reinterpret_cast<uint16_t *>(staging.data())[k] =
-              p.dtype == DType::BF16 ? floatToBf16(values[k])
-                                     : floatToF16(values[k]);
+      } else {
+        // Norm weights ones, biases zeros.
+        const float v = endsWith(p.name, "bias") ? 0.0f : 1.0f;
+        for (size_t k = 0; k < n; ++k)
+          store(k, v);
       }
     }
     device_->copyHostToDevice(mutableData(i), staging.data(), sizes_[i],
