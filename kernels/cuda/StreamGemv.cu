@@ -362,8 +362,26 @@ GemvKernel kernelFor(Shape shape, int64_t M, bool norm, int stash) {
               : kernelWith<S, false>(shape, M, stash);
 }
 
+/// HYBRID_CUDA_GEMV_CARVEOUT=0..100 (read once): the shared-memory
+/// carveout (percent) the GEMV kernels prefer, to measure whether stashing
+/// blocks wait for a multiprocessor's carveout to change; -1 (the
+/// driver's choice) when unset.
+int carveoutFromEnvironment() {
+  static const int percent = [] {
+    const char *v = std::getenv("HYBRID_CUDA_GEMV_CARVEOUT");
+    if (!v || !*v)
+      return -1;
+    char *end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return *end || n < 0 || n > 100 ? -1 : static_cast<int>(n);
+  }();
+  return percent;
+}
+
 /// How many blocks of `kernel` with `shared` bytes of dynamic shared memory
-/// a multiprocessor holds at once, asked once per kernel, size and device.
+/// a multiprocessor holds at once, asked once per kernel, size and device
+/// (which first sets the kernel's preferred carveout, where one is asked
+/// for).
 int residentBlocks(GemvKernel kernel, size_t shared, const char *name) {
   static std::mutex mutex;
   static std::map<std::tuple<GemvKernel, size_t, int>, int> known;
@@ -372,6 +390,11 @@ int residentBlocks(GemvKernel kernel, size_t shared, const char *name) {
   std::lock_guard<std::mutex> lock(mutex);
   if (auto at = known.find({kernel, shared, device}); at != known.end())
     return at->second;
+  if (const int percent = carveoutFromEnvironment(); percent >= 0)
+    checkCuda(cudaFuncSetAttribute(
+                  reinterpret_cast<const void *>(kernel),
+                  cudaFuncAttributePreferredSharedMemoryCarveout, percent),
+              name, "cudaFuncSetAttribute (preferred carveout)");
   int blocks = 0;
   checkCuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                 &blocks, kernel, kBlockThreads, shared),
