@@ -136,10 +136,10 @@ __global__ void __launch_bounds__(kBlockThreads)
   auto pieceOf = [&](int64_t s) {
     return s % p.batches * U * kBlockThreads + threadIdx.x;
   };
-  // Step s's weights (zeros past N and K; nothing past the last step).
-  auto load = [&](uint4(&w)[R][U], int64_t s) {
-    if (s >= steps)
-      return;
+  // f(r, u, in, at) for each of this thread's weight words of step s: in
+  // whether it lies inside the weight (not past N or K), `at` its address
+  // (the weight's start where it does not).
+  auto eachWord = [&](int64_t s, auto f) {
     int64_t n0 = 0;
     const GemvMember m = memberOf<R>(p, itemOf(s), n0);
     const int64_t j0 = pieceOf(s);
@@ -148,10 +148,17 @@ __global__ void __launch_bounds__(kBlockThreads)
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int64_t n = n0 + r, j = j0 + u * kBlockThreads;
-        w[r][u] = n < m.N && j < pieces
-                      ? loadStreaming(m.w + n * m.ldw + kPiece * j)
-                      : make_uint4(0, 0, 0, 0);
+        const bool in = n < m.N && j < pieces;
+        f(r, u, in, in ? m.w + n * m.ldw + kPiece * j : m.w);
       }
+  };
+  // Step s's weights (zeros past N and K; nothing past the last step).
+  auto load = [&](uint4(&w)[R][U], int64_t s) {
+    if (s >= steps)
+      return;
+    eachWord(s, [&](int r, int u, bool in, const uint16_t *at) {
+      w[r][u] = in ? loadStreaming(at) : make_uint4(0, 0, 0, 0);
+    });
   };
   // Stash slot i: step 2 + i's weights, this thread's words [i][r][u] at
   // stride kBlockThreads (each thread reads back only what it copied, so no
@@ -162,21 +169,10 @@ __global__ void __launch_bounds__(kBlockThreads)
     return stashed[((i * R + r) * U + u) * kBlockThreads + threadIdx.x];
   };
   auto stash = [&](int i) {
-    const int64_t s = 2 + i;
-    if (s < steps) {
-      int64_t n0 = 0;
-      const GemvMember m = memberOf<R>(p, itemOf(s), n0);
-      const int64_t j0 = pieceOf(s);
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int64_t n = n0 + r, j = j0 + u * kBlockThreads;
-          const bool in = n < m.N && j < pieces;
-          kernels::tensorcore::copy16(
-              &stashWord(i, r, u), in ? m.w + n * m.ldw + kPiece * j : m.w, in);
-        }
-    }
+    if (2 + i < steps)
+      eachWord(2 + i, [&](int r, int u, bool in, const uint16_t *at) {
+        kernels::tensorcore::copy16(&stashWord(i, r, u), at, in);
+      });
     kernels::tensorcore::commitCopies();
   };
   float acc[R][MM] = {};
