@@ -261,8 +261,10 @@ __global__ void __launch_bounds__(kBlockThreads)
     normaliseRows<S, kBlockThreads>(p, normalised);
   auto inA = [&](int r, int u) { return a[r][u]; };
   auto inB = [&](int r, int u) { return b[r][u]; };
-  if constexpr (ST == 0) {
-    for (int64_t s = 0; s < steps; s += 2) {
+  // Steps first, first + 1, ... to the last, two by two from the registers,
+  // each refilled with the step two on.
+  auto streamFrom = [&](int64_t first) {
+    for (int64_t s = first; s < steps; s += 2) {
       compute(inA, s);
       load(a, s + 2);
       finishItem(s);
@@ -272,6 +274,9 @@ __global__ void __launch_bounds__(kBlockThreads)
         finishItem(s + 1);
       }
     }
+  };
+  if constexpr (ST == 0) {
+    streamFrom(0);
   } else {
     // Steps 0 and 1 from the registers, which then take the first steps
     // after the stash; the stashed steps; then the rest two by two.
@@ -297,16 +302,7 @@ __global__ void __launch_bounds__(kBlockThreads)
       compute([&](int r, int u) { return stashWord(i, r, u); }, 2 + i);
       finishItem(2 + i);
     }
-    for (int64_t s = resume; s < steps; s += 2) {
-      compute(inA, s);
-      load(a, s + 2);
-      finishItem(s);
-      if (s + 1 < steps) {
-        compute(inB, s + 1);
-        load(b, s + 3);
-        finishItem(s + 1);
-      }
-    }
+    streamFrom(resume);
   }
 }
 
