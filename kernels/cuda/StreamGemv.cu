@@ -9,7 +9,10 @@
 // the blocks a multiprocessor holds, ~100-200 KB: what HBM's latency asks
 // of each multiprocessor at full bandwidth). An item's partial sums meet
 // by a warp shuffle tree and then in shared memory in warp order, so each
-// output is summed over K in one fixed order whatever the grid.
+// output is summed over K in one fixed order whatever the grid. A one-row
+// product may also stash the next one or two steps in shared memory before
+// its wait (HYBRID_CUDA_GEMV_STASH), which changes when the bytes arrive,
+// not the order they are summed in.
 //
 // The tensor-core variant this replaced (a cp.async ring of 16-row tiles,
 // one or two blocks per multiprocessor) ran OPT-1.3B's fc2 in 40.7 us
@@ -245,7 +248,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   };
 
   uint4 a[R][U], b[R][U];
-  // The first steps: two into registers, `stash` into shared memory.
+  // The first steps: two into registers, ST into shared memory.
   auto start = [&] {
     load(a, 0);
     load(b, 1);
