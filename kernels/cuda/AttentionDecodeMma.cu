@@ -30,8 +30,6 @@
 #include "Context.h"
 #include "Mma.cuh"
 
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 
 namespace hybrid::cuda::kernels {
@@ -77,11 +75,8 @@ size_t decodeSharedBytes(int64_t Dh, int warps) {
 /// once) overrides the grid's rule, to measure.
 int decodeWarps(const AttnParams &p, const Context *context) {
   static const int forced = [] {
-    const char *v = std::getenv("HYBRID_CUDA_DECODE_WARPS");
-    return !v                         ? 0
-           : std::strcmp(v, "8") == 0 ? 8
-           : std::strcmp(v, "4") == 0 ? 4
-                                      : 0;
+    const int n = envInteger("HYBRID_CUDA_DECODE_WARPS", 4, 8, 0);
+    return n == 4 || n == 8 ? n : 0;
   }();
   const bool fits = decodeSharedBytes(p.Dh, 8) <= sharedLimit(context);
   if (forced)

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace hybrid::cuda {
 
@@ -57,6 +58,15 @@ void expectOperands(const CudaCall &call, const char *kernel, size_t required,
   }
   for (const Tensor &t : call.results)
     checkTensor(t, kernel, "result");
+}
+
+int envInteger(const char *name, int lo, int hi, int fallback) {
+  const char *v = std::getenv(name);
+  if (!v || !*v)
+    return fallback;
+  char *end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return *end || n < lo || n > hi ? fallback : static_cast<int>(n);
 }
 
 void failDType(DType got, DType want, const char *kernel, const char *what) {

@@ -22,6 +22,11 @@ void checkCuda(int status, const char *kernel, const char *what);
 /// Checks the launch just enqueued (cudaGetLastError), naming the kernel.
 void checkLaunch(const char *kernel);
 
+/// The whole number environment variable `name` holds when it is one in
+/// [lo, hi], else `fallback` (unset, not a number, out of range): the
+/// kernels' measurement switches. Callers read it once (a static).
+int envInteger(const char *name, int lo, int hi, int fallback);
+
 /// Whether `launch` (Device.cuh) overlaps a kernel's launch with the end of
 /// the kernel before it on the current device: compute capability 9.0 or
 /// later, and HYBRID_CUDA_PDL not "0" (which measures what it buys).

@@ -24,7 +24,6 @@
 #include "StreamGemv.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -362,14 +361,8 @@ GemvKernel kernelFor(Shape shape, int64_t M, bool norm, int stash) {
 /// blocks wait for a multiprocessor's carveout to change; -1 (the
 /// driver's choice) when unset.
 int carveoutFromEnvironment() {
-  static const int percent = [] {
-    const char *v = std::getenv("HYBRID_CUDA_GEMV_CARVEOUT");
-    if (!v || !*v)
-      return -1;
-    char *end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    return *end || n < 0 || n > 100 ? -1 : static_cast<int>(n);
-  }();
+  static const int percent =
+      envInteger("HYBRID_CUDA_GEMV_CARVEOUT", 0, 100, -1);
   return percent;
 }
 
@@ -402,11 +395,8 @@ int residentBlocks(GemvKernel kernel, size_t shared, const char *name) {
 /// HYBRID_CUDA_GEMV_STASH (read once): the steps a block stashes in shared
 /// memory by default (streamGemvKernel's ST), 0 to kMaxStash; 0 when unset.
 int stashFromEnvironment() {
-  static const int steps = [] {
-    const char *v = std::getenv("HYBRID_CUDA_GEMV_STASH");
-    const int n = v && v[0] >= '0' && v[0] <= '9' && !v[1] ? v[0] - '0' : 0;
-    return std::min(n, kMaxStash);
-  }();
+  static const int steps =
+      envInteger("HYBRID_CUDA_GEMV_STASH", 0, kMaxStash, 0);
   return steps;
 }
 
