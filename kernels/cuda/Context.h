@@ -43,7 +43,21 @@ struct GemmPlan {
   /// whether it measured fastest (it then runs instead of either).
   bool streamCandidate = false;
   bool stream = false;
+  /// The streaming GEMV's stashed steps (streamGemv's `stash`): the
+  /// fastest timed where HYBRID_CUDA_GEMV_STASH=tune, else -1 (the
+  /// environment's).
+  int stash = -1;
   bool tuned = false;
+};
+
+/// How a linear group (gemmGroup) runs, by its members' keys.
+struct GroupPlan {
+  /// The skinny split count of the one launch that measured faster than
+  /// running the members by their own plans, or 0 when that was faster, or
+  /// kStreamGroup when one streaming GEMV launch (StreamGemv.h) was.
+  int splits = 0;
+  int stash = -1; ///< the streaming launch's, as GemmPlan::stash
+  static constexpr int kStreamGroup = -1;
 };
 
 struct Context {
@@ -57,11 +71,8 @@ struct Context {
   void *l2Flush = nullptr;
   cublasLtHandle_t lt = nullptr;
   std::map<GemmKey, GemmPlan> gemmPlans;
-  /// Linear groups (gemmGroup) by their members' keys: the skinny split
-  /// count of the one launch that measured faster than running the members
-  /// by their own plans, or 0 when that was faster, or -1 when one
-  /// streaming GEMV launch (StreamGemv.h) was fastest.
-  std::map<std::vector<GemmKey>, int> groupSplits;
+  /// Linear groups (gemmGroup) by their members' keys.
+  std::map<std::vector<GemmKey>, GroupPlan> groupPlans;
   /// Zeroed counters per stream (kernels whose blocks count their way to
   /// the one that finishes a tile leave them zeroed), made on a stream's
   /// first call outside a capture.

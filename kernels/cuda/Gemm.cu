@@ -525,6 +525,11 @@ std::string describeProducts(const char *kernel, const GemmProblem *problems,
          (p.batch > 1 ? " batch " + std::to_string(p.batch) : "");
 }
 
+/// ", 2 steps stashed" for a tuned stash of 2 (nothing for 0 or -1).
+std::string stashNote(int stash) {
+  return stash > 0 ? ", " + std::to_string(stash) + " steps stashed" : "";
+}
+
 void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
           size_t workspace, cudaStream_t stream, const char *kernel) {
   CandidateTimer timer(*call.context, stream,
@@ -586,31 +591,35 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     }
   }
   float streaming = INFINITY;
-  if (plan.streamCandidate && !skinnyOnly) {
-    streaming = timeRuns([&] {
-      streamGemv(p, call.context->smCount, stream, kernel);
-      return true;
-    });
-    if (streaming < best) {
-      best = streaming;
-      plan.stream = true;
-      plan.skinnySplits = 0;
+  if (plan.streamCandidate && !skinnyOnly)
+    for (int stash : streamGemvStashCandidates(p)) {
+      const float ms = timeRuns([&] {
+        streamGemv(p, call.context->smCount, stream, kernel, stash);
+        return true;
+      });
+      streaming = std::min(streaming, ms);
+      if (ms < best) {
+        best = ms;
+        plan.stream = true;
+        plan.stash = stash;
+        plan.skinnySplits = 0;
+      }
     }
-  }
   plan.tuned = true;
-  if (tuneLog())
-    std::fprintf(
-        stderr,
-        "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us, streaming %.1f "
-        "us%s -> %s\n",
-        describeProducts(kernel, &p, 1).c_str(), lt * 1e3, skinny * 1e3,
-        streaming * 1e3,
-        plan.skinnyCandidates.empty() ? "" : " (after a 5 us kernel)",
-        plan.stream ? "streaming GEMV"
+  if (tuneLog()) {
+    const std::string choice =
+        plan.stream ? "streaming GEMV" + stashNote(plan.stash)
         : plan.skinnySplits > 0
-            ? ("skinny, " + std::to_string(plan.skinnySplits) + " splits")
-                  .c_str()
-            : "cuBLASLt");
+            ? "skinny, " + std::to_string(plan.skinnySplits) + " splits"
+            : "cuBLASLt";
+    std::fprintf(stderr,
+                 "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us, "
+                 "streaming %.1f us%s -> %s\n",
+                 describeProducts(kernel, &p, 1).c_str(), lt * 1e3,
+                 skinny * 1e3, streaming * 1e3,
+                 plan.skinnyCandidates.empty() ? "" : " (after a 5 us kernel)",
+                 choice.c_str());
+  }
 }
 
 } // namespace
@@ -639,7 +648,7 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   if (!plan.tuned)
     tune(call, p, plan, workspace, stream, kernel);
   if (plan.stream)
-    return streamGemv(p, call.context->smCount, stream, kernel);
+    return streamGemv(p, call.context->smCount, stream, kernel, plan.stash);
   if (plan.skinnySplits > 0)
     return skinnyGemm(
         p, plan.skinnySplits, call.scratch, workspace, stream, kernel,
@@ -661,9 +670,7 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   finishEpilogue(p, fused, stream, kernel);
 }
 
-/// Context::groupSplits' value for a group that runs as one streaming
-/// GEMV launch.
-constexpr int kStreamGroup = -1;
+constexpr int kStreamGroup = GroupPlan::kStreamGroup;
 
 void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
                const char *kernel) {
@@ -727,15 +734,16 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
         splits > 1 ? tileCounters(context, stream, kernel) : nullptr,
         kTileCounters);
   };
-  int splits = allSkinny ? heuristic : 0;
-  if (auto found = context.groupSplits.find(key);
-      found != context.groupSplits.end()) {
-    splits = found->second;
+  GroupPlan plan{allSkinny ? heuristic : 0};
+  int &splits = plan.splits;
+  if (auto found = context.groupPlans.find(key);
+      found != context.groupPlans.end()) {
+    plan = found->second;
   } else if (streamMode() == KernelMode::Prefer &&
              skinnyMode() != KernelMode::Prefer &&
              streamGemvGroupSupports(problems, count)) {
     splits = kStreamGroup;
-    context.groupSplits.emplace(std::move(key), splits);
+    context.groupPlans.emplace(std::move(key), plan);
   } else {
     CandidateTimer timer(context, stream, true);
     if (!timer.capturing()) {
@@ -761,16 +769,20 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           }
         }
         float streaming = INFINITY;
-        if (streamAllowed() && streamGemvGroupSupports(problems, count)) {
-          streaming = timer.time([&] {
-            streamGemvGroup(problems, count, context.smCount, stream, kernel);
-            return true;
-          });
-          if (streaming < best) {
-            best = streaming;
-            splits = kStreamGroup;
+        if (streamAllowed() && streamGemvGroupSupports(problems, count))
+          for (int stash : streamGemvStashCandidates(problems[0])) {
+            const float ms = timer.time([&] {
+              streamGemvGroup(problems, count, context.smCount, stream, kernel,
+                              stash);
+              return true;
+            });
+            streaming = std::min(streaming, ms);
+            if (ms < best) {
+              best = ms;
+              splits = kStreamGroup;
+              plan.stash = stash;
+            }
           }
-        }
         if (tuneLog())
           std::fprintf(
               stderr,
@@ -778,17 +790,19 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
               "%.1f us (after a 5 us kernel)%s\n",
               describeProducts(kernel, problems, count).c_str(), apart * 1e3,
               together * 1e3, streaming * 1e3,
-              splits == kStreamGroup ? " -> streaming GEMV"
+              splits == kStreamGroup
+                  ? (" -> streaming GEMV" + stashNote(plan.stash)).c_str()
               : splits > 0
                   ? (" -> one launch, " + std::to_string(splits) + " splits")
                         .c_str()
                   : " -> apart");
       }
-      context.groupSplits.emplace(std::move(key), splits);
+      context.groupPlans.emplace(std::move(key), plan);
     }
   }
   if (splits == kStreamGroup)
-    return streamGemvGroup(problems, count, context.smCount, stream, kernel);
+    return streamGemvGroup(problems, count, context.smCount, stream, kernel,
+                           plan.stash);
   if (!fits(splits))
     return oneByOne();
   launchGroup(splits);

@@ -11,8 +11,8 @@
 // by a warp shuffle tree and then in shared memory in warp order, so each
 // output is summed over K in one fixed order whatever the grid. A one-row
 // product may also stash the next one or two steps in shared memory before
-// its wait (HYBRID_CUDA_GEMV_STASH), which changes when the bytes arrive,
-// not the order they are summed in.
+// its wait (HYBRID_CUDA_GEMV_STASH, HYBRID_CUDA_GEMV_STASH_NORM), which
+// changes when the bytes arrive, not the order they are summed in.
 //
 // The tensor-core variant this replaced (a cp.async ring of 16-row tiles,
 // one or two blocks per multiprocessor) ran OPT-1.3B's fc2 in 40.7 us
@@ -28,6 +28,7 @@
 #include <mutex>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 namespace hybrid::cuda {
 namespace {
@@ -325,7 +326,7 @@ Shape shapeFor(int64_t K) {
 using GemvKernel = void (*)(GemvParams);
 
 /// The kernel of `shape`, for one x row or up to kRowsMax, with or without
-/// the norm prologue; one x row without it may stash 1 or 2 steps.
+/// the norm prologue; one x row may stash 1 or 2 steps.
 template <typename S, bool Norm>
 GemvKernel kernelWith(Shape shape, int64_t M, int stash) {
   const bool one = M == 1;
@@ -333,12 +334,10 @@ GemvKernel kernelWith(Shape shape, int64_t M, int stash) {
     constexpr int R = decltype(rows)::value, U = decltype(units)::value;
     if (!one)
       return streamGemvKernel<S, R, U, kRowsMax, Norm>;
-    if constexpr (!Norm) {
-      if (stash == 1)
-        return streamGemvKernel<S, R, U, 1, false, 1>;
-      if (stash == 2)
-        return streamGemvKernel<S, R, U, 1, false, 2>;
-    }
+    if (stash == 1)
+      return streamGemvKernel<S, R, U, 1, Norm, 1>;
+    if (stash == 2)
+      return streamGemvKernel<S, R, U, 1, Norm, 2>;
     return streamGemvKernel<S, R, U, 1, Norm>;
   };
   using I = std::integral_constant<int, 1>;
@@ -352,14 +351,15 @@ GemvKernel kernelWith(Shape shape, int64_t M, int stash) {
 }
 template <typename S>
 GemvKernel kernelFor(Shape shape, int64_t M, bool norm, int stash) {
-  return norm ? kernelWith<S, true>(shape, M, 0)
+  return norm ? kernelWith<S, true>(shape, M, stash)
               : kernelWith<S, false>(shape, M, stash);
 }
 
 /// HYBRID_CUDA_GEMV_CARVEOUT=0..100 (read once): the shared-memory
-/// carveout (percent) the GEMV kernels prefer, to measure whether stashing
-/// blocks wait for a multiprocessor's carveout to change; -1 (the
-/// driver's choice) when unset.
+/// carveout (percent) every GEMV kernel prefers, to measure the carveout's
+/// effect; -1 when unset: a stashing kernel then prefers the largest (its
+/// blocks need 16-32 KB each beyond the others'), the rest the driver's
+/// choice.
 int carveoutFromEnvironment() {
   static const int percent =
       envInteger("HYBRID_CUDA_GEMV_CARVEOUT", 0, 100, -1);
@@ -367,9 +367,9 @@ int carveoutFromEnvironment() {
 }
 
 /// How many blocks of `kernel` with `shared` bytes of dynamic shared memory
-/// a multiprocessor holds at once, asked once per kernel, size and device
-/// (which first sets the kernel's preferred carveout, where one is asked
-/// for).
+/// (a stash) a multiprocessor holds at once, asked once per kernel, size
+/// and device, which first lets the kernel have that much dynamic shared
+/// memory and sets its preferred carveout (carveoutFromEnvironment).
 int residentBlocks(GemvKernel kernel, size_t shared, const char *name) {
   static std::mutex mutex;
   static std::map<std::tuple<GemvKernel, size_t, int>, int> known;
@@ -378,7 +378,16 @@ int residentBlocks(GemvKernel kernel, size_t shared, const char *name) {
   std::lock_guard<std::mutex> lock(mutex);
   if (auto at = known.find({kernel, shared, device}); at != known.end())
     return at->second;
-  if (const int percent = carveoutFromEnvironment(); percent >= 0)
+  if (shared > 0)
+    checkCuda(cudaFuncSetAttribute(reinterpret_cast<const void *>(kernel),
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(shared)),
+              name, "cudaFuncSetAttribute (dynamic shared memory)");
+  const int asked = carveoutFromEnvironment();
+  if (const int percent = asked >= 0   ? asked
+                          : shared > 0 ? 100
+                                       : -1;
+      percent >= 0)
     checkCuda(cudaFuncSetAttribute(
                   reinterpret_cast<const void *>(kernel),
                   cudaFuncAttributePreferredSharedMemoryCarveout, percent),
@@ -392,12 +401,18 @@ int residentBlocks(GemvKernel kernel, size_t shared, const char *name) {
   return blocks;
 }
 
-/// HYBRID_CUDA_GEMV_STASH (read once): the steps a block stashes in shared
-/// memory by default (streamGemvKernel's ST), 0 to kMaxStash; 0 when unset.
-int stashFromEnvironment() {
-  static const int steps =
-      envInteger("HYBRID_CUDA_GEMV_STASH", 0, kMaxStash, 0);
-  return steps;
+/// HYBRID_CUDA_GEMV_STASH, for products with a norm prologue
+/// HYBRID_CUDA_GEMV_STASH_NORM (each read once): the steps a block stashes
+/// in shared memory (streamGemvKernel's ST), 0 to kMaxStash; kTuned when
+/// unset or "tune": GEMM tuning times each (streamGemvStashCandidates).
+constexpr int kTuned = -1;
+int stashSetting(const char *name) {
+  return envInteger(name, 0, kMaxStash, kTuned);
+}
+int stashFromEnvironment(bool norm) {
+  static const int plain = stashSetting("HYBRID_CUDA_GEMV_STASH");
+  static const int normed = stashSetting("HYBRID_CUDA_GEMV_STASH_NORM");
+  return norm ? normed : plain;
 }
 
 bool aligned16(const void *ptr) {
@@ -421,6 +436,15 @@ bool streamGemvSupports(const GemmProblem &p) {
          (!p.normWeight || aligned16(p.normWeight)) &&
          (!p.normBias || aligned16(p.normBias)) &&
          (p.norm == NormKind::LayerNorm || !p.normBias);
+}
+
+std::vector<int> streamGemvStashCandidates(const GemmProblem &p) {
+  if (p.M != 1 || stashFromEnvironment(p.norm != NormKind::None) != kTuned)
+    return {-1};
+  std::vector<int> steps;
+  for (int st = 0; st <= kMaxStash; ++st)
+    steps.push_back(st);
+  return steps;
 }
 
 bool streamGemvGroupSupports(const GemmProblem *problems, size_t count) {
@@ -465,12 +489,12 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
     const int64_t piecesPerStep = int64_t(shape.units) * kBlockThreads;
     g.batches = (shared.K / kPiece + piecesPerStep - 1) / piecesPerStep;
     g.early = true;
-    // One x row and no norm prologue (whose shared rows and a stash would
-    // pass the 48 KB a block has without opting in).
+    // One x row (an untimed product where the stash is tuned: none).
+    const bool norm = shared.norm != NormKind::None;
     const int stashed =
-        shared.M != 1 || shared.norm != NormKind::None
+        shared.M != 1
             ? 0
-            : std::clamp(stash < 0 ? stashFromEnvironment() : stash, 0,
+            : std::clamp(stash < 0 ? stashFromEnvironment(norm) : stash, 0,
                          kMaxStash);
     g.norm = shared.norm;
     g.normWeight = shared.normWeight;
@@ -498,8 +522,7 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
       } else {
         // Every block resident at once, each walking its share of the
         // items (the grid changes no result).
-        const GemvKernel run = kernelFor<S>(
-            shape, shared.M, shared.norm != NormKind::None, stashed);
+        const GemvKernel run = kernelFor<S>(shape, shared.M, norm, stashed);
         const size_t stashBytes = size_t(stashed) * shape.rows * shape.units *
                                   kBlockThreads * sizeof(uint4);
         const int64_t resident = int64_t(std::max(1, smCount)) *

@@ -12,6 +12,8 @@
 
 #include <cuda_runtime.h>
 
+#include <vector>
+
 namespace hybrid::cuda {
 
 /// Whether streamGemv runs `p`: bf16 or f16, one batch, A not transposed, B a
@@ -26,16 +28,24 @@ bool streamGemvSupports(const GemmProblem &p);
 /// per element: GemmProblem's semantics) on `stream` with blocks sized for
 /// `smCount` multiprocessors. With p.settledB each thread's first two
 /// steps of weight loads are issued before the wait for the previous
-/// kernel. Needs no
-/// scratch, allocates nothing, never synchronises; the same result bit for
-/// bit whatever the block count (each output's sum runs over K in one
-/// fixed order). Throws naming `kernel` for a problem it does not support.
-/// `stash` (0-2; -1: HYBRID_CUDA_GEMV_STASH, else 0) more steps per thread
+/// kernel. Needs no scratch, allocates nothing, never synchronises; the
+/// same result bit for bit whatever the block count (each output's sum
+/// runs over K in one fixed order). Throws naming `kernel` for a problem it
+/// does not support. With one x row, `stash` (0-2) more steps per thread
 /// are copied into shared memory beside the first two (before the wait
 /// too, when settled), so more of a weight is in flight while the kernel
-/// before drains; none with a norm prologue. The result is the same.
+/// before drains; the result is the same. -1: the count
+/// HYBRID_CUDA_GEMV_STASH (with a norm prologue,
+/// HYBRID_CUDA_GEMV_STASH_NORM) names, else 0.
 void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
                 const char *kernel, int stash = -1);
+
+/// The `stash` values a caller that times its candidates (GEMM tuning)
+/// tries for `p`: 0 to 2 where p has one x row and HYBRID_CUDA_GEMV_STASH
+/// (with a norm prologue, HYBRID_CUDA_GEMV_STASH_NORM) names no count
+/// (unset or "tune"), else only -1: the count it names, 0 for more rows.
+/// (-1 for an untimed product where the count is tuned: none.)
+std::vector<int> streamGemvStashCandidates(const GemmProblem &p);
 
 /// Whether streamGemvGroup runs `problems` (count of them): each one
 /// streamGemv runs, all sharing A (and lda), M, K, the dtype, the

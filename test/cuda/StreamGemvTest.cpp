@@ -292,7 +292,7 @@ TEST_F(StreamGemvTest, NormPrologueMatchesTheCpuLinear) {
   // The norm prologue (layer_norm with and without weight and bias,
   // rms_norm with and without weight): x's rows normalised by each block
   // before its products, as the CPU's linear does; the same bits settled or
-  // not and on grids for 1 and 132 multiprocessors.
+  // not, on grids for 1 and 132 multiprocessors, and with steps stashed.
   struct Case {
     int64_t M, K, N;
   };
@@ -341,6 +341,14 @@ TEST_F(StreamGemvTest, NormPrologueMatchesTheCpuLinear) {
             << what << ": with the weight settled the result differs";
         EXPECT_EQ(product.run(1, false).bytes, gpu.bytes)
             << what << ": on another grid the result differs";
+        // One x row: steps stashed beside the normalised rows (32-48 KB of
+        // shared memory a block), the same bits.
+        if (c.M == 1)
+          for (int stash : {1, 2})
+            for (int grid : {1, 132})
+              EXPECT_EQ(product.run(grid, true, stash).bytes, gpu.bytes)
+                  << what << ": with " << stash << " steps stashed, grid "
+                  << grid;
       }
 }
 
