@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 
 namespace hybrid::cuda {
 namespace {
@@ -46,6 +47,10 @@ Context *createContext() {
   context->computeMajor = props.major;
   context->maxSharedPerBlockOptin = props.sharedMemPerBlockOptin;
   context->l2Bytes = static_cast<size_t>(props.l2CacheSize);
+  std::string error;
+  const char *pins = std::getenv("HYBRID_CUDA_PLANS");
+  if (!parsePlanPins(pins ? pins : "", context->planPins, error))
+    fail("cuda context", error);
   checkCublas(cublasLtCreate(&context->lt), "cublasLtCreate");
   return context.release();
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cuda/CudaKernels.h"
+#include "cuda/PlanPins.h"
 
 #include <cublasLt.h>
 
@@ -73,6 +74,10 @@ struct Context {
   std::map<GemmKey, GemmPlan> gemmPlans;
   /// Linear groups (gemmGroup) by their members' keys.
   std::map<std::vector<GemmKey>, GroupPlan> groupPlans;
+  /// Which kind of kernel GEMM tuning may choose per product shape
+  /// (PlanPins.h): HYBRID_CUDA_PLANS' entries when the context was made;
+  /// tests set their own.
+  std::vector<PlanPin> planPins;
   /// Zeroed counters per stream (kernels whose blocks count their way to
   /// the one that finishes a tile leave them zeroed), made on a stream's
   /// first call outside a capture.

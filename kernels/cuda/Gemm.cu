@@ -216,6 +216,35 @@ GemmKey keyOf(const GemmProblem &p, size_t workspace) {
               (p.normBias ? 8 : 0)};
 }
 
+/// The context's pin (PlanPins.h) for `problems` (one product or a group's
+/// members), or null.
+const PlanPin *pinFor(const Context &context, const GemmProblem *problems,
+                      size_t count) {
+  if (context.planPins.empty())
+    return nullptr;
+  std::vector<int64_t> widths;
+  for (size_t i = 0; i < count; ++i)
+    widths.push_back(problems[i].N);
+  return findPlanPin(context.planPins, problems[0].M, problems[0].K, widths);
+}
+
+/// The candidates `pinned` (a pin's count, -1 for any) leaves of `all`;
+/// throws naming `kernel` and `what` when it names none of them.
+std::vector<int> pinnedCounts(const std::vector<int> &all, int pinned,
+                              const char *kernel, const char *what) {
+  if (pinned < 0)
+    return all;
+  if (std::find(all.begin(), all.end(), pinned) == all.end()) {
+    std::string known;
+    for (int v : all)
+      known += (known.empty() ? "" : ", ") + std::to_string(v);
+    fail(kernel, "HYBRID_CUDA_PLANS pins " + std::to_string(pinned) + " " +
+                     what + " where this product takes " +
+                     (known.empty() ? "none" : known));
+  }
+  return {pinned};
+}
+
 /// The cached plan of `p` (created on first use).
 GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
                   const char *kernel) {
@@ -244,7 +273,10 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
     } else {
       plan.stream = true;
     }
-    plan.tuned = plan.skinnyCandidates.size() + plan.streamCandidate <= 1;
+    const size_t stashCounts =
+        plan.streamCandidate ? streamGemvStashCandidates(p).size() : 0;
+    plan.tuned = plan.skinnyCandidates.size() + stashCounts <= 1 &&
+                 !pinFor(context, &p, 1);
     return context.gemmPlans.emplace(key, plan).first->second;
   }
   if (p.batch > INT_MAX) {
@@ -352,7 +384,7 @@ GemmPlan &planFor(Context &context, const GemmProblem &p, size_t workspace,
       plan.streamCandidate = streamAllowed() && streamGemvSupports(p);
     }
     plan.tuned = plan.candidates.size() == 1 && plan.skinnyCandidates.empty() &&
-                 !plan.streamCandidate;
+                 !plan.streamCandidate && !pinFor(context, &p, 1);
   }
   return context.gemmPlans.emplace(key, plan).first->second;
 }
@@ -414,11 +446,48 @@ __global__ void predecessorKernel(long long ns) {
   while (now - start < ns);
 }
 
+/// Reads `words` 16-byte words at `from` (all of it through L2, evicting
+/// what L2 held; these lines stay clean), writing nothing unless the words'
+/// xor is one value, so the compiler keeps the loads.
+__global__ void evictL2Kernel(const uint4 *from, size_t words,
+                              unsigned *never) {
+  awaitInputs();
+  uint32_t x = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const uint4 v = from[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0x9E3779B9u)
+    *never = x;
+}
+
+/// How tuning treats L2 before each timed run (HYBRID_CUDA_TUNE, read
+/// once): Dirty (unset) writes twice L2's size; Clean ("clean") reads it,
+/// so that no dirty line's write-back shares the HBM with the timed run;
+/// Warm ("warm") leaves L2 as the last run left it.
+enum class TuneEviction { Dirty, Clean, Warm };
+TuneEviction tuneEviction() {
+  static const TuneEviction mode = [] {
+    const char *v = std::getenv("HYBRID_CUDA_TUNE");
+    const std::string s = v ? v : "";
+    return s == "warm"    ? TuneEviction::Warm
+           : s == "clean" ? TuneEviction::Clean
+                          : TuneEviction::Dirty;
+  }();
+  return mode;
+}
+
 /// Times candidate runs for tuning, each starting with the operands out of
 /// L2, as a decode step's weights are (each read once per step from HBM):
 /// timed warm, split-K shapes that win from L2 lose in the step (OPT-1.3B
 /// decode, H200: 1.79 -> 1.71 ms per step at batch 1, 2.63 -> 2.42 at batch
 /// 32). HYBRID_CUDA_TUNE=warm times repeated runs on warm operands instead.
+/// The eviction by default writes (a memset), which leaves up to an L2 of
+/// dirty lines to be written back during the timed run, as no decode step
+/// has them: HYBRID_CUDA_TUNE=clean evicts by reading instead, to measure
+/// whether that ranks close candidates as the step does (bench/RESULTS.md,
+/// thirteenth session: the LM head's and the stash counts').
 /// Not during a stream capture (nothing runs then): ready() says so.
 ///
 /// With `afterKernel` (products the skinny kernel can take: a decode
@@ -445,15 +514,21 @@ public:
       cudaGetLastError();
       return;
     }
-    static const bool cold = [] {
-      const char *v = std::getenv("HYBRID_CUDA_TUNE");
-      return !(v && std::string(v) == "warm");
-    }();
-    cold_ = cold;
-    if (cold_ && !context.l2Flush && context.l2Bytes > 0 &&
-        cudaMalloc(&context.l2Flush, 2 * context.l2Bytes) != cudaSuccess) {
+    eviction_ = tuneEviction();
+    if (eviction_ != TuneEviction::Warm && !context.l2Flush &&
+        context.l2Bytes > 0) {
+      // (Written once, so that reading it reads defined bytes; its last
+      // word is where evictL2Kernel would write.)
+      void *flush = nullptr;
+      if (cudaMalloc(&flush, 2 * context.l2Bytes) != cudaSuccess) {
+        flush = nullptr;
+      } else if (cudaMemsetAsync(flush, 0, 2 * context.l2Bytes, stream) !=
+                 cudaSuccess) {
+        cudaFree(flush);
+        flush = nullptr;
+      }
       cudaGetLastError();
-      context.l2Flush = nullptr;
+      context.l2Flush = flush;
     }
   }
   ~CandidateTimer() {
@@ -478,8 +553,10 @@ public:
       return INFINITY;
     float fastest = INFINITY;
     for (int r = 0; r < 3; ++r) {
-      if (cold_ && context_.l2Flush)
+      if (context_.l2Flush && eviction_ == TuneEviction::Dirty)
         cudaMemsetAsync(context_.l2Flush, r, 2 * context_.l2Bytes, stream_);
+      if (context_.l2Flush && eviction_ == TuneEviction::Clean)
+        evictL2();
       cudaEventRecord(start_, stream_);
       if (afterKernel_)
         launch(predecessorKernel, 1, 32, 0, stream_, kPredecessorNs);
@@ -497,7 +574,19 @@ private:
   Context &context_;
   cudaStream_t stream_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  bool capturing_ = false, cold_ = false, afterKernel_ = false;
+  TuneEviction eviction_ = TuneEviction::Warm;
+  bool capturing_ = false, afterKernel_ = false;
+
+  /// Reads the flush buffer but its last 16 bytes (evictL2Kernel's
+  /// `never`), with as many threads as the GPU holds.
+  void evictL2() {
+    const size_t words = 2 * context_.l2Bytes / sizeof(uint4) - 1;
+    auto *from = static_cast<const uint4 *>(context_.l2Flush);
+    auto *never = reinterpret_cast<unsigned *>(
+        static_cast<char *>(context_.l2Flush) + words * sizeof(uint4));
+    launch(evictL2Kernel, dim3(unsigned(std::max(1, context_.smCount) * 8)),
+           dim3(256), 0, stream_, from, words, never);
+  }
 };
 
 /// HYBRID_CUDA_TUNE_LOG=1: one line on stderr per tuned product or group
@@ -525,6 +614,21 @@ std::string describeProducts(const char *kernel, const GemmProblem *problems,
          (p.batch > 1 ? " batch " + std::to_string(p.batch) : "");
 }
 
+/// The stash counts tuning times for the streaming GEMV of `q` (a product
+/// or a group's first member): the pin's count where it names one (over
+/// HYBRID_CUDA_GEMV_STASH), else streamGemvStashCandidates'.
+std::vector<int> stashChoices(const PlanPin *pin, const GemmProblem &q,
+                              const char *kernel) {
+  if (!pin || pin->value < 0)
+    return streamGemvStashCandidates(q);
+  if (pin->value > kStreamGemvMaxStash || (pin->value > 0 && q.M != 1))
+    fail(kernel, "HYBRID_CUDA_PLANS pins " + std::to_string(pin->value) +
+                     " stashed steps: the streaming GEMV stashes 0 to " +
+                     std::to_string(kStreamGemvMaxStash) +
+                     " steps, and only with one x row");
+  return {pin->value};
+}
+
 /// ", 2 steps stashed" for a tuned stash of 2 (nothing for 0 or -1).
 std::string stashNote(int stash) {
   return stash > 0 ? ", " + std::to_string(stash) + " steps stashed" : "";
@@ -543,13 +647,38 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
   auto timeRuns = [&](auto run) { return timer.time(run); };
   const LtEpilogue fused = ltEpilogue(p);
   float best = INFINITY;
+  // A pin times only its kind (and count, where it names one).
+  const PlanPin *pin = pinFor(*call.context, &p, 1);
+  auto allowed = [&](PlanPin::Kind kind) { return !pin || pin->kind == kind; };
+  if (pin && pin->kind == PlanPin::Kind::Stream && !plan.streamCandidate)
+    fail(kernel, "HYBRID_CUDA_PLANS pins the streaming GEMV for " +
+                     describeProducts(kernel, &p, 1) +
+                     ", which it does not take");
+  if (pin && pin->kind == PlanPin::Kind::CublasLt && plan.candidates.empty())
+    fail(kernel, "HYBRID_CUDA_PLANS pins cuBLASLt for " +
+                     describeProducts(kernel, &p, 1) +
+                     ", which only our kernels run (a norm prologue)");
+  if (pin && pin->kind == PlanPin::Kind::Skinny &&
+      plan.skinnyCandidates.empty())
+    fail(kernel, "HYBRID_CUDA_PLANS pins the skinny kernel for " +
+                     describeProducts(kernel, &p, 1) +
+                     ", which it does not take");
+  const std::vector<int> splitCandidates =
+      allowed(PlanPin::Kind::Skinny)
+          ? pinnedCounts(plan.skinnyCandidates, pin ? pin->value : -1, kernel,
+                         "skinny splits")
+          : std::vector<int>{};
+  const std::vector<int> stashCandidates =
+      plan.streamCandidate && allowed(PlanPin::Kind::Stream)
+          ? stashChoices(pin, p, kernel)
+          : std::vector<int>{};
   // HYBRID_CUDA_SKINNY=prefer: the skinny kernel wherever it takes the
   // product (its split counts still timed), to measure a whole step
   // against the plans timed one product at a time.
-  const bool skinnyOnly =
-      skinnyMode() == KernelMode::Prefer && !plan.skinnyCandidates.empty();
-  const bool streamOnly =
-      !skinnyOnly && plan.streamCandidate && streamMode() == KernelMode::Prefer;
+  const bool skinnyOnly = !pin && skinnyMode() == KernelMode::Prefer &&
+                          !plan.skinnyCandidates.empty();
+  const bool streamOnly = !pin && !skinnyOnly && plan.streamCandidate &&
+                          streamMode() == KernelMode::Prefer;
   if (streamOnly) {
     plan.stream = true;
     plan.skinnySplits = 0;
@@ -560,7 +689,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     return;
   }
   for (const cublasLtMatmulHeuristicResult_t &c : plan.candidates) {
-    if (skinnyOnly)
+    if (skinnyOnly || !allowed(PlanPin::Kind::CublasLt))
       break; // (the skinny kernel is kept untimed against cuBLASLt)
     const float ms = timeRuns([&] {
       if (runLt(call, p, plan, c.algo, c.workspaceSize, stream) !=
@@ -578,7 +707,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
   const float lt = best;
   float skinny = INFINITY;
   unsigned *counters = tileCounters(*call.context, stream, kernel);
-  for (int splits : plan.skinnyCandidates) {
+  for (int splits : splitCandidates) {
     const float ms = timeRuns([&] {
       skinnyGemm(p, splits, call.scratch, workspace, stream, kernel, counters,
                  kTileCounters);
@@ -591,8 +720,8 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     }
   }
   float streaming = INFINITY;
-  if (plan.streamCandidate && !skinnyOnly)
-    for (int stash : streamGemvStashCandidates(p)) {
+  if (!skinnyOnly)
+    for (int stash : stashCandidates) {
       const float ms = timeRuns([&] {
         streamGemv(p, call.context->smCount, stream, kernel, stash);
         return true;
@@ -608,10 +737,11 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
   plan.tuned = true;
   if (tuneLog()) {
     const std::string choice =
-        plan.stream ? "streaming GEMV" + stashNote(plan.stash)
-        : plan.skinnySplits > 0
-            ? "skinny, " + std::to_string(plan.skinnySplits) + " splits"
-            : "cuBLASLt";
+        (plan.stream ? "streaming GEMV" + stashNote(plan.stash)
+         : plan.skinnySplits > 0
+             ? "skinny, " + std::to_string(plan.skinnySplits) + " splits"
+             : std::string("cuBLASLt")) +
+        (pin ? " (pinned)" : "");
     std::fprintf(stderr,
                  "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us, "
                  "streaming %.1f us%s -> %s\n",
@@ -736,10 +866,14 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   };
   GroupPlan plan{allSkinny ? heuristic : 0};
   int &splits = plan.splits;
+  // A pin (PlanPins.h) times only its kind of launch (apart is timed
+  // regardless, for the log) and keeps the fastest of those.
+  const PlanPin *pin = pinFor(context, problems, count);
+  auto allowed = [&](PlanPin::Kind kind) { return !pin || pin->kind == kind; };
   if (auto found = context.groupPlans.find(key);
       found != context.groupPlans.end()) {
     plan = found->second;
-  } else if (streamMode() == KernelMode::Prefer &&
+  } else if (!pin && streamMode() == KernelMode::Prefer &&
              skinnyMode() != KernelMode::Prefer &&
              streamGemvGroupSupports(problems, count)) {
     splits = kStreamGroup;
@@ -753,11 +887,34 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           return true;
         });
         const float apart = best;
+        if (!allowed(PlanPin::Kind::Apart))
+          best = INFINITY;
         float together = INFINITY;
         splits = 0;
-        for (int s : *candidates) {
-          if (!fits(s))
-            continue;
+        std::vector<int> fitting;
+        for (int s : *candidates)
+          if (fits(s))
+            fitting.push_back(s);
+        const bool streams =
+            streamAllowed() && streamGemvGroupSupports(problems, count);
+        if (pin && pin->kind == PlanPin::Kind::Stream && !streams)
+          fail(kernel, "HYBRID_CUDA_PLANS pins the streaming GEMV for " +
+                           describeProducts(kernel, problems, count) +
+                           ", which it does not take");
+        const std::vector<int> launches =
+            allowed(PlanPin::Kind::OneLaunch)
+                ? pinnedCounts(fitting, pin ? pin->value : -1, kernel,
+                               "skinny splits")
+                : std::vector<int>{};
+        if (pin && pin->kind == PlanPin::Kind::OneLaunch && launches.empty())
+          fail(kernel, "HYBRID_CUDA_PLANS pins one launch for " +
+                           describeProducts(kernel, problems, count) +
+                           ", which the skinny kernel does not take in one");
+        const std::vector<int> stashes =
+            streams && allowed(PlanPin::Kind::Stream)
+                ? stashChoices(pin, problems[0], kernel)
+                : std::vector<int>{};
+        for (int s : launches) {
           const float ms = timer.time([&] {
             launchGroup(s);
             return true;
@@ -769,33 +926,33 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           }
         }
         float streaming = INFINITY;
-        if (streamAllowed() && streamGemvGroupSupports(problems, count))
-          for (int stash : streamGemvStashCandidates(problems[0])) {
-            const float ms = timer.time([&] {
-              streamGemvGroup(problems, count, context.smCount, stream, kernel,
-                              stash);
-              return true;
-            });
-            streaming = std::min(streaming, ms);
-            if (ms < best) {
-              best = ms;
-              splits = kStreamGroup;
-              plan.stash = stash;
-            }
+        for (int stash : stashes) {
+          const float ms = timer.time([&] {
+            streamGemvGroup(problems, count, context.smCount, stream, kernel,
+                            stash);
+            return true;
+          });
+          streaming = std::min(streaming, ms);
+          if (ms < best) {
+            best = ms;
+            splits = kStreamGroup;
+            plan.stash = stash;
           }
-        if (tuneLog())
-          std::fprintf(
-              stderr,
-              "hybrid: tuned %s: apart %.1f us, one launch %.1f us, streaming "
-              "%.1f us (after a 5 us kernel)%s\n",
-              describeProducts(kernel, problems, count).c_str(), apart * 1e3,
-              together * 1e3, streaming * 1e3,
-              splits == kStreamGroup
-                  ? (" -> streaming GEMV" + stashNote(plan.stash)).c_str()
-              : splits > 0
-                  ? (" -> one launch, " + std::to_string(splits) + " splits")
-                        .c_str()
-                  : " -> apart");
+        }
+        if (tuneLog()) {
+          const std::string choice =
+              (splits == kStreamGroup ? "streaming GEMV" + stashNote(plan.stash)
+               : splits > 0
+                   ? "one launch, " + std::to_string(splits) + " splits"
+                   : std::string("apart")) +
+              (pin ? " (pinned)" : "");
+          std::fprintf(stderr,
+                       "hybrid: tuned %s: apart %.1f us, one launch %.1f us, "
+                       "streaming %.1f us (after a 5 us kernel) -> %s\n",
+                       describeProducts(kernel, problems, count).c_str(),
+                       apart * 1e3, together * 1e3, streaming * 1e3,
+                       choice.c_str());
+        }
       }
       context.groupPlans.emplace(std::move(key), plan);
     }

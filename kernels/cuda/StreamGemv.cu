@@ -92,7 +92,7 @@ __device__ __forceinline__ GemvMember memberOf(const GemvParams &p,
 }
 
 /// The most steps a block stashes in shared memory (streamGemvKernel's ST).
-constexpr int kMaxStash = 2;
+constexpr int kMaxStash = kStreamGemvMaxStash;
 
 /// 16 bytes of a weight read once per step: not kept in L1 (x is).
 __device__ __forceinline__ uint4 loadStreaming(const uint16_t *at) {

@@ -40,6 +40,9 @@ bool streamGemvSupports(const GemmProblem &p);
 void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
                 const char *kernel, int stash = -1);
 
+/// The most steps a block stashes (streamGemv's `stash`).
+constexpr int kStreamGemvMaxStash = 2;
+
 /// The `stash` values a caller that times its candidates (GEMM tuning)
 /// tries for `p`: 0 to 2 where p has one x row and HYBRID_CUDA_GEMV_STASH
 /// (with a norm prologue, HYBRID_CUDA_GEMV_STASH_NORM) names no count

@@ -407,7 +407,9 @@ TEST_F(SkinnyGemmTest, LinearTimesItAgainstCublasLt) {
     EXPECT_TRUE(plan->tuned) << what;
     EXPECT_FALSE(plan->skinnyCandidates.empty()) << what;
     std::printf("[ linear   ] %s: %s\n", what.c_str(),
-                plan->stream ? "streaming GEMV"
+                plan->stream ? ("streaming GEMV, stash " +
+                                std::to_string(std::max(0, plan->stash)))
+                                   .c_str()
                 : plan->skinnySplits
                     ? ("skinny kernel, " + std::to_string(plan->skinnySplits) +
                        " split(s)")
@@ -725,6 +727,77 @@ TEST_F(SkinnyGemmTest, LinearGroupOpReplaysInAGraph) {
                           std::to_string(i));
       }
     }
+}
+
+TEST_F(SkinnyGemmTest, PinnedPlansAreWhatTuningKeeps) {
+  // HYBRID_CUDA_PLANS' pins (set here on the context, for shapes no other
+  // test uses): tuning keeps the pinned kind of kernel, and the pinned
+  // count where one is given; each result still matches the CPU.
+  Context &context = *testContext();
+  std::string error;
+  ASSERT_TRUE(parsePlanPins("1x1536x2560=cublaslt,1x1536x2568=stream:2,"
+                            "1x1536x2576=skinny,1x1536x2584=stream:0,"
+                            "1x1024x40+48=stream:1,1x1024x56+64=apart",
+                            context.planPins, error))
+      << error;
+  const Tolerance tol = sumTolerance(DType::BF16);
+  struct Case {
+    int64_t N;
+    bool stream;
+    int stash;   ///< -1: any
+    bool skinny; ///< (neither: cuBLASLt)
+  };
+  for (const Case &c :
+       {Case{2560, false, -1, false}, Case{2568, true, 2, false},
+        Case{2576, false, -1, true}, Case{2584, true, 0, false}}) {
+    const LinearOperands o =
+        randomLinear(DType::BF16, 1, 1536, c.N, true, false, rng);
+    const std::string what = "pinned 1 x 1536 x " + std::to_string(c.N);
+    for (int call = 0; call < 2; ++call)
+      expectMatchesCpu(ops::Linear{true}, o.forLayout(true),
+                       {HostTensor(DType::BF16, {1, c.N})}, what, &tol);
+    const GemmPlan *plan = planOf(DType::BF16, true, 1, 1536, c.N);
+    ASSERT_NE(plan, nullptr) << what;
+    EXPECT_TRUE(plan->tuned) << what;
+    EXPECT_EQ(plan->stream, c.stream) << what;
+    EXPECT_EQ(plan->skinnySplits > 0, c.skinny) << what;
+    if (c.stash >= 0)
+      EXPECT_EQ(plan->stash, c.stash) << what;
+  }
+  // Two groups of [N, K] weights sharing x: one pinned to the streaming
+  // GEMV with one stashed step, one to its members' own plans.
+  for (const std::vector<int64_t> &widths :
+       {std::vector<int64_t>{40, 48}, std::vector<int64_t>{56, 64}}) {
+    ops::LinearGroup attrs;
+    attrs.transposeWeight = true;
+    std::vector<HostTensor> operands = {
+        randomTensor(DType::BF16, {1, 1024}, rng, -1, 1)};
+    std::vector<HostTensor> results;
+    for (int64_t n : widths) {
+      attrs.featureBegin.push_back(0);
+      attrs.featureEnd.push_back(n);
+      operands.push_back(randomTensor(DType::BF16, {n, 1024}, rng, -1, 1));
+      operands.push_back(randomTensor(DType::BF16, {n}, rng, -1, 1));
+      results.emplace_back(DType::BF16, Shape{1, n});
+    }
+    const std::string what = "pinned group of " + std::to_string(widths[0]) +
+                             "+" + std::to_string(widths[1]);
+    for (int call = 0; call < 2; ++call)
+      expectMatchesCpu(attrs, operands, results, what, &tol);
+    const GroupPlan *plan = nullptr;
+    for (const auto &[key, p] : context.groupPlans)
+      if (key.size() == 2 && key[0][3] == 1 && key[0][4] == widths[0] &&
+          key[1][4] == widths[1] && key[0][5] == 1024)
+        plan = &p;
+    ASSERT_NE(plan, nullptr) << what;
+    if (widths[0] == 40) {
+      EXPECT_EQ(plan->splits, GroupPlan::kStreamGroup) << what;
+      EXPECT_EQ(plan->stash, 1) << what;
+    } else {
+      EXPECT_EQ(plan->splits, 0) << what;
+    }
+  }
+  context.planPins.clear();
 }
 
 TEST_F(SkinnyGemmTest, PreferredStreamingGemvThroughTheOps) {
