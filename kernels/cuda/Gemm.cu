@@ -21,6 +21,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace hybrid::cuda {
 namespace {
@@ -629,6 +631,21 @@ std::vector<int> stashChoices(const PlanPin *pin, const GemmProblem &q,
   return {pin->value};
 }
 
+/// " (stash 0: 19.4, 1: 19.2, 2: 19.5)": each stash count's time in
+/// microseconds, where more than one was timed (the tune log's).
+std::string stashTimes(const std::vector<std::pair<int, float>> &times) {
+  if (times.size() < 2)
+    return "";
+  std::string text;
+  char us[32];
+  for (const auto &[stash, ms] : times) {
+    std::snprintf(us, sizeof us, "%.1f", ms * 1e3);
+    text +=
+        (text.empty() ? " (stash " : ", ") + std::to_string(stash) + ": " + us;
+  }
+  return text + ")";
+}
+
 /// ", 2 steps stashed" for a tuned stash of 2 (nothing for 0 or -1).
 std::string stashNote(int stash) {
   return stash > 0 ? ", " + std::to_string(stash) + " steps stashed" : "";
@@ -720,6 +737,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     }
   }
   float streaming = INFINITY;
+  std::vector<std::pair<int, float>> stashed; // (for the log)
   if (!skinnyOnly)
     for (int stash : stashCandidates) {
       const float ms = timeRuns([&] {
@@ -727,6 +745,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
         return true;
       });
       streaming = std::min(streaming, ms);
+      stashed.emplace_back(stash, ms);
       if (ms < best) {
         best = ms;
         plan.stream = true;
@@ -744,9 +763,9 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
         (pin ? " (pinned)" : "");
     std::fprintf(stderr,
                  "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us, "
-                 "streaming %.1f us%s -> %s\n",
+                 "streaming %.1f us%s%s -> %s\n",
                  describeProducts(kernel, &p, 1).c_str(), lt * 1e3,
-                 skinny * 1e3, streaming * 1e3,
+                 skinny * 1e3, streaming * 1e3, stashTimes(stashed).c_str(),
                  plan.skinnyCandidates.empty() ? "" : " (after a 5 us kernel)",
                  choice.c_str());
   }
@@ -926,6 +945,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           }
         }
         float streaming = INFINITY;
+        std::vector<std::pair<int, float>> stashed; // (for the log)
         for (int stash : stashes) {
           const float ms = timer.time([&] {
             streamGemvGroup(problems, count, context.smCount, stream, kernel,
@@ -933,6 +953,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
             return true;
           });
           streaming = std::min(streaming, ms);
+          stashed.emplace_back(stash, ms);
           if (ms < best) {
             best = ms;
             splits = kStreamGroup;
@@ -948,10 +969,10 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
               (pin ? " (pinned)" : "");
           std::fprintf(stderr,
                        "hybrid: tuned %s: apart %.1f us, one launch %.1f us, "
-                       "streaming %.1f us (after a 5 us kernel) -> %s\n",
+                       "streaming %.1f us%s (after a 5 us kernel) -> %s\n",
                        describeProducts(kernel, problems, count).c_str(),
                        apart * 1e3, together * 1e3, streaming * 1e3,
-                       choice.c_str());
+                       stashTimes(stashed).c_str(), choice.c_str());
         }
       }
       context.groupPlans.emplace(std::move(key), plan);
