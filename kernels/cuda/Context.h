@@ -44,9 +44,10 @@ struct GemmPlan {
   /// whether it measured fastest (it then runs instead of either).
   bool streamCandidate = false;
   bool stream = false;
-  /// The streaming GEMV's stashed steps (streamGemv's `stash`): the
-  /// fastest timed where HYBRID_CUDA_GEMV_STASH=tune, else -1 (the
-  /// environment's).
+  /// The streaming GEMV's stashed steps (streamGemv's `stash`) as tuning
+  /// chose them (stashChoices in Gemm.cu: each count timed unless
+  /// HYBRID_CUDA_GEMV_STASH(_NORM) or a pin names one), or -1 (untimed:
+  /// the environment's count, 0 where it is tuned).
   int stash = -1;
   bool tuned = false;
 };

@@ -425,14 +425,6 @@ cublasStatus_t runLt(const CudaCall &call, const GemmProblem &p,
                         call.scratch, workspace, stream);
 }
 
-/// Times the plan's candidates on this call's operands (best of a few runs
-/// each, after one to warm up) and keeps the fastest: cuBLASLt's
-/// algorithms (with the part of the epilogue it does not fuse) and the
-/// skinny kernel's split counts. The heuristic's first pick is often far
-/// from the best for the skinny products of decoding (a few rows against a
-/// large weight matrix). Runs write only the result (and scratch), which
-/// the real call writes again. Not during a stream capture (nothing runs
-/// then): the next call outside one tunes.
 /// How long the kernel before a timed candidate runs (CandidateTimer):
 /// about a batch-1 layer norm or attention kernel of a decode step.
 constexpr long long kPredecessorNs = 5000;
@@ -619,6 +611,9 @@ std::string describeProducts(const char *kernel, const GemmProblem *problems,
 /// The stash counts tuning times for the streaming GEMV of `q` (a product
 /// or a group's first member): the pin's count where it names one (over
 /// HYBRID_CUDA_GEMV_STASH), else streamGemvStashCandidates'.
+static_assert(kMaxStashedSteps == kStreamGemvMaxStash,
+              "PlanPins.h and StreamGemv.h disagree on the stash counts");
+
 std::vector<int> stashChoices(const PlanPin *pin, const GemmProblem &q,
                               const char *kernel) {
   if (!pin || pin->value < 0)
@@ -651,6 +646,16 @@ std::string stashNote(int stash) {
   return stash > 0 ? ", " + std::to_string(stash) + " steps stashed" : "";
 }
 
+/// Times the plan's candidates on this call's operands (best of a few runs
+/// each, after one to warm up) and keeps the fastest: cuBLASLt's
+/// algorithms (with the part of the epilogue it does not fuse), the skinny
+/// kernel's split counts and the streaming GEMV with each stash count
+/// (stashChoices) — of one kind only where the context pins the shape
+/// (PlanPins.h). The heuristic's first pick is often far from the best for
+/// the skinny products of decoding (a few rows against a large weight
+/// matrix). Runs write only the result (and scratch), which the real call
+/// writes again. Not during a stream capture (nothing runs then): the next
+/// call outside one tunes.
 void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
           size_t workspace, cudaStream_t stream, const char *kernel) {
   CandidateTimer timer(*call.context, stream,
@@ -774,7 +779,10 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
 } // namespace
 
 bool gemmTakesPrologue(const CudaCall &call, const GemmProblem &p) {
+  // (A shape pinned to cuBLASLt has its rows normalised into scratch.)
+  const PlanPin *pin = call.context ? pinFor(*call.context, &p, 1) : nullptr;
   return call.context && skinnyAllowed(*call.context, p) &&
+         !(pin && pin->kind == PlanPin::Kind::CublasLt) &&
          (skinnyGemmSupports(p) || (streamAllowed() && streamGemvSupports(p)));
 }
 
@@ -889,6 +897,12 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   // regardless, for the log) and keeps the fastest of those.
   const PlanPin *pin = pinFor(context, problems, count);
   auto allowed = [&](PlanPin::Kind kind) { return !pin || pin->kind == kind; };
+  // A member's own pin holds only where the members run apart, so an
+  // unpinned group with a pinned member does.
+  if (!pin)
+    for (size_t i = 0; i < count; ++i)
+      if (pinFor(context, &problems[i], 1))
+        return oneByOne();
   if (auto found = context.groupPlans.find(key);
       found != context.groupPlans.end()) {
     plan = found->second;

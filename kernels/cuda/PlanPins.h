@@ -13,7 +13,12 @@
 // member widths joined by '+' (1x2048x2048+512+512). KIND is cublaslt,
 // skinny[:SPLITS], stream[:STASHED] for a product; apart (each member by
 // its own plan), one[:SPLITS] (one skinny launch) or stream[:STASHED] for
-// a group. Shapes without an entry are tuned as before.
+// a group. Shapes without an entry are tuned as before. A shape pinned to
+// cuBLASLt takes no norm prologue (its rows are normalised into scratch
+// first); a linear group with a pinned member and no pin of its own runs
+// its members apart, each by its plan. Pins apply where tuning runs: not
+// to products cuBLASLt declines (our fallback kernel), nor to groups the
+// skinny kernel cannot take as one (they run apart).
 #pragma once
 
 #include <algorithm>
@@ -22,6 +27,10 @@
 #include <vector>
 
 namespace hybrid::cuda {
+
+/// The most steps the streaming GEMV stashes (StreamGemv.h's
+/// kStreamGemvMaxStash, which is checked equal where both are seen).
+constexpr int kMaxStashedSteps = 2;
 
 struct PlanPin {
   enum class Kind { CublasLt, Skinny, Stream, Apart, OneLaunch };
@@ -48,7 +57,13 @@ inline bool parsePlanPins(const std::string &text, std::vector<PlanPin> &pins,
   size_t start = 0;
   while (start <= text.size()) {
     const size_t end = std::min(text.find(',', start), text.size());
-    const std::string entry = text.substr(start, end - start);
+    // (Blanks around an entry are not part of it.)
+    std::string entry = text.substr(start, end - start);
+    const size_t first = entry.find_first_not_of(" \t\r\n");
+    entry = first == std::string::npos
+                ? ""
+                : entry.substr(first,
+                               entry.find_last_not_of(" \t\r\n") - first + 1);
     start = end + 1;
     if (entry.empty()) {
       if (end == text.size())
@@ -56,7 +71,11 @@ inline bool parsePlanPins(const std::string &text, std::vector<PlanPin> &pins,
       continue;
     }
     auto bad = [&](const std::string &why) {
-      error = "HYBRID_CUDA_PLANS entry '" + entry + "': " + why;
+      std::string shown = entry; // (one line whatever the entry holds)
+      for (char &c : shown)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          c = '?';
+      error = "HYBRID_CUDA_PLANS entry '" + shown + "': " + why;
       pins.clear();
       return false;
     };
@@ -107,6 +126,14 @@ inline bool parsePlanPins(const std::string &text, std::vector<PlanPin> &pins,
          pin.kind == PlanPin::Kind::OneLaunch) &&
         pin.value == 0)
       return bad("a skinny launch has at least 1 split");
+    if (pin.kind == PlanPin::Kind::Stream && pin.value > kMaxStashedSteps)
+      return bad("the streaming GEMV stashes 0 to " +
+                 std::to_string(kMaxStashedSteps) + " steps");
+    if (pin.kind == PlanPin::Kind::Stream && pin.value > 0 && pin.M != 1)
+      return bad("the streaming GEMV stashes steps only with one row (M = 1)");
+    for (const PlanPin &other : pins)
+      if (other.M == pin.M && other.K == pin.K && other.N == pin.N)
+        return bad("this shape is pinned twice");
     pins.push_back(pin);
   }
   return true;

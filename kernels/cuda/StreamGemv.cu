@@ -438,6 +438,15 @@ bool streamGemvSupports(const GemmProblem &p) {
          (p.norm == NormKind::LayerNorm || !p.normBias);
 }
 
+int streamGemvStashed(const GemmProblem &p, int stash) {
+  // (An untimed product where the count is tuned: none.)
+  if (p.M != 1)
+    return 0;
+  return std::clamp(stash < 0 ? stashFromEnvironment(p.norm != NormKind::None)
+                              : stash,
+                    0, kMaxStash);
+}
+
 std::vector<int> streamGemvStashCandidates(const GemmProblem &p) {
   if (p.M != 1 || stashFromEnvironment(p.norm != NormKind::None) != kTuned)
     return {-1};
@@ -489,13 +498,8 @@ void streamGemvGroup(const GemmProblem *problems, size_t count, int smCount,
     const int64_t piecesPerStep = int64_t(shape.units) * kBlockThreads;
     g.batches = (shared.K / kPiece + piecesPerStep - 1) / piecesPerStep;
     g.early = true;
-    // One x row (an untimed product where the stash is tuned: none).
     const bool norm = shared.norm != NormKind::None;
-    const int stashed =
-        shared.M != 1
-            ? 0
-            : std::clamp(stash < 0 ? stashFromEnvironment(norm) : stash, 0,
-                         kMaxStash);
+    const int stashed = streamGemvStashed(shared, stash);
     g.norm = shared.norm;
     g.normWeight = shared.normWeight;
     g.normBias = shared.normBias;

@@ -43,6 +43,11 @@ void streamGemv(const GemmProblem &p, int smCount, cudaStream_t stream,
 /// The most steps a block stashes (streamGemv's `stash`).
 constexpr int kStreamGemvMaxStash = 2;
 
+/// The steps streamGemv(p, ..., stash) stashes: 0 with more than one x
+/// row, else `stash` (0 to kStreamGemvMaxStash) or, for -1, the count
+/// HYBRID_CUDA_GEMV_STASH (with a norm prologue, _NORM) names, else 0.
+int streamGemvStashed(const GemmProblem &p, int stash);
+
 /// The `stash` values a caller that times its candidates (GEMM tuning)
 /// tries for `p`: 0 to 2 where p has one x row and HYBRID_CUDA_GEMV_STASH
 /// (with a norm prologue, HYBRID_CUDA_GEMV_STASH_NORM) names no count

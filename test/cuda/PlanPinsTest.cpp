@@ -48,10 +48,16 @@ TEST(PlanPinsTest, ParsesProductsAndGroups) {
   EXPECT_EQ(pins[5].value, -1);
 }
 
-TEST(PlanPinsTest, EmptyEntriesAreNoPins) {
+TEST(PlanPinsTest, EmptyEntriesAndBlanksAreNoPins) {
   EXPECT_TRUE(parsed("").empty());
   EXPECT_TRUE(parsed(",").empty());
+  EXPECT_TRUE(parsed(" , \n").empty());
   EXPECT_EQ(parsed(",1x8x8=stream:0,").size(), 1u);
+  const std::vector<PlanPin> pins =
+      parsed(" 1x8x8=stream:1 ,\n1x8x16=skinny\n");
+  ASSERT_EQ(pins.size(), 2u);
+  EXPECT_EQ(pins[0].value, 1);
+  EXPECT_EQ(pins[1].N, std::vector<int64_t>{16});
 }
 
 TEST(PlanPinsTest, RefusesMalformedEntriesNamingThem) {
@@ -72,6 +78,12 @@ TEST(PlanPinsTest, RefusesMalformedEntriesNamingThem) {
   EXPECT_NE(refusal("1x8x8=skinny:0").find("at least 1"), std::string::npos);
   EXPECT_NE(refusal("1x8x8+8=one:0").find("at least 1"), std::string::npos);
   EXPECT_NE(refusal("1x8x99999999999999=stream").find("positive width"),
+            std::string::npos);
+  EXPECT_NE(refusal("1x8x8=stream:3").find("0 to 2"), std::string::npos);
+  EXPECT_NE(refusal("4x8x8=stream:1").find("one row"), std::string::npos);
+  EXPECT_NE(refusal("1x8x8=stream,1x8x8=cublaslt").find("pinned twice"),
+            std::string::npos);
+  EXPECT_NE(refusal("1x8x8=stre\nam").find("'1x8x8=stre?am'"),
             std::string::npos);
   // A good entry before a bad one is not kept half-parsed.
   std::vector<PlanPin> pins;

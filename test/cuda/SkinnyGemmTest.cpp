@@ -734,6 +734,10 @@ TEST_F(SkinnyGemmTest, PinnedPlansAreWhatTuningKeeps) {
   // test uses): tuning keeps the pinned kind of kernel, and the pinned
   // count where one is given; each result still matches the CPU.
   Context &context = *testContext();
+  struct Unpin { // (the shared context keeps no pin past this test)
+    Context &context;
+    ~Unpin() { context.planPins.clear(); }
+  } unpin{context};
   std::string error;
   ASSERT_TRUE(parsePlanPins("1x1536x2560=cublaslt,1x1536x2568=stream:2,"
                             "1x1536x2576=skinny,1x1536x2584=stream:0,"
@@ -797,7 +801,6 @@ TEST_F(SkinnyGemmTest, PinnedPlansAreWhatTuningKeeps) {
       EXPECT_EQ(plan->splits, 0) << what;
     }
   }
-  context.planPins.clear();
 }
 
 TEST_F(SkinnyGemmTest, PreferredStreamingGemvThroughTheOps) {
