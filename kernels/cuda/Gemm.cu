@@ -608,12 +608,12 @@ std::string describeProducts(const char *kernel, const GemmProblem *problems,
          (p.batch > 1 ? " batch " + std::to_string(p.batch) : "");
 }
 
-/// The stash counts tuning times for the streaming GEMV of `q` (a product
-/// or a group's first member): the pin's count where it names one (over
-/// HYBRID_CUDA_GEMV_STASH), else streamGemvStashCandidates'.
 static_assert(kMaxStashedSteps == kStreamGemvMaxStash,
               "PlanPins.h and StreamGemv.h disagree on the stash counts");
 
+/// The stash counts tuning times for the streaming GEMV of `q` (a product
+/// or a group's first member): the pin's count where it names one (over
+/// HYBRID_CUDA_GEMV_STASH), else streamGemvStashCandidates'.
 std::vector<int> stashChoices(const PlanPin *pin, const GemmProblem &q,
                               const char *kernel) {
   if (!pin || pin->value < 0)
