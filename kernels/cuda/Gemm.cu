@@ -840,6 +840,16 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   if (!skinnyAllowed(*call.context, problems[0]))
     return oneByOne();
   Context &context = *call.context;
+  // A pin (PlanPins.h) times only its kind of launch (apart is timed
+  // regardless, for the log) and keeps the fastest of those. A member's own
+  // pin holds only where the members run apart, so an unpinned group with
+  // a pinned member does.
+  const PlanPin *pin = pinFor(context, problems, count);
+  auto allowed = [&](PlanPin::Kind kind) { return !pin || pin->kind == kind; };
+  if (!pin)
+    for (size_t i = 0; i < count; ++i)
+      if (pinFor(context, &problems[i], 1))
+        return oneByOne();
   // Each member keeps the plan a linear of its shape would have, tuned
   // alone (running it) on the first call outside a capture, which then
   // times the group once: the members by their plans against one skinny
@@ -893,16 +903,6 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   };
   GroupPlan plan{allSkinny ? heuristic : 0};
   int &splits = plan.splits;
-  // A pin (PlanPins.h) times only its kind of launch (apart is timed
-  // regardless, for the log) and keeps the fastest of those.
-  const PlanPin *pin = pinFor(context, problems, count);
-  auto allowed = [&](PlanPin::Kind kind) { return !pin || pin->kind == kind; };
-  // A member's own pin holds only where the members run apart, so an
-  // unpinned group with a pinned member does.
-  if (!pin)
-    for (size_t i = 0; i < count; ++i)
-      if (pinFor(context, &problems[i], 1))
-        return oneByOne();
   if (auto found = context.groupPlans.find(key);
       found != context.groupPlans.end()) {
     plan = found->second;

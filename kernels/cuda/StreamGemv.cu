@@ -18,6 +18,7 @@
 // one or two blocks per multiprocessor) ran OPT-1.3B's fc2 in 40.7 us
 // against cuBLASLt's 24.4 (H200, bench/RESULTS.md): 48 KB in flight per
 // multiprocessor was too little.
+#include "Context.h"
 #include "GemmEpilogue.cuh"
 #include "Mma.cuh"
 #include "NormPrologue.cuh"
@@ -378,11 +379,9 @@ int residentBlocks(GemvKernel kernel, size_t shared, const char *name) {
   std::lock_guard<std::mutex> lock(mutex);
   if (auto at = known.find({kernel, shared, device}); at != known.end())
     return at->second;
-  if (shared > 0)
-    checkCuda(cudaFuncSetAttribute(reinterpret_cast<const void *>(kernel),
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(shared)),
-              name, "cudaFuncSetAttribute (dynamic shared memory)");
+  if (shared > 0) // (once: this cache is the opt-in's record)
+    allowSharedMemory(nullptr, reinterpret_cast<const void *>(kernel), shared,
+                      name);
   const int asked = carveoutFromEnvironment();
   if (const int percent = asked >= 0   ? asked
                           : shared > 0 ? 100
