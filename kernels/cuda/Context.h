@@ -11,8 +11,10 @@
 #include <cublasLt.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace hybrid::cuda {
@@ -21,6 +23,17 @@ namespace hybrid::cuda {
 /// workspace limit: everything cuBLASLt's heuristic and the timing of the
 /// candidates look at.
 using GemmKey = std::array<int64_t, 24>;
+
+/// One way of running a product or a linear group that tuning timed alone:
+/// a kind of kernel (PlanPins.h's, cuBLASLt and skinny for a product,
+/// apart and one launch for a group, the streaming GEMV for either) with
+/// its split or stash count (-1: none), and its time in milliseconds. What
+/// step tuning (StepTuning.h) tries again inside a captured step.
+struct PlanOption {
+  PlanPin::Kind kind = PlanPin::Kind::CublasLt;
+  int value = -1;
+  float ms = INFINITY;
+};
 
 /// Descriptors and the algorithm chosen for one GemmKey. `fallback` marks
 /// shapes cuBLASLt has no algorithm for (our own kernel runs them).
@@ -50,6 +63,12 @@ struct GemmPlan {
   /// the environment's count, 0 where it is tuned).
   int stash = -1;
   bool tuned = false;
+  /// What tuning timed (cuBLASLt's fastest algorithm, the skinny kernel's
+  /// fastest split count, each stash count), empty where it timed nothing.
+  std::vector<PlanOption> options;
+  /// The plan is not step-tuned: a pin or a "prefer" switch fixed it, or
+  /// step tuning already kept an option for it.
+  bool settled = false;
 };
 
 /// How a linear group (gemmGroup) runs, by its members' keys.
@@ -60,6 +79,17 @@ struct GroupPlan {
   int splits = 0;
   int stash = -1; ///< the streaming launch's, as GemmPlan::stash
   static constexpr int kStreamGroup = -1;
+  /// As GemmPlan's: apart, the fastest one launch, each stash count.
+  std::vector<PlanOption> options;
+  bool settled = false;
+};
+
+/// A plan a stream capture used (Context::usedPlans): a product's or a
+/// linear group's, and its shape as HYBRID_CUDA_PLANS writes it.
+struct UsedPlan {
+  GemmPlan *product = nullptr;
+  GroupPlan *group = nullptr;
+  std::string shape; ///< "1x2048x50272", a group's "1x2048x2048+512+512"
 };
 
 struct Context {
@@ -79,6 +109,9 @@ struct Context {
   /// (PlanPins.h): HYBRID_CUDA_PLANS' entries when the context was made;
   /// tests set their own.
   std::vector<PlanPin> planPins;
+  /// While set (step tuning's first capture, StepTuning.h): each tuned plan
+  /// gemm() and gemmGroup() use, once, in the order of their first use.
+  std::vector<UsedPlan> *usedPlans = nullptr;
   /// Zeroed counters per stream (kernels whose blocks count their way to
   /// the one that finishes a tile leave them zeroed), made on a stream's
   /// first call outside a capture.

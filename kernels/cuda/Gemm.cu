@@ -646,6 +646,22 @@ std::string stashNote(int stash) {
   return stash > 0 ? ", " + std::to_string(stash) + " steps stashed" : "";
 }
 
+/// Notes a tuned plan's use where step tuning records them
+/// (Context::usedPlans, StepTuning.h): `product` or `group`, of `problems`.
+void noteUse(Context &context, GemmPlan *product, GroupPlan *group,
+             const GemmProblem *problems, size_t count) {
+  if (!context.usedPlans)
+    return;
+  for (const UsedPlan &u : *context.usedPlans)
+    if (u.product == product && u.group == group)
+      return;
+  std::string shape = std::to_string(problems[0].M) + "x" +
+                      std::to_string(problems[0].K) + "x";
+  for (size_t i = 0; i < count; ++i)
+    shape += (i ? "+" : "") + std::to_string(problems[i].N);
+  context.usedPlans->push_back({product, group, std::move(shape)});
+}
+
 /// Times the plan's candidates on this call's operands (best of a few runs
 /// each, after one to warm up) and keeps the fastest: cuBLASLt's
 /// algorithms (with the part of the epilogue it does not fuse), the skinny
@@ -701,6 +717,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
                           !plan.skinnyCandidates.empty();
   const bool streamOnly = !pin && !skinnyOnly && plan.streamCandidate &&
                           streamMode() == KernelMode::Prefer;
+  plan.settled = pin || skinnyOnly || streamOnly;
   if (streamOnly) {
     plan.stream = true;
     plan.skinnySplits = 0;
@@ -727,6 +744,8 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     }
   }
   const float lt = best;
+  if (std::isfinite(lt))
+    plan.options.push_back({PlanPin::Kind::CublasLt, -1, lt});
   float skinny = INFINITY;
   unsigned *counters = tileCounters(*call.context, stream, kernel);
   for (int splits : splitCandidates) {
@@ -735,6 +754,11 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
                  kTileCounters);
       return true;
     });
+    if (ms < skinny && std::isfinite(ms)) {
+      if (std::isfinite(skinny))
+        plan.options.pop_back(); // (one skinny option: its fastest count)
+      plan.options.push_back({PlanPin::Kind::Skinny, splits, ms});
+    }
     skinny = std::min(skinny, ms);
     if (ms < best) {
       best = ms;
@@ -751,6 +775,8 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
       });
       streaming = std::min(streaming, ms);
       stashed.emplace_back(stash, ms);
+      if (std::isfinite(ms))
+        plan.options.push_back({PlanPin::Kind::Stream, stash, ms});
       if (ms < best) {
         best = ms;
         plan.stream = true;
@@ -804,6 +830,8 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
             kernel, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   if (!plan.tuned)
     tune(call, p, plan, workspace, stream, kernel);
+  if (plan.tuned)
+    noteUse(*call.context, &plan, nullptr, &p, 1);
   if (plan.stream)
     return streamGemv(p, call.context->smCount, stream, kernel, plan.stash);
   if (plan.skinnySplits > 0)
@@ -906,10 +934,12 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   if (auto found = context.groupPlans.find(key);
       found != context.groupPlans.end()) {
     plan = found->second;
+    noteUse(context, nullptr, &found->second, problems, count);
   } else if (!pin && streamMode() == KernelMode::Prefer &&
              skinnyMode() != KernelMode::Prefer &&
              streamGemvGroupSupports(problems, count)) {
     splits = kStreamGroup;
+    plan.settled = true;
     context.groupPlans.emplace(std::move(key), plan);
   } else {
     CandidateTimer timer(context, stream, true);
@@ -920,6 +950,9 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           return true;
         });
         const float apart = best;
+        plan.settled = pin != nullptr;
+        if (std::isfinite(apart))
+          plan.options.push_back({PlanPin::Kind::Apart, -1, apart});
         if (!allowed(PlanPin::Kind::Apart))
           best = INFINITY;
         float together = INFINITY;
@@ -952,6 +985,11 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
             launchGroup(s);
             return true;
           });
+          if (ms < together && std::isfinite(ms)) {
+            if (std::isfinite(together))
+              plan.options.pop_back(); // (one launch: its fastest count)
+            plan.options.push_back({PlanPin::Kind::OneLaunch, s, ms});
+          }
           together = std::min(together, ms);
           if (ms < best) {
             best = ms;
@@ -968,6 +1006,8 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           });
           streaming = std::min(streaming, ms);
           stashed.emplace_back(stash, ms);
+          if (std::isfinite(ms))
+            plan.options.push_back({PlanPin::Kind::Stream, stash, ms});
           if (ms < best) {
             best = ms;
             splits = kStreamGroup;

@@ -174,7 +174,7 @@ struct Executable::Impl {
   void prepareCall();
   void enqueueCommands(Stream &stream);
   void enqueue(Stream &stream);
-  void enqueueGraph(Stream &stream);
+  void enqueueGraph(Stream &stream, const StepState *tuning);
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   DeviceTensor port(const PortDesc &p) const;
 };
@@ -598,7 +598,7 @@ void Executable::Impl::enqueue(Stream &stream) {
   enqueueCommands(stream);
 }
 
-void Executable::Impl::enqueueGraph(Stream &stream) {
+void Executable::Impl::enqueueGraph(Stream &stream, const StepState *tuning) {
   if (!device->supportsGraphs())
     return enqueue(stream);
   prepareCall();
@@ -607,13 +607,22 @@ void Executable::Impl::enqueueGraph(Stream &stream) {
   graph.reset();
   // The first call with these addresses runs the commands as usual:
   // kernels load, GEMM plans are made and the shapes are announced outside
-  // the capture.
+  // the capture. With `tuning` that run only warms: its state is put back
+  // and the same call captures (and tunes) the step it then launches, so
+  // that every step runs the plans tuning settled on (the first call's
+  // bits are every later call's).
   if (viewsEpoch != warmEpoch) {
+    if (tuning)
+      tuning->save(stream);
     enqueueCommands(stream);
     warmEpoch = viewsEpoch;
-    return;
+    if (!tuning)
+      return;
+    tuning->restore(stream);
   }
-  graph = device->capture(stream, [&] { enqueueCommands(stream); });
+  auto commands = [&] { enqueueCommands(stream); };
+  graph = tuning ? device->captureTuned(stream, commands, *tuning)
+                 : device->capture(stream, commands);
   graphEpoch = viewsEpoch;
   device->launch(*graph, stream);
 }
@@ -792,7 +801,9 @@ size_t Executable::outputIndex(const std::string &name) const {
 
 void Executable::enqueue(Stream &stream) { impl_->enqueue(stream); }
 
-void Executable::enqueueGraph(Stream &stream) { impl_->enqueueGraph(stream); }
+void Executable::enqueueGraph(Stream &stream, const StepState *tuning) {
+  impl_->enqueueGraph(stream, tuning);
+}
 
 size_t Executable::graphOperations() const {
   return impl_->graph ? impl_->graph->operations() : 0;

@@ -269,10 +269,34 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
     const auto *flags = static_cast<const uint8_t *>(finished.data());
     return std::all_of(flags, flags + batch, [](uint8_t v) { return v; });
   };
+  // Tuning the captured step (Device::captureTuned) replays it: the
+  // generation state it writes is saved and put back around the replays.
+  // The KV caches need no copy: a replay writes the slots of the restored
+  // position and after it, and every step writes its slot before any step
+  // reads it.
+  std::vector<std::pair<DeviceTensor, DeviceAllocation>> saved;
+  StepState tuning;
+  tuning.save = [&](Stream &s) {
+    saved.clear();
+    for (const StateUse &use : decode.desc().states) {
+      const std::string &name = states_->desc(use.state).name;
+      if (use.access != Access::ReadWrite || name.rfind("kv.", 0) == 0 ||
+          !states_->allocated(name))
+        continue;
+      DeviceTensor t = states_->tensor(name);
+      DeviceAllocation copy(device_, t.bytes());
+      device_->copyDeviceToDevice(copy.get(), t.data, t.bytes(), s);
+      saved.emplace_back(t, std::move(copy));
+    }
+  };
+  tuning.restore = [&](Stream &s) {
+    for (const auto &[t, copy] : saved)
+      device_->copyDeviceToDevice(t.data, copy.get(), t.bytes(), s);
+  };
   bool done = config.eosTokenId >= 0 && allFinished();
   while (!done && steps < config.maxNewTokens) {
     if (captured)
-      decode.enqueueGraph(stream);
+      decode.enqueueGraph(stream, &tuning);
     else
       decode.enqueue(stream);
     ++steps;

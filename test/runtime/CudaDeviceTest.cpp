@@ -6,15 +6,18 @@
 #include "TestBundles.h"
 #include "TestSupport.h"
 
+#include "hybrid/Bundle.h"
 #include "hybrid/CpuDevice.h"
 #include "hybrid/CudaDevice.h"
 #include "hybrid/Engine.h"
+#include "hybrid/SafeTensors.h"
 
 #include "cuda/CudaKernels.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -359,6 +362,42 @@ TEST_F(CudaDeviceTest, RepeatedCallsAllocateNothingAndKeepAddresses) {
   EXPECT_EQ(dev().cacheStats().driverAllocations, cache.driverAllocations);
   for (size_t i = 0; i < addresses.size(); ++i)
     EXPECT_EQ(exe.bufferAddress(i), addresses[i]) << "buffer " << i;
+}
+
+// Step tuning (StepTuner.h) replays the real decode step to time the GEMM
+// plans' options inside it, and puts the generation's state back around
+// the replays: the generation that tuned gives the bits of the ones after
+// it (the same seed, sampled), which tune nothing more.
+TEST_F(CudaDeviceTest, StepTuningLeavesTheGenerationItTunedIntact) {
+  if (!std::ifstream(HYBRID_TEST_GPT2_BUNDLE).good())
+    GTEST_SKIP() << "no " << HYBRID_TEST_GPT2_BUNDLE << ": skipped";
+  const char *off = std::getenv("HYBRID_CUDA_STEP_TUNE");
+  if (off && std::string(off) == "0")
+    GTEST_SKIP() << "HYBRID_CUDA_STEP_TUNE=0: skipped";
+  const std::string fixture = std::string(HYBRIDC_FIXTURES_DIR) + "/gpt2";
+  Engine engine = Engine::create(
+      std::make_shared<const BundleDesc>(readBundle(HYBRID_TEST_GPT2_BUNDLE)),
+      device_);
+  engine.loadWeights(fixture, {"lm_head.weight"});
+  SafeTensorsFile ref = SafeTensorsFile::open(fixture + "/ref.safetensors");
+  HostTensor prompt = ref.toHost(*ref.find("greedy_prompt"), DType::I64);
+  GenerateConfig config;
+  config.greedy = false;
+  config.temperature = 0.9f;
+  config.topK = 40;
+  config.seed = 5;
+  config.maxNewTokens = 24;
+  GenerateResult first = engine.generate(prompt, nullptr, config);
+  const size_t trials = dev().stepTuningTrials();
+  EXPECT_GT(trials, 0u) << "no GEMM plan of the step had a close option";
+  GenerateResult second = engine.generate(prompt, nullptr, config);
+  EXPECT_EQ(dev().stepTuningTrials(), trials);
+  EXPECT_EQ(first.tokens.toVector<int64_t>(),
+            second.tokens.toVector<int64_t>());
+  EXPECT_EQ(first.logprobs.toVector<float>(),
+            second.logprobs.toVector<float>());
+  EXPECT_EQ(first.lengths.toVector<int64_t>(),
+            second.lengths.toVector<int64_t>());
 }
 
 // Device-resident use on the caller's stream: the stream orders the copies

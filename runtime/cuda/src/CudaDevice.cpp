@@ -8,6 +8,7 @@
 #include "HostStaging.h"
 #include "KernelProfile.h"
 #include "KernelTimeline.h"
+#include "StepTuner.h"
 
 #include "cuda/Context.h"
 #include "cuda/CudaKernels.h"
@@ -157,6 +158,8 @@ struct CudaDevice::Impl {
   std::unique_ptr<KernelTimeline> timeline;
   /// MemoryStats::bytesCopied: bytes of the copies and fills enqueued.
   std::atomic<uint64_t> bytesCopied{0};
+  /// stepTuningTrials.
+  std::atomic<size_t> stepTuningTrials{0};
 
   cudaStream_t native(Stream &s) {
     return cudaStreamOf(s, ordinal, name).get();
@@ -574,6 +577,21 @@ CudaDevice::capture(Stream &stream, const std::function<void()> &enqueue) {
   checkCuda(made, dev, "cudaGraphInstantiate");
   return std::make_unique<CudaGraph>(exec, ordinal_, nodes);
 }
+
+std::unique_ptr<Graph>
+CudaDevice::captureTuned(Stream &stream, const std::function<void()> &enqueue,
+                         const StepState &state) {
+  if (!impl_->context || !stepTuningEnabled() || !state.save || !state.restore)
+    return capture(stream, enqueue);
+  CurrentDevice guard(ordinal_, impl_->name);
+  return tuneCapturedStep(
+      *impl_->context, impl_->native(stream), impl_->launch,
+      [&] { return capture(stream, enqueue); },
+      [&](Graph &graph) { launch(graph, stream); }, [&] { state.save(stream); },
+      [&] { state.restore(stream); }, impl_->stepTuningTrials, impl_->name);
+}
+
+size_t CudaDevice::stepTuningTrials() const { return impl_->stepTuningTrials; }
 
 void CudaDevice::launch(Graph &graph, Stream &stream) {
   auto *g = dynamic_cast<CudaGraph *>(&graph);

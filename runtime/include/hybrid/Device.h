@@ -46,6 +46,14 @@ public:
   virtual size_t operations() const = 0;
 };
 
+/// What tuning a captured step (Device::captureTuned) needs from its
+/// caller: the timed replays run the real step, so `save` enqueues a copy
+/// of the state the step mutates, and `restore` enqueues putting it back
+/// (both on the stream given, outside any capture).
+struct StepState {
+  std::function<void(Stream &)> save, restore;
+};
+
 /// A buffer as a command sees it during one call: a device address and a
 /// concrete shape. `writable` is the same address when the executable may
 /// write the buffer (workspace, outputs, read-write state and parameters),
@@ -166,6 +174,20 @@ public:
   /// device has no graphs; the stream is usable again either way.
   virtual std::unique_ptr<Graph> capture(Stream &stream,
                                          const std::function<void()> &enqueue);
+  /// capture(), then, on a device whose kernels chose among close options
+  /// by timing each alone (CUDA: the GEMM plans, kernels/cuda/
+  /// StepTuning.h), each such choice the captured work uses timed again
+  /// inside it: the work recaptured with each close option and replayed
+  /// against the best so far, the faster kept. The replays run the real
+  /// work, so `state` saves what it mutates once before the first and
+  /// restores it before each replay and after the last. A plan tuned so
+  /// keeps its choice for every later capture. Default: capture().
+  virtual std::unique_ptr<Graph>
+  captureTuned(Stream &stream, const std::function<void()> &enqueue,
+               const StepState &state) {
+    (void)state;
+    return capture(stream, enqueue);
+  }
   /// Enqueues the captured work on `stream`; returns without waiting.
   virtual void launch(Graph &graph, Stream &stream);
 

@@ -100,8 +100,12 @@ public:
   /// bucket, a state that moved or weights bound elsewhere make the next
   /// calls capture anew. For an executable whose calls differ only in the
   /// contents of its buffers (a decode step: positions and tokens live on
-  /// the device), so that the replay is the same work.
-  void enqueueGraph(Stream &stream);
+  /// the device), so that the replay is the same work. With `tuning`
+  /// (which saves and restores what the step mutates), the first call runs
+  /// the commands only to warm, restores the state, and captures through
+  /// Device::captureTuned, which replays the step to time its kernels'
+  /// options; every step, the first included, then runs the tuned graph.
+  void enqueueGraph(Stream &stream, const StepState *tuning = nullptr);
   /// Device operations in the graph enqueueGraph replays (0 before one was
   /// captured, or on a device without graphs).
   size_t graphOperations() const;

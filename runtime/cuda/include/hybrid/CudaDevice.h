@@ -142,7 +142,15 @@ public:
   void resetProfile() override;
   std::unique_ptr<Graph> capture(Stream &stream,
                                  const std::function<void()> &enqueue) override;
+  /// Step tuning of the GEMM plans the captured work uses
+  /// (runtime/cuda/src/StepTuner.h); off with HYBRID_CUDA_STEP_TUNE=0.
+  std::unique_ptr<Graph> captureTuned(Stream &stream,
+                                      const std::function<void()> &enqueue,
+                                      const StepState &state) override;
   void launch(Graph &graph, Stream &stream) override;
+  /// Options step tuning has timed in captured steps so far (for tests and
+  /// logs; 0 with HYBRID_CUDA_STEP_TUNE=0).
+  size_t stepTuningTrials() const;
 
   std::unique_ptr<PreparedCommand> prepare(const CommandDesc &command,
                                            const ExecutableDesc &exe) override;

@@ -1,0 +1,194 @@
+// Step tuning's loop (StepTuner.h): which options to try comes from
+// kernels/cuda/StepTuning.h; this captures, replays and keeps.
+#include "StepTuner.h"
+
+#include "CudaCheck.h"
+
+#include "cuda/Context.h"
+#include "cuda/StepTuning.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace hybrid {
+
+using cudabackend::checkCuda;
+
+namespace {
+
+/// Options of another kind are tried when their time alone was within this
+/// factor of the plan's fastest (stash counts always: StepTuning.h).
+constexpr double kWithin = 1.25;
+/// Timed replays of each graph per comparison; the medians are compared.
+constexpr int kReplays = 9;
+/// An option is kept when its median step is faster by this fraction of
+/// the best's (~2.5 us of OPT-1.3B's 1.25 ms step at batch 1): the spread
+/// of medians of one graph measured on an H200 is below it.
+constexpr double kMargin = 0.002;
+
+bool tuneLog() {
+  static const bool on = [] {
+    const char *v = std::getenv("HYBRID_CUDA_TUNE_LOG");
+    return v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Events for the timed replays, destroyed with it.
+class ReplayEvents {
+public:
+  ReplayEvents(size_t count, const std::string &device) : events_(count) {
+    for (cudaEvent_t &e : events_)
+      checkCuda(cudaEventCreate(&e), device, "cudaEventCreate");
+  }
+  ~ReplayEvents() {
+    for (cudaEvent_t e : events_)
+      if (e)
+        cudaEventDestroy(e);
+  }
+  ReplayEvents(const ReplayEvents &) = delete;
+  ReplayEvents &operator=(const ReplayEvents &) = delete;
+  cudaEvent_t operator[](size_t i) const { return events_[i]; }
+
+private:
+  std::vector<cudaEvent_t> events_;
+};
+
+} // namespace
+
+bool stepTuningEnabled() {
+  static const bool on = [] {
+    const char *v = std::getenv("HYBRID_CUDA_STEP_TUNE");
+    return !v || std::string(v) != "0";
+  }();
+  return on;
+}
+
+std::unique_ptr<Graph>
+tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
+                 const std::function<std::unique_ptr<Graph>()> &capture,
+                 const std::function<void(Graph &)> &launch,
+                 const std::function<void()> &save,
+                 const std::function<void()> &restore,
+                 std::atomic<size_t> &trials, const std::string &device) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<cuda::UsedPlan> used;
+  auto recordInto = [&](std::vector<cuda::UsedPlan> *into) {
+    std::lock_guard<std::mutex> lock(turn);
+    context.usedPlans = into;
+  };
+  recordInto(&used);
+  std::unique_ptr<Graph> best;
+  try {
+    best = capture();
+  } catch (...) {
+    recordInto(nullptr);
+    throw;
+  }
+  recordInto(nullptr);
+  std::vector<cuda::StepChoice> choices = cuda::stepChoices(used, kWithin);
+  if (choices.empty())
+    return best;
+
+  // The medians of a's and b's step, replayed in turn (each after restore,
+  // so every replay is the same step), after one replay of each to warm.
+  ReplayEvents events(4 * kReplays, device);
+  auto compare = [&](Graph &a, Graph &b) {
+    for (Graph *g : {&a, &b}) {
+      restore();
+      launch(*g);
+    }
+    for (int r = 0; r < kReplays; ++r)
+      for (int k = 0; k < 2; ++k) {
+        restore();
+        checkCuda(cudaEventRecord(events[4 * r + 2 * k], stream), device,
+                  "cudaEventRecord");
+        launch(k ? b : a);
+        checkCuda(cudaEventRecord(events[4 * r + 2 * k + 1], stream), device,
+                  "cudaEventRecord");
+      }
+    checkCuda(cudaStreamSynchronize(stream), device, "cudaStreamSynchronize");
+    std::vector<float> times[2];
+    for (int r = 0; r < kReplays; ++r)
+      for (int k = 0; k < 2; ++k) {
+        float ms = 0;
+        checkCuda(cudaEventElapsedTime(&ms, events[4 * r + 2 * k],
+                                       events[4 * r + 2 * k + 1]),
+                  device, "cudaEventElapsedTime");
+        times[k].push_back(ms);
+      }
+    return std::make_pair(median(times[0]), median(times[1]));
+  };
+
+  save();
+  int timed = 0;
+  float first = -1, last = -1;
+  for (cuda::StepChoice &choice : choices) {
+    for (const cuda::PlanOption &option : choice.alternatives) {
+      cuda::applyOption(choice.plan, option);
+      std::unique_ptr<Graph> trial;
+      try {
+        trial = capture();
+      } catch (const std::exception &e) {
+        if (tuneLog())
+          std::fprintf(stderr,
+                       "hybrid: step tuning %s: %s did not capture: %s\n",
+                       choice.plan.shape.c_str(),
+                       cuda::optionName(option).c_str(), e.what());
+      }
+      bool keep = false;
+      if (trial) {
+        const auto [now, with] = compare(*best, *trial);
+        ++timed;
+        ++trials;
+        if (first < 0)
+          first = now;
+        keep = with < now * (1 - kMargin);
+        last = keep ? with : now;
+        if (tuneLog())
+          std::fprintf(
+              stderr, "hybrid: step tuning %s: %s %.4f ms, %s %.4f ms%s\n",
+              choice.plan.shape.c_str(),
+              cuda::optionName(choice.current).c_str(), now,
+              cuda::optionName(option).c_str(), with, keep ? " (kept)" : "");
+      }
+      if (keep) {
+        best = std::move(trial);
+        choice.current = option;
+      } else {
+        cuda::applyOption(choice.plan, choice.current);
+      }
+    }
+    cuda::settle(choice.plan);
+  }
+  restore();
+  checkCuda(cudaStreamSynchronize(stream), device, "cudaStreamSynchronize");
+  if (tuneLog()) {
+    std::string plans;
+    for (const cuda::StepChoice &choice : choices)
+      plans += (plans.empty() ? "" : ",") + choice.plan.shape + "=" +
+               cuda::optionName(choice.current);
+    std::fprintf(
+        stderr,
+        "hybrid: step tuning: %d trials over %zu plans in %.2f s, step %.4f "
+        "-> %.4f ms; as pins: HYBRID_CUDA_PLANS=%s\n",
+        timed, choices.size(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      started)
+            .count(),
+        first, last, plans.c_str());
+  }
+  return best;
+}
+
+} // namespace hybrid
