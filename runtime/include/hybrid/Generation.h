@@ -38,7 +38,8 @@ struct GenerateConfig {
   int64_t stopCheckInterval = 8;
   /// Capture the decode step once per batch bucket and replay it for every
   /// position (DeepSpeed's hybrid_engine.enable_cuda_graph), on devices
-  /// that have graphs (CUDA; the CPU runs steps directly). A batch is then
+  /// that have graphs (CUDA; the CPU runs steps directly); the prompt's pass
+  /// too, from the second call of a bucket on. A batch is then
   /// padded up to its bucket (a power of two up to 64, then a multiple of
   /// 64) with copies of its last row, whose results are dropped.
   bool cudaGraph = true;
