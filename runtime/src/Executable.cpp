@@ -174,7 +174,8 @@ struct Executable::Impl {
   void prepareCall();
   void enqueueCommands(Stream &stream);
   void enqueue(Stream &stream);
-  void enqueueGraph(Stream &stream, const StepState *tuning);
+  void enqueueGraph(Stream &stream);
+  void captureGraph(Stream &stream, const StepState &state);
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   DeviceTensor port(const PortDesc &p) const;
 };
@@ -598,7 +599,7 @@ void Executable::Impl::enqueue(Stream &stream) {
   enqueueCommands(stream);
 }
 
-void Executable::Impl::enqueueGraph(Stream &stream, const StepState *tuning) {
+void Executable::Impl::enqueueGraph(Stream &stream) {
   if (!device->supportsGraphs())
     return enqueue(stream);
   prepareCall();
@@ -607,24 +608,33 @@ void Executable::Impl::enqueueGraph(Stream &stream, const StepState *tuning) {
   graph.reset();
   // The first call with these addresses runs the commands as usual:
   // kernels load, GEMM plans are made and the shapes are announced outside
-  // the capture. With `tuning` that run only warms: its state is put back
-  // and the same call captures (and tunes) the step it then launches, so
-  // that every step runs the plans tuning settled on (the first call's
-  // bits are every later call's).
+  // the capture.
   if (viewsEpoch != warmEpoch) {
-    if (tuning)
-      tuning->save(stream);
     enqueueCommands(stream);
     warmEpoch = viewsEpoch;
-    if (!tuning)
-      return;
-    tuning->restore(stream);
+    return;
   }
-  auto commands = [&] { enqueueCommands(stream); };
-  graph = tuning ? device->captureTuned(stream, commands, *tuning)
-                 : device->capture(stream, commands);
+  graph = device->capture(stream, [&] { enqueueCommands(stream); });
   graphEpoch = viewsEpoch;
   device->launch(*graph, stream);
+}
+
+void Executable::Impl::captureGraph(Stream &stream, const StepState &state) {
+  if (!device->supportsGraphs())
+    return;
+  prepareCall();
+  if (graph && viewsEpoch == graphEpoch)
+    return;
+  graph.reset();
+  // One run outside the capture (as enqueueGraph's first call), between
+  // saving and restoring the state it mutates.
+  state.save(stream);
+  enqueueCommands(stream);
+  warmEpoch = viewsEpoch;
+  state.restore(stream);
+  graph = device->captureTuned(
+      stream, [&] { enqueueCommands(stream); }, state);
+  graphEpoch = viewsEpoch;
 }
 
 void Executable::Impl::enqueueCommands(Stream &stream) {
@@ -801,8 +811,10 @@ size_t Executable::outputIndex(const std::string &name) const {
 
 void Executable::enqueue(Stream &stream) { impl_->enqueue(stream); }
 
-void Executable::enqueueGraph(Stream &stream, const StepState *tuning) {
-  impl_->enqueueGraph(stream, tuning);
+void Executable::enqueueGraph(Stream &stream) { impl_->enqueueGraph(stream); }
+
+void Executable::captureGraph(Stream &stream, const StepState &state) {
+  impl_->captureGraph(stream, state);
 }
 
 size_t Executable::graphOperations() const {

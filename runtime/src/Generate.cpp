@@ -243,9 +243,39 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   writeState("gen.sampling", sampling);
   writeState("gen.rng", rng);
 
+  prefill.bind(symbolValues(prefill.desc(), bucket));
+  decode.bind(symbolValues(decode.desc(), bucket));
+  // The decode step's graph is made before the prompt's pass, so that GEMM
+  // plans step tuning changes (Device::captureTuned) are the prompt's
+  // too (an LM head of one row is both's) and the first generation's bits
+  // are every later one's. Tuning replays the step: the generation state
+  // it writes is saved and put back around the replays. The KV caches need
+  // no copy: a replay writes slots the prompt's pass writes again, or slots
+  // after the prompt, which each step writes before any step reads them.
+  std::vector<std::pair<DeviceTensor, DeviceAllocation>> saved;
+  StepState tuning;
+  tuning.save = [&](Stream &s) {
+    saved.clear();
+    for (const StateUse &use : decode.desc().states) {
+      const std::string &name = states_->desc(use.state).name;
+      if (use.access != Access::ReadWrite || name.rfind("kv.", 0) == 0 ||
+          !states_->allocated(name))
+        continue;
+      DeviceTensor t = states_->tensor(name);
+      DeviceAllocation copy(device_, t.bytes());
+      device_->copyDeviceToDevice(copy.get(), t.data, t.bytes(), s);
+      saved.emplace_back(t, std::move(copy));
+    }
+  };
+  tuning.restore = [&](Stream &s) {
+    for (const auto &[t, copy] : saved)
+      device_->copyDeviceToDevice(t.data, copy.get(), t.bytes(), s);
+  };
+  if (captured)
+    decode.captureGraph(stream, tuning);
+
   GenerateResult result;
   auto start = std::chrono::steady_clock::now();
-  prefill.bind(symbolValues(prefill.desc(), bucket));
   // An omitted mask is all ones, the executable's default.
   const NamedTensors all = prefill.withDefaults(inputs);
   for (size_t i = 0; i < prefill.inputNames().size(); ++i) {
@@ -266,7 +296,6 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   // Decode steps; every few, a look at whether all rows finished.
   start = std::chrono::steady_clock::now();
   int64_t steps = 1;
-  decode.bind(symbolValues(decode.desc(), bucket));
   HostTensor finished = HostTensor::allocate(DType::Bool, {rows});
   auto allFinished = [&] {
     DeviceTensor f = states_->tensor("gen.finished");
@@ -275,34 +304,10 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
     const auto *flags = static_cast<const uint8_t *>(finished.data());
     return std::all_of(flags, flags + batch, [](uint8_t v) { return v; });
   };
-  // Tuning the captured step (Device::captureTuned) replays it: the
-  // generation state it writes is saved and put back around the replays.
-  // The KV caches need no copy: a replay writes the slots of the restored
-  // position and after it, and every step writes its slot before any step
-  // reads it.
-  std::vector<std::pair<DeviceTensor, DeviceAllocation>> saved;
-  StepState tuning;
-  tuning.save = [&](Stream &s) {
-    saved.clear();
-    for (const StateUse &use : decode.desc().states) {
-      const std::string &name = states_->desc(use.state).name;
-      if (use.access != Access::ReadWrite || name.rfind("kv.", 0) == 0 ||
-          !states_->allocated(name))
-        continue;
-      DeviceTensor t = states_->tensor(name);
-      DeviceAllocation copy(device_, t.bytes());
-      device_->copyDeviceToDevice(copy.get(), t.data, t.bytes(), s);
-      saved.emplace_back(t, std::move(copy));
-    }
-  };
-  tuning.restore = [&](Stream &s) {
-    for (const auto &[t, copy] : saved)
-      device_->copyDeviceToDevice(t.data, copy.get(), t.bytes(), s);
-  };
   bool done = config.eosTokenId >= 0 && allFinished();
   while (!done && steps < config.maxNewTokens) {
     if (captured)
-      decode.enqueueGraph(stream, &tuning);
+      decode.enqueueGraph(stream);
     else
       decode.enqueue(stream);
     ++steps;

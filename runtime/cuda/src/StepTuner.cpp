@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace hybrid {
@@ -148,7 +149,17 @@ tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
       }
       bool keep = false;
       if (trial) {
-        const auto [now, with] = compare(*best, *trial);
+        std::pair<float, float> times;
+        try {
+          times = compare(*best, *trial);
+        } catch (...) {
+          // The plan back to the option it ran before, the state put back
+          // (as far as the stream still runs), then the error.
+          cuda::applyOption(choice.plan, choice.current);
+          restore();
+          throw;
+        }
+        const auto [now, with] = times;
         ++timed;
         ++trials;
         if (first < 0)
@@ -180,8 +191,9 @@ tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
                cuda::optionName(choice.current);
     std::fprintf(
         stderr,
-        "hybrid: step tuning: %d trials over %zu plans in %.2f s, step %.4f "
-        "-> %.4f ms; as pins: HYBRID_CUDA_PLANS=%s\n",
+        "hybrid: step tuning: %d trials over %zu plans in %.2f s, the step "
+        "%.4f ms in the first trial, %.4f ms in the last; as pins: "
+        "HYBRID_CUDA_PLANS=%s\n",
         timed, choices.size(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                       started)

@@ -100,12 +100,17 @@ public:
   /// bucket, a state that moved or weights bound elsewhere make the next
   /// calls capture anew. For an executable whose calls differ only in the
   /// contents of its buffers (a decode step: positions and tokens live on
-  /// the device), so that the replay is the same work. With `tuning`
-  /// (which saves and restores what the step mutates), the first call runs
-  /// the commands only to warm, restores the state, and captures through
-  /// Device::captureTuned, which replays the step to time its kernels'
-  /// options; every step, the first included, then runs the tuned graph.
-  void enqueueGraph(Stream &stream, const StepState *tuning = nullptr);
+  /// the device), so that the replay is the same work.
+  void enqueueGraph(Stream &stream);
+  /// Makes the graph enqueueGraph launches for the bound bucket now,
+  /// without launching it: the commands run once outside the capture
+  /// (kernels load, plans are made), between `state`'s save and restore so
+  /// that the state is as before, then are captured through Device::
+  /// captureTuned, which may replay them to time their kernels' options
+  /// (GEMM step tuning). So every later call, the first included, runs the
+  /// plans tuning settled on. No-op where the graph is current or the
+  /// device has no graphs.
+  void captureGraph(Stream &stream, const StepState &state);
   /// Device operations in the graph enqueueGraph replays (0 before one was
   /// captured, or on a device without graphs).
   size_t graphOperations() const;
