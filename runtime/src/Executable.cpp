@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 namespace hybrid {
 
@@ -146,9 +145,6 @@ struct Executable::Impl {
   // what it was when the graph was captured (enqueueGraph).
   uint64_t viewsEpoch = 0;
   std::unique_ptr<Graph> graph;
-  /// Graphs of the commands run several times in a row, by that count
-  /// (enqueueGraph's `times`); captured with and dropped with `graph`.
-  std::map<int64_t, std::unique_ptr<Graph>> repeated;
   static constexpr uint64_t kNoEpoch = ~uint64_t(0);
   uint64_t graphEpoch = kNoEpoch, warmEpoch = kNoEpoch;
   // For bindShapes.
@@ -178,7 +174,7 @@ struct Executable::Impl {
   void prepareCall();
   void enqueueCommands(Stream &stream);
   void enqueue(Stream &stream);
-  void enqueueGraph(Stream &stream, int64_t times);
+  void enqueueGraph(Stream &stream);
   void captureGraph(Stream &stream, const StepState &state);
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   DeviceTensor port(const PortDesc &p) const;
@@ -603,31 +599,13 @@ void Executable::Impl::enqueue(Stream &stream) {
   enqueueCommands(stream);
 }
 
-void Executable::Impl::enqueueGraph(Stream &stream, int64_t times) {
-  if (!device->supportsGraphs()) {
-    for (int64_t t = 0; t < times; ++t)
-      enqueue(stream);
-    return;
-  }
+void Executable::Impl::enqueueGraph(Stream &stream) {
+  if (!device->supportsGraphs())
+    return enqueue(stream);
   prepareCall();
-  if (graph && viewsEpoch == graphEpoch) {
-    if (times == 1)
-      return device->launch(*graph, stream);
-    std::unique_ptr<Graph> &many = repeated[times];
-    if (!many)
-      many = device->capture(stream, [&] {
-        for (int64_t t = 0; t < times; ++t)
-          enqueueCommands(stream);
-      });
-    return device->launch(*many, stream);
-  }
-  if (times > 1) { // (the one-call graph first)
-    for (int64_t t = 0; t < times; ++t)
-      enqueueGraph(stream, 1);
-    return;
-  }
+  if (graph && viewsEpoch == graphEpoch)
+    return device->launch(*graph, stream);
   graph.reset();
-  repeated.clear();
   // The first call with these addresses runs the commands as usual:
   // kernels load, GEMM plans are made and the shapes are announced outside
   // the capture.
@@ -648,7 +626,6 @@ void Executable::Impl::captureGraph(Stream &stream, const StepState &state) {
   if (graph && viewsEpoch == graphEpoch)
     return;
   graph.reset();
-  repeated.clear();
   // One run outside the capture (as enqueueGraph's first call), between
   // saving and restoring the state it mutates.
   state.save(stream);
@@ -834,13 +811,7 @@ size_t Executable::outputIndex(const std::string &name) const {
 
 void Executable::enqueue(Stream &stream) { impl_->enqueue(stream); }
 
-void Executable::enqueueGraph(Stream &stream, int64_t times) {
-  if (times < 1)
-    throw Error("executable '" + impl_->desc->name +
-                "': enqueueGraph runs the commands at least once, not " +
-                std::to_string(times) + " times");
-  impl_->enqueueGraph(stream, times);
-}
+void Executable::enqueueGraph(Stream &stream) { impl_->enqueueGraph(stream); }
 
 void Executable::captureGraph(Stream &stream, const StepState &state) {
   impl_->captureGraph(stream, state);
@@ -957,7 +928,6 @@ void Executable::release() {
     return;
   m.device->synchronize(); // work enqueued earlier may still use it
   m.graph.reset();
-  m.repeated.clear();
   m.memory.reset();
   m.planValid = false;
   m.bound.clear();

@@ -153,9 +153,6 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
                 std::to_string(config.topK));
   if (config.stopCheckInterval < 1)
     throw Error("generate: the stop-check interval must be >= 1");
-  if (config.stepsPerLaunch < 1)
-    throw Error("generate: steps per launch must be >= 1, got " +
-                std::to_string(config.stepsPerLaunch));
   const int64_t vocab = [&] {
     const ExecutableDesc &f = prefill.desc();
     for (const CommandDesc &c : f.commands)
@@ -308,22 +305,13 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
     return std::all_of(flags, flags + batch, [](uint8_t v) { return v; });
   };
   bool done = config.eosTokenId >= 0 && allFinished();
-  const bool checks = config.eosTokenId >= 0;
   while (!done && steps < config.maxNewTokens) {
-    // Captured steps go several to a launch, up to the budget's end and
-    // the next stop check, so that the checks fall where they would.
-    int64_t run = 1;
-    if (captured) {
-      run = std::min(config.stepsPerLaunch, config.maxNewTokens - steps);
-      if (checks)
-        run = std::min(run, config.stopCheckInterval -
-                                steps % config.stopCheckInterval);
-      decode.enqueueGraph(stream, run);
-    } else {
+    if (captured)
+      decode.enqueueGraph(stream);
+    else
       decode.enqueue(stream);
-    }
-    steps += run;
-    if (checks && steps % config.stopCheckInterval == 0)
+    ++steps;
+    if (config.eosTokenId >= 0 && steps % config.stopCheckInterval == 0)
       done = allFinished();
   }
   device_->synchronize(stream);

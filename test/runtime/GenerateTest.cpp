@@ -215,40 +215,6 @@ TEST_P(GenerateOnDevice, CapturedStepsGiveWhatStepsOneByOneGive) {
   EXPECT_EQ(b.logprobs.toVector<float>(), c.logprobs.toVector<float>());
 }
 
-TEST_P(GenerateOnDevice, StepsPerLaunchChangeNothingButLaunches) {
-  // Captured steps go several to a graph launch; any count gives the bits
-  // and the stopping point of one step a launch, early stops included
-  // (the stop checks fall where they would). (The CPU has no graphs: the
-  // same path each time.)
-  GenerateConfig greedy;
-  greedy.maxNewTokens = 23;
-  const std::vector<int64_t> free =
-      engine().generate(prompt(), nullptr, greedy).tokens.toVector<int64_t>();
-  for (int64_t eos : {int64_t(-1), free[5]}) {
-    GenerateConfig one = sampling(3);
-    one.maxNewTokens = 23;
-    one.eosTokenId = eos;
-    one.stopCheckInterval = 4;
-    one.stepsPerLaunch = 1;
-    GenerateResult want = engine().generate(prompt(), nullptr, one);
-    for (int64_t k : {2, 3, 8, 64}) {
-      GenerateConfig many = one;
-      many.stepsPerLaunch = k;
-      GenerateResult got = engine().generate(prompt(), nullptr, many);
-      EXPECT_EQ(got.steps, want.steps) << k << " steps a launch, eos " << eos;
-      EXPECT_EQ(got.tokens.toVector<int64_t>(), want.tokens.toVector<int64_t>())
-          << k << " steps a launch, eos " << eos;
-      EXPECT_EQ(got.logprobs.toVector<float>(), want.logprobs.toVector<float>())
-          << k << " steps a launch, eos " << eos;
-      EXPECT_EQ(got.lengths.toVector<int64_t>(),
-                want.lengths.toVector<int64_t>());
-    }
-  }
-  GenerateConfig none;
-  none.stepsPerLaunch = 0;
-  EXPECT_THROW(engine().generate(prompt(), nullptr, none), Error);
-}
-
 TEST_P(GenerateOnDevice, ABatchPaddedToItsBucketKeepsItsRows) {
   // Three rows (on a device with graphs: run in a bucket of four, the last
   // row repeated) give the rows of the two-row prompt, and only three.

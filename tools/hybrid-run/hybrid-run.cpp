@@ -59,7 +59,7 @@ const char *kUsage =
     "P]]\n"
     "                     [--seed S] [--eos ID] [--pad ID]\n"
     "                     [--max-out-tokens C] [--no-cuda-graph]\n"
-    "                     [--steps-per-launch K] [--device D] [--threads N]\n"
+    "                     [--device D] [--threads N]\n"
     "  hybrid-run generate BUNDLE --random-weights SEED --batch B\n"
     "                     --prompt-len P [--max-new-tokens N] [--repeat R]\n"
     "                     ...\n"
@@ -74,8 +74,7 @@ const char *kUsage =
     "      capacity: prompt + new tokens must fit) is 512, or the model's\n"
     "      position limit when smaller, or what the call needs when\n"
     "      larger. On a GPU the decode step is captured once as a CUDA\n"
-    "      graph and replayed (--no-cuda-graph runs it kernel by kernel),\n"
-    "      up to K steps (default 8) a launch.\n"
+    "      graph and replayed (--no-cuda-graph runs it kernel by kernel).\n"
     "      The second form\n"
     "      times prefill and decode on random weights and prompts; --repeat\n"
     "      R reports the best of R calls after a warm-up.\n"
@@ -624,29 +623,27 @@ int runGenerate(int argc, char **argv) {
       takeSwitches(argc, argv, {"--greedy", "--no-cuda-graph"}, switches);
   const bool greedyFlag = switches.count("--greedy"),
              noGraph = switches.count("--no-cuda-graph");
-  Args args =
-      parseArgs("generate", static_cast<int>(rest.size()), rest.data(), 2,
-                {"--weights",
-                 "--prompt",
-                 "--prompt-name",
-                 "--out",
-                 "--max-new-tokens",
-                 "--min-new-tokens",
-                 "--temperature",
-                 "--top-k",
-                 "--top-p",
-                 "--seed",
-                 "--eos",
-                 "--pad",
-                 "--max-out-tokens",
-                 "--steps-per-launch",
-                 "--threads",
-                 "--allow-extra",
-                 "--random-weights",
-                 "--batch",
-                 "--prompt-len",
-                 "--device",
-                 "--repeat"});
+  Args args = parseArgs("generate", static_cast<int>(rest.size()), rest.data(),
+                        2, {"--weights",
+                            "--prompt",
+                            "--prompt-name",
+                            "--out",
+                            "--max-new-tokens",
+                            "--min-new-tokens",
+                            "--temperature",
+                            "--top-k",
+                            "--top-p",
+                            "--seed",
+                            "--eos",
+                            "--pad",
+                            "--max-out-tokens",
+                            "--threads",
+                            "--allow-extra",
+                            "--random-weights",
+                            "--batch",
+                            "--prompt-len",
+                            "--device",
+                            "--repeat"});
   expectPositional(args, 1, "generate", "a BUNDLE");
   auto integer = [&](const char *flag, int64_t dflt, int64_t min) {
     std::optional<std::string> v = args.single(flag);
@@ -673,7 +670,6 @@ int runGenerate(int argc, char **argv) {
   config.seed = static_cast<uint64_t>(integer("--seed", 0, 0));
   config.maxOutTokens = integer("--max-out-tokens", 0, 0);
   config.cudaGraph = !noGraph;
-  config.stepsPerLaunch = integer("--steps-per-launch", 8, 1);
   bool sampling = args.single("--temperature") || args.single("--top-k") ||
                   args.single("--top-p");
   if (greedyFlag && sampling)

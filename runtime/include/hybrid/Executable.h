@@ -100,12 +100,8 @@ public:
   /// bucket, a state that moved or weights bound elsewhere make the next
   /// calls capture anew. For an executable whose calls differ only in the
   /// contents of its buffers (a decode step: positions and tokens live on
-  /// the device), so that the replay is the same work. With `times` > 1,
-  /// the commands run that many times in a row: once the one-call graph
-  /// exists, through a graph of them all (captured on first use, one per
-  /// count), one launch for every call (decode steps: no idle gap between
-  /// them, and a step's first kernels may start in the last one's tail).
-  void enqueueGraph(Stream &stream, int64_t times = 1);
+  /// the device), so that the replay is the same work.
+  void enqueueGraph(Stream &stream);
   /// Makes the graph enqueueGraph launches for the bound bucket now,
   /// without launching it: the commands run once outside the capture
   /// (kernels load, plans are made), between `state`'s save and restore so

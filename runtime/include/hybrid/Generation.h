@@ -43,11 +43,6 @@ struct GenerateConfig {
   /// padded up to its bucket (a power of two up to 64, then a multiple of
   /// 64) with copies of its last row, whose results are dropped.
   bool cudaGraph = true;
-  /// Captured decode steps per graph launch, at most (fewer where the
-  /// budget ends or the stop check looks): one launch for several steps
-  /// leaves no idle gap between them, and a step's first kernels may start
-  /// in the last one's tail. The results are those of one step a launch.
-  int64_t stepsPerLaunch = 8;
 };
 
 /// The update rule a bundle's training executables were compiled with
