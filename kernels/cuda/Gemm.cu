@@ -647,16 +647,25 @@ std::string stashNote(int stash) {
 }
 
 /// Notes a tuned plan's use where step tuning records them
-/// (Context::usedPlans, StepTuning.h): `product` or `group`, of `problems`.
-void noteUse(Context &context, GemmPlan *product, GroupPlan *group,
-             const GemmProblem *problems, size_t count) {
+/// (Context::usedPlans, StepTuning.h): `product` or `group`, of `problems`,
+/// when `stream` is being captured (work another engine runs meanwhile
+/// uncaptured is not the step's).
+void noteUse(Context &context, cudaStream_t stream, GemmPlan *product,
+             GroupPlan *group, const GemmProblem *problems, size_t count) {
   if (!context.usedPlans)
+    return;
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  if (capturing != cudaStreamCaptureStatusActive)
     return;
   for (const UsedPlan &u : *context.usedPlans)
     if (u.product == product && u.group == group)
       return;
-  std::string shape = std::to_string(problems[0].M) + "x" +
-                      std::to_string(problems[0].K) + "x";
+  std::string shape =
+      std::to_string(problems[0].M) + "x" + std::to_string(problems[0].K) + "x";
   for (size_t i = 0; i < count; ++i)
     shape += (i ? "+" : "") + std::to_string(problems[i].N);
   context.usedPlans->push_back({product, group, std::move(shape)});
@@ -831,7 +840,7 @@ void gemm(const CudaCall &call, const GemmProblem &p, const char *kernel) {
   if (!plan.tuned)
     tune(call, p, plan, workspace, stream, kernel);
   if (plan.tuned)
-    noteUse(*call.context, &plan, nullptr, &p, 1);
+    noteUse(*call.context, stream, &plan, nullptr, &p, 1);
   if (plan.stream)
     return streamGemv(p, call.context->smCount, stream, kernel, plan.stash);
   if (plan.skinnySplits > 0)
@@ -934,7 +943,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
   if (auto found = context.groupPlans.find(key);
       found != context.groupPlans.end()) {
     plan = found->second;
-    noteUse(context, nullptr, &found->second, problems, count);
+    noteUse(context, streamOf(call), nullptr, &found->second, problems, count);
   } else if (!pin && streamMode() == KernelMode::Prefer &&
              skinnyMode() != KernelMode::Prefer &&
              streamGemvGroupSupports(problems, count)) {

@@ -22,7 +22,7 @@ PlanOption currentOption(const UsedPlan &plan) {
   PlanOption now;
   if (const GemmPlan *p = plan.product) {
     if (p->stream)
-      now = {Kind::Stream, std::max(p->stash, 0)};
+      now = {Kind::Stream, p->stash}; // (-1: the count was not timed)
     else if (p->skinnySplits > 0)
       now = {Kind::Skinny, p->skinnySplits};
     else
@@ -30,7 +30,7 @@ PlanOption currentOption(const UsedPlan &plan) {
   } else {
     const GroupPlan &g = *plan.group;
     if (g.splits == GroupPlan::kStreamGroup)
-      now = {Kind::Stream, std::max(g.stash, 0)};
+      now = {Kind::Stream, g.stash};
     else if (g.splits > 0)
       now = {Kind::OneLaunch, g.splits};
     else

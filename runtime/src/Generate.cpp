@@ -252,10 +252,28 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   // it writes is saved and put back around the replays. The KV caches need
   // no copy: a replay writes slots the prompt's pass writes again, or slots
   // after the prompt, which each step writes before any step reads them.
-  std::vector<std::pair<DeviceTensor, DeviceAllocation>> saved;
+  // Before the prompt's pass the state is no step's: each replay starts
+  // at the middle step's position (gen.past, gen.position), so that
+  // attention reads as many keys as an average step does; the prompt's
+  // pass writes both anew.
+  std::vector<std::pair<DeviceTensor, DeviceAllocation>> saved, midway;
+  const int64_t middle = prompt + config.maxNewTokens / 2;
   StepState tuning;
   tuning.save = [&](Stream &s) {
     saved.clear();
+    midway.clear();
+    for (const char *name : {"gen.past", "gen.position"}) {
+      if (!states_->find(name) || !states_->allocated(name))
+        continue;
+      DeviceTensor t = states_->tensor(name);
+      if (t.dtype != DType::I64)
+        continue;
+      HostTensor at = HostTensor::allocate(DType::I64, t.shape);
+      std::fill(at.as<int64_t>(), at.as<int64_t>() + at.numel(), middle);
+      DeviceAllocation copy(device_, t.bytes());
+      device_->copyHostToDevice(copy.get(), at.data(), t.bytes(), s);
+      midway.emplace_back(t, std::move(copy));
+    }
     for (const StateUse &use : decode.desc().states) {
       const std::string &name = states_->desc(use.state).name;
       if (use.access != Access::ReadWrite || name.rfind("kv.", 0) == 0 ||
@@ -270,8 +288,11 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   tuning.restore = [&](Stream &s) {
     for (const auto &[t, copy] : saved)
       device_->copyDeviceToDevice(t.data, copy.get(), t.bytes(), s);
+    for (const auto &[t, copy] : midway)
+      device_->copyDeviceToDevice(t.data, copy.get(), t.bytes(), s);
   };
-  if (captured)
+  // (One new token is the prompt's pass alone: no step to capture.)
+  if (captured && config.maxNewTokens > 1)
     decode.captureGraph(stream, tuning);
 
   GenerateResult result;

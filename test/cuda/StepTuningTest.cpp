@@ -77,6 +77,30 @@ TEST(StepTuningTest, SettledRepeatedAndLonePlansAreLeftOut) {
   EXPECT_EQ(stepChoices(used, 1.25).size(), 1u);
 }
 
+TEST(StepTuningTest, AnUntimedStashCountIsNoAlternative) {
+  // Several rows, or HYBRID_CUDA_GEMV_STASH set: tuning timed the
+  // streaming GEMV once, at stash -1 (the environment's count). That is
+  // the option the plan runs, not another one to try, and going back to it
+  // restores -1.
+  GemmPlan plan;
+  plan.tuned = true;
+  plan.stream = true;
+  plan.stash = -1;
+  plan.options = {{Kind::CublasLt, -1, 0.0210f}, {Kind::Stream, -1, 0.0200f}};
+  UsedPlan used{&plan, nullptr, "4x2048x8192"};
+  std::vector<StepChoice> choices = stepChoices({used}, 1.25);
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(optionName(choices[0].current), "stream");
+  EXPECT_FLOAT_EQ(choices[0].current.ms, 0.0200f);
+  EXPECT_EQ(names(choices[0].alternatives),
+            (std::vector<std::string>{"cublaslt"}));
+  applyOption(used, choices[0].alternatives[0]);
+  EXPECT_FALSE(plan.stream);
+  applyOption(used, choices[0].current);
+  EXPECT_TRUE(plan.stream);
+  EXPECT_EQ(plan.stash, -1);
+}
+
 TEST(StepTuningTest, OptionsApplyToProductsAndRoundTrip) {
   GemmPlan plan = lmHead();
   UsedPlan used{&plan, nullptr, "1x2048x50272"};

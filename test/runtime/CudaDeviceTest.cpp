@@ -398,6 +398,15 @@ TEST_F(CudaDeviceTest, StepTuningLeavesTheGenerationItTunedIntact) {
             second.logprobs.toVector<float>());
   EXPECT_EQ(first.lengths.toVector<int64_t>(),
             second.lengths.toVector<int64_t>());
+  // Captured anew (the cache released, then retaken): the settled plans,
+  // not tuned again, and the same bits.
+  GenerateConfig release = config;
+  release.releaseInferenceCache = true;
+  engine.generate(prompt, nullptr, release);
+  GenerateResult again = engine.generate(prompt, nullptr, config);
+  EXPECT_EQ(dev().stepTuningTrials(), trials);
+  EXPECT_EQ(first.tokens.toVector<int64_t>(), again.tokens.toVector<int64_t>());
+  EXPECT_EQ(first.logprobs.toVector<float>(), again.logprobs.toVector<float>());
 }
 
 // Device-resident use on the caller's stream: the stream orders the copies

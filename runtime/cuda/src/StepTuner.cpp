@@ -49,20 +49,29 @@ float median(std::vector<float> v) {
 class ReplayEvents {
 public:
   ReplayEvents(size_t count, const std::string &device) : events_(count) {
-    for (cudaEvent_t &e : events_)
-      checkCuda(cudaEventCreate(&e), device, "cudaEventCreate");
+    for (cudaEvent_t &e : events_) {
+      const cudaError_t made = cudaEventCreate(&e);
+      if (made != cudaSuccess) {
+        e = nullptr;
+        destroy();
+        checkCuda(made, device, "cudaEventCreate");
+      }
+    }
   }
-  ~ReplayEvents() {
-    for (cudaEvent_t e : events_)
-      if (e)
-        cudaEventDestroy(e);
-  }
+  ~ReplayEvents() { destroy(); }
   ReplayEvents(const ReplayEvents &) = delete;
   ReplayEvents &operator=(const ReplayEvents &) = delete;
   cudaEvent_t operator[](size_t i) const { return events_[i]; }
 
 private:
   std::vector<cudaEvent_t> events_;
+  void destroy() {
+    for (cudaEvent_t &e : events_)
+      if (e) {
+        cudaEventDestroy(e);
+        e = nullptr;
+      }
+  }
 };
 
 } // namespace
@@ -97,6 +106,11 @@ tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
     throw;
   }
   recordInto(nullptr);
+  // Plans change under the launch lock: another thread's kernels read them.
+  auto apply = [&](const cuda::UsedPlan &plan, const cuda::PlanOption &o) {
+    std::lock_guard<std::mutex> lock(turn);
+    cuda::applyOption(plan, o);
+  };
   std::vector<cuda::StepChoice> choices = cuda::stepChoices(used, kWithin);
   if (choices.empty())
     return best;
@@ -136,7 +150,7 @@ tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
   float first = -1, last = -1;
   for (cuda::StepChoice &choice : choices) {
     for (const cuda::PlanOption &option : choice.alternatives) {
-      cuda::applyOption(choice.plan, option);
+      apply(choice.plan, option);
       std::unique_ptr<Graph> trial;
       try {
         trial = capture();
@@ -155,7 +169,7 @@ tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
         } catch (...) {
           // The plan back to the option it ran before, the state put back
           // (as far as the stream still runs), then the error.
-          cuda::applyOption(choice.plan, choice.current);
+          apply(choice.plan, choice.current);
           restore();
           throw;
         }
@@ -177,9 +191,10 @@ tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
         best = std::move(trial);
         choice.current = option;
       } else {
-        cuda::applyOption(choice.plan, choice.current);
+        apply(choice.plan, choice.current);
       }
     }
+    std::lock_guard<std::mutex> lock(turn);
     cuda::settle(choice.plan);
   }
   restore();
