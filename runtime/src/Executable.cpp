@@ -175,6 +175,8 @@ struct Executable::Impl {
   void enqueueCommands(Stream &stream);
   void enqueue(Stream &stream);
   void enqueueGraph(Stream &stream);
+  /// Whether `views` are `before` (addresses and shapes).
+  bool sameViews(const std::vector<BufferView> &before) const;
   void captureGraph(Stream &stream, const StepState &state);
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   DeviceTensor port(const PortDesc &p) const;
@@ -585,13 +587,27 @@ void Executable::Impl::prepareCall() {
     resolveParams();
     resolved = true;
   }
-  // A state released (or allocated) since the last call moved.
+  // A state released (or allocated) since the last call may have moved.
+  // Where none of this executable's did (another executable's state went,
+  // or one came back at its address), the views, and a captured graph,
+  // stay as they are: a trainer's step releases the gradients', and the
+  // generation's graphs serve on.
   if (states->epoch() != stateEpoch) {
+    const std::vector<BufferView> before = views;
     resolveStates();
-    resolved = true;
+    resolved = resolved || !sameViews(before);
   }
   if (resolved)
     resolveAliases();
+}
+
+bool Executable::Impl::sameViews(const std::vector<BufferView> &before) const {
+  for (size_t i = 0; i < views.size(); ++i)
+    if (views[i].data != before[i].data ||
+        views[i].writable != before[i].writable ||
+        views[i].shape != before[i].shape)
+      return false;
+  return true;
 }
 
 void Executable::Impl::enqueue(Stream &stream) {
