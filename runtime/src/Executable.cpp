@@ -177,6 +177,11 @@ struct Executable::Impl {
   void enqueueGraph(Stream &stream);
   /// Whether `views` are `before` (addresses and shapes).
   bool sameViews(const std::vector<BufferView> &before) const;
+  /// resolveStates after a state epoch change; whether a view changed (the
+  /// caller then resolves the aliases, which makes graphs capture anew).
+  bool refreshStates();
+  bool viewsDirty = false; ///< a refresh failed part-way
+  size_t captures = 0;     ///< graphs captured (graphCaptures)
   void captureGraph(Stream &stream, const StepState &state);
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   DeviceTensor port(const PortDesc &p) const;
@@ -434,10 +439,8 @@ void Executable::Impl::grow(size_t bytes) {
 
 void Executable::Impl::bind(const std::vector<int64_t> &values) {
   if (planValid && values == bound) {
-    if (states->epoch() != stateEpoch) {
-      resolveStates();
+    if (states->epoch() != stateEpoch && refreshStates())
       resolveAliases();
-    }
     return;
   }
   grow(layout(values));
@@ -588,17 +591,30 @@ void Executable::Impl::prepareCall() {
     resolved = true;
   }
   // A state released (or allocated) since the last call may have moved.
-  // Where none of this executable's did (another executable's state went,
-  // or one came back at its address), the views, and a captured graph,
-  // stay as they are: a trainer's step releases the gradients', and the
-  // generation's graphs serve on.
-  if (states->epoch() != stateEpoch) {
-    const std::vector<BufferView> before = views;
-    resolveStates();
-    resolved = resolved || !sameViews(before);
-  }
+  if (states->epoch() != stateEpoch && refreshStates())
+    resolved = true;
   if (resolved)
     resolveAliases();
+}
+
+bool Executable::Impl::refreshStates() {
+  // Where none of this executable's states moved (another executable's
+  // went, or one came back at its address), the views, and a captured
+  // graph, stay as they are: a trainer's step releases its gradients, and
+  // the generation's graphs serve on.
+  const std::vector<BufferView> before = views;
+  try {
+    resolveStates();
+  } catch (...) {
+    // Some views may have moved: no graph serves them, and the next
+    // refresh resolves the aliases whatever it finds.
+    viewsDirty = true;
+    ++viewsEpoch;
+    throw;
+  }
+  const bool changed = viewsDirty || !sameViews(before);
+  viewsDirty = false;
+  return changed;
 }
 
 bool Executable::Impl::sameViews(const std::vector<BufferView> &before) const {
@@ -632,6 +648,7 @@ void Executable::Impl::enqueueGraph(Stream &stream) {
   }
   graph = device->capture(stream, [&] { enqueueCommands(stream); });
   graphEpoch = viewsEpoch;
+  ++captures;
   device->launch(*graph, stream);
 }
 
@@ -651,6 +668,7 @@ void Executable::Impl::captureGraph(Stream &stream, const StepState &state) {
   graph = device->captureTuned(
       stream, [&] { enqueueCommands(stream); }, state);
   graphEpoch = viewsEpoch;
+  ++captures;
 }
 
 void Executable::Impl::enqueueCommands(Stream &stream) {
@@ -832,6 +850,8 @@ void Executable::enqueueGraph(Stream &stream) { impl_->enqueueGraph(stream); }
 void Executable::captureGraph(Stream &stream, const StepState &state) {
   impl_->captureGraph(stream, state);
 }
+
+size_t Executable::graphCaptures() const { return impl_->captures; }
 
 size_t Executable::graphOperations() const {
   return impl_->graph ? impl_->graph->operations() : 0;

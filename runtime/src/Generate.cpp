@@ -253,26 +253,36 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
   // no copy: a replay writes slots the prompt's pass writes again, or slots
   // after the prompt, which each step writes before any step reads them.
   // Before the prompt's pass the state is no step's: each replay starts
-  // at the middle step's position (gen.past, gen.position), so that
+  // at the middle step's position (gen.past, gen.position) with the keys
+  // before it visible (gen.key_mask: attention skips masked keys), so that
   // attention reads as many keys as an average step does; the prompt's
-  // pass writes both anew.
+  // pass writes all three anew.
   std::vector<std::pair<DeviceTensor, DeviceAllocation>> saved, midway;
+  std::vector<HostTensor> midwayValues; // (until the stream has read them)
   const int64_t middle = prompt + config.maxNewTokens / 2;
   StepState tuning;
   tuning.save = [&](Stream &s) {
     saved.clear();
     midway.clear();
-    for (const char *name : {"gen.past", "gen.position"}) {
+    for (const char *name : {"gen.past", "gen.position", "gen.key_mask"}) {
       if (!states_->find(name) || !states_->allocated(name))
         continue;
       DeviceTensor t = states_->tensor(name);
-      if (t.dtype != DType::I64)
+      if (t.dtype != DType::I64 || t.shape.empty())
         continue;
       HostTensor at = HostTensor::allocate(DType::I64, t.shape);
-      std::fill(at.as<int64_t>(), at.as<int64_t>() + at.numel(), middle);
+      int64_t *v = at.as<int64_t>();
+      if (std::string(name) == "gen.key_mask") {
+        const int64_t width = t.shape.back();
+        for (int64_t i = 0; i < at.numel(); ++i)
+          v[i] = i % width < middle ? 1 : 0;
+      } else {
+        std::fill(v, v + at.numel(), middle);
+      }
       DeviceAllocation copy(device_, t.bytes());
       device_->copyHostToDevice(copy.get(), at.data(), t.bytes(), s);
       midway.emplace_back(t, std::move(copy));
+      midwayValues.push_back(std::move(at));
     }
     for (const StateUse &use : decode.desc().states) {
       const std::string &name = states_->desc(use.state).name;

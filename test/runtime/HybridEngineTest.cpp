@@ -269,6 +269,29 @@ TEST_P(HybridEngineOnDevice, EvalReportsThePhaseAndSwitchesMoveNothing) {
   EXPECT_EQ(rate(lines[1], "|CurSamplesPerSec="), 0.0) << lines[1];
 }
 
+TEST_P(HybridEngineOnDevice, ATrainingStepLeavesGenerationsGraphsInPlace) {
+  // step() releases the gradient accumulators, which generation does not
+  // use: its executables keep their addresses, so their graphs serve on
+  // (on a device without graphs nothing is captured).
+  GenerateConfig greedy;
+  const GenerateResult first = engine().generate(prompt_, nullptr, greedy);
+  engine().generate(prompt_, nullptr, greedy); // (the prompt's is captured)
+  Executable &prefill = engine().executable("prefill");
+  Executable &decode = engine().executable("decode");
+  const size_t prefillCaptures = prefill.graphCaptures(),
+               decodeCaptures = decode.graphCaptures();
+  const bool graphs = device()->supportsGraphs();
+  EXPECT_EQ(decodeCaptures, graphs ? 1u : 0u);
+  EXPECT_EQ(prefillCaptures, graphs ? 1u : 0u);
+  engine().forwardBackward(ids_);
+  engine().step(StepConfig());
+  const GenerateResult after = engine().generate(prompt_, nullptr, greedy);
+  EXPECT_EQ(decode.graphCaptures(), decodeCaptures);
+  EXPECT_EQ(prefill.graphCaptures(), prefillCaptures);
+  // The weights changed: the graphs read them anew.
+  EXPECT_NE(after.logprobs.toVector<float>(), first.logprobs.toVector<float>());
+}
+
 TEST_P(HybridEngineOnDevice, LogprobsAverageToMinusTheLoss) {
   HostTensor lp = engine().logprobs(ids_);
   ASSERT_EQ(lp.shape(), (Shape{ids_.shape()[0], ids_.shape()[1] - 1}));

@@ -111,6 +111,9 @@ public:
   /// plans tuning settled on. No-op where the graph is current or the
   /// device has no graphs.
   void captureGraph(Stream &stream, const StepState &state);
+  /// Graphs captured so far (enqueueGraph, captureGraph): how often the
+  /// addresses moved under them (tests, logs).
+  size_t graphCaptures() const;
   /// Device operations in the graph enqueueGraph replays (0 before one was
   /// captured, or on a device without graphs).
   size_t graphOperations() const;
