@@ -112,6 +112,9 @@ struct Context {
   /// While set (step tuning's first capture, StepTuning.h): each tuned plan
   /// gemm() and gemmGroup() use, once, in the order of their first use.
   std::vector<UsedPlan> *usedPlans = nullptr;
+  /// The capture (cudaStreamGetCaptureInfo's id) whose GEMMs usedPlans
+  /// records, not another engine's meanwhile; 0 before it begins.
+  unsigned long long usedCapture = 0;
   /// Zeroed counters per stream (kernels whose blocks count their way to
   /// the one that finishes a tile leave them zeroed), made on a stream's
   /// first call outside a capture.

@@ -648,18 +648,19 @@ std::string stashNote(int stash) {
 
 /// Notes a tuned plan's use where step tuning records them
 /// (Context::usedPlans, StepTuning.h): `product` or `group`, of `problems`,
-/// when `stream` is being captured (work another engine runs meanwhile
-/// uncaptured is not the step's).
+/// when `stream` is in the capture being recorded (Context::usedCapture;
+/// what another engine runs meanwhile is not the step's).
 void noteUse(Context &context, cudaStream_t stream, GemmPlan *product,
              GroupPlan *group, const GemmProblem *problems, size_t count) {
-  if (!context.usedPlans)
+  if (!context.usedPlans || !context.usedCapture)
     return;
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess) {
+  unsigned long long id = 0;
+  if (cudaStreamGetCaptureInfo(stream, &capturing, &id) != cudaSuccess) {
     cudaGetLastError();
     return;
   }
-  if (capturing != cudaStreamCaptureStatusActive)
+  if (capturing != cudaStreamCaptureStatusActive || id != context.usedCapture)
     return;
   for (const UsedPlan &u : *context.usedPlans)
     if (u.product == product && u.group == group)

@@ -586,7 +586,12 @@ CudaDevice::captureTuned(Stream &stream, const std::function<void()> &enqueue,
   CurrentDevice guard(ordinal_, impl_->name);
   return tuneCapturedStep(
       *impl_->context, impl_->native(stream), impl_->launch,
-      [&] { return capture(stream, enqueue); },
+      [&](const std::function<void()> &began) {
+        return capture(stream, [&] {
+          began();
+          enqueue();
+        });
+      },
       [&](Graph &graph) { launch(graph, stream); }, [&] { state.save(stream); },
       [&] { state.restore(stream); }, impl_->stepTuningTrials, impl_->name);
 }

@@ -84,23 +84,33 @@ bool stepTuningEnabled() {
   return on;
 }
 
-std::unique_ptr<Graph>
-tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
-                 const std::function<std::unique_ptr<Graph>()> &capture,
-                 const std::function<void(Graph &)> &launch,
-                 const std::function<void()> &save,
-                 const std::function<void()> &restore,
-                 std::atomic<size_t> &trials, const std::string &device) {
+std::unique_ptr<Graph> tuneCapturedStep(
+    cuda::Context &context, CUstream_st *stream, std::mutex &turn,
+    const std::function<
+        std::unique_ptr<Graph>(const std::function<void()> &began)> &capture,
+    const std::function<void(Graph &)> &launch,
+    const std::function<void()> &save, const std::function<void()> &restore,
+    std::atomic<size_t> &trials, const std::string &device) {
   const auto started = std::chrono::steady_clock::now();
   std::vector<cuda::UsedPlan> used;
   auto recordInto = [&](std::vector<cuda::UsedPlan> *into) {
     std::lock_guard<std::mutex> lock(turn);
     context.usedPlans = into;
+    context.usedCapture = 0;
+  };
+  // Once the capture has begun: its id, so that only its GEMMs count.
+  auto began = [&] {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    checkCuda(cudaStreamGetCaptureInfo(stream, &status, &id), device,
+              "cudaStreamGetCaptureInfo");
+    std::lock_guard<std::mutex> lock(turn);
+    context.usedCapture = id;
   };
   recordInto(&used);
   std::unique_ptr<Graph> best;
   try {
-    best = capture();
+    best = capture(began);
   } catch (...) {
     recordInto(nullptr);
     throw;
@@ -153,7 +163,7 @@ tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
       apply(choice.plan, option);
       std::unique_ptr<Graph> trial;
       try {
-        trial = capture();
+        trial = capture([] {});
       } catch (const std::exception &e) {
         if (tuneLog())
           std::fprintf(stderr,

@@ -23,9 +23,10 @@ namespace hybrid {
 /// plans as GEMM tuning chose them; unset or anything else tunes.
 bool stepTuningEnabled();
 
-/// Captures the step (`capture` wraps Device::capture of the work) with
-/// `context` recording the plans it uses (set and cleared under `turn`, the
-/// device's launch lock); for each plan with close options
+/// Captures the step (`capture` wraps Device::capture of the work and calls
+/// `began` once the capture has begun, before the work) with `context`
+/// recording the plans it uses (set and cleared under `turn`, the device's
+/// launch lock); for each plan with close options
 /// (stepChoices), slowest alone first, recaptures the step with each option
 /// and times its replays against the best graph so far, interleaved (the
 /// median of several, each replay after state.restore, so that every
@@ -36,12 +37,12 @@ bool stepTuningEnabled();
 /// HYBRID_CUDA_TUNE_LOG=1 prints each trial. Throws
 /// hybrid::Error naming `device` where CUDA fails outside the captures (an
 /// option whose capture fails is skipped).
-std::unique_ptr<Graph>
-tuneCapturedStep(cuda::Context &context, CUstream_st *stream, std::mutex &turn,
-                 const std::function<std::unique_ptr<Graph>()> &capture,
-                 const std::function<void(Graph &)> &launch,
-                 const std::function<void()> &save,
-                 const std::function<void()> &restore,
-                 std::atomic<size_t> &trials, const std::string &device);
+std::unique_ptr<Graph> tuneCapturedStep(
+    cuda::Context &context, CUstream_st *stream, std::mutex &turn,
+    const std::function<
+        std::unique_ptr<Graph>(const std::function<void()> &began)> &capture,
+    const std::function<void(Graph &)> &launch,
+    const std::function<void()> &save, const std::function<void()> &restore,
+    std::atomic<size_t> &trials, const std::string &device);
 
 } // namespace hybrid
