@@ -210,10 +210,27 @@ std::unique_ptr<Graph> tuneCapturedStep(
   restore();
   checkCuda(cudaStreamSynchronize(stream), device, "cudaStreamSynchronize");
   if (tuneLog()) {
+    // One pin per shape (PlanPins.h refuses a shape twice); plans of one
+    // shape that differ only in what the pin cannot name (an epilogue)
+    // and kept different options are left out, and said so.
+    std::vector<std::pair<std::string, std::string>> pins;
+    std::vector<std::string> split;
+    for (const cuda::StepChoice &choice : choices) {
+      const std::string option = cuda::optionName(choice.current);
+      auto same = std::find_if(pins.begin(), pins.end(), [&](const auto &p) {
+        return p.first == choice.plan.shape;
+      });
+      if (same == pins.end())
+        pins.emplace_back(choice.plan.shape, option);
+      else if (same->second != option)
+        split.push_back(choice.plan.shape);
+    }
     std::string plans;
-    for (const cuda::StepChoice &choice : choices)
-      plans += (plans.empty() ? "" : ",") + choice.plan.shape + "=" +
-               cuda::optionName(choice.current);
+    for (const auto &[shape, option] : pins)
+      if (std::find(split.begin(), split.end(), shape) == split.end())
+        plans += (plans.empty() ? "" : ",") + shape + "=" + option;
+    for (const std::string &shape : split)
+      plans += " (" + shape + ": two plans, two choices)";
     std::fprintf(
         stderr,
         "hybrid: step tuning: %d trials over %zu plans in %.2f s, the step "
