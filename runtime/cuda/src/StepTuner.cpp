@@ -4,6 +4,7 @@
 
 #include "CudaCheck.h"
 
+#include "cuda/Check.h"
 #include "cuda/Context.h"
 #include "cuda/StepTuning.h"
 
@@ -25,12 +26,23 @@ namespace {
 /// Options of another kind are tried when their time alone was within this
 /// factor of the plan's fastest (stash counts always: StepTuning.h).
 constexpr double kWithin = 1.25;
-/// Timed replays of each graph per comparison; the medians are compared.
-constexpr int kReplays = 9;
+/// Timed replays of each graph per comparison, the medians compared:
+/// HYBRID_CUDA_STEP_TUNE_REPLAYS (1 to 64), default 9.
+int replays() {
+  static const int n =
+      cuda::envInteger("HYBRID_CUDA_STEP_TUNE_REPLAYS", 1, 64, 9);
+  return n;
+}
 /// An option is kept when its median step is faster by this fraction of
-/// the best's (~2.5 us of OPT-1.3B's 1.25 ms step at batch 1): the spread
-/// of medians of one graph measured on an H200 is below it.
-constexpr double kMargin = 0.002;
+/// the best's: HYBRID_CUDA_STEP_TUNE_MARGIN in hundredths of a percent (0
+/// to 1000), default 20 (0.2 %, ~2.5 us of OPT-1.3B's 1.24 ms step at
+/// batch 1; the kept wins measured 0.5-1.0 %, one graph's median moved by
+/// up to 0.17 % between trials: bench/RESULTS.md, fourteenth session).
+double margin() {
+  static const double m =
+      cuda::envInteger("HYBRID_CUDA_STEP_TUNE_MARGIN", 0, 1000, 20) / 1e4;
+  return m;
+}
 
 bool tuneLog() {
   static const bool on = [] {
@@ -127,13 +139,14 @@ std::unique_ptr<Graph> tuneCapturedStep(
 
   // The medians of a's and b's step, replayed in turn (each after restore,
   // so every replay is the same step), after one replay of each to warm.
-  ReplayEvents events(4 * kReplays, device);
+  const int timedReplays = replays();
+  ReplayEvents events(4 * static_cast<size_t>(timedReplays), device);
   auto compare = [&](Graph &a, Graph &b) {
     for (Graph *g : {&a, &b}) {
       restore();
       launch(*g);
     }
-    for (int r = 0; r < kReplays; ++r)
+    for (int r = 0; r < timedReplays; ++r)
       for (int k = 0; k < 2; ++k) {
         restore();
         checkCuda(cudaEventRecord(events[4 * r + 2 * k], stream), device,
@@ -144,7 +157,7 @@ std::unique_ptr<Graph> tuneCapturedStep(
       }
     checkCuda(cudaStreamSynchronize(stream), device, "cudaStreamSynchronize");
     std::vector<float> times[2];
-    for (int r = 0; r < kReplays; ++r)
+    for (int r = 0; r < timedReplays; ++r)
       for (int k = 0; k < 2; ++k) {
         float ms = 0;
         checkCuda(cudaEventElapsedTime(&ms, events[4 * r + 2 * k],
@@ -188,7 +201,7 @@ std::unique_ptr<Graph> tuneCapturedStep(
         ++trials;
         if (first < 0)
           first = now;
-        keep = with < now * (1 - kMargin);
+        keep = with < now * (1 - margin());
         last = keep ? with : now;
         if (tuneLog())
           std::fprintf(
