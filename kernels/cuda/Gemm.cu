@@ -14,6 +14,7 @@
 #include "Device.cuh"
 #include "Gemm.h"
 #include "SkinnyGemm.h"
+#include "StepTuning.h"
 #include "StreamGemv.h"
 
 #include <algorithm>
@@ -583,17 +584,6 @@ private:
   }
 };
 
-/// HYBRID_CUDA_TUNE_LOG=1: one line on stderr per tuned product or group
-/// (its shape, the fastest time of each kind, what it keeps), to see what a
-/// run's plans chose.
-bool tuneLog() {
-  static const bool on = [] {
-    const char *v = std::getenv("HYBRID_CUDA_TUNE_LOG");
-    return v && std::string(v) != "0";
-  }();
-  return on;
-}
-
 /// "linear bf16 1 x 2048 x 8192 [N,K]" (M x K x N; group members' N
 /// joined by +).
 std::string describeProducts(const char *kernel, const GemmProblem *problems,
@@ -626,19 +616,39 @@ std::vector<int> stashChoices(const PlanPin *pin, const GemmProblem &q,
   return {pin->value};
 }
 
+/// Adds a timed option to a plan's (GemmPlan::options): every stash count
+/// of the streaming GEMV, but only the fastest split count of the skinny
+/// kernel or of a group's one launch; an untimed one (infinite) not at all.
+void noteOption(std::vector<PlanOption> &options, const PlanOption &option) {
+  if (!std::isfinite(option.ms))
+    return;
+  if (option.kind == PlanPin::Kind::Skinny ||
+      option.kind == PlanPin::Kind::OneLaunch)
+    for (PlanOption &o : options)
+      if (o.kind == option.kind) {
+        if (option.ms < o.ms)
+          o = option;
+        return;
+      }
+  options.push_back(option);
+}
+
 /// " (stash 0: 19.4, 1: 19.2, 2: 19.5)": each stash count's time in
-/// microseconds, where more than one was timed (the tune log's).
-std::string stashTimes(const std::vector<std::pair<int, float>> &times) {
-  if (times.size() < 2)
-    return "";
+/// microseconds among `options`, where more than one was timed (the tune
+/// log's).
+std::string stashTimes(const std::vector<PlanOption> &options) {
   std::string text;
+  int timed = 0;
   char us[32];
-  for (const auto &[stash, ms] : times) {
-    std::snprintf(us, sizeof us, "%.1f", ms * 1e3);
-    text +=
-        (text.empty() ? " (stash " : ", ") + std::to_string(stash) + ": " + us;
+  for (const PlanOption &o : options) {
+    if (o.kind != PlanPin::Kind::Stream)
+      continue;
+    std::snprintf(us, sizeof us, "%.1f", o.ms * 1e3);
+    text += (text.empty() ? " (stash " : ", ") + std::to_string(o.value) +
+            ": " + us;
+    ++timed;
   }
-  return text + ")";
+  return timed < 2 ? "" : text + ")";
 }
 
 /// ", 2 steps stashed" for a tuned stash of 2 (nothing for 0 or -1).
@@ -754,8 +764,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     }
   }
   const float lt = best;
-  if (std::isfinite(lt))
-    plan.options.push_back({PlanPin::Kind::CublasLt, -1, lt});
+  noteOption(plan.options, {PlanPin::Kind::CublasLt, -1, lt});
   float skinny = INFINITY;
   unsigned *counters = tileCounters(*call.context, stream, kernel);
   for (int splits : splitCandidates) {
@@ -764,11 +773,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
                  kTileCounters);
       return true;
     });
-    if (ms < skinny && std::isfinite(ms)) {
-      if (std::isfinite(skinny))
-        plan.options.pop_back(); // (one skinny option: its fastest count)
-      plan.options.push_back({PlanPin::Kind::Skinny, splits, ms});
-    }
+    noteOption(plan.options, {PlanPin::Kind::Skinny, splits, ms});
     skinny = std::min(skinny, ms);
     if (ms < best) {
       best = ms;
@@ -776,7 +781,6 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
     }
   }
   float streaming = INFINITY;
-  std::vector<std::pair<int, float>> stashed; // (for the log)
   if (!skinnyOnly)
     for (int stash : stashCandidates) {
       const float ms = timeRuns([&] {
@@ -784,9 +788,7 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
         return true;
       });
       streaming = std::min(streaming, ms);
-      stashed.emplace_back(stash, ms);
-      if (std::isfinite(ms))
-        plan.options.push_back({PlanPin::Kind::Stream, stash, ms});
+      noteOption(plan.options, {PlanPin::Kind::Stream, stash, ms});
       if (ms < best) {
         best = ms;
         plan.stream = true;
@@ -806,7 +808,8 @@ void tune(const CudaCall &call, const GemmProblem &p, GemmPlan &plan,
                  "hybrid: tuned %s: cuBLASLt %.1f us, skinny %.1f us, "
                  "streaming %.1f us%s%s -> %s\n",
                  describeProducts(kernel, &p, 1).c_str(), lt * 1e3,
-                 skinny * 1e3, streaming * 1e3, stashTimes(stashed).c_str(),
+                 skinny * 1e3, streaming * 1e3,
+                 stashTimes(plan.options).c_str(),
                  plan.skinnyCandidates.empty() ? "" : " (after a 5 us kernel)",
                  choice.c_str());
   }
@@ -939,19 +942,22 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
         splits > 1 ? tileCounters(context, stream, kernel) : nullptr,
         kTileCounters);
   };
-  GroupPlan plan{allSkinny ? heuristic : 0};
-  int &splits = plan.splits;
+  // The group's plan (the context's, once made; `made` until then).
+  GroupPlan made{allSkinny ? heuristic : 0};
+  const GroupPlan *chosen = &made;
   if (auto found = context.groupPlans.find(key);
       found != context.groupPlans.end()) {
-    plan = found->second;
+    chosen = &found->second;
     noteUse(context, streamOf(call), nullptr, &found->second, problems, count);
   } else if (!pin && streamMode() == KernelMode::Prefer &&
              skinnyMode() != KernelMode::Prefer &&
              streamGemvGroupSupports(problems, count)) {
-    splits = kStreamGroup;
-    plan.settled = true;
-    context.groupPlans.emplace(std::move(key), plan);
+    made.splits = kStreamGroup;
+    made.settled = true;
+    chosen = &context.groupPlans.emplace(std::move(key), made).first->second;
   } else {
+    GroupPlan &plan = made;
+    int &splits = plan.splits;
     CandidateTimer timer(context, stream, true);
     if (!timer.capturing()) {
       if (timer.ready()) {
@@ -961,8 +967,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
         });
         const float apart = best;
         plan.settled = pin != nullptr;
-        if (std::isfinite(apart))
-          plan.options.push_back({PlanPin::Kind::Apart, -1, apart});
+        noteOption(plan.options, {PlanPin::Kind::Apart, -1, apart});
         if (!allowed(PlanPin::Kind::Apart))
           best = INFINITY;
         float together = INFINITY;
@@ -995,11 +1000,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
             launchGroup(s);
             return true;
           });
-          if (ms < together && std::isfinite(ms)) {
-            if (std::isfinite(together))
-              plan.options.pop_back(); // (one launch: its fastest count)
-            plan.options.push_back({PlanPin::Kind::OneLaunch, s, ms});
-          }
+          noteOption(plan.options, {PlanPin::Kind::OneLaunch, s, ms});
           together = std::min(together, ms);
           if (ms < best) {
             best = ms;
@@ -1007,7 +1008,6 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
           }
         }
         float streaming = INFINITY;
-        std::vector<std::pair<int, float>> stashed; // (for the log)
         for (int stash : stashes) {
           const float ms = timer.time([&] {
             streamGemvGroup(problems, count, context.smCount, stream, kernel,
@@ -1015,9 +1015,7 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
             return true;
           });
           streaming = std::min(streaming, ms);
-          stashed.emplace_back(stash, ms);
-          if (std::isfinite(ms))
-            plan.options.push_back({PlanPin::Kind::Stream, stash, ms});
+          noteOption(plan.options, {PlanPin::Kind::Stream, stash, ms});
           if (ms < best) {
             best = ms;
             splits = kStreamGroup;
@@ -1036,18 +1034,18 @@ void gemmGroup(const CudaCall &call, const GemmProblem *problems, size_t count,
                        "streaming %.1f us%s (after a 5 us kernel) -> %s\n",
                        describeProducts(kernel, problems, count).c_str(),
                        apart * 1e3, together * 1e3, streaming * 1e3,
-                       stashTimes(stashed).c_str(), choice.c_str());
+                       stashTimes(plan.options).c_str(), choice.c_str());
         }
       }
-      context.groupPlans.emplace(std::move(key), plan);
+      chosen = &context.groupPlans.emplace(std::move(key), plan).first->second;
     }
   }
-  if (splits == kStreamGroup)
+  if (chosen->splits == kStreamGroup)
     return streamGemvGroup(problems, count, context.smCount, stream, kernel,
-                           plan.stash);
-  if (!fits(splits))
+                           chosen->stash);
+  if (!fits(chosen->splits))
     return oneByOne();
-  launchGroup(splits);
+  launchGroup(chosen->splits);
 }
 
 } // namespace hybrid::cuda

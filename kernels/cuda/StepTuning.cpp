@@ -2,6 +2,7 @@
 #include "cuda/StepTuning.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace hybrid::cuda {
 namespace {
@@ -103,6 +104,14 @@ void settle(const UsedPlan &plan) {
     plan.product->settled = true;
   if (plan.group)
     plan.group->settled = true;
+}
+
+bool tuneLog() {
+  static const bool on = [] {
+    const char *v = std::getenv("HYBRID_CUDA_TUNE_LOG");
+    return v && std::string(v) != "0";
+  }();
+  return on;
 }
 
 std::string optionName(const PlanOption &option) {

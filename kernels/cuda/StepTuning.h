@@ -46,6 +46,12 @@ void settle(const UsedPlan &plan);
 /// did not time it).
 PlanOption currentOption(const UsedPlan &plan);
 
+/// HYBRID_CUDA_TUNE_LOG=1 (set and not "0", read once): GEMM tuning prints
+/// one line on stderr per tuned product or group (its shape, the fastest
+/// time of each kind, what it keeps), step tuning one per trial and the
+/// plans it kept.
+bool tuneLog();
+
 /// The option as HYBRID_CUDA_PLANS writes it ("cublaslt", "skinny:4",
 /// "stream:1", "apart", "one:2"), so that a log line can be pinned.
 std::string optionName(const PlanOption &option);

@@ -44,14 +44,6 @@ double margin() {
   return m;
 }
 
-bool tuneLog() {
-  static const bool on = [] {
-    const char *v = std::getenv("HYBRID_CUDA_TUNE_LOG");
-    return v && std::string(v) != "0";
-  }();
-  return on;
-}
-
 float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -178,7 +170,7 @@ std::unique_ptr<Graph> tuneCapturedStep(
       try {
         trial = capture([] {});
       } catch (const std::exception &e) {
-        if (tuneLog())
+        if (cuda::tuneLog())
           std::fprintf(stderr,
                        "hybrid: step tuning %s: %s did not capture: %s\n",
                        choice.plan.shape.c_str(),
@@ -203,7 +195,7 @@ std::unique_ptr<Graph> tuneCapturedStep(
           first = now;
         keep = with < now * (1 - margin());
         last = keep ? with : now;
-        if (tuneLog())
+        if (cuda::tuneLog())
           std::fprintf(
               stderr, "hybrid: step tuning %s: %s %.4f ms, %s %.4f ms%s\n",
               choice.plan.shape.c_str(),
@@ -222,7 +214,7 @@ std::unique_ptr<Graph> tuneCapturedStep(
   }
   restore();
   checkCuda(cudaStreamSynchronize(stream), device, "cudaStreamSynchronize");
-  if (tuneLog()) {
+  if (cuda::tuneLog()) {
     // One pin per shape (PlanPins.h refuses a shape twice); plans of one
     // shape that differ only in what the pin cannot name (an epilogue)
     // and kept different options are left out, and said so.
