@@ -6,7 +6,8 @@
 # step, opt-1.3b-ppo.hyb with both for the PPO-shaped step) into
 # BUILD/device-bundles/bench, and stages the anchor
 # scripts of ../shared/bench into BUILD/anchors, for a GPU host that has
-# neither the compiler nor ../shared. Carry both (with BUILD/device-kit,
+# neither the compiler nor ../shared (DS_WHEELS=1 adds the DeepSpeed
+# anchor's wheels, below). Carry both (with BUILD/device-kit,
 # from test/gpu/prepare.sh) and run bench/gpu.sh there.
 set -euo pipefail
 build=${1:-build}
@@ -34,5 +35,22 @@ if [ -d "$shared/bench" ]; then
   cp -f "$shared"/bench/anchor_*.py "$build/anchors/"
 else
   echo "no $shared/bench: the anchors will not run" >&2
+fi
+# DS_WHEELS=1: also download what the DeepSpeed Hybrid Engine anchor needs
+# on a GPU host that reaches no package index (../shared/bench/ANCHORS.md's
+# list, plus the small pure-Python dependencies DeepSpeed imports that the
+# host's PyTorch image may lack) into BUILD/anchors/wheels (~18 MB);
+# bench/gpu.sh installs them there for ANCHORS=ds.
+if [ "${DS_WHEELS:-0}" = 1 ]; then
+  wheels=$build/anchors/wheels
+  mkdir -p "$wheels"
+  echo "downloading the DeepSpeed anchor's wheels into $wheels"
+  pip download -q --no-deps --no-binary :all: -d "$wheels" deepspeed==0.19.8
+  pip download -q --no-deps --only-binary :all: --python-version 3.12 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux_2_28_x86_64 --platform any -d "$wheels" \
+    transformers==4.48.3 tokenizers==0.21.1 huggingface_hub==0.27.1 hjson \
+    pydantic pydantic_core annotated_types typing_inspection typing_extensions \
+    py-cpuinfo einops nvidia-ml-py msgpack
 fi
 echo "staged $out and $build/anchors"
