@@ -11,9 +11,7 @@
 // prologue (bf16/f16, one row tile): every block normalises the few rows
 // of x into shared memory first (one 16-byte load per thread and row
 // chunk, block-wide sums in double, rounded as the layer_norm / rms_norm
-// kernels round) and streams W against them. With 9 to 32 rows against
-// W [N, K] (a batch-32 decode), a third kernel stages slices of W and x in
-// shared memory with cp.async instead (skinnyStagedKernel).
+// kernels round) and streams W against them.
 #include "Activation.cuh"
 #include "Device.cuh"
 #include "GemmEpilogue.cuh"
@@ -441,230 +439,6 @@ __global__ void __launch_bounds__(32 * MmaConfig<NK, MT>::kWarps)
 }
 
 // ---------------------------------------------------------------------------
-// bf16 / f16, W [N, K], two or four row tiles (9 to 32 rows): the weight
-// and x staged in shared memory. With that many rows the kernel above
-// reads as many bytes of x (from L1/L2, per warp and step) as of W, and its
-// register-held batches keep too few weight bytes in flight: at batch 32 it
-// streamed OPT-1.3B's q/k/v and fc2 at ~1 TB/s. Here a block of kStagedWarps
-// warps owns kStagedCols columns; cp.async copies each kStagedK-wide slice
-// of its W rows and of x into one of kStages shared-memory stages (16-byte
-// chunks, kStages - 1 slices in flight while one is multiplied), so x is
-// read once per block and slice and the weight stream never waits on the
-// multiply. Each warp multiplies its 16 columns against every row tile from
-// the staged slice (ldmatrix fragments, mma m16n8k16). Blocks split K by
-// whole slices (blockIdx.y), finished as the kernels above finish theirs.
-
-/// Columns per block (16 per warp), k per stage, stages.
-constexpr int kStagedWarps = 4;
-constexpr int kStagedCols = 16 * kStagedWarps;
-constexpr int kStagedK = 64; ///< 128 bytes a row: eight 16-byte chunks
-constexpr int kStages = 6;
-
-/// Shared-memory bytes of the staged kernel with MT row tiles.
-constexpr size_t stagedSharedBytes(int rowTiles) {
-  return size_t(kStages) * (kStagedCols + kRowTile * rowTiles) * kStagedK * 2;
-}
-
-__device__ __forceinline__ unsigned sharedAddress(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-/// Copies 16 bytes from `src` to shared `dst` asynchronously; zeros
-/// instead when !valid (src must still be a valid address).
-__device__ __forceinline__ void copyChunk(uint4 *dst, const void *src,
-                                          bool valid) {
-  asm volatile(
-      "cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sharedAddress(dst)),
-      "l"(src), "r"(valid ? 16 : 0)
-      : "memory");
-}
-__device__ __forceinline__ void commitCopies() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-template <int Pending> __device__ __forceinline__ void awaitCopies() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
-}
-
-/// Four 8 x 8 matrices of 2-byte elements from shared memory (lane l gives
-/// the address of row l % 8 of matrix l / 8).
-__device__ __forceinline__ void loadMatrices(uint32_t (&r)[4], const uint4 *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, "
-               "[%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(sharedAddress(p)));
-}
-
-/// Chunk c of staged row r: XOR-swizzled, so that the eight rows ldmatrix
-/// reads at one chunk fall in eight different banks.
-__device__ __forceinline__ int stagedChunk(int r, int c) {
-  return r * 8 + (c ^ (r & 7));
-}
-
-template <typename S, int MT>
-__global__ void __launch_bounds__(32 * kStagedWarps)
-    skinnyStagedKernel(SkinnyGroup group) {
-  // Nothing but settled weights is read before awaitInputs() below.
-  constexpr int kThreads = 32 * kStagedWarps;
-  constexpr int kRows = kRowTile * MT;
-  constexpr int kWChunks = kStagedCols * 8, kXChunks = kRows * 8;
-  extern __shared__ uint4 stages[];
-  uint4 *wStage = stages;                      // [kStages][kWChunks]
-  uint4 *xStage = stages + kStages * kWChunks; // [kStages][kXChunks]
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int64_t tile = 0;
-  const SkinnyParams p = memberOf(group, tile);
-  const int64_t n0 = tile * kStagedCols;
-  const auto *w = static_cast<const uint16_t *>(p.w);
-  const auto *x = static_cast<const uint16_t *>(p.x);
-  const int64_t slices = (p.K + kStagedK - 1) / kStagedK;
-  const int64_t first = std::min(blockIdx.y * p.stepsPerSlice, slices);
-  const int count =
-      static_cast<int>(std::min(first + p.stepsPerSlice, slices) - first);
-
-  // Slice i of this block into stage i % kStages; rows past N or M are read
-  // as the last row (not stored), k past K as zeros.
-  auto copyW = [&](int i) {
-    if (i >= count)
-      return;
-    const int64_t k0 = (first + i) * kStagedK;
-    uint4 *stage = wStage + (i % kStages) * kWChunks;
-#pragma unroll
-    for (int j = 0; j < kWChunks / kThreads; ++j) {
-      const int e = threadIdx.x + j * kThreads, r = e / 8, c = e % 8;
-      const int64_t n = std::min<int64_t>(n0 + r, p.N - 1), k = k0 + 8 * c;
-      copyChunk(stage + stagedChunk(r, c),
-                w + n * p.ldw + std::min<int64_t>(k, p.K - 8), k < p.K);
-    }
-  };
-  auto copyX = [&](int i) {
-    if (i >= count)
-      return;
-    const int64_t k0 = (first + i) * kStagedK;
-    uint4 *stage = xStage + (i % kStages) * kXChunks;
-#pragma unroll
-    for (int j = 0; j < (kXChunks + kThreads - 1) / kThreads; ++j) {
-      const int e = threadIdx.x + j * kThreads, r = e / 8, c = e % 8;
-      if (kXChunks % kThreads == 0 || e < kXChunks) {
-        const int64_t m = std::min<int64_t>(r, p.M - 1), k = k0 + 8 * c;
-        copyChunk(stage + stagedChunk(r, c),
-                  x + m * p.ldx + std::min<int64_t>(k, p.K - 8), k < p.K);
-      }
-    }
-  };
-
-  // With settled weights the first stages' weight copies go out before the
-  // wait for the previous kernel, which they then overlap. Stage i's copies
-  // are the i-th commit group (the early weights join the first).
-  const bool early = group.earlyWeights;
-  if (early)
-    for (int i = 0; i < kStages - 1; ++i)
-      copyW(i);
-  awaitInputs();
-  for (int i = 0; i < kStages - 1; ++i) {
-    if (!early)
-      copyW(i);
-    copyX(i);
-    commitCopies();
-  }
-
-  float acc[MT][4] = {};
-  for (int i = 0; i < count; ++i) {
-    awaitCopies<kStages - 2>(); // this thread's copies of slice i landed
-    __syncthreads(); // everyone's; and slice i - 1's stage is free again
-    copyW(i + kStages - 1);
-    copyX(i + kStages - 1);
-    commitCopies();
-    const uint4 *ws = wStage + (i % kStages) * kWChunks;
-    const uint4 *xs = xStage + (i % kStages) * kXChunks;
-#pragma unroll
-    for (int ks = 0; ks < kStagedK / 16; ++ks) {
-      // A: the warp's 16 W rows by 16 k (matrices: rows 0-7 and 8-15 at
-      // the step's first chunk, then at its second).
-      uint32_t a[4];
-      const int ra = 16 * warp + lane % 16;
-      loadMatrices(a, ws + stagedChunk(ra, 2 * ks + lane / 16));
-#pragma unroll
-      for (int mt = 0; mt < MT; mt += 2) {
-        // B of row tiles mt and mt + 1: x rows by the step's two chunks.
-        uint32_t b[4];
-        const int rb = kRowTile * mt + lane % 8 + kRowTile * (lane / 16);
-        loadMatrices(b, xs + stagedChunk(rb, 2 * ks + lane / 8 % 2));
-        mma<S>(acc[mt], a[0], a[1], a[2], a[3], b[0], b[1]);
-        mma<S>(acc[mt + 1], a[0], a[1], a[2], a[3], b[2], b[3]);
-      }
-    }
-  }
-  awaitCopies<0>(); // (only empty groups remain)
-
-  // D of row tile mt: element c is W row 16 warp + g (+ 8 for c >= 2), x
-  // row 8 mt + 2t (+ 1 for odd c).
-  const int g = lane / 4, t = lane % 4;
-  auto rowOf = [&](int mt, int c) -> int64_t {
-    return kRowTile * mt + 2 * t + (c & 1);
-  };
-  auto columnOf = [&](int c) -> int64_t {
-    return n0 + 16 * warp + g + 8 * (c >> 1);
-  };
-  if (!p.partial) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-        if (rowOf(mt, c) < p.M && columnOf(c) < p.N)
-          finishElement<S>(p, rowOf(mt, c), columnOf(c), acc[mt][c]);
-    return;
-  }
-  auto partialOf = [&](unsigned split, int mt, int c) {
-    return p.partial + (split * p.M + rowOf(mt, c)) * p.N + columnOf(c);
-  };
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      if (rowOf(mt, c) < p.M && columnOf(c) < p.N)
-        *partialOf(blockIdx.y, mt, c) = acc[mt][c];
-  if (!p.counters ||
-      !lastBlockToArrive(p.counters + blockIdx.z * gridDim.x + blockIdx.x,
-                         gridDim.y))
-    return;
-  // The last block of the tile: each thread sums the splits' partials of
-  // its own elements in split order (the combine kernel's order and so its
-  // bits), the loads of four splits in flight at a time (finishSplitTile's
-  // element loop would wait for L2 once per element and split).
-  float sum[MT][4] = {};
-  for (unsigned s0 = 0; s0 < gridDim.y; s0 += 4) {
-    float part[4][MT][4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const unsigned split = s0 + j;
-          const bool inside = rowOf(mt, c) < p.M && columnOf(c) < p.N;
-          part[j][mt][c] = !inside || split >= gridDim.y ? 0.0f
-                           : split == blockIdx.y
-                               ? acc[mt][c]
-                               : __ldcg(partialOf(split, mt, c));
-        }
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      if (s0 + j < gridDim.y)
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int c = 0; c < 4; ++c)
-            sum[mt][c] += part[j][mt][c];
-  }
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      if (rowOf(mt, c) < p.M && columnOf(c) < p.N)
-        finishElement<S>(p, rowOf(mt, c), columnOf(c), sum[mt][c]);
-}
-
-// ---------------------------------------------------------------------------
 // f32 on CUDA cores: 8 rows of x per grid.z slice, 4 x 8 sums per thread.
 //  * W [N, K]: the block's 4 columns; lane l reads each at k0 + 4l .. + 3
 //    (a warp reads 512 contiguous bytes of a row); the 32 sums of a lane
@@ -825,8 +599,6 @@ struct SkinnyGeometry {
   int64_t stepK = 0;   ///< k per warp step
   int warps = 0;       ///< per block
   int64_t mGroups = 1; ///< f32: grid.z slices of 8 rows
-  /// skinnyStagedKernel (warps 1: a block's slice of K is one warp slice).
-  bool staged = false;
 };
 
 template <bool NK, int MT> SkinnyGeometry mmaGeometry() {
@@ -839,38 +611,6 @@ template <bool NK, int MT> SkinnyGeometry mmaGeometry() {
   return g;
 }
 
-bool aligned(const void *ptr, size_t bytes) {
-  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0;
-}
-
-/// Whether every weight and x load can be one 16-byte word (x rows of the
-/// 2-byte [K, N] kernel: 8 bytes): aligned bases, leading dimensions and
-/// (for [K, N]) columns in whole words.
-bool vectorLoads(const GemmProblem &p) {
-  const int64_t perWord = p.dtype == DType::F32 ? 4 : 8;
-  return aligned(p.A, 16) && aligned(p.B, 16) && p.lda % perWord == 0 &&
-         p.ldb % perWord == 0 && (p.transB || p.N % perWord == 0);
-}
-
-/// HYBRID_CUDA_SKINNY_STAGED=0 keeps 9 to 32 rows on skinnyMmaKernel (to
-/// measure what the staged kernel buys).
-bool stagedAllowed() {
-  static const bool allowed = [] {
-    const char *v = std::getenv("HYBRID_CUDA_SKINNY_STAGED");
-    return !(v && std::string(v) == "0");
-  }();
-  return allowed;
-}
-
-/// Whether skinnyStagedKernel runs `p`: 2-byte types, W [N, K], more rows
-/// than one row tile, no prologue, every copy a whole aligned 16-byte
-/// chunk.
-bool stagedApplies(const GemmProblem &p) {
-  return p.dtype != DType::F32 && p.transB && p.M > kRowTile &&
-         p.norm == NormKind::None && p.K % 8 == 0 && vectorLoads(p) &&
-         stagedAllowed();
-}
-
 SkinnyGeometry geometryOf(const GemmProblem &p) {
   const int mt = p.M <= 8 ? 1 : p.M <= 16 ? 2 : 4;
   if (p.dtype == DType::F32) {
@@ -879,15 +619,6 @@ SkinnyGeometry geometryOf(const GemmProblem &p) {
     g.stepK = p.transB ? FmaConfig<true>::kStepK : FmaConfig<false>::kStepK;
     g.warps = FmaConfig<true>::kWarps;
     g.mGroups = (p.M + kRowTile - 1) / kRowTile;
-    return g;
-  }
-  if (stagedApplies(p)) {
-    SkinnyGeometry g;
-    g.rowTiles = mt;
-    g.cols = kStagedCols;
-    g.stepK = kStagedK;
-    g.warps = 1;
-    g.staged = true;
     return g;
   }
   if (p.transB)
@@ -907,6 +638,19 @@ bool earlyWeightsAllowed() {
     return !(v && std::string(v) == "0");
   }();
   return allowed;
+}
+
+bool aligned(const void *ptr, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0;
+}
+
+/// Whether every weight and x load can be one 16-byte word (x rows of the
+/// 2-byte [K, N] kernel: 8 bytes): aligned bases, leading dimensions and
+/// (for [K, N]) columns in whole words.
+bool vectorLoads(const GemmProblem &p) {
+  const int64_t perWord = p.dtype == DType::F32 ? 4 : 8;
+  return aligned(p.A, 16) && aligned(p.B, 16) && p.lda % perWord == 0 &&
+         p.ldb % perWord == 0 && (p.transB || p.N % perWord == 0);
 }
 
 template <typename S, bool NK, int MT>
@@ -931,17 +675,6 @@ void launchMma(const SkinnyGroup &sp, bool vec, dim3 grid,
     launch(skinnyMmaKernel<S, NK, MT, true>, grid, threads, 0, stream, sp);
   else
     launch(skinnyMmaKernel<S, NK, MT, false>, grid, threads, 0, stream, sp);
-}
-
-template <typename S, int MT>
-void launchStaged(const SkinnyGroup &sp, dim3 grid, cudaStream_t stream,
-                  const char *kernel) {
-  auto *function = skinnyStagedKernel<S, MT>;
-  constexpr size_t shared = stagedSharedBytes(MT);
-  static const cudaError_t allowed = cudaFuncSetAttribute(
-      function, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
-  checkCuda(allowed, kernel, "cudaFuncSetAttribute (staged GEMM's stages)");
-  launch(function, grid, 32 * kStagedWarps, shared, stream, sp);
 }
 
 template <bool NK>
@@ -1037,8 +770,7 @@ bool skinnyGemmGroupSupports(const GemmProblem *problems, size_t count) {
         (count > 1 && (p.norm != NormKind::None || p.residual)) ||
         p.dtype != a.dtype || p.transB != a.transB || p.M != a.M ||
         p.K != a.K || p.A != a.A || p.lda != a.lda ||
-        p.activation != a.activation ||
-        stagedApplies(p) != stagedApplies(a)) // one tiling for the launch
+        p.activation != a.activation)
       return false;
   }
   return true;
@@ -1120,11 +852,6 @@ void skinnyGemmGroup(const GemmProblem *problems, size_t count, int splits,
           launchFma<true>(group, vec, grid, stream);
         else
           launchFma<false>(group, vec, grid, stream);
-      } else if (g.staged) {
-        if (g.rowTiles == 2)
-          launchStaged<S, 2>(group, grid, stream, kernel);
-        else
-          launchStaged<S, 4>(group, grid, stream, kernel);
       } else {
         switch (g.rowTiles * (shared.transB ? 1 : -1)) {
         case 1:

@@ -237,32 +237,6 @@ TEST_F(SkinnyGemmTest, MatchesTheCpuLinear) {
     }
 }
 
-TEST_F(SkinnyGemmTest, StagedRowTilesMatchTheCpuLinear) {
-  // 9 to 32 rows against an [N, K] weight (a batch-32 decode's products):
-  // the staged kernel. K not a whole number of 64-wide slices (200), one
-  // slice only (64, so that more splits than slices leave blocks without
-  // any), N not a whole number of 64-column tiles; every split finish
-  // (expectSkinnyMatchesCpu: the combine kernel, the last block, settled
-  // weights).
-  struct Case {
-    int64_t M, K, N;
-  };
-  const std::vector<Case> cases = {{9, 64, 64},      {16, 200, 130},
-                                   {17, 2048, 1000}, {24, 8192, 256},
-                                   {32, 2048, 6144}, {32, 64, 72}};
-  int index = 0;
-  for (DType dt : {DType::BF16, DType::F16})
-    for (const Case &c : cases) {
-      const Activation act = static_cast<Activation>(index % kActivations);
-      const bool bias = index % 2 == 0, residual = index % 3 != 0;
-      ++index;
-      const LinearOperands o =
-          randomLinear(dt, c.M, c.K, c.N, bias, residual, rng);
-      for (int splits : {1, 2, 5})
-        expectSkinnyMatchesCpu(o, true, act, splits);
-    }
-}
-
 TEST_F(SkinnyGemmTest, EveryEpilogue) {
   struct Case {
     int64_t M, K, N;
@@ -605,17 +579,18 @@ std::vector<HostTensor> runSkinnyGroup(const ops::LinearGroup &attrs,
   return group.download();
 }
 
-/// A group of three members of x [M, K] (K = 100 unless given): q, k and v
-/// with weights of their own ([N, K], N = 37, 64, 129, each with a bias),
-/// or (GPT-2's c_attn) the column ranges [0, 37), [37, 101), [101, 230) of
-/// one [K, 230] weight and its bias. Operands and the results' shapes.
+/// A group of three members of x [M, K = 100]: q, k and v with weights of
+/// their own ([N, K], N = 37, 64, 129, each with a bias), or (GPT-2's
+/// c_attn) the column ranges [0, 37), [37, 101), [101, 230) of one
+/// [K, 230] weight and its bias. Operands and the results' shapes.
 struct GroupCase {
   ops::LinearGroup attrs;
   std::vector<HostTensor> operands, results;
 };
 
 GroupCase randomGroup(DType dt, int64_t M, bool sharedWeight, Activation act,
-                      std::mt19937 &rng, int64_t K = 100) {
+                      std::mt19937 &rng) {
+  constexpr int64_t K = 100;
   const std::vector<int64_t> widths = {37, 64, 129};
   GroupCase c;
   c.attrs.transposeWeight = !sharedWeight;
@@ -642,62 +617,46 @@ GroupCase randomGroup(DType dt, int64_t M, bool sharedWeight, Activation act,
   return c;
 }
 
-/// One launch over every member's column tiles gives each member exactly
-/// the bits skinnyGemm gives it alone (same split, same finish), and so
-/// matches the CPU's linear_group.
-void expectGroupIsEachMemberAlone(DType dt, int64_t M, bool shared,
-                                  Activation act, int64_t K,
-                                  std::mt19937 &rng) {
-  const GroupCase c = randomGroup(dt, M, shared, act, rng, K);
-  const std::vector<HostTensor> cpu = runCpu(c.attrs, c.operands, c.results);
-  for (int splits : {1, 2, 3})
-    for (bool counted : {false, true}) {
-      const std::string what = std::string(dtypeName(dt)) + " M " +
-                               std::to_string(M) + " K " + std::to_string(K) +
-                               (shared ? " column ranges of one [K, N] weight"
-                                       : " three [N, K] weights") +
-                               " " + activationName(act) + " splits " +
-                               std::to_string(splits) +
-                               (counted ? " counted" : "");
-      SCOPED_TRACE(what);
-      const std::vector<HostTensor> gpu =
-          runSkinnyGroup(c.attrs, c.operands, splits, counted);
-      ASSERT_EQ(gpu.size(), cpu.size());
-      for (size_t i = 0; i < gpu.size(); ++i) {
-        expectClose(gpu[i], cpu[i], sumTolerance(dt),
-                    what + " member " + std::to_string(i));
-        ops::LinearGroup alone = c.attrs;
-        alone.featureBegin = {c.attrs.featureBegin[i]};
-        alone.featureEnd = {c.attrs.featureEnd[i]};
-        const std::vector<HostTensor> single = runSkinnyGroup(
-            alone,
-            {c.operands[0], c.operands[1 + 2 * i], c.operands[2 + 2 * i]},
-            splits, counted);
-        EXPECT_EQ(gpu[i].bytes, single[0].bytes)
-            << what << " member " << i << " differs from its product alone";
-      }
-    }
-}
-
 TEST_F(SkinnyGemmTest, GroupIsEachMemberAlone) {
+  // One launch over every member's column tiles gives each member exactly
+  // the bits skinnyGemm gives it alone (same split, same finish), and so
+  // matches the CPU's linear_group.
   int index = 0;
   for (DType dt : kFloatTypes)
     for (int64_t M : {1, 3, 17})
-      for (bool shared : {false, true})
-        expectGroupIsEachMemberAlone(
-            dt, M, shared, static_cast<Activation>(index++ % kActivations), 100,
-            rng);
-}
-
-TEST_F(SkinnyGemmTest, StagedGroupIsEachMemberAlone) {
-  // Batch-32 q/k/v: [N, K] weights, K in whole 16-byte chunks, 9 to 32
-  // rows (the staged kernel; K = 200 ends in a partial slice).
-  int index = 0;
-  for (DType dt : {DType::BF16, DType::F16})
-    for (int64_t M : {12, 32})
-      expectGroupIsEachMemberAlone(
-          dt, M, false, static_cast<Activation>(index++ % kActivations), 200,
-          rng);
+      for (bool shared : {false, true}) {
+        const Activation act = static_cast<Activation>(index++ % kActivations);
+        const GroupCase c = randomGroup(dt, M, shared, act, rng);
+        const std::vector<HostTensor> cpu =
+            runCpu(c.attrs, c.operands, c.results);
+        for (int splits : {1, 2, 3})
+          for (bool counted : {false, true}) {
+            const std::string what =
+                std::string(dtypeName(dt)) + " M " + std::to_string(M) +
+                (shared ? " column ranges of one [K, N] weight"
+                        : " three [N, K] weights") +
+                " " + activationName(act) + " splits " +
+                std::to_string(splits) + (counted ? " counted" : "");
+            SCOPED_TRACE(what);
+            const std::vector<HostTensor> gpu =
+                runSkinnyGroup(c.attrs, c.operands, splits, counted);
+            ASSERT_EQ(gpu.size(), cpu.size());
+            for (size_t i = 0; i < gpu.size(); ++i) {
+              expectClose(gpu[i], cpu[i], sumTolerance(dt),
+                          what + " member " + std::to_string(i));
+              ops::LinearGroup alone = c.attrs;
+              alone.featureBegin = {c.attrs.featureBegin[i]};
+              alone.featureEnd = {c.attrs.featureEnd[i]};
+              const std::vector<HostTensor> single = runSkinnyGroup(
+                  alone,
+                  {c.operands[0], c.operands[1 + 2 * i], c.operands[2 + 2 * i]},
+                  splits, counted);
+              EXPECT_EQ(gpu[i].bytes, single[0].bytes)
+                  << what << " member " << i << " differs from its product "
+                  << "alone";
+            }
+          }
+      }
 }
 
 TEST_F(SkinnyGemmTest, MoreMembersThanOneLaunchTakes) {
@@ -921,21 +880,6 @@ TEST_F(SkinnyGemmTest, WhatAGroupTakes) {
   act.activation = Activation::Relu;
   const GemmProblem mixed[] = {p, act};
   EXPECT_FALSE(skinnyGemmGroupSupports(mixed, 2));
-  // 20 rows against [N, K] weights: the staged kernel, whose tiling a
-  // member with a weight off the 16-byte grid cannot share.
-  alignas(16) static uint16_t words[256];
-  GemmProblem staged = p;
-  staged.M = 20;
-  staged.transB = true;
-  staged.A = words;
-  staged.B = words;
-  staged.ldb = 128;
-  GemmProblem offGrid = staged;
-  offGrid.B = words + 1;
-  const GemmProblem twoTilings[] = {staged, offGrid};
-  EXPECT_FALSE(skinnyGemmGroupSupports(twoTilings, 2));
-  const GemmProblem oneTiling[] = {staged, staged};
-  EXPECT_TRUE(skinnyGemmGroupSupports(oneTiling, 2));
 }
 
 } // namespace
