@@ -3,12 +3,27 @@
 bfloat16 (round to nearest even, as torch's .to(torch.bfloat16) does) and
 stored as BF16. Standard library only.
 
-usage: round_to_bf16.py IN.safetensors OUT.safetensors
+usage: round_to_bf16.py IN.safetensors OUT.safetensors [--scale-matrices F]
+
+--scale-matrices multiplies every 2-D F32 tensor (the weight matrices and
+embeddings; norms and biases are 1-D) by F before rounding, e.g. to bring
+the fixtures' std-0.3 matrices to a config's initializer_range.
 """
 import array
 import json
 import struct
 import sys
+
+
+def scaled(raw, factor):
+    values = array.array("f")
+    values.frombytes(raw)
+    if sys.byteorder != "little":
+        values.byteswap()
+    values = array.array("f", (v * factor for v in values))
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values.tobytes()
 
 
 def to_bf16(raw):
@@ -29,6 +44,11 @@ def to_bf16(raw):
 
 def main():
     src, dst = sys.argv[1], sys.argv[2]
+    factor = 1.0
+    if len(sys.argv) == 5 and sys.argv[3] == "--scale-matrices":
+        factor = float(sys.argv[4])
+    elif len(sys.argv) != 3:
+        sys.exit(__doc__)
     with open(src, "rb") as f:
         data = f.read()
     (n,) = struct.unpack("<Q", data[:8])
@@ -43,6 +63,8 @@ def main():
         raw = body[begin:end]
         dtype = entry["dtype"]
         if dtype == "F32":
+            if len(entry["shape"]) == 2 and factor != 1.0:
+                raw = scaled(raw, factor)
             raw, dtype = to_bf16(raw), "BF16"
         out_header[name] = {"dtype": dtype, "shape": entry["shape"],
                             "data_offsets": [offset, offset + len(raw)]}
