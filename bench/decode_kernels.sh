@@ -5,14 +5,26 @@
 # size. Decode runs command by command (--no-cuda-graph) so that ncu sees
 # plain launches; the last decode step's kernels are taken as the last OPS
 # launches (OPS: the kernel count of a step, e.g. the graph size that
-# `hybrid-run generate` reports, less its copy nodes).
+# `hybrid-run generate` reports, less its copy nodes). Tuned under the
+# profiler, the GEMM plans would follow timings Nsight Compute distorts, so
+# a plain run (captured graph, tune log on) goes first and the profiled run
+# takes its plans as HYBRID_CUDA_PLANS pins (bench/tune_log.py); pins
+# already in the environment are kept as they are.
 #   bench/decode_kernels.sh BUNDLE BATCH PROMPT OPS [OUT.csv]
-# Prints one line per kernel and grid (calls, mean and total µs, share) and
-# the step's total kernel time.
+# Prints the pins, one line per kernel and grid (calls, mean and total µs,
+# share) and the step's total kernel time.
 set -euo pipefail
 bundle=$1 batch=$2 prompt=$3 ops=$4 csv=${5:-/tmp/decode-kernels.csv}
 bin=${HYBRID_RUN:-/tmp/hybridc-gpu-host/bin/hybrid-run}
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+if [ -z "${HYBRID_CUDA_PLANS:-}" ]; then
+  HYBRID_CUDA_TUNE_LOG=1 "$bin" generate "$bundle" --random-weights 0 --device cuda \
+    --batch "$batch" --prompt-len "$prompt" --max-new-tokens 8 --greedy \
+    > /dev/null 2> "$csv.tune.log" || { tail -5 "$csv.tune.log"; exit 1; }
+  HYBRID_CUDA_PLANS=$(python3 "$(dirname "$0")/tune_log.py" "$csv.tune.log")
+  export HYBRID_CUDA_PLANS
+fi
+echo "plans: ${HYBRID_CUDA_PLANS:-(none tuned)}"
 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv \
   --print-units base --print-kernel-base function "$bin" generate "$bundle" --random-weights 0 --device cuda \
   --batch "$batch" --prompt-len "$prompt" --max-new-tokens 3 --greedy \

@@ -28,8 +28,8 @@ import re
 import subprocess
 import sys
 
-TUNED = re.compile(r"hybrid: tuned (\S+) (\S+) (\d+) x (\d+) x ([\d+]+) "
-                   r"\[[NK],[NK]\][^:]*: (.*) -> (.*)$")
+from tune_log import TUNED, pin_of, shape_of
+
 DECODE = re.compile(r"decode ([0-9.]+) ms/step")
 STASHES = re.compile(r"\(stash ([^)]*)\)")
 
@@ -73,7 +73,7 @@ def candidates(lines, rows, within):
         m = TUNED.search(line)
         if not m or int(m.group(3)) != rows:
             continue
-        shape = "%sx%sx%s" % (m.group(3), m.group(4), m.group(5))
+        shape = shape_of(m)
         times, choice = m.group(6), m.group(7)
         group = "apart" in times
         stream = time_of(times, "streaming")
@@ -89,12 +89,10 @@ def candidates(lines, rows, within):
             others = {"cublaslt": time_of(times, "cuBLASLt"),
                       "skinny": time_of(times, "skinny")}
         best = min([stream] + list(others.values()))
-        stashed = re.search(r"(\d+) steps stashed", choice)
-        current = ("stream:" + (stashed.group(1) if stashed else "0")
-                   if choice.startswith("streaming") else
-                   "one" if choice.startswith("one launch") else
-                   "skinny" if choice.startswith("skinny") else
-                   "apart" if choice.startswith("apart") else "cublaslt")
+        # The search pins kinds (their counts tuned), streams by stash.
+        current = pin_of(choice) or "cublaslt"
+        if not current.startswith("stream"):
+            current = current.split(":")[0]
         alternatives = [k for k, t in others.items() if t <= within * best]
         alternatives += stash_kinds
         found[shape] = (best, current,
