@@ -43,12 +43,12 @@ def to_bf16(raw):
 
 
 def main():
-    src, dst = sys.argv[1], sys.argv[2]
     factor = 1.0
     if len(sys.argv) == 5 and sys.argv[3] == "--scale-matrices":
         factor = float(sys.argv[4])
     elif len(sys.argv) != 3:
         sys.exit(__doc__)
+    src, dst = sys.argv[1], sys.argv[2]
     with open(src, "rb") as f:
         data = f.read()
     (n,) = struct.unpack("<Q", data[:8])
