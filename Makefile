@@ -48,7 +48,9 @@ device-kit: configure
 	cmake --build $(BUILD) --target hybrid_bundle_schema
 	rm -rf $(BUILD)/device-kit && mkdir -p $(BUILD)/device-kit/include
 	cp -r /usr/include/flatbuffers $(BUILD)/device-kit/include/
-	cp $(BUILD)/runtime/bundle/generated/bundle_generated.h runtime/bundle/schema/bundle.fbs \
+	cp $(BUILD)/runtime/bundle/generated/bundle_generated.h \
+	  $(BUILD)/runtime/bundle/generated/ops_generated.h \
+	  $(BUILD)/runtime/bundle/generated/ops.fbs runtime/bundle/schema/bundle.fbs \
 	  $(BUILD)/device-kit/
 
 format:

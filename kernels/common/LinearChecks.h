@@ -41,8 +41,8 @@ void checkNormPrologue(const Call &call, const ops::Linear &attrs, int64_t K,
 template <typename Call, typename Fail>
 void checkLinearGroup(const Call &call, const ops::LinearGroup &attrs,
                       Fail fail) {
-  const size_t members = attrs.featureBegin.size();
-  if (members == 0 || attrs.featureEnd.size() != members)
+  const size_t members = attrs.featureBegins.size();
+  if (members == 0 || attrs.featureEnds.size() != members)
     fail("needs one feature range per member");
   expectOperands(call, "linear_group", 1, 2 * members, members);
   if (call.operands[0].rank() == 0)
@@ -72,7 +72,7 @@ int64_t checkLinearGroupMember(const Call &call, const ops::LinearGroup &attrs,
   if (weight.shape[transW ? 1 : 0] != K)
     fail(member() + "'s weight " + shapeToString(weight.shape) +
          " does not take the input's " + std::to_string(K) + " features");
-  const int64_t begin = attrs.featureBegin[i], end = attrs.featureEnd[i];
+  const int64_t begin = attrs.featureBegins[i], end = attrs.featureEnds[i];
   if (begin < 0 || begin >= end || end > n)
     fail(member() + "'s features [" + std::to_string(begin) + ", " +
          std::to_string(end) + ") are not a range of its weight's " +

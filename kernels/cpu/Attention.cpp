@@ -171,7 +171,7 @@ AttentionProblem describe(const KernelCall &call) {
     p.keyLength = length->as<int64_t>();
   }
   if (const ConstTensor *keyMask = optionalOperand(call, 6)) {
-    expectIndexType(*keyMask, "attention", "key_mask");
+    expectIndex(keyMask->dtype, "attention", "key_mask");
     expectShape(*keyMask, {p.B, p.S}, "attention", "key_mask");
     p.keyMask = keyMask->data;
     p.keyMask64 = keyMask->dtype == DType::I64;

@@ -9,31 +9,6 @@
 
 namespace hybrid::cpu {
 
-Shape broadcastShapes(std::initializer_list<const Shape *> shapes,
-                      const char *kernel) {
-  size_t rank = 0;
-  for (const Shape *s : shapes)
-    rank = std::max(rank, s->size());
-  Shape out(rank, 1);
-  for (const Shape *s : shapes) {
-    const size_t lead = rank - s->size();
-    for (size_t i = 0; i < s->size(); ++i) {
-      int64_t &o = out[lead + i];
-      const int64_t d = (*s)[i];
-      if (d == o || d == 1)
-        continue;
-      if (o != 1) {
-        std::string all;
-        for (const Shape *t : shapes)
-          all += (all.empty() ? "" : " and ") + shapeToString(*t);
-        fail(kernel, "shapes " + all + " do not broadcast together");
-      }
-      o = d;
-    }
-  }
-  return out;
-}
-
 namespace {
 /// Dimensions a walk accepts before merging (result rank).
 constexpr size_t kMaxInputRank = 64;

@@ -11,11 +11,6 @@
 
 namespace hybrid::cpu {
 
-/// The shape `shapes` broadcast to together (NumPy rules); throws
-/// hybrid::Error naming `kernel` when they are incompatible.
-Shape broadcastShapes(std::initializer_list<const Shape *> shapes,
-                      const char *kernel);
-
 /// Visits a result of shape `out` in row-major order as spans of contiguous
 /// result elements, giving for each span where every operand's elements are:
 /// operand k's element i of the span is at offsets[k] + i * rowStride(k)

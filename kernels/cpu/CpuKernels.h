@@ -11,6 +11,7 @@
 // same shapes and thread count before the first run; the caller owns it.
 #pragma once
 
+#include "common/KernelArgs.h"
 #include "hybrid/Ops.h"
 #include "hybrid/Types.h"
 
@@ -20,57 +21,11 @@
 
 namespace hybrid::cpu {
 
-/// A dense row-major tensor that a kernel writes (a result).
-struct Tensor {
-  void *data = nullptr;
-  DType dtype = DType::F32;
-  Shape shape;
-
-  int64_t numel() const { return numElements(shape); }
-  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-  template <typename T> T *as() const { return static_cast<T *>(data); }
-};
-
-/// A dense row-major tensor that a kernel only reads (an operand). An absent
-/// optional operand has present == false (and no data or shape).
-struct ConstTensor {
-  const void *data = nullptr;
-  DType dtype = DType::F32;
-  Shape shape;
-  bool present = true;
-
-  ConstTensor() = default;
-  ConstTensor(const void *d, DType t, Shape s)
-      : data(d), dtype(t), shape(std::move(s)) {}
-  ConstTensor(const Tensor &t) // NOLINT: a result may be read back.
-      : data(t.data), dtype(t.dtype), shape(t.shape) {}
-  static ConstTensor absent() {
-    ConstTensor t;
-    t.present = false;
-    return t;
-  }
-
-  int64_t numel() const { return numElements(shape); }
-  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-  template <typename T> const T *as() const {
-    return static_cast<const T *>(data);
-  }
-};
-
-/// One kernel invocation. Operands are positional as in Ops.h (absent
-/// optional ones included); results are allocated by the caller with the
-/// shapes the compiler planned; `op` holds the typed attributes.
-struct KernelCall {
-  const Op *op = nullptr;
-  std::vector<ConstTensor> operands;
-  std::vector<Tensor> results;
-  /// At least scratchBytes(call) bytes, 64-byte aligned; null when zero.
-  void *scratch = nullptr;
-  size_t scratchBytes = 0;
-
-  /// The op's attributes as family T (the table only routes matching ops).
-  template <typename T> const T &attrs() const { return std::get<T>(*op); }
-};
+// The kernel interface every backend shares (kernels/common): tensor views,
+// the call, its checks and each op's named operands (KernelArgs.h).
+using namespace ::hybrid::kernels;
+/// One kernel invocation on the CPU: the shared call as it is.
+using KernelCall = ::hybrid::kernels::Call;
 
 /// Runs the kernel. Throws hybrid::Error for inputs it cannot handle
 /// (unsupported dtype, inconsistent shapes, too little scratch); never

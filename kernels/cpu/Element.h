@@ -4,11 +4,13 @@
 #pragma once
 
 #include "KernelCheck.h"
+#include "common/Dispatch.h"
 
 #include "hybrid/Float16.h"
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace hybrid::cpu {
 
@@ -51,59 +53,24 @@ template <typename S> constexpr DType dtypeOf() {
     return DType::Bool;
 }
 
-/// Throws "<kernel>: unsupported element type <dt> for <what> (expected
-/// <expected>)".
-[[noreturn]] void failUnsupported(const char *kernel, DType dt,
-                                  const char *what, const char *expected);
+/// The CPU's 16-bit storage types, for kernels/common's dispatch.
+struct Storage {
+  using Bf16 = cpu::Bf16;
+  using F16 = cpu::F16;
+};
 
 /// Calls fn(S{}) with S the storage type of float dtype `dt`.
 template <typename Fn>
 decltype(auto) visitFloat(DType dt, const char *kernel, const char *what,
                           Fn &&fn) {
-  switch (dt) {
-  case DType::F32:
-    return fn(float{});
-  case DType::BF16:
-    return fn(Bf16{});
-  case DType::F16:
-    return fn(F16{});
-  default:
-    failUnsupported(kernel, dt, what, "f32, bf16 or f16");
-  }
-}
-
-/// Calls fn(T{}) with T the C++ type of integer dtype `dt`.
-template <typename Fn>
-decltype(auto) visitInteger(DType dt, const char *kernel, const char *what,
-                            Fn &&fn) {
-  switch (dt) {
-  case DType::I64:
-    return fn(int64_t{});
-  case DType::I32:
-    return fn(int32_t{});
-  default:
-    failUnsupported(kernel, dt, what, "i32 or i64");
-  }
+  return visitFloatAs<Storage>(dt, kernel, what, std::forward<Fn>(fn));
 }
 
 /// Calls fn(T{}) for any float or integer dtype (not bool).
 template <typename Fn>
 decltype(auto) visitNumeric(DType dt, const char *kernel, const char *what,
                             Fn &&fn) {
-  switch (dt) {
-  case DType::F32:
-    return fn(float{});
-  case DType::BF16:
-    return fn(Bf16{});
-  case DType::F16:
-    return fn(F16{});
-  case DType::I64:
-    return fn(int64_t{});
-  case DType::I32:
-    return fn(int32_t{});
-  default:
-    failUnsupported(kernel, dt, what, "f32, bf16, f16, i32 or i64");
-  }
+  return visitNumericAs<Storage>(dt, kernel, what, std::forward<Fn>(fn));
 }
 
 /// An index tensor's element `i` (i32 or i64, checked by the caller).
@@ -111,29 +78,11 @@ inline int64_t indexAt(const ConstTensor &t, int64_t i) {
   return t.dtype == DType::I32 ? t.as<int32_t>()[i] : t.as<int64_t>()[i];
 }
 
-/// Checks that an index tensor is i32 or i64.
-void expectIndexType(const ConstTensor &t, const char *kernel,
-                     const char *what);
-
 /// Unsigned words of each element size, for kernels that only move bytes.
 template <size_t Size> struct WordOf;
 template <> struct WordOf<1> { using type = uint8_t; };
 template <> struct WordOf<2> { using type = uint16_t; };
 template <> struct WordOf<4> { using type = uint32_t; };
 template <> struct WordOf<8> { using type = uint64_t; };
-
-/// Calls fn(W{}) with W the unsigned word of `elementSize` bytes.
-template <typename Fn> decltype(auto) visitWord(size_t elementSize, Fn &&fn) {
-  switch (elementSize) {
-  case 1:
-    return fn(uint8_t{});
-  case 2:
-    return fn(uint16_t{});
-  case 4:
-    return fn(uint32_t{});
-  default:
-    return fn(uint64_t{});
-  }
-}
 
 } // namespace hybrid::cpu

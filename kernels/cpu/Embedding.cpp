@@ -12,7 +12,7 @@ void embedding(const KernelCall &call) {
   expectArity(call, "embedding", 2, 1);
   const ConstTensor &table = call.operands[0], &ids = call.operands[1];
   const Tensor &result = call.results[0];
-  expectIndexType(ids, "embedding", "ids");
+  expectIndex(ids.dtype, "embedding", "ids");
   expectDType(result, table.dtype, "embedding", "result");
   expectRank(table, 2, "embedding", "table");
   const int64_t V = table.shape[0], D = table.shape[1];

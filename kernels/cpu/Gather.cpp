@@ -12,7 +12,7 @@ void gather(const KernelCall &call) {
   expectArity(call, "gather", 2, 1);
   const ConstTensor &data = call.operands[0], &indices = call.operands[1];
   const Tensor &result = call.results[0];
-  expectIndexType(indices, "gather", "indices");
+  expectIndex(indices.dtype, "gather", "indices");
   expectDType(result, data.dtype, "gather", "result");
   const int64_t rank = data.rank();
   if (rank == 0)

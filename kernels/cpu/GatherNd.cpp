@@ -38,7 +38,7 @@ void gatherNd(const KernelCall &call) {
   expectArity(call, "gather_nd", 2, 1);
   const ConstTensor &data = call.operands[0], &indices = call.operands[1];
   const Tensor &result = call.results[0];
-  expectIndexType(indices, "gather_nd", "indices");
+  expectIndex(indices.dtype, "gather_nd", "indices");
   expectDType(result, data.dtype, "gather_nd", "result");
   const int64_t r = data.rank(), q = indices.rank();
   const int64_t b = call.attrs<ops::GatherNd>().batchDims;

@@ -181,15 +181,15 @@ std::vector<GroupMember> groupMembers(const KernelCall &call, int64_t &M,
   visitFloat(input.dtype, "linear_group", "input", [](auto) {});
   K = input.shape.back();
   M = numElements(input.shape) / std::max<int64_t>(K, 1);
-  std::vector<GroupMember> out(attrs.featureBegin.size());
+  std::vector<GroupMember> out(attrs.featureBegins.size());
   for (size_t i = 0; i < out.size(); ++i) {
     checks::checkLinearGroupMember(call, attrs, i, K, failure);
     GroupMember &m = out[i];
     m.weight = &call.operands[1 + 2 * i];
     m.bias = optionalOperand(call, 2 + 2 * i);
     m.result = &call.results[i];
-    m.begin = attrs.featureBegin[i];
-    m.end = attrs.featureEnd[i];
+    m.begin = attrs.featureBegins[i];
+    m.end = attrs.featureEnds[i];
     if (K == 0)
       M = numElements(m.result->shape) / (m.end - m.begin);
   }
@@ -207,8 +207,8 @@ ScratchLayout linearGroupScratch(const KernelCall &call) {
   const int64_t M =
       K > 0 ? numElements(input.shape) / K : numElements(input.shape);
   ScratchLayout layout;
-  for (size_t i = 0; i < attrs.featureBegin.size(); ++i) {
-    const int64_t n = attrs.featureEnd.at(i) - attrs.featureBegin[i];
+  for (size_t i = 0; i < attrs.featureBegins.size(); ++i) {
+    const int64_t n = attrs.featureEnds.at(i) - attrs.featureBegins[i];
     if (n > 0)
       layout.perThread =
           std::max(layout.perThread, convertingGemmScratch(M, n, K));

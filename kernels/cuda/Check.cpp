@@ -1,4 +1,4 @@
-// Host-side validation shared by the CUDA kernels (see Check.h).
+// Host-side checks only the CUDA kernels need (see Check.h).
 #include "Check.h"
 
 #include <cuda_runtime.h>
@@ -7,10 +7,6 @@
 #include <cstdlib>
 
 namespace hybrid::cuda {
-
-void fail(const char *kernel, const std::string &message) {
-  throw Error(std::string(kernel) + ": " + message);
-}
 
 void checkCuda(int status, const char *kernel, const char *what) {
   if (status != cudaSuccess)
@@ -22,44 +18,6 @@ void checkLaunch(const char *kernel) {
   checkCuda(cudaGetLastError(), kernel, "kernel launch");
 }
 
-namespace {
-
-template <typename T>
-void checkTensor(const T &t, const char *kernel, const char *what) {
-  for (int64_t d : t.shape)
-    if (d < 0)
-      fail(kernel, std::string("negative dimension in ") + what + " shape " +
-                       shapeToString(t.shape));
-  if (!t.data && t.numel() > 0)
-    fail(kernel, std::string(what) + " of shape " + shapeToString(t.shape) +
-                     " has no data");
-  if (!isValidDType(static_cast<uint8_t>(t.dtype)))
-    fail(kernel, std::string(what) + " has an invalid element type");
-}
-
-} // namespace
-
-void expectOperands(const CudaCall &call, const char *kernel, size_t required,
-                    size_t optional, size_t results) {
-  const size_t operands = required + optional;
-  if (call.operands.size() != operands || call.results.size() != results)
-    fail(kernel, "expected " + std::to_string(operands) + " operand(s) and " +
-                     std::to_string(results) + " result(s), got " +
-                     std::to_string(call.operands.size()) + " and " +
-                     std::to_string(call.results.size()));
-  for (size_t i = 0; i < operands; ++i) {
-    const ConstTensor &t = call.operands[i];
-    if (!t.present) {
-      if (i < required)
-        fail(kernel, "operand " + std::to_string(i) + " is required");
-      continue;
-    }
-    checkTensor(t, kernel, "operand");
-  }
-  for (const Tensor &t : call.results)
-    checkTensor(t, kernel, "result");
-}
-
 int envInteger(const char *name, int lo, int hi, int fallback) {
   const char *v = std::getenv(name);
   if (!v || !*v)
@@ -67,100 +25,6 @@ int envInteger(const char *name, int lo, int hi, int fallback) {
   char *end = nullptr;
   const long n = std::strtol(v, &end, 10);
   return *end || n < lo || n > hi ? fallback : static_cast<int>(n);
-}
-
-void failDType(DType got, DType want, const char *kernel, const char *what) {
-  fail(kernel, std::string(what) + " must be " + dtypeName(want) + ", got " +
-                   dtypeName(got));
-}
-
-void failSameDType(DType a, DType b, const char *kernel, const char *whatA,
-                   const char *whatB) {
-  fail(kernel, std::string(whatA) + " (" + dtypeName(a) + ") and " + whatB +
-                   " (" + dtypeName(b) + ") must have the same element type");
-}
-
-void failShape(const Shape &got, const Shape &want, const char *kernel,
-               const char *what) {
-  fail(kernel, std::string(what) + " has shape " + shapeToString(got) +
-                   ", expected " + shapeToString(want));
-}
-
-void failRank(const Shape &got, int64_t rank, const char *kernel,
-              const char *what) {
-  fail(kernel, std::string(what) + " must have rank " + std::to_string(rank) +
-                   ", got shape " + shapeToString(got));
-}
-
-void failUnsupported(const char *kernel, DType dt, const char *what,
-                     const char *expected) {
-  fail(kernel, std::string("unsupported element type ") + dtypeName(dt) +
-                   " for " + what + " (expected " + expected + ")");
-}
-
-void expectFloat(DType dt, const char *kernel, const char *what) {
-  if (!isFloatDType(dt))
-    failUnsupported(kernel, dt, what, "f32, bf16 or f16");
-}
-
-void expectIndex(DType dt, const char *kernel, const char *what) {
-  if (!isIntegerDType(dt))
-    failUnsupported(kernel, dt, what, "i32 or i64");
-}
-
-int64_t normalizeAxis(int64_t axis, int64_t rank, const char *kernel) {
-  if (axis < -rank || axis >= rank)
-    fail(kernel, "axis " + std::to_string(axis) + " is out of range for rank " +
-                     std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-std::vector<int64_t> contiguousStrides(const Shape &shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= shape[i];
-  }
-  return strides;
-}
-
-int64_t product(const Shape &shape, int64_t begin, int64_t end) {
-  int64_t p = 1;
-  for (int64_t i = begin; i < end; ++i)
-    p *= shape[i];
-  return p;
-}
-
-Shape broadcastShapes(std::initializer_list<const Shape *> shapes,
-                      const char *kernel) {
-  size_t rank = 0;
-  for (const Shape *s : shapes)
-    rank = std::max(rank, s->size());
-  Shape out(rank, 1);
-  for (const Shape *s : shapes) {
-    const size_t lead = rank - s->size();
-    for (size_t i = 0; i < s->size(); ++i) {
-      int64_t &o = out[lead + i];
-      const int64_t d = (*s)[i];
-      if (d == o || d == 1)
-        continue;
-      if (o != 1) {
-        std::string all;
-        for (const Shape *t : shapes)
-          all += (all.empty() ? "" : " and ") + shapeToString(*t);
-        fail(kernel, "shapes " + all + " do not broadcast together");
-      }
-      o = d;
-    }
-  }
-  return out;
-}
-
-void expectScratch(const CudaCall &call, size_t needed, const char *kernel) {
-  if (needed > 0 && (call.scratchBytes < needed || !call.scratch))
-    fail(kernel, "needs " + std::to_string(needed) + " bytes of scratch, got " +
-                     std::to_string(call.scratch ? call.scratchBytes : 0));
 }
 
 } // namespace hybrid::cuda

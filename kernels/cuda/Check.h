@@ -1,8 +1,9 @@
-// Host-side validation shared by the CUDA kernels: every inconsistency a
-// caller can put in a CudaCall becomes a hybrid::Error that names the
-// kernel, before anything is enqueued; failed CUDA calls name themselves.
+// Host-side checks only the CUDA kernels need (failed CUDA calls name
+// themselves, measurement switches); the checks every backend shares are
+// kernels/common/Check.h's, visible here through CudaKernels.h.
 #pragma once
 
+#include "common/Check.h"
 #include "cuda/CudaKernels.h"
 
 #include <cstdint>
@@ -11,9 +12,6 @@
 #include <vector>
 
 namespace hybrid::cuda {
-
-/// Throws hybrid::Error("<kernel>: <message>").
-[[noreturn]] void fail(const char *kernel, const std::string &message);
 
 /// Throws "<kernel>: <what> failed: <CUDA error string>" unless `status`
 /// (a cudaError_t) is success.
@@ -31,82 +29,5 @@ int envInteger(const char *name, int lo, int hi, int fallback);
 /// the kernel before it on the current device: compute capability 9.0 or
 /// later, and HYBRID_CUDA_PDL not "0" (which measures what it buys).
 bool overlapLaunches();
-
-/// Checks the operand and result counts, that the first `required` operands
-/// are present (the rest may be absent), that shapes are non-negative and
-/// that non-empty tensors have data.
-void expectOperands(const CudaCall &call, const char *kernel, size_t required,
-                    size_t optional, size_t results = 1);
-
-inline void expectArity(const CudaCall &call, const char *kernel,
-                        size_t operands, size_t results) {
-  expectOperands(call, kernel, operands, 0, results);
-}
-
-/// Operand `i` when present, else null (positional optional operands).
-inline const ConstTensor *optionalOperand(const CudaCall &call, size_t i) {
-  return i < call.operands.size() && call.operands[i].present
-             ? &call.operands[i]
-             : nullptr;
-}
-
-[[noreturn]] void failDType(DType got, DType want, const char *kernel,
-                            const char *what);
-[[noreturn]] void failSameDType(DType a, DType b, const char *kernel,
-                                const char *whatA, const char *whatB);
-[[noreturn]] void failShape(const Shape &got, const Shape &want,
-                            const char *kernel, const char *what);
-[[noreturn]] void failRank(const Shape &got, int64_t rank, const char *kernel,
-                           const char *what);
-/// "<kernel>: unsupported element type <dt> for <what> (expected <expected>)".
-[[noreturn]] void failUnsupported(const char *kernel, DType dt,
-                                  const char *what, const char *expected);
-
-template <typename T>
-void expectDType(const T &t, DType dtype, const char *kernel,
-                 const char *what) {
-  if (t.dtype != dtype)
-    failDType(t.dtype, dtype, kernel, what);
-}
-template <typename A, typename B>
-void expectSameDType(const A &a, const B &b, const char *kernel,
-                     const char *whatA, const char *whatB) {
-  if (a.dtype != b.dtype)
-    failSameDType(a.dtype, b.dtype, kernel, whatA, whatB);
-}
-template <typename T>
-void expectShape(const T &t, const Shape &shape, const char *kernel,
-                 const char *what) {
-  if (t.shape != shape)
-    failShape(t.shape, shape, kernel, what);
-}
-template <typename T>
-void expectRank(const T &t, int64_t rank, const char *kernel,
-                const char *what) {
-  if (t.rank() != rank)
-    failRank(t.shape, rank, kernel, what);
-}
-
-/// Throws unless `dt` is f32, bf16 or f16.
-void expectFloat(DType dt, const char *kernel, const char *what);
-/// Throws unless `dt` is i32 or i64.
-void expectIndex(DType dt, const char *kernel, const char *what);
-
-/// `axis` in [-rank, rank) mapped to [0, rank).
-int64_t normalizeAxis(int64_t axis, int64_t rank, const char *kernel);
-
-/// Row-major strides of `shape`, in elements.
-std::vector<int64_t> contiguousStrides(const Shape &shape);
-
-/// Product of shape[begin, end).
-int64_t product(const Shape &shape, int64_t begin, int64_t end);
-
-/// The NumPy broadcast of `shapes`; throws naming `kernel` when they are
-/// incompatible.
-Shape broadcastShapes(std::initializer_list<const Shape *> shapes,
-                      const char *kernel);
-
-/// Throws unless the call's scratch holds `needed` bytes.
-void expectScratch(const CudaCall &call, size_t needed, const char *kernel);
 
 } // namespace hybrid::cuda

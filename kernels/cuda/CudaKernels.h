@@ -15,6 +15,7 @@
 // graph: no host-device copies, no cudaMalloc, no synchronisation.
 #pragma once
 
+#include "common/KernelArgs.h"
 #include "hybrid/Ops.h"
 #include "hybrid/Types.h"
 
@@ -31,34 +32,10 @@ namespace hybrid::cuda {
 
 using Stream = CUstream_st *; ///< a cudaStream_t
 
-/// A dense row-major tensor in device memory that a kernel writes.
-struct Tensor {
-  void *data = nullptr;
-  DType dtype = DType::F32;
-  Shape shape;
-  int64_t numel() const { return numElements(shape); }
-  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-};
-
-/// A dense row-major tensor in device memory that a kernel only reads; an
-/// absent optional operand has present == false.
-struct ConstTensor {
-  const void *data = nullptr;
-  DType dtype = DType::F32;
-  Shape shape;
-  bool present = true;
-
-  ConstTensor() = default;
-  ConstTensor(const void *d, DType t, Shape s)
-      : data(d), dtype(t), shape(std::move(s)) {}
-  static ConstTensor absent() {
-    ConstTensor t;
-    t.present = false;
-    return t;
-  }
-  int64_t numel() const { return numElements(shape); }
-  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-};
+// The kernel interface every backend shares (kernels/common): tensor views
+// (here over device memory), the call, its checks and each op's named
+// operands (KernelArgs.h).
+using namespace ::hybrid::kernels;
 
 /// Per-device library state kernels share (cuBLASLt handle, device
 /// properties). Created once by the backend for its device; kernels must
@@ -70,15 +47,11 @@ struct Context;
 Context *createContext();
 void destroyContext(Context *context);
 
-/// One kernel invocation: operands positional as in Ops.h (absent optional
-/// ones included), results with the shapes the compiler planned, the op's
-/// typed attributes, device scratch, the stream to enqueue on.
-struct CudaCall {
-  const Op *op = nullptr;
-  std::vector<ConstTensor> operands;
-  std::vector<Tensor> results;
-  void *scratch = nullptr; ///< device memory, 256-byte aligned
-  size_t scratchBytes = 0;
+/// One kernel invocation on a CUDA device: the shared call (operands
+/// positional as in Ops.h, results with the shapes the compiler planned,
+/// the op's typed attributes, device scratch 256-byte aligned) plus the
+/// stream to enqueue on and the device's library state.
+struct CudaCall : ::hybrid::kernels::Call {
   Stream stream = nullptr;
   Context *context = nullptr;
   /// Operands (bit i: operand i) whose bytes were final before the kernel
@@ -92,8 +65,6 @@ struct CudaCall {
   bool settled(size_t operand) const {
     return operand < 32 && (settledOperands >> operand & 1u);
   }
-
-  template <typename T> const T &attrs() const { return std::get<T>(*op); }
 };
 
 /// Enqueues the kernel. Throws hybrid::Error for inputs it cannot handle

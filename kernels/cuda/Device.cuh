@@ -5,6 +5,7 @@
 #pragma once
 
 #include "Check.h"
+#include "common/Dispatch.h"
 #ifdef HYBRID_CUDA_TIMELINE
 #include "Timeline.h"
 #endif
@@ -222,73 +223,28 @@ inline cudaStream_t streamOf(const CudaCall &call) {
   return reinterpret_cast<cudaStream_t>(call.stream);
 }
 
+/// The GPU's 16-bit storage types, for kernels/common's dispatch.
+struct Storage {
+  using Bf16 = cuda::Bf16;
+  using F16 = cuda::F16;
+};
+
 /// Calls fn(S{}) with S the device storage type of float dtype `dt`.
 template <typename Fn>
 void visitFloat(DType dt, const char *kernel, const char *what, Fn &&fn) {
-  switch (dt) {
-  case DType::F32:
-    return fn(float{});
-  case DType::BF16:
-    return fn(Bf16{});
-  case DType::F16:
-    return fn(F16{});
-  default:
-    failUnsupported(kernel, dt, what, "f32, bf16 or f16");
-  }
+  visitFloatAs<Storage>(dt, kernel, what, std::forward<Fn>(fn));
 }
 
 /// Calls fn(T{}) for any float or integer dtype (not bool).
 template <typename Fn>
 void visitNumeric(DType dt, const char *kernel, const char *what, Fn &&fn) {
-  switch (dt) {
-  case DType::F32:
-    return fn(float{});
-  case DType::BF16:
-    return fn(Bf16{});
-  case DType::F16:
-    return fn(F16{});
-  case DType::I64:
-    return fn(int64_t{});
-  case DType::I32:
-    return fn(int32_t{});
-  default:
-    failUnsupported(kernel, dt, what, "f32, bf16, f16, i32 or i64");
-  }
+  visitNumericAs<Storage>(dt, kernel, what, std::forward<Fn>(fn));
 }
 
 /// Calls fn(T{}) with the storage type of any dtype (bool as uint8_t).
 template <typename Fn>
 void visitAny(DType dt, const char *kernel, const char *what, Fn &&fn) {
-  switch (dt) {
-  case DType::F32:
-    return fn(float{});
-  case DType::BF16:
-    return fn(Bf16{});
-  case DType::F16:
-    return fn(F16{});
-  case DType::I64:
-    return fn(int64_t{});
-  case DType::I32:
-    return fn(int32_t{});
-  case DType::Bool:
-    return fn(uint8_t{});
-  }
-  failUnsupported(kernel, dt, what, "a valid dtype");
-}
-
-/// Calls fn(W{}) with W the unsigned word of `elementSize` bytes: kernels
-/// that only move elements never look inside them.
-template <typename Fn> void visitWord(size_t elementSize, Fn &&fn) {
-  switch (elementSize) {
-  case 1:
-    return fn(uint8_t{});
-  case 2:
-    return fn(uint16_t{});
-  case 4:
-    return fn(uint32_t{});
-  default:
-    return fn(uint64_t{});
-  }
+  visitAnyAs<Storage>(dt, kernel, what, std::forward<Fn>(fn));
 }
 
 /// Calls fn(W{}) with W a word of `bytes` bytes (1, 2, 4, 8 or 16: uint4

@@ -179,13 +179,13 @@ void linearGroup(const CudaCall &call) {
   const bool transW = attrs.transposeWeight;
   const int64_t K = input.shape.back();
   const size_t bytes = dtypeSize(input.dtype);
-  std::vector<GemmProblem> problems(attrs.featureBegin.size());
+  std::vector<GemmProblem> problems(attrs.featureBegins.size());
   for (size_t i = 0; i < problems.size(); ++i) {
     const int64_t fullN =
         checks::checkLinearGroupMember(call, attrs, i, K, failure);
     const ConstTensor &weight = call.operands[1 + 2 * i];
     const ConstTensor *bias = optionalOperand(call, 2 + 2 * i);
-    const int64_t begin = attrs.featureBegin[i], end = attrs.featureEnd[i];
+    const int64_t begin = attrs.featureBegins[i], end = attrs.featureEnds[i];
     // The member's rows of a [N, K] weight, or its columns of a [K, N]
     // one (the weight's leading dimension), and its part of the bias.
     problems[i] = linearProblem(

@@ -98,6 +98,9 @@ __global__ void softmaxColumnKernel(const S *x, S *y, int64_t outer, int64_t n,
 
 } // namespace
 
+// One block per row needs no scratch (the CPU kernel's split rows do).
+size_t softmaxScratchBytes(const CudaCall &) { return 0; }
+
 void softmax(const CudaCall &call) {
   const bool logarithm = call.attrs<ops::Softmax>().log;
   const char *kernel = logarithm ? "log_softmax" : "softmax";

@@ -495,9 +495,9 @@ struct DeviceGroup {
     const bool transW = attrs.transposeWeight;
     const int64_t K = x.shape.back();
     const size_t bytes = dtypeSize(x.dtype);
-    for (size_t i = 0; i < attrs.featureBegin.size(); ++i) {
+    for (size_t i = 0; i < attrs.featureBegins.size(); ++i) {
       const HostTensor &w = tensors[1 + 2 * i];
-      const int64_t begin = attrs.featureBegin[i], end = attrs.featureEnd[i];
+      const int64_t begin = attrs.featureBegins[i], end = attrs.featureEnds[i];
       GemmProblem p;
       p.dtype = x.dtype;
       p.transB = transW;
@@ -601,13 +601,13 @@ GroupCase randomGroup(DType dt, int64_t M, bool sharedWeight, Activation act,
   int64_t begin = 0;
   for (int64_t n : widths) {
     if (sharedWeight) {
-      c.attrs.featureBegin.push_back(begin);
-      c.attrs.featureEnd.push_back(begin + n);
+      c.attrs.featureBegins.push_back(begin);
+      c.attrs.featureEnds.push_back(begin + n);
       c.operands.push_back(fused);
       c.operands.push_back(fusedBias);
     } else {
-      c.attrs.featureBegin.push_back(0);
-      c.attrs.featureEnd.push_back(n);
+      c.attrs.featureBegins.push_back(0);
+      c.attrs.featureEnds.push_back(n);
       c.operands.push_back(randomTensor(dt, {n, K}, rng, -1, 1));
       c.operands.push_back(randomTensor(dt, {n}, rng, -1, 1));
     }
@@ -645,8 +645,8 @@ TEST_F(SkinnyGemmTest, GroupIsEachMemberAlone) {
               expectClose(gpu[i], cpu[i], sumTolerance(dt),
                           what + " member " + std::to_string(i));
               ops::LinearGroup alone = c.attrs;
-              alone.featureBegin = {c.attrs.featureBegin[i]};
-              alone.featureEnd = {c.attrs.featureEnd[i]};
+              alone.featureBegins = {c.attrs.featureBegins[i]};
+              alone.featureEnds = {c.attrs.featureEnds[i]};
               const std::vector<HostTensor> single = runSkinnyGroup(
                   alone,
                   {c.operands[0], c.operands[1 + 2 * i], c.operands[2 + 2 * i]},
@@ -665,8 +665,8 @@ TEST_F(SkinnyGemmTest, MoreMembersThanOneLaunchTakes) {
   const GroupCase more =
       randomGroup(DType::BF16, 2, false, Activation::None, rng);
   for (size_t i = 0; i < 3; ++i) {
-    c.attrs.featureBegin.push_back(more.attrs.featureBegin[i]);
-    c.attrs.featureEnd.push_back(more.attrs.featureEnd[i]);
+    c.attrs.featureBegins.push_back(more.attrs.featureBegins[i]);
+    c.attrs.featureEnds.push_back(more.attrs.featureEnds[i]);
     c.operands.push_back(more.operands[1 + 2 * i]);
     c.operands.push_back(more.operands[2 + 2 * i]);
     c.results.push_back(more.results[i]);
@@ -778,8 +778,8 @@ TEST_F(SkinnyGemmTest, PinnedPlansAreWhatTuningKeeps) {
         randomTensor(DType::BF16, {1, 1024}, rng, -1, 1)};
     std::vector<HostTensor> results;
     for (int64_t n : widths) {
-      attrs.featureBegin.push_back(0);
-      attrs.featureEnd.push_back(n);
+      attrs.featureBegins.push_back(0);
+      attrs.featureEnds.push_back(n);
       operands.push_back(randomTensor(DType::BF16, {n, 1024}, rng, -1, 1));
       operands.push_back(randomTensor(DType::BF16, {n}, rng, -1, 1));
       results.emplace_back(DType::BF16, Shape{1, n});
@@ -822,8 +822,8 @@ TEST_F(SkinnyGemmTest, PreferredStreamingGemvThroughTheOps) {
   c.attrs.activation = Activation::GeluTanh;
   c.operands.push_back(randomTensor(DType::BF16, {2, 264}, rng, -1, 1));
   for (int64_t n : {40, 72, 9}) {
-    c.attrs.featureBegin.push_back(0);
-    c.attrs.featureEnd.push_back(n);
+    c.attrs.featureBegins.push_back(0);
+    c.attrs.featureEnds.push_back(n);
     c.operands.push_back(randomTensor(DType::BF16, {n, 264}, rng, -1, 1));
     c.operands.push_back(randomTensor(DType::BF16, {n}, rng, -1, 1));
     c.results.emplace_back(DType::BF16, Shape{2, n});

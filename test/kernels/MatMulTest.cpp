@@ -420,7 +420,7 @@ TEST(LinearGroup, EachMemberIsItsLinearBitForBit) {
       for (size_t i = 0; i < widths.size(); ++i) {
         const HostTensor want = run(
             ops::Slice{
-                {2}, {ranges.featureBegin[i]}, {ranges.featureEnd[i]}, {1}},
+                {2}, {ranges.featureBegins[i]}, {ranges.featureEnds[i]}, {1}},
             {&full}, dt, {3, 5, widths[i]});
         EXPECT_EQ(cut[i].bytes, want.bytes)
             << dtypeName(dt) << " " << activationName(act) << " range " << i;

@@ -233,8 +233,8 @@ TEST(Bundle, RoundTripInMemory) {
     if (const auto *group = std::get_if<ops::LinearGroup>(&c.op)) {
       EXPECT_FALSE(group->transposeWeight);
       EXPECT_EQ(group->activation, Activation::Relu);
-      EXPECT_EQ(group->featureBegin, (std::vector<int64_t>{0, 1}));
-      EXPECT_EQ(group->featureEnd, (std::vector<int64_t>{1, 2}));
+      EXPECT_EQ(group->featureBegins, (std::vector<int64_t>{0, 1}));
+      EXPECT_EQ(group->featureEnds, (std::vector<int64_t>{1, 2}));
       ++groups;
     }
   EXPECT_EQ(groups, 1);

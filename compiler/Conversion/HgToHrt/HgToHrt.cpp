@@ -34,7 +34,7 @@ std::optional<BinaryKind> binaryKindOf(Operation *op) {
       .Case([](hg::MaxOp) { return BinaryKind::Max; })
       .Case([](hg::MinOp) { return BinaryKind::Min; })
       .Case([](hg::ModOp m) {
-        return m.getFmod() ? BinaryKind::Fmod : BinaryKind::Mod;
+        return m.getFmod() ? BinaryKind::FMod : BinaryKind::Mod;
       })
       .Case([](hg::EqualOp) { return BinaryKind::Equal; })
       .Case([](hg::LessOp) { return BinaryKind::Less; })
@@ -64,7 +64,7 @@ std::optional<UnaryKind> unaryKindOf(Operation *op) {
       .Case([](hg::SiluOp) { return UnaryKind::Silu; })
       .Case([](hg::GeluOp g) {
         return g.getApproximate() == "tanh" ? UnaryKind::GeluTanh
-                                            : UnaryKind::Gelu;
+                                            : UnaryKind::GeluErf;
       })
       .Case([](hg::SinOp) { return UnaryKind::Sin; })
       .Case([](hg::CosOp) { return UnaryKind::Cos; })
@@ -648,6 +648,20 @@ private:
                 g = in(o.getGrad());
           b_.create<hrt::LabelLogProbsGradOp>(loc, resultBuffer(result), logits,
                                               labels, g);
+          return success();
+        })
+        .Case([&](hg::ClippedSurrogateOp o) {
+          b_.create<hrt::ClippedSurrogateOp>(
+              loc, resultBuffer(result), in(o.getLogprobs()),
+              in(o.getOldLogprobs()), in(o.getAdvantages()), in(o.getMask()),
+              o.getClipLow(), o.getClipHigh());
+          return success();
+        })
+        .Case([&](hg::ClippedSurrogateGradOp o) {
+          b_.create<hrt::ClippedSurrogateGradOp>(
+              loc, resultBuffer(result), in(o.getLogprobs()),
+              in(o.getOldLogprobs()), in(o.getAdvantages()), in(o.getMask()),
+              in(o.getGrad()), o.getClipLow(), o.getClipHigh());
           return success();
         })
         .Case([&](hg::RotaryOp o) {

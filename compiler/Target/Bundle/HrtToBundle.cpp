@@ -17,31 +17,12 @@ namespace hybridc {
 using namespace mlir;
 using hybrid::SymExpr;
 
-// The hrt kinds are the bundle's kinds, value for value.
-#define HRT_SAME_KIND(ENUM, HRT, RT)                                           \
-  static_assert(static_cast<int>(hrt::ENUM::HRT) ==                            \
-                    static_cast<int>(hybrid::ENUM::RT),                        \
-                #ENUM "::" #HRT " differs between hrt and the bundle");
-HRT_SAME_KIND(BinaryKind, Add, Add)
-HRT_SAME_KIND(BinaryKind, Fmod, FMod)
-HRT_SAME_KIND(BinaryKind, Xor, Xor)
-HRT_SAME_KIND(UnaryKind, Neg, Neg)
-HRT_SAME_KIND(UnaryKind, GeluTanh, GeluTanh)
-HRT_SAME_KIND(UnaryKind, IsInf, IsInf)
-HRT_SAME_KIND(ReduceKind, Sum, Sum)
-HRT_SAME_KIND(ReduceKind, Prod, Prod)
-HRT_SAME_KIND(CollectiveKind, AllGather, AllGather)
-HRT_SAME_KIND(CollectiveKind, AllReduce, AllReduce)
-HRT_SAME_KIND(CollectiveKind, Shard, Shard)
-HRT_SAME_KIND(Activation, None, None)
-HRT_SAME_KIND(Activation, GeluErf, GeluErf)
-HRT_SAME_KIND(Activation, Silu, Silu)
-HRT_SAME_KIND(NormKind, None, None)
-HRT_SAME_KIND(NormKind, LayerNorm, LayerNorm)
-HRT_SAME_KIND(NormKind, RmsNorm, RmsNorm)
-HRT_SAME_KIND(Access, Read, Read)
-HRT_SAME_KIND(Access, ReadWrite, ReadWrite)
-#undef HRT_SAME_KIND
+// hrt's access is the bundle's, value for value (the command kinds are
+// generated for both from runtime/base/ops/ops.py).
+static_assert(static_cast<int>(hrt::Access::Read) ==
+                  static_cast<int>(hybrid::Access::Read) &&
+              static_cast<int>(hrt::Access::ReadWrite) ==
+                  static_cast<int>(hybrid::Access::ReadWrite));
 
 namespace {
 
@@ -82,127 +63,7 @@ std::optional<hybrid::DType> dtypeOf(Type t) {
   return std::nullopt;
 }
 
-/// The op as the bundle stores it (attributes already explicit in hrt);
-/// nullopt for a command the bundle has no encoding for.
-std::optional<hybrid::Op> toBundleOp(Operation *op) {
-  namespace o = hybrid::ops;
-  auto f = [](APFloat v) { return v.convertToDouble(); };
-  auto ints = [](ArrayRef<int64_t> a) {
-    return std::vector<int64_t>(a.begin(), a.end());
-  };
-  return llvm::TypeSwitch<Operation *, std::optional<hybrid::Op>>(op)
-      .Case([](hrt::BinaryOp c) {
-        return o::Binary{static_cast<hybrid::BinaryKind>(c.getKind())};
-      })
-      .Case([](hrt::UnaryOp c) {
-        return o::Unary{static_cast<hybrid::UnaryKind>(c.getKind())};
-      })
-      .Case([&](hrt::ClipOp c) {
-        o::Clip clip;
-        if (auto m = c.getMin())
-          clip.min = f(*m);
-        if (auto m = c.getMax())
-          clip.max = f(*m);
-        return clip;
-      })
-      .Case([](hrt::SelectOp) { return o::Select{}; })
-      .Case([](hrt::CastOp) { return o::Cast{}; })
-      .Case([](hrt::CopyOp) { return o::Copy{}; })
-      .Case([&](hrt::FillOp c) { return o::Fill{f(c.getValue())}; })
-      .Case([&](hrt::TransposeOp c) { return o::Transpose{ints(c.getPerm())}; })
-      .Case([](hrt::BroadcastToOp) { return o::BroadcastTo{}; })
-      .Case([&](hrt::SliceOp c) {
-        return o::Slice{ints(c.getAxes()), ints(c.getStarts()),
-                        ints(c.getEnds()), ints(c.getSteps())};
-      })
-      .Case([](hrt::ConcatOp c) {
-        return o::Concat{static_cast<int64_t>(c.getAxis())};
-      })
-      .Case([](hrt::GatherOp c) {
-        return o::Gather{static_cast<int64_t>(c.getAxis())};
-      })
-      .Case([](hrt::GatherNdOp c) {
-        return o::GatherNd{static_cast<int64_t>(c.getBatchDims())};
-      })
-      .Case([&](hrt::IotaOp c) {
-        return o::Iota{f(c.getStart()), f(c.getStep())};
-      })
-      .Case([](hrt::CumSumOp c) {
-        return o::CumSum{static_cast<int64_t>(c.getAxis()), c.getExclusive(),
-                         c.getReverse()};
-      })
-      .Case([](hrt::TriluOp c) {
-        return o::Trilu{c.getUpper(), static_cast<int64_t>(c.getK())};
-      })
-      .Case([&](hrt::ReduceOp c) {
-        return o::Reduce{static_cast<hybrid::ReduceKind>(c.getKind()),
-                         ints(c.getAxes()), c.getKeepdims()};
-      })
-      .Case([](hrt::SoftmaxOp c) {
-        return o::Softmax{static_cast<int64_t>(c.getAxis()), c.getLog()};
-      })
-      .Case([&](hrt::LayerNormOp c) {
-        return o::LayerNorm{f(c.getEpsilon()),
-                            static_cast<int64_t>(c.getAxis())};
-      })
-      .Case([&](hrt::RmsNormOp c) {
-        return o::RmsNorm{f(c.getEpsilon()), static_cast<int64_t>(c.getAxis())};
-      })
-      .Case([](hrt::MatMulOp) { return o::MatMul{}; })
-      .Case([&](hrt::LinearOp c) {
-        return o::Linear{c.getTransposeWeight(),
-                         static_cast<hybrid::Activation>(c.getActivation()),
-                         static_cast<hybrid::NormKind>(c.getNorm()),
-                         f(c.getNormEpsilon())};
-      })
-      .Case([](hrt::EmbeddingOp) { return o::Embedding{}; })
-      .Case([](hrt::EmbeddingGradOp) { return o::EmbeddingGrad{}; })
-      .Case([](hrt::LabelLogProbsOp) { return o::LabelLogProbs{}; })
-      .Case([](hrt::LabelLogProbsGradOp) { return o::LabelLogProbsGrad{}; })
-      .Case([](hrt::RotaryOp c) { return o::Rotary{c.getInterleaved()}; })
-      .Case([&](hrt::AttentionOp c) {
-        return o::Attention{f(c.getScale()), c.getCausal(),
-                            static_cast<int64_t>(c.getSlidingWindow()),
-                            c.getAppendKey() != nullptr};
-      })
-      .Case([](hrt::CollectiveOp c) {
-        return o::Collective{static_cast<hybrid::CollectiveKind>(c.getKind()),
-                             0};
-      })
-      .Case([](hrt::RecordEventOp c) {
-        return o::RecordEvent{static_cast<int32_t>(c.getEvent())};
-      })
-      .Case([](hrt::WaitEventOp c) {
-        return o::WaitEvent{static_cast<int32_t>(c.getEvent())};
-      })
-      .Case([](hrt::CacheWriteOp c) {
-        return o::CacheWrite{static_cast<int64_t>(c.getAxis())};
-      })
-      .Case([](hrt::SampleOp) { return o::Sample{}; })
-      .Case([&](hrt::LinearGroupOp c) {
-        return o::LinearGroup{
-            c.getTransposeWeight(),
-            static_cast<hybrid::Activation>(c.getActivation()),
-            ints(c.getFeatureBegins()), ints(c.getFeatureEnds())};
-      })
-      .Case([](hrt::SampleStepOp) { return o::SampleStep{}; })
-      .Case([](hrt::AdamWUpdateOp op) {
-        return o::AdamWUpdate{op.getWorkingParam() != nullptr};
-      })
-      .Case([&](hrt::AttentionGradOp c) {
-        return o::AttentionGrad{f(c.getScale()), c.getCausal(),
-                                static_cast<int64_t>(c.getSlidingWindow())};
-      })
-      .Case([&](hrt::LayerNormGradOp c) {
-        return o::LayerNormGrad{f(c.getEpsilon()),
-                                static_cast<int64_t>(c.getAxis())};
-      })
-      .Case([](hrt::ActivationGradOp c) {
-        return o::ActivationGrad{
-            static_cast<hybrid::Activation>(c.getActivation())};
-      })
-      .Default([](Operation *) { return std::nullopt; });
-}
+#include "compiler/Target/Bundle/HrtToOps.inc"
 
 /// The constant's size in bytes, or an error when it exceeds the bound. A
 /// splat (what ConstantOfShape and Expand of a scalar fold to) is small in

@@ -700,4 +700,10 @@ def Hg_AdamWUpdateOp : Hg_InferredOp<"adamw_update"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Commands' graph forms, generated from runtime/base/ops/ops.py
+//===----------------------------------------------------------------------===//
+
+include "dialects/hg/IR/HgCommands.td"
+
 #endif // HG_OPS_TD

@@ -465,6 +465,16 @@ LogicalResult vjp(LabelLogProbsOp op, VjpContext &c, ArrayRef<Value> g,
   return success();
 }
 
+LogicalResult vjp(ClippedSurrogateOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // Only the policy's log-probabilities train: the old log-probabilities,
+  // advantages and mask are experience, constants of the step.
+  out[0] = c.builder().create<ClippedSurrogateGradOp>(
+      c.loc(), op.getLogprobs(), op.getOldLogprobs(), op.getAdvantages(),
+      op.getMask(), g[0], op.getClipLowAttr(), op.getClipHighAttr());
+  return success();
+}
+
 LogicalResult vjp(RotaryOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   // Over the first R = rotary_dim features, y = x cos + rot(x) sin with
   // rot(x) = [-x2, x1] (halves of those R): dx = g cos + rot^T(g sin),
@@ -619,7 +629,7 @@ void registerVjpRules(DialectRegistry &registry) {
            SelectOp, ReshapeOp, TransposeOp, BroadcastToOp, ReduceSumOp,
            ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, MatMulOp, LinearOp,
            LayerNormOp, RmsNormOp, EmbeddingOp, RotaryOp, SliceOp, AttentionOp,
-           LabelLogProbsOp>(context);
+           LabelLogProbsOp, ClippedSurrogateOp>(context);
   });
 }
 

@@ -1,7 +1,7 @@
 // The hrt (hybrid runtime) dialect: executables as the runtime runs them —
 // explicit buffers with symbolic sizes, typed kernel launches, copies,
-// fills, collectives and events. Its kinds mirror hybrid/Ops.h value for
-// value (test/compiler/HrtKindsTest checks it).
+// fills, collectives and events. Its commands and their kinds are
+// generated from runtime/base/ops/ops.py, as hybrid/Ops.h's are.
 #ifndef HRT_BASE_TD
 #define HRT_BASE_TD
 
@@ -28,62 +28,9 @@ def Hrt_Dialect : Dialect {
 }
 
 //===----------------------------------------------------------------------===//
-// Enums (values are the bundle's; see hybrid/Ops.h)
+// Enums. The kinds of the commands (values are the bundle's) are generated
+// with the commands from runtime/base/ops/ops.py (HrtCommands.td).
 //===----------------------------------------------------------------------===//
-
-def Hrt_BinaryKind : I32EnumAttr<"BinaryKind", "binary operation", [
-    I32EnumAttrCase<"Add", 0, "add">, I32EnumAttrCase<"Sub", 1, "sub">,
-    I32EnumAttrCase<"Mul", 2, "mul">, I32EnumAttrCase<"Div", 3, "div">,
-    I32EnumAttrCase<"Pow", 4, "pow">, I32EnumAttrCase<"Max", 5, "max">,
-    I32EnumAttrCase<"Min", 6, "min">, I32EnumAttrCase<"Mod", 7, "mod">,
-    I32EnumAttrCase<"Fmod", 8, "fmod">, I32EnumAttrCase<"Equal", 9, "equal">,
-    I32EnumAttrCase<"Less", 10, "less">, I32EnumAttrCase<"LessEqual", 11, "less_equal">,
-    I32EnumAttrCase<"Greater", 12, "greater">, I32EnumAttrCase<"GreaterEqual", 13, "greater_equal">,
-    I32EnumAttrCase<"And", 14, "and">, I32EnumAttrCase<"Or", 15, "or">,
-    I32EnumAttrCase<"Xor", 16, "xor">]> {
-  let cppNamespace = "::hybridc::hrt";
-}
-
-def Hrt_UnaryKind : I32EnumAttr<"UnaryKind", "unary operation", [
-    I32EnumAttrCase<"Neg", 0, "neg">, I32EnumAttrCase<"Abs", 1, "abs">,
-    I32EnumAttrCase<"Sign", 2, "sign">, I32EnumAttrCase<"Exp", 3, "exp">,
-    I32EnumAttrCase<"Log", 4, "log">, I32EnumAttrCase<"Sqrt", 5, "sqrt">,
-    I32EnumAttrCase<"Rsqrt", 6, "rsqrt">, I32EnumAttrCase<"Reciprocal", 7, "reciprocal">,
-    I32EnumAttrCase<"Tanh", 8, "tanh">, I32EnumAttrCase<"Sigmoid", 9, "sigmoid">,
-    I32EnumAttrCase<"Relu", 10, "relu">, I32EnumAttrCase<"Silu", 11, "silu">,
-    I32EnumAttrCase<"Gelu", 12, "gelu">, I32EnumAttrCase<"GeluTanh", 13, "gelu_tanh">,
-    I32EnumAttrCase<"Sin", 14, "sin">, I32EnumAttrCase<"Cos", 15, "cos">,
-    I32EnumAttrCase<"Erf", 16, "erf">, I32EnumAttrCase<"Floor", 17, "floor">,
-    I32EnumAttrCase<"Ceil", 18, "ceil">, I32EnumAttrCase<"Not", 19, "not">,
-    I32EnumAttrCase<"IsNan", 20, "is_nan">, I32EnumAttrCase<"IsInf", 21, "is_inf">]> {
-  let cppNamespace = "::hybridc::hrt";
-}
-
-def Hrt_Activation : I32EnumAttr<"Activation", "linear epilogue activation", [
-    I32EnumAttrCase<"None", 0, "none">, I32EnumAttrCase<"Relu", 1, "relu">,
-    I32EnumAttrCase<"GeluErf", 2, "gelu">, I32EnumAttrCase<"GeluTanh", 3, "gelu_tanh">,
-    I32EnumAttrCase<"Silu", 4, "silu">]> {
-  let cppNamespace = "::hybridc::hrt";
-}
-
-def Hrt_NormKind : I32EnumAttr<"NormKind", "linear prologue norm", [
-    I32EnumAttrCase<"None", 0, "none">, I32EnumAttrCase<"LayerNorm", 1, "layer_norm">,
-    I32EnumAttrCase<"RmsNorm", 2, "rms_norm">]> {
-  let cppNamespace = "::hybridc::hrt";
-}
-
-def Hrt_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
-    I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Mean", 1, "mean">,
-    I32EnumAttrCase<"Max", 2, "max">, I32EnumAttrCase<"Min", 3, "min">,
-    I32EnumAttrCase<"Prod", 4, "prod">]> {
-  let cppNamespace = "::hybridc::hrt";
-}
-
-def Hrt_CollectiveKind : I32EnumAttr<"CollectiveKind", "collective", [
-    I32EnumAttrCase<"AllGather", 0, "all_gather">, I32EnumAttrCase<"ReduceScatter", 1, "reduce_scatter">,
-    I32EnumAttrCase<"AllReduce", 2, "all_reduce">, I32EnumAttrCase<"Shard", 3, "shard">]> {
-  let cppNamespace = "::hybridc::hrt";
-}
 
 def Hrt_Access : I32EnumAttr<"Access", "buffer access", [
     I32EnumAttrCase<"Read", 0, "read">, I32EnumAttrCase<"ReadWrite", 1, "read_write">]> {

@@ -317,6 +317,10 @@ LogicalResult ViewOp::verify() {
 // Commands
 //===----------------------------------------------------------------------===//
 
+LogicalResult verifyCommand(Operation *op, int32_t stream) {
+  return checkStream(op, stream);
+}
+
 LogicalResult BinaryOp::verify() {
   if (failed(checkStream(*this, getStream())) ||
       failed(checkSameElementType(*this, getLhs(), "lhs", getRhs(), "rhs")))

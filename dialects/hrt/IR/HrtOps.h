@@ -57,6 +57,10 @@ std::optional<hybrid::SymExpr>
 parseSizeAttr(mlir::Attribute attr, const std::vector<std::string> &symbols,
               std::string *why = nullptr);
 
+/// The checks every command needs (its stream index); the verifier of a
+/// generated command that has no verify() of its own in HrtOps.cpp.
+mlir::LogicalResult verifyCommand(mlir::Operation *op, int32_t stream);
+
 /// Bytes of one element of `elementType` (i1 is a byte), 0 if unsupported.
 unsigned elementBytes(mlir::Type elementType);
 

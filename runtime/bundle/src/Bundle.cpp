@@ -71,161 +71,7 @@ struct EncodedOp {
   flatbuffers::Offset<void> table;
 };
 
-/// Builds the union member of each op family.
-struct OpEncoder {
-  Fbb &fbb;
-
-  template <typename T> EncodedOp done(flatbuffers::Offset<T> t, fb::Op type) {
-    return {type, t.Union()};
-  }
-  EncodedOp operator()(const ops::Binary &o) {
-    return done(fb::CreateBinary(fbb, static_cast<fb::BinaryKind>(o.kind)),
-                fb::Op_Binary);
-  }
-  EncodedOp operator()(const ops::Unary &o) {
-    return done(fb::CreateUnary(fbb, static_cast<fb::UnaryKind>(o.kind)),
-                fb::Op_Unary);
-  }
-  EncodedOp operator()(const ops::Clip &o) {
-    flatbuffers::Optional<double> lo, hi;
-    if (o.min)
-      lo = *o.min;
-    if (o.max)
-      hi = *o.max;
-    return done(fb::CreateClip(fbb, lo, hi), fb::Op_Clip);
-  }
-  EncodedOp operator()(const ops::Select &) {
-    return done(fb::CreateSelect(fbb), fb::Op_Select);
-  }
-  EncodedOp operator()(const ops::Cast &) {
-    return done(fb::CreateCast(fbb), fb::Op_Cast);
-  }
-  EncodedOp operator()(const ops::Copy &) {
-    return done(fb::CreateCopy(fbb), fb::Op_Copy);
-  }
-  EncodedOp operator()(const ops::Fill &o) {
-    return done(fb::CreateFill(fbb, o.value), fb::Op_Fill);
-  }
-  EncodedOp operator()(const ops::Transpose &o) {
-    return done(fb::CreateTransposeDirect(fbb, &o.perm), fb::Op_Transpose);
-  }
-  EncodedOp operator()(const ops::BroadcastTo &) {
-    return done(fb::CreateBroadcastTo(fbb), fb::Op_BroadcastTo);
-  }
-  EncodedOp operator()(const ops::Slice &o) {
-    return done(
-        fb::CreateSliceDirect(fbb, &o.axes, &o.starts, &o.ends, &o.steps),
-        fb::Op_Slice);
-  }
-  EncodedOp operator()(const ops::Concat &o) {
-    return done(fb::CreateConcat(fbb, o.axis), fb::Op_Concat);
-  }
-  EncodedOp operator()(const ops::Gather &o) {
-    return done(fb::CreateGather(fbb, o.axis), fb::Op_Gather);
-  }
-  EncodedOp operator()(const ops::GatherNd &o) {
-    return done(fb::CreateGatherNd(fbb, o.batchDims), fb::Op_GatherNd);
-  }
-  EncodedOp operator()(const ops::Iota &o) {
-    return done(fb::CreateIota(fbb, o.start, o.step), fb::Op_Iota);
-  }
-  EncodedOp operator()(const ops::CumSum &o) {
-    return done(fb::CreateCumSum(fbb, o.axis, o.exclusive, o.reverse),
-                fb::Op_CumSum);
-  }
-  EncodedOp operator()(const ops::Trilu &o) {
-    return done(fb::CreateTrilu(fbb, o.upper, o.k), fb::Op_Trilu);
-  }
-  EncodedOp operator()(const ops::Reduce &o) {
-    return done(fb::CreateReduceDirect(fbb, static_cast<fb::ReduceKind>(o.kind),
-                                       &o.axes, o.keepdims),
-                fb::Op_Reduce);
-  }
-  EncodedOp operator()(const ops::Softmax &o) {
-    return done(fb::CreateSoftmax(fbb, o.axis, o.log), fb::Op_Softmax);
-  }
-  EncodedOp operator()(const ops::LayerNorm &o) {
-    return done(fb::CreateLayerNorm(fbb, o.epsilon, o.axis), fb::Op_LayerNorm);
-  }
-  EncodedOp operator()(const ops::RmsNorm &o) {
-    return done(fb::CreateRmsNorm(fbb, o.epsilon, o.axis), fb::Op_RmsNorm);
-  }
-  EncodedOp operator()(const ops::MatMul &) {
-    return done(fb::CreateMatMul(fbb), fb::Op_MatMul);
-  }
-  EncodedOp operator()(const ops::Linear &o) {
-    return done(fb::CreateLinear(fbb, o.transposeWeight,
-                                 static_cast<fb::Activation>(o.activation),
-                                 static_cast<fb::NormKind>(o.norm),
-                                 o.normEpsilon),
-                fb::Op_Linear);
-  }
-  EncodedOp operator()(const ops::Embedding &) {
-    return done(fb::CreateEmbedding(fbb), fb::Op_Embedding);
-  }
-  EncodedOp operator()(const ops::Rotary &o) {
-    return done(fb::CreateRotary(fbb, o.interleaved), fb::Op_Rotary);
-  }
-  EncodedOp operator()(const ops::Attention &o) {
-    return done(
-        fb::CreateAttention(fbb, o.scale, o.causal, o.slidingWindow, o.append),
-        fb::Op_Attention);
-  }
-  EncodedOp operator()(const ops::Collective &o) {
-    return done(fb::CreateCollective(fbb,
-                                     static_cast<fb::CollectiveKind>(o.kind),
-                                     o.communicator),
-                fb::Op_Collective);
-  }
-  EncodedOp operator()(const ops::RecordEvent &o) {
-    return done(fb::CreateRecordEvent(fbb, o.event), fb::Op_RecordEvent);
-  }
-  EncodedOp operator()(const ops::WaitEvent &o) {
-    return done(fb::CreateWaitEvent(fbb, o.event), fb::Op_WaitEvent);
-  }
-  EncodedOp operator()(const ops::CacheWrite &o) {
-    return done(fb::CreateCacheWrite(fbb, o.axis), fb::Op_CacheWrite);
-  }
-  EncodedOp operator()(const ops::Sample &) {
-    return done(fb::CreateSample(fbb), fb::Op_Sample);
-  }
-  EncodedOp operator()(const ops::SampleStep &) {
-    return done(fb::CreateSampleStep(fbb), fb::Op_SampleStep);
-  }
-  EncodedOp operator()(const ops::LinearGroup &o) {
-    return done(
-        fb::CreateLinearGroupDirect(fbb, o.transposeWeight,
-                                    static_cast<fb::Activation>(o.activation),
-                                    &o.featureBegin, &o.featureEnd),
-        fb::Op_LinearGroup);
-  }
-  EncodedOp operator()(const ops::AdamWUpdate &o) {
-    return done(fb::CreateAdamWUpdate(fbb, o.workingParam), fb::Op_AdamWUpdate);
-  }
-  EncodedOp operator()(const ops::AttentionGrad &o) {
-    return done(
-        fb::CreateAttentionGrad(fbb, o.scale, o.causal, o.slidingWindow),
-        fb::Op_AttentionGrad);
-  }
-  EncodedOp operator()(const ops::LayerNormGrad &o) {
-    return done(fb::CreateLayerNormGrad(fbb, o.epsilon, o.axis),
-                fb::Op_LayerNormGrad);
-  }
-  EncodedOp operator()(const ops::LabelLogProbs &) {
-    return done(fb::CreateLabelLogProbs(fbb), fb::Op_LabelLogProbs);
-  }
-  EncodedOp operator()(const ops::LabelLogProbsGrad &) {
-    return done(fb::CreateLabelLogProbsGrad(fbb), fb::Op_LabelLogProbsGrad);
-  }
-  EncodedOp operator()(const ops::EmbeddingGrad &) {
-    return done(fb::CreateEmbeddingGrad(fbb), fb::Op_EmbeddingGrad);
-  }
-  EncodedOp operator()(const ops::ActivationGrad &o) {
-    return done(fb::CreateActivationGrad(
-                    fbb, static_cast<fb::Activation>(o.activation)),
-                fb::Op_ActivationGrad);
-  }
-};
+#include "BundleOps.inc"
 
 class Encoder {
 public:
@@ -345,137 +191,6 @@ private:
 // FlatBuffer -> BundleDesc (after the Verifier has checked every offset)
 //===----------------------------------------------------------------------===//
 
-/// The hybrid::Op of a command's union member. Enum values are copied as
-/// they are; the Validator rejects those out of range.
-class OpDecoder {
-public:
-  /// nullopt for NONE or a union type this runtime does not know.
-  static std::optional<Op> decode(const fb::Command &c) {
-    // The verifier accepts a union type without its table; we do not.
-    if (!c.op())
-      return std::nullopt;
-    switch (c.op_type()) {
-    case fb::Op_Binary:
-      return ops::Binary{static_cast<BinaryKind>(c.op_as_Binary()->kind())};
-    case fb::Op_Unary:
-      return ops::Unary{static_cast<UnaryKind>(c.op_as_Unary()->kind())};
-    case fb::Op_Clip: {
-      const fb::Clip *t = c.op_as_Clip();
-      ops::Clip o;
-      if (t->min())
-        o.min = *t->min();
-      if (t->max())
-        o.max = *t->max();
-      return o;
-    }
-    case fb::Op_Select:
-      return ops::Select{};
-    case fb::Op_Cast:
-      return ops::Cast{};
-    case fb::Op_Copy:
-      return ops::Copy{};
-    case fb::Op_Fill:
-      return ops::Fill{c.op_as_Fill()->value()};
-    case fb::Op_Transpose:
-      return ops::Transpose{scalars(c.op_as_Transpose()->perm())};
-    case fb::Op_BroadcastTo:
-      return ops::BroadcastTo{};
-    case fb::Op_Slice: {
-      const fb::Slice *t = c.op_as_Slice();
-      return ops::Slice{scalars(t->axes()), scalars(t->starts()),
-                        scalars(t->ends()), scalars(t->steps())};
-    }
-    case fb::Op_Concat:
-      return ops::Concat{c.op_as_Concat()->axis()};
-    case fb::Op_Gather:
-      return ops::Gather{c.op_as_Gather()->axis()};
-    case fb::Op_GatherNd:
-      return ops::GatherNd{c.op_as_GatherNd()->batch_dims()};
-    case fb::Op_Iota:
-      return ops::Iota{c.op_as_Iota()->start(), c.op_as_Iota()->step()};
-    case fb::Op_CumSum: {
-      const fb::CumSum *t = c.op_as_CumSum();
-      return ops::CumSum{t->axis(), t->exclusive(), t->reverse()};
-    }
-    case fb::Op_Trilu:
-      return ops::Trilu{c.op_as_Trilu()->upper(), c.op_as_Trilu()->k()};
-    case fb::Op_Reduce: {
-      const fb::Reduce *t = c.op_as_Reduce();
-      return ops::Reduce{static_cast<ReduceKind>(t->kind()), scalars(t->axes()),
-                         t->keepdims()};
-    }
-    case fb::Op_Softmax:
-      return ops::Softmax{c.op_as_Softmax()->axis(), c.op_as_Softmax()->log()};
-    case fb::Op_LayerNorm:
-      return ops::LayerNorm{c.op_as_LayerNorm()->epsilon(),
-                            c.op_as_LayerNorm()->axis()};
-    case fb::Op_RmsNorm:
-      return ops::RmsNorm{c.op_as_RmsNorm()->epsilon(),
-                          c.op_as_RmsNorm()->axis()};
-    case fb::Op_MatMul:
-      return ops::MatMul{};
-    case fb::Op_Linear:
-      return ops::Linear{
-          c.op_as_Linear()->transpose_weight(),
-          static_cast<Activation>(c.op_as_Linear()->activation()),
-          static_cast<NormKind>(c.op_as_Linear()->norm()),
-          c.op_as_Linear()->norm_epsilon()};
-    case fb::Op_Embedding:
-      return ops::Embedding{};
-    case fb::Op_Rotary:
-      return ops::Rotary{c.op_as_Rotary()->interleaved()};
-    case fb::Op_Attention: {
-      const fb::Attention *t = c.op_as_Attention();
-      return ops::Attention{t->scale(), t->causal(), t->sliding_window(),
-                            t->append()};
-    }
-    case fb::Op_Collective: {
-      const fb::Collective *t = c.op_as_Collective();
-      return ops::Collective{static_cast<CollectiveKind>(t->kind()),
-                             t->communicator()};
-    }
-    case fb::Op_RecordEvent:
-      return ops::RecordEvent{c.op_as_RecordEvent()->event()};
-    case fb::Op_WaitEvent:
-      return ops::WaitEvent{c.op_as_WaitEvent()->event()};
-    case fb::Op_CacheWrite:
-      return ops::CacheWrite{c.op_as_CacheWrite()->axis()};
-    case fb::Op_Sample:
-      return ops::Sample{};
-    case fb::Op_SampleStep:
-      return ops::SampleStep{};
-    case fb::Op_AdamWUpdate:
-      return ops::AdamWUpdate{c.op_as_AdamWUpdate()->working_param()};
-    case fb::Op_LinearGroup: {
-      const fb::LinearGroup *t = c.op_as_LinearGroup();
-      return ops::LinearGroup{
-          t->transpose_weight(), static_cast<Activation>(t->activation()),
-          scalars(t->feature_begin()), scalars(t->feature_end())};
-    }
-    case fb::Op_AttentionGrad: {
-      const fb::AttentionGrad *t = c.op_as_AttentionGrad();
-      return ops::AttentionGrad{t->scale(), t->causal(), t->sliding_window()};
-    }
-    case fb::Op_LayerNormGrad: {
-      const fb::LayerNormGrad *t = c.op_as_LayerNormGrad();
-      return ops::LayerNormGrad{t->epsilon(), t->axis()};
-    }
-    case fb::Op_LabelLogProbs:
-      return ops::LabelLogProbs{};
-    case fb::Op_LabelLogProbsGrad:
-      return ops::LabelLogProbsGrad{};
-    case fb::Op_EmbeddingGrad:
-      return ops::EmbeddingGrad{};
-    case fb::Op_ActivationGrad:
-      return ops::ActivationGrad{
-          static_cast<Activation>(c.op_as_ActivationGrad()->activation())};
-    case fb::Op_NONE:
-      break;
-    }
-    return std::nullopt;
-  }
-};
-
 class Decoder {
 public:
   explicit Decoder(const std::string &what) : what_(what) {}
@@ -579,7 +294,7 @@ private:
     if (auto *cmds = e.commands())
       for (const fb::Command *c : *cmds) {
         CommandDesc cd;
-        std::optional<Op> op = OpDecoder::decode(*c);
+        std::optional<Op> op = decodeOp(*c);
         if (!op)
           fail("executable '" + d.name + "' command " +
                std::to_string(d.commands.size()) +
@@ -617,26 +332,6 @@ private:
 //===----------------------------------------------------------------------===//
 
 /// Positions of an op's optional operands (absent ones are -1).
-bool operandOptional(const Op &op, size_t position) {
-  if (std::holds_alternative<ops::LayerNorm>(op))
-    return position == 1 || position == 2; // weight, bias
-  if (std::holds_alternative<ops::RmsNorm>(op))
-    return position == 1; // weight
-  if (std::holds_alternative<ops::Linear>(op))
-    return position >= 2; // bias, residual, norm weight, norm bias
-  if (const auto *attention = std::get_if<ops::Attention>(&op))
-    // mask, alibi slopes, key length, key mask; the appended keys, values
-    // and offset exactly when the command appends
-    return position >= 3 && (position < 7 || !attention->append);
-  if (std::holds_alternative<ops::LinearGroup>(op))
-    return position >= 1 && position % 2 == 0; // each member's bias
-  if (std::holds_alternative<ops::AttentionGrad>(op))
-    return position >= 4; // mask, key mask
-  if (std::holds_alternative<ops::LayerNormGrad>(op))
-    return position == 1; // weight
-  return false;
-}
-
 /// a * b with every coefficient checked; nullopt on overflow, on a
 /// coefficient beyond 2^61 (so that differences of such products cannot
 /// overflow either) or when the product grows beyond any size a real plan
@@ -973,43 +668,27 @@ private:
                       std::to_string(c) + " '" + opName(cmd.op) + "'" +
                       (cmd.loc.empty() ? "" : " (" + cmd.loc + ")");
     // Enum values first: opName and everything below rely on them.
+    if (int kind = invalidKindValue(cmd.op); kind >= 0)
+      fail(ctx + " has invalid kind value " + std::to_string(kind));
     std::visit(
         [&](const auto &o) {
           using T = std::decay_t<decltype(o)>;
-          auto kindOk = [&](auto kind, int count) {
-            if (static_cast<int>(kind) >= count)
-              fail(ctx + " has invalid kind value " +
-                   std::to_string(static_cast<int>(kind)));
-          };
-          if constexpr (std::is_same_v<T, ops::Binary>)
-            kindOk(o.kind, kBinaryKinds);
-          else if constexpr (std::is_same_v<T, ops::Unary>)
-            kindOk(o.kind, kUnaryKinds);
-          else if constexpr (std::is_same_v<T, ops::Reduce>)
-            kindOk(o.kind, kReduceKinds);
-          else if constexpr (std::is_same_v<T, ops::Collective>)
-            kindOk(o.kind, kCollectiveKinds);
-          else if constexpr (std::is_same_v<T, ops::Linear>) {
-            kindOk(o.activation, kActivations);
-            kindOk(o.norm, kNormKinds);
-          } else if constexpr (std::is_same_v<T, ops::ActivationGrad>) {
-            kindOk(o.activation, kActivations);
+          if constexpr (std::is_same_v<T, ops::ActivationGrad>) {
             if (o.activation == Activation::None)
               fail(ctx + " has activation none");
           } else if constexpr (std::is_same_v<T, ops::LinearGroup>) {
-            kindOk(o.activation, kActivations);
             // Before the arity check, which counts members by begins.
-            if (o.featureBegin.empty() ||
-                o.featureBegin.size() != o.featureEnd.size())
-              fail(ctx + " has " + std::to_string(o.featureBegin.size()) +
+            if (o.featureBegins.empty() ||
+                o.featureBegins.size() != o.featureEnds.size())
+              fail(ctx + " has " + std::to_string(o.featureBegins.size()) +
                    " feature begins and " +
-                   std::to_string(o.featureEnd.size()) +
+                   std::to_string(o.featureEnds.size()) +
                    " ends (one per member, at least one member)");
-            for (size_t i = 0; i < o.featureBegin.size(); ++i)
-              if (o.featureBegin[i] < 0 || o.featureBegin[i] >= o.featureEnd[i])
+            for (size_t i = 0; i < o.featureBegins.size(); ++i)
+              if (o.featureBegins[i] < 0 || o.featureBegins[i] >= o.featureEnds[i])
                 fail(ctx + " member " + std::to_string(i) + " has features [" +
-                     std::to_string(o.featureBegin[i]) + ", " +
-                     std::to_string(o.featureEnd[i]) + ")");
+                     std::to_string(o.featureBegins[i]) + ", " +
+                     std::to_string(o.featureEnds[i]) + ")");
           }
         },
         cmd.op);
@@ -1136,11 +815,15 @@ private:
             if (o.slidingWindow < 0)
               fail(ctx + " has sliding window " +
                    std::to_string(o.slidingWindow));
-            if (!o.append && (cmd.operands[7] != -1 || cmd.operands[8] != -1 ||
-                              cmd.operands[9] != -1))
+            using In = ops::Attention::In;
+            using Out = ops::Attention::Out;
+            if (!o.append && (cmd.operands[In::appendKey] != -1 ||
+                              cmd.operands[In::appendValue] != -1 ||
+                              cmd.operands[In::appendAt] != -1))
               fail(ctx + " gives appended keys but does not append");
-            if (o.append && (cmd.results[1] != cmd.operands[1] ||
-                             cmd.results[2] != cmd.operands[2]))
+            if (o.append && (cmd.results[Out::keyOut] != cmd.operands[In::key] ||
+                             cmd.results[Out::valueOut] !=
+                                 cmd.operands[In::value]))
               fail(ctx + " appends to other buffers than its key and value");
           } else if constexpr (std::is_same_v<T, ops::AttentionGrad>) {
             if (o.slidingWindow < 0)

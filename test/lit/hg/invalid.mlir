@@ -1078,3 +1078,27 @@ func.func @activation_grad_no_activation(%x: tensor<2x8xf32>) {
   %0 = hg.activation_grad %x, %x : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
   return
 }
+
+// -----
+
+func.func @clipped_surrogate_shapes(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+1 {{'hg.clipped_surrogate' op expects every operand of one shape, got [2, 3] and [2, 4] (operand 1)}}
+  %0 = hg.clipped_surrogate %a, %b, %a, %a : tensor<2x3xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @clipped_surrogate_result(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'hg.clipped_surrogate' op result 'tensor<2x4xf32>' must have the operands' shape [2, 3]}}
+  %0 = hg.clipped_surrogate %a, %a, %a, %a : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @clipped_surrogate_type(%a: tensor<2x3xbf16>) {
+  // expected-error @+1 {{'hg.clipped_surrogate' op operand #0 must be ranked tensor of 32-bit float values}}
+  %0 = hg.clipped_surrogate %a, %a, %a, %a : tensor<2x3xbf16>, tensor<2x3xbf16>, tensor<2x3xbf16>, tensor<2x3xbf16> -> tensor<2x3xf32>
+  return
+}

@@ -287,3 +287,14 @@ func.func @cross_entropy(%x: tensor<2x?x8xbf16>, %l: tensor<2x?xi64>, %g: tensor
   %2 = hg.embedding_grad %l, %x {rows = 5 : i64} : tensor<2x?xi64>, tensor<2x?x8xbf16> -> tensor<5x8xbf16>
   return
 }
+
+// The clip bounds' defaults (0.2) are not printed.
+// CHECK-LABEL: func.func @clipped_surrogate
+// CHECK-SAME: (%[[P:[^:]+]]: tensor<2x?xf32>, %[[Q:[^:]+]]: tensor<?x5xf32>)
+func.func @clipped_surrogate(%p: tensor<2x?xf32>, %q: tensor<?x5xf32>) {
+  // CHECK: hg.clipped_surrogate %[[P]], %[[Q]], %[[P]], %[[P]] : tensor<2x?xf32>, tensor<?x5xf32>, tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x5xf32>
+  %0 = hg.clipped_surrogate %p, %q, %p, %p : tensor<2x?xf32>, tensor<?x5xf32>, tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x5xf32>
+  // CHECK: hg.clipped_surrogate_grad %[[P]], %[[P]], %[[P]], %[[P]], %[[P]] {clip_high = 2.800000e-01 : f64} : {{.+}} -> tensor<2x?xf32>
+  %1 = hg.clipped_surrogate_grad %p, %p, %p, %p, %p {clip_low = 0.2 : f64, clip_high = 0.28 : f64} : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  return
+}

@@ -25,6 +25,11 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   %dlogits = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
   // CHECK: hrt.label_log_probs_grad %{{.+}} : <f32, [batch, seq, 64]>, %[[IDS]] : <i64, [batch, seq]>, %{{.+}} : <f32, [batch, seq]> into %{{.+}} : <f32, [batch, seq, 64]>
   hrt.label_log_probs_grad %x : !hrt.buffer<f32, [batch, seq, 64]>, %ids : !hrt.buffer<i64, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %dlogits : !hrt.buffer<f32, [batch, seq, 64]>
+  %pg = hrt.alloc : !hrt.buffer<f32, [batch, seq]>
+  // CHECK: hrt.clipped_surrogate %[[LP:[^ ]+]] : <f32, [batch, seq]>, %[[LP]] : <f32, [batch, seq]>, %[[LP]] : <f32, [batch, seq]>, %[[LP]] : <f32, [batch, seq]> into %{{.+}} : <f32, [batch, seq]> {clip_low = 1.000000e-01 : f64}
+  hrt.clipped_surrogate %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %pg : !hrt.buffer<f32, [batch, seq]> {clip_low = 0.1 : f64}
+  // CHECK: hrt.clipped_surrogate_grad {{.+}}, %[[LP]] : <f32, [batch, seq]> into %{{.+}} : <f32, [batch, seq]>{{$}}
+  hrt.clipped_surrogate_grad %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %pg : !hrt.buffer<f32, [batch, seq]>
   %dact = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
   // CHECK: hrt.activation_grad gelu_tanh %{{.+}} : <f32, [batch, seq, 64]> grad %{{.+}} : <f32, [batch, seq, 64]> into %{{.+}} : <f32, [batch, seq, 64]>
   hrt.activation_grad gelu_tanh %x : !hrt.buffer<f32, [batch, seq, 64]> grad %dlogits : !hrt.buffer<f32, [batch, seq, 64]> into %dact : !hrt.buffer<f32, [batch, seq, 64]>

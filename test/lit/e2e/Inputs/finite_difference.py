@@ -7,7 +7,8 @@ loss, both run by hybrid-run on the CPU backend.
                              [--max-rel R] [--model M]
 
 `init` writes the parameters of Inputs/autodiff/M.mlir (model, the
-default, rotary or attention) and its input x ([5, 4] / [3, 4] / [5, 4])
+default, rotary, attention or surrogate) and its input x ([5, 4] / [3, 4] /
+[5, 4] / [5, 4])
 with values spread
 over [-1.5, 1.5] (pseudo-random, fixed seed).
 `check` runs the bundle's forward_grad once, then forward twice per
@@ -34,6 +35,7 @@ MODELS = {
                "scale": [3], "mix": [3, 3]}, [5, 4]),
     "rotary": ({"w": [8, 4], "v": [8, 4]}, [3, 4]),
     "attention": ({"wq": [8, 4], "wk": [4, 4], "wv": [4, 4]}, [5, 4]),
+    "surrogate": ({"w": [7, 4]}, [5, 4]),
 }
 
 

@@ -1,9 +1,9 @@
-// Validation shared by the kernels (see KernelCheck.h).
-#include "KernelCheck.h"
+// Host-side validation every backend's kernels share (see Call.h, Check.h).
+#include "common/Check.h"
 
-#include "Element.h"
+#include <algorithm>
 
-namespace hybrid::cpu {
+namespace hybrid::kernels {
 
 void fail(const char *kernel, const std::string &message) {
   throw Error(std::string(kernel) + ": " + message);
@@ -20,13 +20,14 @@ void checkTensor(const T &t, const char *kernel, const char *what) {
   if (!t.data && t.numel() > 0)
     fail(kernel, std::string(what) + " of shape " + shapeToString(t.shape) +
                      " has no data");
+  if (!isValidDType(static_cast<uint8_t>(t.dtype)))
+    fail(kernel, std::string(what) + " has an invalid element type");
 }
 
 } // namespace
 
-void expectOperands(const KernelCall &call, const char *kernel, size_t required,
-                    size_t optional, size_t results) {
-  const size_t operands = required + optional;
+void checkCall(const Call &call, const char *kernel, size_t operands,
+               uint64_t required, size_t results) {
   if (call.operands.size() != operands || call.results.size() != results)
     fail(kernel, "expected " + std::to_string(operands) + " operand(s) and " +
                      std::to_string(results) + " result(s), got " +
@@ -35,7 +36,7 @@ void expectOperands(const KernelCall &call, const char *kernel, size_t required,
   for (size_t i = 0; i < operands; ++i) {
     const ConstTensor &t = call.operands[i];
     if (!t.present) {
-      if (i < required)
+      if (i < 64 && (required >> i & 1u))
         fail(kernel, "operand " + std::to_string(i) + " is required");
       continue;
     }
@@ -43,6 +44,13 @@ void expectOperands(const KernelCall &call, const char *kernel, size_t required,
   }
   for (const Tensor &t : call.results)
     checkTensor(t, kernel, "result");
+}
+
+void expectOperands(const Call &call, const char *kernel, size_t required,
+                    size_t optional, size_t results) {
+  const uint64_t mask = required >= 64 ? ~uint64_t(0)
+                                       : (uint64_t(1) << required) - 1;
+  checkCall(call, kernel, required + optional, mask, results);
 }
 
 void failDType(DType got, DType want, const char *kernel, const char *what) {
@@ -66,6 +74,28 @@ void failRank(const Shape &got, int64_t rank, const char *kernel,
               const char *what) {
   fail(kernel, std::string(what) + " must have rank " + std::to_string(rank) +
                    ", got shape " + shapeToString(got));
+}
+
+void failUnsupported(const char *kernel, DType dt, const char *what,
+                     const char *expected) {
+  fail(kernel, std::string("unsupported element type ") + dtypeName(dt) +
+                   " for " + what + " (expected " + expected + ")");
+}
+
+void expectFloat(DType dt, const char *kernel, const char *what) {
+  if (!isFloatDType(dt))
+    failUnsupported(kernel, dt, what, "f32, bf16 or f16");
+}
+
+void expectIndex(DType dt, const char *kernel, const char *what) {
+  if (!isIntegerDType(dt))
+    failUnsupported(kernel, dt, what, "i32 or i64");
+}
+
+void expectScratch(const Call &call, size_t needed, const char *kernel) {
+  if (needed > 0 && (call.scratchBytes < needed || !call.scratch))
+    fail(kernel, "needs " + std::to_string(needed) + " bytes of scratch, got " +
+                     std::to_string(call.scratch ? call.scratchBytes : 0));
 }
 
 int64_t normalizeAxis(int64_t axis, int64_t rank, const char *kernel) {
@@ -92,16 +122,29 @@ int64_t product(const Shape &shape, int64_t begin, int64_t end) {
   return p;
 }
 
-void failUnsupported(const char *kernel, DType dt, const char *what,
-                     const char *expected) {
-  fail(kernel, std::string("unsupported element type ") + dtypeName(dt) +
-                   " for " + what + " (expected " + expected + ")");
+Shape broadcastShapes(std::initializer_list<const Shape *> shapes,
+                      const char *kernel) {
+  size_t rank = 0;
+  for (const Shape *s : shapes)
+    rank = std::max(rank, s->size());
+  Shape out(rank, 1);
+  for (const Shape *s : shapes) {
+    const size_t lead = rank - s->size();
+    for (size_t i = 0; i < s->size(); ++i) {
+      int64_t &o = out[lead + i];
+      const int64_t d = (*s)[i];
+      if (d == o || d == 1)
+        continue;
+      if (o != 1) {
+        std::string all;
+        for (const Shape *t : shapes)
+          all += (all.empty() ? "" : " and ") + shapeToString(*t);
+        fail(kernel, "shapes " + all + " do not broadcast together");
+      }
+      o = d;
+    }
+  }
+  return out;
 }
 
-void expectIndexType(const ConstTensor &t, const char *kernel,
-                     const char *what) {
-  if (t.dtype != DType::I32 && t.dtype != DType::I64)
-    failUnsupported(kernel, t.dtype, what, "i32 or i64");
-}
-
-} // namespace hybrid::cpu
+} // namespace hybrid::kernels
