@@ -12,12 +12,13 @@ void fail(const char *kernel, const std::string &message) {
 namespace {
 
 template <typename T>
-void checkTensor(const T &t, const char *kernel, const char *what) {
+void checkTensor(const T &t, const char *kernel, const char *what,
+                 Binding binding) {
   for (int64_t d : t.shape)
     if (d < 0)
       fail(kernel, std::string("negative dimension in ") + what + " shape " +
                        shapeToString(t.shape));
-  if (!t.data && t.numel() > 0)
+  if (binding == Binding::Run && !t.data && t.numel() > 0)
     fail(kernel, std::string(what) + " of shape " + shapeToString(t.shape) +
                      " has no data");
   if (!isValidDType(static_cast<uint8_t>(t.dtype)))
@@ -26,31 +27,39 @@ void checkTensor(const T &t, const char *kernel, const char *what) {
 
 } // namespace
 
-void checkCall(const Call &call, const char *kernel, size_t operands,
-               uint64_t required, size_t results) {
-  if (call.operands.size() != operands || call.results.size() != results)
-    fail(kernel, "expected " + std::to_string(operands) + " operand(s) and " +
+void checkCall(const Call &call, const char *kernel, size_t least,
+               size_t operands, uint64_t required, size_t results,
+               Binding binding) {
+  const size_t given = call.operands.size();
+  if ((given != least && given != operands) || call.results.size() != results)
+    fail(kernel, "expected " + std::to_string(least) + " operand(s) and " +
                      std::to_string(results) + " result(s), got " +
                      std::to_string(call.operands.size()) + " and " +
                      std::to_string(call.results.size()));
-  for (size_t i = 0; i < operands; ++i) {
+  for (size_t i = 0; i < given; ++i) {
     const ConstTensor &t = call.operands[i];
     if (!t.present) {
       if (i < 64 && (required >> i & 1u))
         fail(kernel, "operand " + std::to_string(i) + " is required");
       continue;
     }
-    checkTensor(t, kernel, "operand");
+    checkTensor(t, kernel, "operand", binding);
   }
   for (const Tensor &t : call.results)
-    checkTensor(t, kernel, "result");
+    checkTensor(t, kernel, "result", binding);
 }
 
 void expectOperands(const Call &call, const char *kernel, size_t required,
                     size_t optional, size_t results) {
+  const size_t operands = required + optional;
+  if (call.operands.size() != operands || call.results.size() != results)
+    fail(kernel, "expected " + std::to_string(operands) + " operand(s) and " +
+                     std::to_string(results) + " result(s), got " +
+                     std::to_string(call.operands.size()) + " and " +
+                     std::to_string(call.results.size()));
   const uint64_t mask = required >= 64 ? ~uint64_t(0)
                                        : (uint64_t(1) << required) - 1;
-  checkCall(call, kernel, required + optional, mask, results);
+  checkCall(call, kernel, operands, operands, mask, results);
 }
 
 void failDType(DType got, DType want, const char *kernel, const char *what) {

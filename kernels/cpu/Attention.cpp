@@ -15,6 +15,8 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
+#include "common/Attention.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -34,44 +36,14 @@ inline float maxOf(float m, float v) {
   return (v > m || v != v) && m == m ? v : m;
 }
 
-struct AttentionProblem {
-  int64_t B = 0, Hq = 0, Hkv = 0, T = 0, S = 0, Dh = 0, Dv = 0;
-  /// Keys that exist (S' <= S): key_length's value at run time, else S. Only
-  /// keys [0, keys) are ever read, so a decode step pays for the filled
-  /// slots of its cache, not its capacity; S stays the buffers' stride.
+/// One call as the CPU kernel runs it: the shared problem plus the keys
+/// that exist (S' <= S: key_length's value at run time, else S; only keys
+/// [0, keys) are ever read, so a decode step pays for the filled slots of
+/// its cache, not its capacity; S stays the buffers' stride) and the
+/// result.
+struct CpuAttention : AttentionProblem {
   int64_t keys = 0;
-  DType dtype = DType::F32;
-  float scale = 1;
-  bool causal = false;
-  int64_t window = 0;
-  const void *q = nullptr, *k = nullptr, *v = nullptr;
-  const void *mask = nullptr;
-  int64_t maskStrides[4] = {0, 0, 0, 0}; // over [B, Hq, T, S]
-  const void *slopes = nullptr;
-  const int64_t *keyLength = nullptr; // i64 [1], read when the call runs
-  const void *keyMask = nullptr;      // [B, S], i32 or i64
-  bool keyMask64 = false;
   void *out = nullptr;
-
-  /// Visible keys [begin, end) of query row i (before the key mask).
-  void keyRange(int64_t i, int64_t &begin, int64_t &end) const {
-    const int64_t last = i + keys - T; // the key aligned with query i
-    begin = 0;
-    end = keys;
-    if (causal)
-      end = std::clamp<int64_t>(last + 1, 0, keys);
-    if (window > 0 && last + 1 > window) // (no overflow for huge windows)
-      begin = std::min<int64_t>(last - window + 1, keys);
-  }
-
-  /// Whether key j of batch row b is a token (not padding).
-  bool keyVisible(int64_t b, int64_t j) const {
-    if (!keyMask)
-      return true;
-    const int64_t e = b * S + j;
-    return keyMask64 ? static_cast<const int64_t *>(keyMask)[e] != 0
-                     : static_cast<const int32_t *>(keyMask)[e] != 0;
-  }
 
   /// The first key of batch row b that is a token (`keys` when none is):
   /// where its key blocks start, so that the padding in front of a row
@@ -92,95 +64,21 @@ struct AttentionProblem {
     return (b * Hq + h) * T * Dh;
   }
   int64_t keyHead(int64_t b, int64_t h) const {
-    return (b * Hkv + h / (Hq / Hkv)) * S * Dh;
+    return (b * Hkv + h / group) * S * Dh;
   }
   int64_t valueHead(int64_t b, int64_t h) const {
-    return (b * Hkv + h / (Hq / Hkv)) * S * Dv;
+    return (b * Hkv + h / group) * S * Dv;
   }
   int64_t outHead(int64_t b, int64_t h) const { return (b * Hq + h) * T * Dv; }
 };
 
 /// Shapes and attributes of the call, validated (no data needed).
-AttentionProblem describe(const KernelCall &call) {
-  const ConstTensor &query = call.operands.at(0), &key = call.operands.at(1),
-                    &value = call.operands.at(2);
-  const Tensor &result = call.results.at(0);
-  AttentionProblem p;
-  p.dtype = query.dtype;
-  visitFloat(p.dtype, "attention", "query", [](auto) {});
-  expectSameDType(key, query, "attention", "key", "query");
-  expectSameDType(value, query, "attention", "value", "query");
-  expectDType(result, p.dtype, "attention", "result");
-  expectRank(query, 4, "attention", "query");
-  expectRank(key, 4, "attention", "key");
-  expectRank(value, 4, "attention", "value");
-  p.B = query.shape[0];
-  p.Hq = query.shape[1];
-  p.T = query.shape[2];
-  p.Dh = query.shape[3];
-  p.Hkv = key.shape[1];
-  p.S = key.shape[2];
-  p.Dv = value.shape[3];
-  if (key.shape[0] != p.B || key.shape[3] != p.Dh)
-    fail("attention", "key " + shapeToString(key.shape) +
-                          " does not match query " +
-                          shapeToString(query.shape));
-  if (value.shape[0] != p.B || value.shape[1] != p.Hkv || value.shape[2] != p.S)
-    fail("attention", "value " + shapeToString(value.shape) +
-                          " does not match key " + shapeToString(key.shape));
-  if (p.Hkv == 0 || p.Hq % p.Hkv != 0)
-    fail("attention", std::to_string(p.Hq) +
-                          " query heads are not a multiple of " +
-                          std::to_string(p.Hkv) + " KV heads");
-  expectShape(result, {p.B, p.Hq, p.T, p.Dv}, "attention", "result");
-  const ops::Attention &attrs = call.attrs<ops::Attention>();
-  p.scale = static_cast<float>(attrs.scale);
-  p.causal = attrs.causal;
-  p.window = attrs.slidingWindow;
-  if (const ConstTensor *mask = optionalOperand(call, 3)) {
-    expectSameDType(*mask, query, "attention", "mask", "query");
-    const Shape full = {p.B, p.Hq, p.T, p.S};
-    if (mask->rank() > 4)
-      fail("attention",
-           "mask " + shapeToString(mask->shape) + " has rank above 4");
-    const int64_t lead = 4 - mask->rank();
-    int64_t stride = 1;
-    for (int64_t d = 3; d >= lead; --d) {
-      const int64_t dim = mask->shape[d - lead];
-      if (dim != full[d] && dim != 1)
-        fail("attention", "mask " + shapeToString(mask->shape) +
-                              " does not broadcast to " + shapeToString(full));
-      p.maskStrides[d] = dim == 1 ? 0 : stride;
-      stride *= dim;
-    }
-    p.mask = mask->data;
-  }
-  if (const ConstTensor *slopes = optionalOperand(call, 4)) {
-    expectSameDType(*slopes, query, "attention", "alibi_slopes", "query");
-    if (slopes->numel() != p.Hq)
-      fail("attention", "alibi_slopes " + shapeToString(slopes->shape) +
-                            " must hold one slope per query head (" +
-                            std::to_string(p.Hq) + ")");
-    p.slopes = slopes->data;
-  }
-  if (const ConstTensor *length = optionalOperand(call, 5)) {
-    expectDType(*length, DType::I64, "attention", "key_length");
-    if (length->numel() != 1)
-      fail("attention", "key_length " + shapeToString(length->shape) +
-                            " must hold one element");
-    p.keyLength = length->as<int64_t>();
-  }
-  if (const ConstTensor *keyMask = optionalOperand(call, 6)) {
-    expectIndex(keyMask->dtype, "attention", "key_mask");
-    expectShape(*keyMask, {p.B, p.S}, "attention", "key_mask");
-    p.keyMask = keyMask->data;
-    p.keyMask64 = keyMask->dtype == DType::I64;
-  }
+CpuAttention describe(const KernelCall &call) {
+  const auto a = AttentionArgs::bind(call, "attention", Binding::ShapesOnly);
+  CpuAttention p;
+  static_cast<AttentionProblem &>(p) = describeAttention(a);
   p.keys = p.S;
-  p.q = query.data;
-  p.k = key.data;
-  p.v = value.data;
-  p.out = result.data;
+  p.out = a.out.data;
   return p;
 }
 
@@ -196,7 +94,7 @@ struct BlockBuffers {
   float *rowMax;          // [R]
   double *rowSum;         // [R]
 };
-BlockBuffers carveBlocks(Carve &carve, const AttentionProblem &p) {
+BlockBuffers carveBlocks(Carve &carve, const CpuAttention &p) {
   const int64_t rows = p.queryRows();
   BlockBuffers b;
   if (p.dtype != DType::F32) {
@@ -212,14 +110,14 @@ BlockBuffers carveBlocks(Carve &carve, const AttentionProblem &p) {
 }
 
 ScratchLayout attentionScratch(const KernelCall &call) {
-  const AttentionProblem p = describe(call);
+  const CpuAttention p = describe(call);
   Carve carve;
   carveBlocks(carve, p);
   return {0, carve.used()};
 }
 
 template <typename S> struct Attend {
-  const AttentionProblem &p;
+  const CpuAttention &p;
   const S *q = static_cast<const S *>(p.q);
   const S *k = static_cast<const S *>(p.k);
   const S *v = static_cast<const S *>(p.v);
@@ -299,8 +197,8 @@ template <typename S> struct Attend {
     // Keys any row of the block sees (ranges move right with the row), in
     // blocks counted from the row's first token.
     int64_t first, unused, last;
-    p.keyRange(i0, first, unused);
-    p.keyRange(i1 - 1, unused, last);
+    p.keyRange(i0, p.keys, first, unused);
+    p.keyRange(i1 - 1, p.keys, unused, last);
     const int64_t origin = p.firstVisible(b);
     const int64_t skipped =
         first > origin ? (first - origin) / kKeyBlock * kKeyBlock : 0;
@@ -322,7 +220,7 @@ template <typename S> struct Attend {
         float *s = buf.scores + r * keys;
         float *acc = buf.acc + r * p.Dv;
         int64_t begin, end;
-        p.keyRange(i0 + r, begin, end);
+        p.keyRange(i0 + r, p.keys, begin, end);
         begin = std::clamp(begin, j0, j0 + keys);
         end = std::clamp(end, begin, j0 + keys);
         std::fill(s, s + (begin - j0), kNegInf);
@@ -338,8 +236,7 @@ template <typename S> struct Attend {
           continue;
         }
         // Rescale what earlier blocks accumulated to the new maximum.
-        const float rescale =
-            buf.rowMax[r] == kNegInf ? 0.0f : std::exp(buf.rowMax[r] - m);
+        const float rescale = softmaxCarry(buf.rowMax[r], m);
         if (rescale != 1.0f) {
           buf.rowSum[r] *= rescale;
           for (int64_t d = 0; d < p.Dv; ++d)
@@ -367,31 +264,23 @@ template <typename S> struct Attend {
   }
 };
 
-/// The appended keys and values (operands 7 and 8) written into the caches
-/// (results 1 and 2, the key and value operands' memory) at operand 9
-/// along axis 2: cache_write, with its checks.
-void appendKeysAndValues(const KernelCall &call) {
-  for (int i = 0; i < 2; ++i) {
-    if (call.results[1 + i].data != call.operands[1 + i].data)
-      fail("attention", "appends into another buffer than it reads");
-    if (call.operands[7 + i].rank() != 4)
-      fail("attention", "appended keys and values must be rank 4");
-  }
-  for (int i = 0; i < 2; ++i)
-    cacheWriteInto(call.operands[7 + i], call.operands[9], call.results[1 + i],
-                   2);
+/// The appended keys and values written into the caches (the key and
+/// value operands' memory) at append_at along axis 2: cache_write, with its
+/// checks.
+void appendKeysAndValues(const AttentionArgs &a, const CpuAttention &p) {
+  describeAttentionAppend(a, p);
+  cacheWriteInto(*a.appendKey, *a.appendAt, *a.keyOut, 2);
+  cacheWriteInto(*a.appendValue, *a.appendAt, *a.valueOut, 2);
 }
 
 } // namespace
 
 void attention(const KernelCall &call) {
-  const bool append = call.attrs<ops::Attention>().append;
   // (An attention that does not append may leave off the last three.)
-  expectOperands(call, "attention", 3,
-                 append || call.operands.size() == 10 ? 7 : 4, append ? 3 : 1);
-  if (append)
-    appendKeysAndValues(call);
-  AttentionProblem p = describe(call);
+  const auto a = AttentionArgs::bind(call, "attention");
+  CpuAttention p = describe(call);
+  if (a.attrs.append)
+    appendKeysAndValues(a, p);
   const ScratchLayout layout = attentionScratch(call);
   const int threads = scratchThreads(call, layout, "attention");
   if (p.keyLength) {
@@ -399,7 +288,7 @@ void attention(const KernelCall &call) {
     if (n < 0 || n > p.S)
       fail("attention", "key_length " + std::to_string(n) + " is outside [0, " +
                             std::to_string(p.S) + "], the keys of key " +
-                            shapeToString(call.operands[1].shape));
+                            shapeToString(a.key.shape));
     p.keys = n;
   }
   if (p.B * p.Hq * p.T * p.Dv == 0)

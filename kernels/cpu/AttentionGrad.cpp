@@ -11,7 +11,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/AttentionGradProblem.h"
+#include "common/Attention.h"
 
 #include <cmath>
 #include <limits>
@@ -19,16 +19,11 @@
 namespace hybrid::cpu::kernels {
 namespace {
 
-using checks::AttentionGradProblem;
-
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-AttentionGradProblem describe(const KernelCall &call) {
-  AttentionGradProblem p = checks::describeAttentionGrad(
-      call, "attention_grad",
-      [](const std::string &message) { fail("attention_grad", message); });
-  visitFloat(p.dtype, "attention_grad", "query", [](auto) {});
-  return p;
+AttentionProblem describe(const KernelCall &call) {
+  return describeAttentionGrad(
+      AttentionGradArgs::bind(call, "attention_grad", Binding::ShapesOnly));
 }
 
 /// One work item's f32 buffers: its KV head's keys and values, their
@@ -40,7 +35,7 @@ struct HeadBuffers {
   float *gradQuery;           // [Dh]
   float *prob, *gradProb;     // [S]
 };
-HeadBuffers carveHead(Carve &carve, const AttentionGradProblem &p) {
+HeadBuffers carveHead(Carve &carve, const AttentionProblem &p) {
   HeadBuffers h;
   h.key = carve.take<float>(p.S * p.Dh);
   h.value = carve.take<float>(p.S * p.Dv);
@@ -55,7 +50,7 @@ HeadBuffers carveHead(Carve &carve, const AttentionGradProblem &p) {
 }
 
 ScratchLayout attentionGradScratch(const KernelCall &call) {
-  const AttentionGradProblem p = describe(call);
+  const AttentionProblem p = describe(call);
   Carve carve;
   carveHead(carve, p);
   return {0, carve.used()};
@@ -69,7 +64,7 @@ float dot(const float *a, const float *b, int64_t n) {
 }
 
 template <typename S> struct Backward {
-  const AttentionGradProblem &p;
+  const AttentionProblem &p;
   const S *q, *k, *v, *gradOut, *mask;
   S *gradQ, *gradK, *gradV;
 
@@ -175,18 +170,21 @@ template <typename S> struct Backward {
 } // namespace
 
 void attentionGrad(const KernelCall &call) {
-  expectOperands(call, "attention_grad", 4, 2, 3);
-  const AttentionGradProblem p = describe(call);
+  const auto a = AttentionGradArgs::bind(call, "attention_grad");
+  const AttentionProblem p = describe(call);
   const ScratchLayout layout = attentionGradScratch(call);
   const int threads = scratchThreads(call, layout, "attention_grad");
   visitFloat(p.dtype, "attention_grad", "query", [&](auto zero) {
     using S = decltype(zero);
-    auto in = [&](size_t i) {
-      const ConstTensor *t = optionalOperand(call, i);
-      return t ? static_cast<const S *>(t->data) : nullptr;
-    };
-    auto out = [&](size_t i) { return static_cast<S *>(call.results[i].data); };
-    Backward<S>{p, in(0), in(1), in(2), in(3), in(4), out(0), out(1), out(2)}
+    Backward<S>{p,
+                a.query.as<S>(),
+                a.key.as<S>(),
+                a.value.as<S>(),
+                a.gradOut.as<S>(),
+                a.mask ? a.mask->as<S>() : nullptr,
+                a.gradQuery.as<S>(),
+                a.gradKey.as<S>(),
+                a.gradValue.as<S>()}
         .run(call, layout, threads);
   });
 }

@@ -84,125 +84,30 @@ struct AttnPlan {
   size_t scratch = 0;
 };
 
-AttnParams describe(const CudaCall &call) {
-  const ConstTensor &query = call.operands.at(0), &key = call.operands.at(1),
-                    &value = call.operands.at(2);
-  const Tensor &result = call.results.at(0);
+AttnParams describe(const AttentionArgs &a) {
   AttnParams p;
-  expectFloat(query.dtype, "attention", "query");
-  expectSameDType(key, query, "attention", "key", "query");
-  expectSameDType(value, query, "attention", "value", "query");
-  expectDType(result, query.dtype, "attention", "result");
-  expectRank(query, 4, "attention", "query");
-  expectRank(key, 4, "attention", "key");
-  expectRank(value, 4, "attention", "value");
-  p.B = query.shape[0];
-  p.Hq = query.shape[1];
-  p.T = query.shape[2];
-  p.Dh = query.shape[3];
-  p.Hkv = key.shape[1];
-  p.S = key.shape[2];
-  p.Dv = value.shape[3];
-  if (key.shape[0] != p.B || key.shape[3] != p.Dh)
-    fail("attention", "key " + shapeToString(key.shape) +
-                          " does not match query " +
-                          shapeToString(query.shape));
-  if (value.shape[0] != p.B || value.shape[1] != p.Hkv || value.shape[2] != p.S)
-    fail("attention", "value " + shapeToString(value.shape) +
-                          " does not match key " + shapeToString(key.shape));
-  if (p.Hkv == 0 || p.Hq % p.Hkv != 0)
-    fail("attention", std::to_string(p.Hq) +
-                          " query heads are not a multiple of " +
-                          std::to_string(p.Hkv) + " KV heads");
-  p.group = p.Hq / p.Hkv;
-  expectShape(result, {p.B, p.Hq, p.T, p.Dv}, "attention", "result");
-  const ops::Attention &attrs = call.attrs<ops::Attention>();
-  p.scale = static_cast<float>(attrs.scale);
-  p.causal = attrs.causal;
-  p.window = attrs.slidingWindow;
-  if (const ConstTensor *mask = optionalOperand(call, 3)) {
-    expectSameDType(*mask, query, "attention", "mask", "query");
-    const Shape full = {p.B, p.Hq, p.T, p.S};
-    if (mask->rank() > 4)
-      fail("attention",
-           "mask " + shapeToString(mask->shape) + " has rank above 4");
-    const int64_t lead = 4 - mask->rank();
-    int64_t stride = 1;
-    for (int64_t d = 3; d >= lead; --d) {
-      const int64_t dim = mask->shape[d - lead];
-      if (dim != full[d] && dim != 1)
-        fail("attention", "mask " + shapeToString(mask->shape) +
-                              " does not broadcast to " + shapeToString(full));
-      p.maskStrides[d] = dim == 1 ? 0 : stride;
-      stride *= dim;
-    }
-    p.mask = mask->data;
-  }
-  if (const ConstTensor *slopes = optionalOperand(call, 4)) {
-    expectSameDType(*slopes, query, "attention", "alibi_slopes", "query");
-    if (slopes->numel() != p.Hq)
-      fail("attention", "alibi_slopes " + shapeToString(slopes->shape) +
-                            " must hold one slope per query head (" +
-                            std::to_string(p.Hq) + ")");
-    p.slopes = slopes->data;
-  }
-  if (const ConstTensor *length = optionalOperand(call, 5)) {
-    expectDType(*length, DType::I64, "attention", "key_length");
-    if (length->numel() != 1)
-      fail("attention", "key_length " + shapeToString(length->shape) +
-                            " must hold one element");
-    p.keyLength = static_cast<const int64_t *>(length->data);
-  }
-  if (const ConstTensor *keyMask = optionalOperand(call, 6)) {
-    expectIndex(keyMask->dtype, "attention", "key_mask");
-    expectShape(*keyMask, {p.B, p.S}, "attention", "key_mask");
-    p.keyMask = keyMask->data;
-    p.keyMask64 = keyMask->dtype == DType::I64;
-  }
-  p.q = query.data;
-  p.k = key.data;
-  p.v = value.data;
-  p.out = result.data;
+  static_cast<AttentionProblem &>(p) = describeAttention(a);
+  p.out = a.out.data;
   return p;
 }
 
-/// The appended keys and values (operands 7, 8 at operand 9) of an
-/// attention that appends, checked against the caches (results 1 and 2,
-/// the memory of operands 1 and 2).
-void describeAppend(const CudaCall &call, AttnParams &p) {
-  const ConstTensor &keys = call.operands[7], &values = call.operands[8],
-                    &at = call.operands[9];
-  for (int i = 0; i < 2; ++i)
-    if (call.results[1 + i].data != call.operands[1 + i].data)
-      fail("attention", "appends into another buffer than it reads");
-  expectSameDType(keys, call.operands[1], "attention", "append_key", "key");
-  expectSameDType(values, call.operands[2], "attention", "append_value",
-                  "value");
-  expectRank(keys, 4, "attention", "append_key");
-  p.Tn = keys.shape[2];
-  if (p.Tn > p.S)
-    fail("attention", "append_key " + shapeToString(keys.shape) +
-                          " is longer than the cache " +
-                          shapeToString(call.operands[1].shape));
-  expectShape(keys, {p.B, p.Hkv, p.Tn, p.Dh}, "attention", "append_key");
-  expectShape(values, {p.B, p.Hkv, p.Tn, p.Dv}, "attention", "append_value");
-  expectDType(at, DType::I64, "attention", "append_at");
-  if (at.numel() != 1)
-    fail("attention",
-         "append_at " + shapeToString(at.shape) + " must hold one element");
-  p.kNew = keys.data;
-  p.vNew = values.data;
-  p.appendAt = static_cast<const int64_t *>(at.data);
-  p.kCache = call.results[1].data;
-  p.vCache = call.results[2].data;
+/// The appended keys and values of an attention that appends, checked
+/// against the caches (the key and value operands' memory).
+void describeAppend(const AttentionArgs &a, AttnParams &p) {
+  const AttentionAppend append = describeAttentionAppend(a, p);
+  p.Tn = append.Tn;
+  p.kNew = append.keys;
+  p.vNew = append.values;
+  p.appendAt = append.at;
+  p.kCache = append.keyCache;
+  p.vCache = append.valueCache;
 }
 
 /// The appended keys and values written by two cache_write kernels, for
 /// the paths that do not append themselves.
-void appendWithCacheWrites(const CudaCall &call) {
-  for (int i = 0; i < 2; ++i)
-    cacheWriteInto(call.operands[7 + i], call.operands[9], call.results[1 + i],
-                   2, call.stream);
+void appendWithCacheWrites(const AttentionArgs &a, Stream stream) {
+  cacheWriteInto(*a.appendKey, *a.appendAt, *a.keyOut, 2, stream);
+  cacheWriteInto(*a.appendValue, *a.appendAt, *a.valueOut, 2, stream);
 }
 
 AttnPlan planAttention(const AttnParams &p) {
@@ -369,7 +274,7 @@ __global__ void __launch_bounds__(FlashConfig<HD>::kThreads)
           s[r] = 0;
           continue;
         }
-        const float alpha = m[r] == -INFINITY ? 0.0f : expf(m[r] - mNew);
+        const float alpha = softmaxCarry(m[r], mNew);
         const float pj = expf(sc - mNew); // -inf gives 0
         l[r] = l[r] * alpha + warpSum(pj);
         m[r] = mNew;
@@ -609,8 +514,8 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
     if (!live)
       continue;
     const float mNew = maxOf(m, warpMax(sc));
-    const float alpha = m == -INFINITY ? 0.0f : expf(m - mNew);
-    const float pj = sc == -INFINITY ? 0.0f : expf(sc - mNew);
+    const float alpha = softmaxCarry(m, mNew);
+    const float pj = softmaxCarry(sc, mNew);
     l = l * alpha + warpSum(pj);
     m = mNew;
 #pragma unroll
@@ -651,7 +556,7 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
 #pragma unroll
   for (int w = 0; w < kDecodeWarps; ++w) {
     factor[w] =
-        w >= warps || warpM[w] == -INFINITY ? 0.0f : expf(warpM[w] - mBlock);
+        w >= warps ? 0.0f : softmaxCarry(warpM[w], mBlock);
     lBlock += w < warps ? warpL[w] * factor[w] : 0.0f;
   }
   // The block's output column d, unnormalised.
@@ -1037,8 +942,8 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
         }
       }
       const float mNew = maxOf(m[r], warpMax(sc));
-      const float alpha = m[r] == -INFINITY ? 0.0f : expf(m[r] - mNew);
-      w8[r] = sc == -INFINITY ? 0.0f : expf(sc - mNew);
+      const float alpha = softmaxCarry(m[r], mNew);
+      w8[r] = softmaxCarry(sc, mNew);
       l[r] = l[r] * alpha + w8[r];
       m[r] = mNew;
 #pragma unroll
@@ -1138,7 +1043,7 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
     for (int w = 0; w < warps; ++w) {
       const float *ws = reinterpret_cast<const float *>(
           warpArea(w) + kDecodeStages * layout.stageBytes);
-      const float factor = ws[r] == -INFINITY ? 0.0f : expf(ws[r] - mBlock);
+      const float factor = softmaxCarry(ws[r], mBlock);
       lBlock += ws[ROWS + r] * factor;
       v += reinterpret_cast<const float *>(warpArea(w))[r * p.Dv + d] * factor;
     }
@@ -1263,25 +1168,24 @@ bool coreDecodeRequested() {
 } // namespace
 
 void attention(const CudaCall &call) {
-  const bool append = call.attrs<ops::Attention>().append;
   // (An attention that does not append may leave off the last three.)
-  expectOperands(call, "attention", 3,
-                 append || call.operands.size() == 10 ? 7 : 4, append ? 3 : 1);
-  AttnParams p = describe(call);
+  const auto a = AttentionArgs::bind(call, "attention");
+  const bool append = a.attrs.append;
+  AttnParams p = describe(a);
   const AttnPlan plan = planAttention(p);
   expectScratch(call, plan.scratch, "attention");
   AttnParams appending = p;
   if (append)
-    describeAppend(call, appending);
+    describeAppend(a, appending);
   if (p.B * p.Hq * p.T * p.Dv == 0) {
     if (append)
-      appendWithCacheWrites(call);
+      appendWithCacheWrites(a, call.stream);
     return;
   }
   p.splits = plan.splits;
   p.partial = static_cast<float *>(call.scratch);
   const auto elementSize =
-      static_cast<int64_t>(dtypeSize(call.operands[0].dtype));
+      static_cast<int64_t>(dtypeSize(p.dtype));
   p.stageWords = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 &&
                  reinterpret_cast<uintptr_t>(p.v) % 16 == 0 &&
                  p.Dh * elementSize % 16 == 0 && p.Dv * elementSize % 16 == 0;
@@ -1304,7 +1208,7 @@ void attention(const CudaCall &call) {
     // fewer, so its splits fit the planned scratch and counters).
     tensorCores = !coreDecodeRequested() &&
                   !(call.context && call.context->coreDecodeAttention) &&
-                  decodeMmaApplies(p, call.operands[0].dtype, call.context);
+                  decodeMmaApplies(p, p.dtype, call.context);
     if (tensorCores)
       p.tileRows = 16;
     combined = p.B * p.Hkv * ((p.group * p.T + p.tileRows - 1) / p.tileRows);
@@ -1325,14 +1229,14 @@ void attention(const CudaCall &call) {
       p.vCache = appending.vCache;
       p.Tn = appending.Tn;
     } else {
-      appendWithCacheWrites(call);
+      appendWithCacheWrites(a, call.stream);
     }
   }
   const cudaStream_t stream = streamOf(call);
-  visitFloat(call.operands[0].dtype, "attention", "query", [&](auto zero) {
+  visitFloat(p.dtype, "attention", "query", [&](auto zero) {
     using S = decltype(zero);
     if (plan.flash) {
-      if (launchPromptMma(p, call.operands[0].dtype, call.context, stream))
+      if (launchPromptMma(p, p.dtype, call.context, stream))
         return;
       switch (plan.headBound) {
       case 64:
@@ -1344,7 +1248,7 @@ void attention(const CudaCall &call) {
       }
     }
     if (tensorCores) {
-      launchDecodeMma(p, call.operands[0].dtype, call.context, stream);
+      launchDecodeMma(p, p.dtype, call.context, stream);
       if (p.splits > 1 && !p.counters)
         combineGroupedSplits<S>(p, combined, stream);
       return;
@@ -1379,7 +1283,9 @@ void attention(const CudaCall &call) {
 
 size_t attentionScratchBytes(const CudaCall &call) {
   try {
-    return planAttention(describe(call)).scratch;
+    return planAttention(describe(AttentionArgs::bind(
+                             call, "attention", Binding::ShapesOnly)))
+        .scratch;
   } catch (...) {
     return 0; // the run reports malformed calls
   }

@@ -7,7 +7,7 @@
 
 #include "Device.cuh"
 
-#include "common/AttentionGradProblem.h"
+#include "common/Attention.h"
 
 #include <cstdint>
 
@@ -16,12 +16,9 @@ namespace hybrid::cuda::kernels {
 /// The fewest keys a decode split gets (AttnParams::minSplitKeys).
 constexpr int64_t kMinSplitKeys = 64;
 
-struct AttnParams {
-  const void *q = nullptr, *k = nullptr, *v = nullptr;
-  const void *mask = nullptr, *slopes = nullptr;
-  const int64_t *keyLength = nullptr; ///< i64 [1] in device memory, or null
-  const void *keyMask = nullptr;      ///< [B, S], i32 or i64, or null
-  bool keyMask64 = false;
+/// One call as the CUDA kernels run it: the shared problem (shapes, limits,
+/// masks; kernels/common/Attention.h) plus the launch's own state.
+struct AttnParams : AttentionProblem {
   /// An appending grouped decode: the new keys and values [B, Hkv, Tn, D],
   /// where they go (i64 [1]) and the caches to write (the memory of k, v);
   /// null kNew otherwise.
@@ -35,11 +32,6 @@ struct AttnParams {
   /// last block combines the partials (left zeroed), or null for the
   /// combine kernel.
   unsigned *counters = nullptr;
-  int64_t B = 0, Hq = 0, Hkv = 0, T = 0, S = 0, Dh = 0, Dv = 0, group = 1;
-  int64_t maskStrides[4] = {0, 0, 0, 0}; ///< over [B, Hq, T, S]
-  float scale = 1;
-  bool causal = false;
-  int64_t window = 0;
   int splits = 1; ///< decode: the most blocks a row's keys split over
   /// decode: the fewest keys a split gets (splitsFor).
   int minSplitKeys = kMinSplitKeys;
@@ -69,28 +61,6 @@ struct AttnParams {
     return n >= 0 && n <= S ? n : -1;
   }
 
-  /// Visible keys [begin, end) of query row i among `keys` (as the CPU
-  /// kernel: the limits align to the end of the keys that exist).
-  __device__ void keyRange(int64_t i, int64_t keys, int64_t &begin,
-                           int64_t &end) const {
-    const int64_t last = i + keys - T; // the key aligned with query i
-    begin = 0;
-    end = keys;
-    if (causal)
-      end = last + 1 < 0 ? 0 : last + 1 > keys ? keys : last + 1;
-    if (window > 0 && last + 1 > window)
-      begin = last - window + 1 < keys ? last - window + 1 : keys;
-  }
-
-  /// Whether key j (< S) of batch row b is a token, not padding.
-  __device__ bool keyVisible(int64_t b, int64_t j) const {
-    if (!keyMask)
-      return true;
-    const int64_t e = b * S + j;
-    return keyMask64 ? static_cast<const int64_t *>(keyMask)[e] != 0
-                     : static_cast<const int32_t *>(keyMask)[e] != 0;
-  }
-
   /// The blocks a decode row (or a grouped block's rows) with `len`
   /// visible keys uses: at least about minSplitKeys keys each, at most
   /// `splits`. The decode kernel and the combine compute it from the same
@@ -107,9 +77,7 @@ struct AttnParams {
                          int64_t j) const {
     float s = dot * scale;
     if (mask)
-      s += toFloat(static_cast<const S *>(
-          mask)[b * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2] +
-                j * maskStrides[3]]);
+      s += toFloat(static_cast<const S *>(mask)[maskAt(b, h, i, j)]);
     if (slopes)
       s += toFloat(static_cast<const S *>(slopes)[h]) *
            static_cast<float>(j - i);
@@ -134,16 +102,14 @@ __device__ inline void combineParts(const AttnParams &p, int64_t row,
   float lRow = 0;
   for (int s = 0; s < used; ++s) {
     const float ms = __ldcg(part + s * width);
-    if (ms != -INFINITY)
-      lRow += __ldcg(part + s * width + 1) * expf(ms - mRow);
+    lRow += __ldcg(part + s * width + 1) * softmaxCarry(ms, mRow);
   }
   const float inv = mRow == -INFINITY ? 0.0f : 1.0f / lRow;
   for (int64_t d = threadIdx.x; d < p.Dv; d += blockDim.x) {
     float v = 0;
     for (int s = 0; s < used; ++s) {
-      const float ms = __ldcg(part + s * width);
-      if (ms != -INFINITY)
-        v += __ldcg(part + s * width + 2 + d) * expf(ms - mRow);
+      v += __ldcg(part + s * width + 2 + d) *
+           softmaxCarry(__ldcg(part + s * width), mRow);
     }
     O[d] = fromFloat<S>(v * inv);
   }
@@ -215,9 +181,9 @@ void launchDecodeMma(const AttnParams &p, DType dtype, Context *context,
 /// capability 8.0 or later on operands and results at 16-byte addresses
 /// (else it fails, naming the call), in attentionGradMmaScratch bytes of
 /// scratch: the rows' statistics. in = q, k, v, grad_out; out = dq, dk, dv.
-bool attentionGradMmaPlanned(const checks::AttentionGradProblem &p);
-size_t attentionGradMmaScratch(const checks::AttentionGradProblem &p);
-void attentionGradMma(const checks::AttentionGradProblem &p,
+bool attentionGradMmaPlanned(const AttentionProblem &p);
+size_t attentionGradMmaScratch(const AttentionProblem &p);
+void attentionGradMma(const AttentionProblem &p,
                       const void *const (&in)[4], void *const (&out)[3],
                       void *scratch, Context *context, cudaStream_t stream);
 

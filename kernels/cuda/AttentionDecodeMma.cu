@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(32 * W) decodeMmaKernel(AttnParams p) {
     for (int w = 0; w < warps; ++w) {
       const float *area = reinterpret_cast<const float *>(warpArea(w));
       const float mw = area[16 * HD + r];
-      const float factor = mw == -INFINITY ? 0.0f : exp2f(mw - mBlock);
+      const float factor = softmaxCarry2(mw, mBlock);
       lBlock += area[16 * HD + 16 + r] * factor;
       v += area[r * HD + d] * factor;
     }

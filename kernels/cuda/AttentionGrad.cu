@@ -21,14 +21,12 @@
 #include "Kernels.h"
 #include "Norm.cuh"
 
-#include "common/AttentionGradProblem.h"
+#include "common/Attention.h"
 
 #include <algorithm>
 
 namespace hybrid::cuda::kernels {
 namespace {
-
-using checks::AttentionGradProblem;
 
 /// The most bytes the chunk's two [pairs, G*T, S] matrices take together
 /// (a chunk holds at least one pair whatever its size).
@@ -53,7 +51,7 @@ struct GradPlan {
   size_t scratch = 0;
 };
 
-GradPlan planOf(const AttentionGradProblem &p) {
+GradPlan planOf(const AttentionProblem &p) {
   GradPlan plan;
   plan.pairs = p.B * p.Hkv;
   plan.rows = p.group * p.T;
@@ -70,11 +68,9 @@ GradPlan planOf(const AttentionGradProblem &p) {
 
 /// The call's problem from its shapes and dtypes alone (the scratch
 /// function sees no data).
-AttentionGradProblem describe(const CudaCall &call) {
-  expectFloat(call.operands[0].dtype, "attention_grad", "query");
-  return checks::describeAttentionGrad(
-      call, "attention_grad",
-      [](const std::string &message) { fail("attention_grad", message); });
+AttentionProblem describe(const CudaCall &call) {
+  return describeAttentionGrad(
+      AttentionGradArgs::bind(call, "attention_grad", Binding::ShapesOnly));
 }
 
 /// Block-wide maximum (every thread gets it). `shared` holds 32 floats.
@@ -95,7 +91,7 @@ __device__ __forceinline__ float blockMax(float v, float *shared) {
 /// b, query head h, query i.
 struct RowAt {
   int64_t b, h, i;
-  __device__ RowAt(const AttentionGradProblem &p, int64_t first, int64_t r) {
+  __device__ RowAt(const AttentionProblem &p, int64_t first, int64_t r) {
     const int64_t rows = p.group * p.T;
     const int64_t pair = first + r / rows, within = r % rows;
     b = pair / p.Hkv;
@@ -109,7 +105,7 @@ struct RowAt {
 /// math; invisible keys and a row that sees no key (or only -inf) give 0.
 template <typename S>
 __global__ void __launch_bounds__(kRowThreads)
-    probabilityKernel(AttentionGradProblem p, int64_t first, S *scores) {
+    probabilityKernel(AttentionProblem p, int64_t first, S *scores) {
   awaitInputs();
   __shared__ float maxima[32];
   __shared__ double sums[32];
@@ -137,14 +133,14 @@ __global__ void __launch_bounds__(kRowThreads)
   sum = blockSum(sum, sums);
   const float inv = m == -INFINITY ? 0.0f : static_cast<float>(1.0 / sum);
   for (int64_t j = threadIdx.x; j < p.S; j += blockDim.x)
-    row[j] = fromFloat<S>(m == -INFINITY ? 0.0f : expf(score(j) - m) * inv);
+    row[j] = fromFloat<S>(softmaxCarry(score(j), m) * inv);
 }
 
 /// Chunk row `blockIdx.x` of `grads` (dp = dO v^T) becomes ds = p (dp - D)
 /// scale, in place, with D = rowsum(dp p) in double.
 template <typename S>
 __global__ void __launch_bounds__(kRowThreads)
-    scoreGradKernel(AttentionGradProblem p, const S *probs, S *grads) {
+    scoreGradKernel(AttentionProblem p, const S *probs, S *grads) {
   awaitInputs();
   __shared__ double sums[32];
   const int64_t offset = static_cast<int64_t>(blockIdx.x) * p.S;
@@ -161,7 +157,7 @@ __global__ void __launch_bounds__(kRowThreads)
 /// The five products of a chunk of `n` pairs from pair `first`.
 template <typename S> struct ChunkProducts {
   const CudaCall &gemmCall; ///< the call with the GEMM workspace as scratch
-  const AttentionGradProblem &p;
+  const AttentionProblem &p;
   const GradPlan &plan;
   const S *q, *k, *v, *gradOut;
   S *gradQ, *gradK, *gradV;
@@ -266,8 +262,8 @@ template <typename S> struct ChunkProducts {
 } // namespace
 
 void attentionGrad(const CudaCall &call) {
-  expectOperands(call, "attention_grad", 4, 2, 3);
-  AttentionGradProblem p = describe(call);
+  const auto a = AttentionGradArgs::bind(call, "attention_grad");
+  AttentionProblem p = describeAttentionGrad(a);
   const GradPlan plan = planOf(p);
   const bool tensorCores = attentionGradMmaPlanned(p);
   expectScratch(call, tensorCores ? attentionGradMmaScratch(p) : plan.scratch,
@@ -275,17 +271,16 @@ void attentionGrad(const CudaCall &call) {
   const cudaStream_t stream = streamOf(call);
   if (plan.pairs * plan.rows * p.S == 0) {
     // No query or no key: every gradient there is is zero.
-    for (const Tensor &r : call.results)
+    for (const Tensor *r : {&a.gradQuery, &a.gradKey, &a.gradValue})
       checkCuda(
-          cudaMemsetAsync(r.data, 0, r.numel() * dtypeSize(r.dtype), stream),
+          cudaMemsetAsync(r->data, 0, r->numel() * dtypeSize(r->dtype), stream),
           "attention_grad", "cudaMemsetAsync");
     return;
   }
   if (tensorCores) {
-    const void *const in[4] = {call.operands[0].data, call.operands[1].data,
-                               call.operands[2].data, call.operands[3].data};
-    void *const out[3] = {call.results[0].data, call.results[1].data,
-                          call.results[2].data};
+    const void *const in[4] = {a.query.data, a.key.data, a.value.data,
+                               a.gradOut.data};
+    void *const out[3] = {a.gradQuery.data, a.gradKey.data, a.gradValue.data};
     attentionGradMma(p, in, out, call.scratch, call.context, stream);
     return;
   }
@@ -299,20 +294,16 @@ void attentionGrad(const CudaCall &call) {
   char *matrices = static_cast<char *>(call.scratch) + kGemmWorkspaceBytes;
   visitFloat(p.dtype, "attention_grad", "query", [&](auto zero) {
     using S = decltype(zero);
-    auto in = [&](size_t i) {
-      return static_cast<const S *>(call.operands[i].data);
-    };
-    auto out = [&](size_t i) { return static_cast<S *>(call.results[i].data); };
     ChunkProducts<S>{gemmCall,
                      p,
                      plan,
-                     in(0),
-                     in(1),
-                     in(2),
-                     in(3),
-                     out(0),
-                     out(1),
-                     out(2),
+                     a.query.as<S>(),
+                     a.key.as<S>(),
+                     a.value.as<S>(),
+                     a.gradOut.as<S>(),
+                     a.gradQuery.as<S>(),
+                     a.gradKey.as<S>(),
+                     a.gradValue.as<S>(),
                      reinterpret_cast<S *>(matrices),
                      reinterpret_cast<S *>(matrices + plan.matrixBytes)}
         .run(stream);
@@ -321,7 +312,7 @@ void attentionGrad(const CudaCall &call) {
 
 size_t attentionGradScratchBytes(const CudaCall &call) {
   try {
-    const AttentionGradProblem p = describe(call);
+    const AttentionProblem p = describe(call);
     return attentionGradMmaPlanned(p) ? attentionGradMmaScratch(p)
                                       : planOf(p).scratch;
   } catch (...) {

@@ -23,14 +23,12 @@
 #include "Kernels.h"
 #include "Mma.cuh"
 
-#include "common/AttentionGradProblem.h"
+#include "common/Attention.h"
 
 namespace hybrid::cuda::kernels {
 namespace {
 
 using namespace tensorcore;
-using checks::AttentionGradProblem;
-
 constexpr int kHead = 64;             ///< head size
 constexpr int kWarps = 4;             ///< per block
 constexpr int kThreads = 32 * kWarps; ///< per block
@@ -134,7 +132,7 @@ storeRows(S *out, const float (&acc)[kOutTiles][4], int64_t r0, int64_t rows,
 /// A score of query row i against key j in base-2 units: the raw product
 /// scaled, the mask added (as the forward's AttnParams::score).
 template <typename S, bool kPlain>
-__device__ __forceinline__ float score2(const AttentionGradProblem &p, float x,
+__device__ __forceinline__ float score2(const AttentionProblem &p, float x,
                                         int64_t b, int64_t h, int64_t i,
                                         int64_t j) {
   if constexpr (kPlain)
@@ -154,7 +152,7 @@ __device__ __forceinline__ float probability(float x, float lse, bool visible) {
 /// Kernel 2: dK and dV of keys [j0, j0 + kTile) of (b, hk) = blockIdx.y.
 template <typename S, bool kPlain>
 __global__ void __launch_bounds__(kThreads)
-    keyValueGradKernel(AttentionGradProblem p, const S *q, const S *k,
+    keyValueGradKernel(AttentionProblem p, const S *q, const S *k,
                        const S *v, const S *gradOut, const float *lse,
                        const float *dsum, S *gradK, S *gradV) {
   awaitInputs();
@@ -262,7 +260,7 @@ __global__ void __launch_bounds__(kThreads)
 /// Kernel 3: dQ of query rows [i0, i0 + kTile) of (b, h) = blockIdx.y.
 template <typename S, bool kPlain>
 __global__ void __launch_bounds__(kThreads)
-    queryGradKernel(AttentionGradProblem p, const S *q, const S *k, const S *v,
+    queryGradKernel(AttentionProblem p, const S *q, const S *k, const S *v,
                     const S *gradOut, const float *lse, const float *dsum,
                     S *gradQ) {
   awaitInputs();
@@ -357,7 +355,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename S>
-void launchAll(const AttentionGradProblem &p, const void *const (&in)[4],
+void launchAll(const AttentionProblem &p, const void *const (&in)[4],
                void *const (&out)[3], const float *lse, const float *dsum,
                cudaStream_t stream) {
   const S *q = static_cast<const S *>(in[0]),
@@ -384,17 +382,17 @@ void launchAll(const AttentionGradProblem &p, const void *const (&in)[4],
 
 } // namespace
 
-bool attentionGradMmaPlanned(const AttentionGradProblem &p) {
+bool attentionGradMmaPlanned(const AttentionProblem &p) {
   return p.Dh == kHead && p.Dv == kHead && p.B * p.Hq <= 65535 &&
          (p.dtype == DType::BF16 || p.dtype == DType::F16);
 }
 
-size_t attentionGradMmaScratch(const AttentionGradProblem &p) {
+size_t attentionGradMmaScratch(const AttentionProblem &p) {
   return 2 * ((static_cast<size_t>(p.B * p.Hq * p.T) * sizeof(float) + 255) /
               256 * 256);
 }
 
-void attentionGradMma(const AttentionGradProblem &p, const void *const (&in)[4],
+void attentionGradMma(const AttentionProblem &p, const void *const (&in)[4],
                       void *const (&out)[3], void *scratch, Context *context,
                       cudaStream_t stream) {
   if (!context || context->computeMajor < 8)

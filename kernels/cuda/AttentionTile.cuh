@@ -50,7 +50,7 @@ softmaxStep(float (&s)[kScoreTiles][4], float (&acc)[kOutTiles][4], float &m,
   // Nothing visible yet: exp2(-inf - -inf) would be NaN; the tile's
   // probabilities are all 0 and nothing is rescaled.
   const float base = mNew == -INFINITY ? 0.0f : mNew;
-  const float alpha = exp2f(m - base);
+  const float alpha = softmaxCarry2(m, mNew);
   float sum = 0;
 #pragma unroll
   for (int n = 0; n < kScoreTiles; ++n)

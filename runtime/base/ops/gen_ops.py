@@ -16,6 +16,7 @@ KIND is one of:
   hrt-to-ops    the compiler's hrt op -> hybrid::Op conversion
   hg-ods        the hg ops of the commands that have a graph form (TableGen)
   hg-defs       their type inference and verifiers ("same" shape rule)
+  hg-to-hrt     their one-to-one lowering patterns (convert-hg-to-hrt)
 
 A file is rewritten only when its text changes, so a build that reruns
 this touches nothing downstream.
@@ -461,16 +462,23 @@ def emit_kernel_args():
         out.append("")
         out.append("  /// Checks the counts, the required operands and every "
                    "tensor's shape and")
-        out.append("  /// data (hybrid::Error naming `kernel`), then names "
-                   "them.")
+        out.append("  /// (unless ShapesOnly: a scratch function's call) data "
+                   "(hybrid::Error")
+        out.append("  /// naming `kernel`), then names them.")
         out.append(f"  static {args} bind(const Call &call, const char "
-                   "*kernel) {")
+                   "*kernel,")
+        out.append("                    Binding binding = Binding::Run) {")
         out.append(f"    const auto &o = call.attrs<ops::{op.name}>();")
         n_in = len(op.buffer_ins)
         required = [i for i, o in enumerate(op.buffer_ins) if o.kind == "in"]
         mask = sum(1 << i for i in required)
-        out.append(f"    checkCall(call, kernel, {n_in}, {mask}u, "
-                   f"{result_count_expr(op)});")
+        # A call may leave off the trailing operands that only some of the
+        # op's calls take (attention's appended keys).
+        least = n_in
+        while least > 0 and op.buffer_ins[least - 1].required_when:
+            least -= 1
+        out.append(f"    checkCall(call, kernel, {least}, {n_in}, {mask}u, "
+                   f"{result_count_expr(op)}, binding);")
         fields = ["o"]
         for i, o in enumerate(op.buffer_ins):
             fields.append(f"optional(call, {i})" if o.kind == "opt"
@@ -728,6 +736,31 @@ def emit_hg_defs():
     return "\n".join(out)
 
 
+def emit_hg_to_hrt():
+    out = [f"// {HEADER}",
+           "// The lowering of every hg op that is a command's graph form "
+           "(ops.py's `hg`):", "// the command over the operands' buffers, "
+           "the attributes as they are.", "// Included by "
+           "compiler/Conversion/HgToHrt/Commands.cpp.", "",
+           "void populateCommandPatterns(HgToHrtPatterns &patterns) {"]
+    for op in hg_ops():
+        assert len(op.outs) == 1, f"{op.name}: one result lowers one to one"
+        args = [f"lowering.buffer(op.get{pascal(o.name)}())"
+                for o in op.buffer_ins]
+        for a in op.ods_attrs:
+            assert a.kind in ("f64", "i64", "i32", "bool", "i64s"), (
+                f"{op.name}.{a.name}: no graph form for this attribute kind")
+            args.append(f"op.get{pascal(a.name)}()")
+        out.append(f"  patterns.add<hg::{op.name}Op>(")
+        out.append(f"      [](hg::{op.name}Op op, ExecutableLowering &lowering) "
+                   "{")
+        out.append(f"        return lowering.command<hrt::{op.name}Op>(")
+        out.append("            op, " + ",\n            ".join(args) + ");")
+        out.append("      });")
+    out += ["}", ""]
+    return "\n".join(out)
+
+
 EMITTERS = {
     "op-defs": emit_op_defs,
     "op-names": emit_op_names,
@@ -740,6 +773,7 @@ EMITTERS = {
     "hrt-to-ops": emit_hrt_to_ops,
     "hg-ods": emit_hg_ods,
     "hg-defs": emit_hg_defs,
+    "hg-to-hrt": emit_hg_to_hrt,
 }
 
 
