@@ -138,12 +138,19 @@ public:
   }
 };
 
+/// A modifier: the option is one of `hybridc compile`'s, in its --help.
+struct CompileOption {
+  template <typename Opt> void apply(Opt &option) const {
+    cl::sub(compileCommand).apply(option);
+    cl::cat(compileCategory).apply(option);
+  }
+};
+constexpr CompileOption inCompile;
+
 // The options of `hybridc compile`.
-cl::list<std::string> models(cl::Positional, cl::desc("MODEL"),
-                             cl::sub(compileCommand), cl::cat(compileCategory));
+cl::list<std::string> models(cl::Positional, cl::desc("MODEL"), inCompile);
 cl::opt<std::string> output("o", cl::desc("Write the bundle to FILE"),
-                            cl::value_desc("FILE"), cl::sub(compileCommand),
-                            cl::cat(compileCategory));
+                            cl::value_desc("FILE"), inCompile);
 cl::opt<Phase, false, NamedValueParser<Phase>> compileTo(
     "compile-to", cl::desc("Stop after PHASE and print its result"),
     cl::value_desc("PHASE"),
@@ -152,34 +159,34 @@ cl::opt<Phase, false, NamedValueParser<Phase>> compileTo(
                clEnumValN(Phase::Hrt, "hrt", "lowered, memory planned"),
                clEnumValN(Phase::Bundle, "bundle",
                           "a summary of every command")),
-    cl::sub(compileCommand), cl::cat(compileCategory));
+    inCompile);
 cl::opt<Phase, false, NamedValueParser<Phase>>
     emit("emit", cl::desc("The same as --compile-to (hg, hrt or bundle)"),
          cl::value_desc("PHASE"),
          cl::values(clEnumValN(Phase::Hg, "hg", ""),
                     clEnumValN(Phase::Hrt, "hrt", ""),
                     clEnumValN(Phase::Bundle, "bundle", "")),
-         cl::sub(compileCommand), cl::cat(compileCategory));
+         inCompile);
 cl::opt<std::string> dtype(
     "dtype",
     cl::desc("Float type of an HF config model's weights and activations: "
              "float32, bfloat16 or float16 (default: the config's "
              "torch_dtype)"),
-    cl::value_desc("TYPE"), cl::sub(compileCommand), cl::cat(compileCategory));
+    cl::value_desc("TYPE"), inCompile);
 cl::opt<bool> noFuse("no-fuse",
                      cl::desc("Skip the fusion passes (canonicalise only; "
                               "also hrt-group-linears and "
                               "hrt-fold-kv-appends)"),
-                     cl::sub(compileCommand), cl::cat(compileCategory));
+                     inCompile);
 cl::opt<bool> normPrologues(
     "norm-prologues",
     cl::desc("Fold @decode's layer/rms norms into the linears they feed "
              "(hg-fuse-norm-prologues; fewer launches, measured slower)"),
-    cl::sub(compileCommand), cl::cat(compileCategory));
+    inCompile);
 // Each value is a flag of its own, registered where the option is when
-// cl::values comes: cl::sub first.
+// cl::values comes: inCompile first.
 cl::opt<CompileOptions::Generation> generation(
-    cl::sub(compileCommand), cl::cat(compileCategory),
+    inCompile,
     cl::desc("KV-cache generation (@prefill, @decode) of a language model; "
              "by default added when the model can decode one token at a "
              "time, else a warning says why not:"),
@@ -194,7 +201,7 @@ cl::opt<bool>
                    "@forward_loss (HF's causal-LM loss), @forward_loss_grad, "
                    "@train_step, @forward_backward and @step (accumulation), "
                    "@backward (a custom loss's gradient w.r.t. the logits)"),
-          cl::sub(compileCommand), cl::cat(compileCategory));
+          inCompile);
 cl::opt<CompileOptions::Optimizer, false,
         NamedValueParser<CompileOptions::Optimizer>>
     optimizer("optimizer",
@@ -205,31 +212,28 @@ cl::opt<CompileOptions::Optimizer, false,
                                     "AdamW (default)"),
                          clEnumValN(CompileOptions::Optimizer::Sgd, "sgd",
                                     "SGD with momentum")),
-              cl::sub(compileCommand), cl::cat(compileCategory));
+              inCompile);
 cl::opt<Count> zeroStage(
     "zero-stage",
     cl::desc("ZeRO stage for data parallelism (default 0): 0 all-reduces "
              "gradients, 1 also shards the optimizer state, 2 the "
              "gradients, 3 the parameters (gathered before each use)"),
     cl::value_desc("N"), Range{0, 3, "0, 1, 2 or 3"},
-    cl::init(Count{CompileOptions().zeroStage}), cl::sub(compileCommand),
-    cl::cat(compileCategory));
+    cl::init(Count{CompileOptions().zeroStage}), inCompile);
 cl::opt<Count> worldSize(
     "world-size",
     cl::desc("Ranks the bundle runs on (default 1: no collectives); the "
              "runtime runs world size 1"),
     cl::value_desc("W"),
     Range{1, int64_t(1) << 20, "a number of ranks from 1 to 2^20"},
-    cl::init(Count{CompileOptions().worldSize}), cl::sub(compileCommand),
-    cl::cat(compileCategory));
+    cl::init(Count{CompileOptions().worldSize}), inCompile);
 cl::opt<Count> prefetchBucketSize(
     "prefetch-bucket-size",
     cl::desc("Stage 3: parameter elements gathered ahead of use (default "
              "5e7, DeepSpeed's stage3_prefetch_bucket_size)"),
     cl::value_desc("N"),
     Range{0, int64_t(1) << 62, "a number of elements >= 0"},
-    cl::init(Count{CompileOptions().prefetchBucketSize}),
-    cl::sub(compileCommand), cl::cat(compileCategory));
+    cl::init(Count{CompileOptions().prefetchBucketSize}), inCompile);
 cl::opt<Count> maxReuseDistance(
     "max-reuse-distance",
     cl::desc("Stage 3: keep a gathered parameter for a use within N "
@@ -237,12 +241,9 @@ cl::opt<Count> maxReuseDistance(
              "stage3_max_reuse_distance)"),
     cl::value_desc("N"),
     Range{0, int64_t(1) << 62, "a number of elements >= 0"},
-    cl::init(Count{CompileOptions().maxReuseDistance}), cl::sub(compileCommand),
-    cl::cat(compileCategory));
-cl::opt<bool> quiet("quiet", cl::desc("No summary line (also -q)"),
-                    cl::sub(compileCommand), cl::cat(compileCategory));
-cl::alias quietShort("q", cl::desc("Alias for --quiet"), cl::aliasopt(quiet),
-                     cl::cat(compileCategory));
+    cl::init(Count{CompileOptions().maxReuseDistance}), inCompile);
+cl::opt<bool> quiet("quiet", cl::desc("No summary line (also -q)"), inCompile);
+cl::alias quietShort("q", cl::desc("Alias for --quiet"), cl::aliasopt(quiet));
 
 int usageError(const std::string &msg) {
   std::fprintf(stderr, "hybridc: error: %s (try 'hybridc --help')\n",
