@@ -269,103 +269,145 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
 
 namespace {
 
-/// CompileOptions as the registered pipelines' options, with hybridc's
-/// defaults: hybridc-opt --hybrid-pipeline='train=true world-size=4'.
-struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
-  static const CompileOptions &defaults() {
-    static const CompileOptions options;
-    return options;
-  }
+// The registered pipelines' options: CompileOptions with hybridc's defaults,
+// each pipeline taking the groups it reads (a mixin each, over Root).
+using mlir::detail::PassOptions;
 
-  Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Run the fusion passes (hybridc "
-                                   "--no-fuse: false)"),
-                    llvm::cl::init(defaults().fuse)};
-  Option<bool> normPrologues{
+const CompileOptions &defaults() {
+  static const CompileOptions options;
+  return options;
+}
+
+template <typename Derived> struct Root : mlir::PassPipelineOptions<Derived> {
+  void read(CompileOptions &) const {}
+};
+
+template <typename Base> struct FuseOption : Base {
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Run the fusion passes (hybridc --no-fuse: false)"),
+      llvm::cl::init(defaults().fuse)};
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.fuse = fuse;
+  }
+};
+
+template <typename Base> struct NormProloguesOption : Base {
+  PassOptions::Option<bool> normPrologues{
       *this, "norm-prologues",
       llvm::cl::desc("Fold @decode's norms into the linears they feed"),
       llvm::cl::init(defaults().normPrologues)};
-  Option<bool> train{*this, "train",
-                     llvm::cl::desc("hybrid-pipeline: add the training "
-                                    "executables"),
-                     llvm::cl::init(defaults().train)};
-  Option<bool> generate{*this, "generate",
-                        llvm::cl::desc("hybrid-pipeline: add @prefill and "
-                                       "@decode"),
-                        llvm::cl::init(true)};
-  Option<CompileOptions::Optimizer> optimizer{
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.normPrologues = normPrologues;
+  }
+};
+
+template <typename Base> struct OptimizerOption : Base {
+  PassOptions::Option<CompileOptions::Optimizer> optimizer{
       *this, "optimizer", llvm::cl::desc("The training update"),
       llvm::cl::init(defaults().optimizer),
       llvm::cl::values(
           clEnumValN(CompileOptions::Optimizer::AdamW, "adamw", "AdamW"),
           clEnumValN(CompileOptions::Optimizer::Sgd, "sgd",
                      "SGD with momentum"))};
-  Option<int64_t> zeroStage{*this, "zero-stage",
-                            llvm::cl::desc("ZeRO stage (0-3)"),
-                            llvm::cl::init(defaults().zeroStage)};
-  Option<int64_t> worldSize{*this, "world-size",
-                            llvm::cl::desc("Data-parallel ranks (1: none)"),
-                            llvm::cl::init(defaults().worldSize)};
-  Option<int64_t> prefetchBucketSize{
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.optimizer = optimizer;
+  }
+};
+
+template <typename Base> struct ZeroOptions : Base {
+  PassOptions::Option<int64_t> zeroStage{*this, "zero-stage",
+                                         llvm::cl::desc("ZeRO stage (0-3)"),
+                                         llvm::cl::init(defaults().zeroStage)};
+  PassOptions::Option<int64_t> worldSize{
+      *this, "world-size", llvm::cl::desc("Data-parallel ranks (1: none)"),
+      llvm::cl::init(defaults().worldSize)};
+  PassOptions::Option<int64_t> prefetchBucketSize{
       *this, "prefetch-bucket-size",
       llvm::cl::desc("ZeRO-3: parameter elements gathered ahead of use"),
       llvm::cl::init(defaults().prefetchBucketSize)};
-  Option<int64_t> maxReuseDistance{
+  PassOptions::Option<int64_t> maxReuseDistance{
       *this, "max-reuse-distance",
       llvm::cl::desc("ZeRO-3: keep a gathered parameter for a use within "
                      "this many elements"),
       llvm::cl::init(defaults().maxReuseDistance)};
-
-  CompileOptions compileOptions() const {
-    CompileOptions options;
-    options.fuse = fuse;
-    options.normPrologues = normPrologues;
-    options.train = train;
-    options.generation = generate ? CompileOptions::Generation::On
-                                  : CompileOptions::Generation::Off;
-    options.optimizer = optimizer;
+  void read(CompileOptions &options) const {
+    Base::read(options);
     options.zeroStage = zeroStage;
     options.worldSize = worldSize;
     options.prefetchBucketSize = prefetchBucketSize;
     options.maxReuseDistance = maxReuseDistance;
-    return options;
   }
 };
 
-/// Registers `build` as the pipeline `name`, taking PipelineOptions.
+/// Which phases the whole pipeline runs.
+template <typename Base> struct PhaseOptions : Base {
+  PassOptions::Option<bool> train{
+      *this, "train", llvm::cl::desc("Add the training executables"),
+      llvm::cl::init(defaults().train)};
+  PassOptions::Option<bool> generate{*this, "generate",
+                                     llvm::cl::desc("Add @prefill and @decode"),
+                                     llvm::cl::init(true)};
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.train = train;
+    options.generation = generate ? CompileOptions::Generation::On
+                                  : CompileOptions::Generation::Off;
+  }
+};
+
+struct HgPipelineOptions : FuseOption<Root<HgPipelineOptions>> {};
+struct TrainPipelineOptions
+    : OptimizerOption<FuseOption<Root<TrainPipelineOptions>>> {};
+struct GenerationPipelineOptions
+    : NormProloguesOption<Root<GenerationPipelineOptions>> {};
+struct HrtPipelineOptions : ZeroOptions<FuseOption<Root<HrtPipelineOptions>>> {
+};
+struct CompilePipelineOptions
+    : PhaseOptions<ZeroOptions<OptimizerOption<
+          NormProloguesOption<FuseOption<Root<CompilePipelineOptions>>>>>> {};
+
+/// Registers `build` as the pipeline `name`, taking Options.
+template <typename Options>
 void registerPipeline(llvm::StringRef name, llvm::StringRef description,
                       void (*build)(mlir::OpPassManager &,
                                     const CompileOptions &)) {
-  mlir::PassPipelineRegistration<PipelineOptions>(
+  mlir::PassPipelineRegistration<Options>(
       name, description,
-      [build](mlir::OpPassManager &pm, const PipelineOptions &options) {
-        build(pm, options.compileOptions());
+      [build](mlir::OpPassManager &pm, const Options &options) {
+        CompileOptions compileOptions;
+        options.read(compileOptions);
+        build(pm, compileOptions);
       });
 }
 
 } // namespace
 
 void registerPipelines() {
-  registerPipeline("hybrid-hg-pipeline",
-                   "hybridc's hg phase: canonicalise and fuse (options: fuse)",
-                   buildHgPipeline);
-  registerPipeline("hybrid-train-pipeline",
-                   "hybridc --train: a language model's loss, gradients and "
-                   "optimizer executables (options: optimizer, fuse)",
-                   buildTrainPipeline);
-  registerPipeline("hybrid-generation-pipeline",
-                   "hybridc's @prefill and @decode over a KV cache (options: "
-                   "norm-prologues)",
-                   buildGenerationPipeline);
-  registerPipeline("hybrid-hrt-pipeline",
-                   "hybridc's hrt phase: lower to hrt, partition over ranks, "
-                   "fuse commands, plan memory (options: fuse, zero-stage, "
-                   "world-size, prefetch-bucket-size, max-reuse-distance)",
-                   buildHrtPipeline);
-  registerPipeline("hybrid-pipeline",
-                   "hybridc compile from the import to the planned hrt "
-                   "module (every option; train, generate)",
-                   buildCompilePipeline);
+  registerPipeline<HgPipelineOptions>(
+      "hybrid-hg-pipeline", "hybridc's hg phase: canonicalise and fuse",
+      buildHgPipeline);
+  registerPipeline<TrainPipelineOptions>(
+      "hybrid-train-pipeline",
+      "hybridc --train: a language model's loss, gradients and optimizer "
+      "executables",
+      buildTrainPipeline);
+  registerPipeline<GenerationPipelineOptions>(
+      "hybrid-generation-pipeline",
+      "hybridc's @prefill and @decode over a KV cache",
+      buildGenerationPipeline);
+  registerPipeline<HrtPipelineOptions>(
+      "hybrid-hrt-pipeline",
+      "hybridc's hrt phase: lower to hrt, partition over ranks, fuse "
+      "commands, plan memory",
+      buildHrtPipeline);
+  registerPipeline<CompilePipelineOptions>(
+      "hybrid-pipeline",
+      "hybridc compile from the import to the planned hrt module",
+      buildCompilePipeline);
 }
 
 llvm::Expected<hybrid::BundleDesc> lowerToBundle(mlir::ModuleOp module) {
