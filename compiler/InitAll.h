@@ -3,6 +3,7 @@
 #pragma once
 
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Pipeline/Pipeline.h"
 #include "dialects/hg/IR/HgOps.h"
 #include "dialects/hg/Transforms/Passes.h"
 #include "dialects/hrt/IR/HrtOps.h"
@@ -20,13 +21,14 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
                   hrt::HrtDialect>();
 }
 
-/// Registers the hg and hrt passes, the conversions and MLIR's generic
-/// transforms (canonicalize, cse, symbol-dce, ...). Registration is global,
-/// so call it once per process.
+/// Registers the hg and hrt passes, the conversions, hybridc's phases as
+/// pipelines and MLIR's generic transforms (canonicalize, cse, symbol-dce,
+/// ...). Registration is global, so call it once per process.
 inline void registerAllPasses() {
   hg::registerHgPasses();
   hrt::registerHrtPasses();
   registerConversionPasses();
+  registerPipelines();
   mlir::registerTransformsPasses();
 }
 

@@ -12,9 +12,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -86,20 +86,32 @@ bool isHrtModule(mlir::ModuleOp module) {
   return !module.getOps<hrt::ExecutableOp>().empty();
 }
 
-llvm::Error runHgPipeline(mlir::ModuleOp module,
-                          const CompileOptions &options) {
-  mlir::PassManager pm(module.getContext());
+void buildHgPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   if (options.fuse)
     hg::buildOnnxCleanupPipeline(pm);
   else {
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
   }
-  // Diagnostics from passes reach the user through the context's handler;
-  // a failure here means a pass rejected the IR.
+}
+
+/// Runs the passes `build` adds. Diagnostics from passes reach the user
+/// through the context's handler; a failure means a pass rejected the IR.
+static llvm::Error
+runPhase(mlir::ModuleOp module, const CompileOptions &options,
+         void (*build)(mlir::OpPassManager &, const CompileOptions &),
+         const char *failure) {
+  mlir::PassManager pm(module.getContext());
+  build(pm, options);
   if (mlir::failed(pm.run(module)))
-    return error("the hg pipeline failed (see the diagnostics above)");
+    return error(failure);
   return llvm::Error::success();
+}
+
+llvm::Error runHgPipeline(mlir::ModuleOp module,
+                          const CompileOptions &options) {
+  return runPhase(module, options, buildHgPipeline,
+                  "the hg pipeline failed (see the diagnostics above)");
 }
 
 bool isLanguageModel(mlir::ModuleOp module) {
@@ -126,10 +138,8 @@ bool isLanguageModel(mlir::ModuleOp module) {
   return ids && logits;
 }
 
-llvm::Error runGenerationPipeline(mlir::ModuleOp module,
-                                  const CompileOptions &options,
-                                  std::string *declined) {
-  mlir::PassManager pm(module.getContext());
+void buildGenerationPipeline(mlir::OpPassManager &pm,
+                             const CompileOptions &options) {
   pm.addPass(hg::createSplitGeneration());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createUnitTransposes());
@@ -139,12 +149,17 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
     pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseNormPrologues());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  if (!declined) {
-    if (mlir::failed(pm.run(module)))
-      return error(
-          "the generation lowering failed (see the diagnostics above)");
-    return llvm::Error::success();
-  }
+}
+
+llvm::Error runGenerationPipeline(mlir::ModuleOp module,
+                                  const CompileOptions &options,
+                                  std::string *declined) {
+  if (!declined)
+    return runPhase(
+        module, options, buildGenerationPipeline,
+        "the generation lowering failed (see the diagnostics above)");
+  mlir::PassManager pm(module.getContext());
+  buildGenerationPipeline(pm, options);
   // On a copy, with the diagnostics kept: the module changes only when
   // the whole lowering succeeds.
   mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
@@ -170,32 +185,20 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
   return llvm::Error::success();
 }
 
-/// Whether a parameter of @forward is stored in f16: its gradients then
-/// need the loss scaled to stay above half's underflow.
-static bool hasHalfParameters(mlir::ModuleOp module) {
-  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
-  for (unsigned i = 0; forward && i < forward.getNumArguments(); ++i)
-    if (forward.getArgAttr(i, "hg.param") &&
-        mlir::getElementTypeOrSelf(forward.getArgument(i).getType()).isF16())
-      return true;
-  return false;
-}
-
-llvm::Error runTrainPipeline(mlir::ModuleOp module,
-                             const CompileOptions &options) {
-  mlir::PassManager pm(module.getContext());
+void buildTrainPipeline(mlir::OpPassManager &pm,
+                        const CompileOptions &options) {
   pm.addPass(hg::createCausalLmLoss());
   hg::AutodiffOptions autodiff;
   autodiff.function = "forward_loss";
-  if (hasHalfParameters(module))
-    autodiff.lossScale = "opt.loss_scale"; // what the optimizer unscales by
+  // What the optimizer unscales by, where a parameter is f16.
+  autodiff.lossScale = "opt.loss_scale";
+  autodiff.lossScaleF16Only = true;
   pm.addPass(hg::createAutodiff(autodiff));
   // @forward_vjp: the same backward pass seeded by the cotangent of the
   // logits (a loss computed outside the model: PPO), for @backward.
-  hg::AutodiffOptions vjp;
+  hg::AutodiffOptions vjp = autodiff;
   vjp.function = "forward";
   vjp.cotangent = "logits";
-  vjp.lossScale = autodiff.lossScale;
   pm.addPass(hg::createAutodiff(vjp));
   if (options.optimizer == CompileOptions::Optimizer::Sgd)
     pm.addPass(hg::createSgd());
@@ -210,14 +213,15 @@ llvm::Error runTrainPipeline(mlir::ModuleOp module,
   // fuses only a linear with no other use).
   if (options.fuse)
     pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseEpilogues());
-  if (mlir::failed(pm.run(module)))
-    return error("the training lowering failed (see the diagnostics above)");
-  return llvm::Error::success();
 }
 
-llvm::Error runHrtPipeline(mlir::ModuleOp module,
-                           const CompileOptions &options) {
-  mlir::PassManager pm(module.getContext());
+llvm::Error runTrainPipeline(mlir::ModuleOp module,
+                             const CompileOptions &options) {
+  return runPhase(module, options, buildTrainPipeline,
+                  "the training lowering failed (see the diagnostics above)");
+}
+
+void buildHrtPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   ConvertHgToHrtOptions lowering;
   // Under ZeRO a sharded update reaches the replicated weights through the
   // copy the partition turns into a gather.
@@ -240,20 +244,170 @@ llvm::Error runHrtPipeline(mlir::ModuleOp module,
     pm.addNestedPass<hrt::ExecutableOp>(hrt::createGroupLinears());
     pm.addNestedPass<hrt::ExecutableOp>(hrt::createFoldKvAppends());
   }
-  if (mlir::failed(pm.run(module)))
-    return error("lowering to hrt failed (see the diagnostics above)");
   // Executables that already have a plan (a planned hrt module given as
   // input) keep it.
-  for (auto exe : module.getOps<hrt::ExecutableOp>()) {
-    if (exe.getWorkspace())
-      continue;
-    mlir::PassManager plan(module.getContext(),
-                           hrt::ExecutableOp::getOperationName());
-    plan.addPass(hrt::createPlanMemory());
-    if (mlir::failed(plan.run(exe)))
-      return error("memory planning failed (see the diagnostics above)");
+  hrt::PlanMemoryOptions plan;
+  plan.keepPlans = true;
+  pm.addNestedPass<hrt::ExecutableOp>(hrt::createPlanMemory(plan));
+}
+
+llvm::Error runHrtPipeline(mlir::ModuleOp module,
+                           const CompileOptions &options) {
+  return runPhase(module, options, buildHrtPipeline,
+                  "lowering to hrt failed (see the diagnostics above)");
+}
+
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const CompileOptions &options) {
+  buildHgPipeline(pm, options);
+  if (options.train)
+    buildTrainPipeline(pm, options);
+  if (options.generation != CompileOptions::Generation::Off)
+    buildGenerationPipeline(pm, options);
+  buildHrtPipeline(pm, options);
+}
+
+namespace {
+
+// The registered pipelines' options: CompileOptions with hybridc's defaults,
+// each pipeline taking the groups it reads (a mixin each, over Root).
+using mlir::detail::PassOptions;
+
+const CompileOptions &defaults() {
+  static const CompileOptions options;
+  return options;
+}
+
+template <typename Derived> struct Root : mlir::PassPipelineOptions<Derived> {
+  void read(CompileOptions &) const {}
+};
+
+template <typename Base> struct FuseOption : Base {
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Run the fusion passes (hybridc --no-fuse: false)"),
+      llvm::cl::init(defaults().fuse)};
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.fuse = fuse;
   }
-  return llvm::Error::success();
+};
+
+template <typename Base> struct NormProloguesOption : Base {
+  PassOptions::Option<bool> normPrologues{
+      *this, "norm-prologues",
+      llvm::cl::desc("Fold @decode's norms into the linears they feed"),
+      llvm::cl::init(defaults().normPrologues)};
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.normPrologues = normPrologues;
+  }
+};
+
+template <typename Base> struct OptimizerOption : Base {
+  PassOptions::Option<CompileOptions::Optimizer> optimizer{
+      *this, "optimizer", llvm::cl::desc("The training update"),
+      llvm::cl::init(defaults().optimizer),
+      llvm::cl::values(
+          clEnumValN(CompileOptions::Optimizer::AdamW, "adamw", "AdamW"),
+          clEnumValN(CompileOptions::Optimizer::Sgd, "sgd",
+                     "SGD with momentum"))};
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.optimizer = optimizer;
+  }
+};
+
+template <typename Base> struct ZeroOptions : Base {
+  PassOptions::Option<int64_t> zeroStage{*this, "zero-stage",
+                                         llvm::cl::desc("ZeRO stage (0-3)"),
+                                         llvm::cl::init(defaults().zeroStage)};
+  PassOptions::Option<int64_t> worldSize{
+      *this, "world-size", llvm::cl::desc("Data-parallel ranks (1: none)"),
+      llvm::cl::init(defaults().worldSize)};
+  PassOptions::Option<int64_t> prefetchBucketSize{
+      *this, "prefetch-bucket-size",
+      llvm::cl::desc("ZeRO-3: parameter elements gathered ahead of use"),
+      llvm::cl::init(defaults().prefetchBucketSize)};
+  PassOptions::Option<int64_t> maxReuseDistance{
+      *this, "max-reuse-distance",
+      llvm::cl::desc("ZeRO-3: keep a gathered parameter for a use within "
+                     "this many elements"),
+      llvm::cl::init(defaults().maxReuseDistance)};
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.zeroStage = zeroStage;
+    options.worldSize = worldSize;
+    options.prefetchBucketSize = prefetchBucketSize;
+    options.maxReuseDistance = maxReuseDistance;
+  }
+};
+
+/// Which phases the whole pipeline runs.
+template <typename Base> struct PhaseOptions : Base {
+  PassOptions::Option<bool> train{
+      *this, "train", llvm::cl::desc("Add the training executables"),
+      llvm::cl::init(defaults().train)};
+  PassOptions::Option<bool> generate{*this, "generate",
+                                     llvm::cl::desc("Add @prefill and @decode"),
+                                     llvm::cl::init(true)};
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.train = train;
+    options.generation = generate ? CompileOptions::Generation::On
+                                  : CompileOptions::Generation::Off;
+  }
+};
+
+struct HgPipelineOptions : FuseOption<Root<HgPipelineOptions>> {};
+struct TrainPipelineOptions
+    : OptimizerOption<FuseOption<Root<TrainPipelineOptions>>> {};
+struct GenerationPipelineOptions
+    : NormProloguesOption<Root<GenerationPipelineOptions>> {};
+struct HrtPipelineOptions : ZeroOptions<FuseOption<Root<HrtPipelineOptions>>> {
+};
+struct CompilePipelineOptions
+    : PhaseOptions<ZeroOptions<OptimizerOption<
+          NormProloguesOption<FuseOption<Root<CompilePipelineOptions>>>>>> {};
+
+/// Registers `build` as the pipeline `name`, taking Options.
+template <typename Options>
+void registerPipeline(llvm::StringRef name, llvm::StringRef description,
+                      void (*build)(mlir::OpPassManager &,
+                                    const CompileOptions &)) {
+  mlir::PassPipelineRegistration<Options>(
+      name, description,
+      [build](mlir::OpPassManager &pm, const Options &options) {
+        CompileOptions compileOptions;
+        options.read(compileOptions);
+        build(pm, compileOptions);
+      });
+}
+
+} // namespace
+
+void registerPipelines() {
+  registerPipeline<HgPipelineOptions>(
+      "hybrid-hg-pipeline", "hybridc's hg phase: canonicalise and fuse",
+      buildHgPipeline);
+  registerPipeline<TrainPipelineOptions>(
+      "hybrid-train-pipeline",
+      "hybridc --train: a language model's loss, gradients and optimizer "
+      "executables",
+      buildTrainPipeline);
+  registerPipeline<GenerationPipelineOptions>(
+      "hybrid-generation-pipeline",
+      "hybridc's @prefill and @decode over a KV cache",
+      buildGenerationPipeline);
+  registerPipeline<HrtPipelineOptions>(
+      "hybrid-hrt-pipeline",
+      "hybridc's hrt phase: lower to hrt, partition over ranks, fuse "
+      "commands, plan memory",
+      buildHrtPipeline);
+  registerPipeline<CompilePipelineOptions>(
+      "hybrid-pipeline",
+      "hybridc compile from the import to the planned hrt module",
+      buildCompilePipeline);
 }
 
 llvm::Expected<hybrid::BundleDesc> lowerToBundle(mlir::ModuleOp module) {

@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
 namespace hybridc {
 
 enum class Phase { Import, Hg, Hrt, Bundle };
@@ -70,6 +74,28 @@ importModel(mlir::MLIRContext &context, const std::string &path,
 /// True when the module holds hrt executables (an .mlir file of hrt): the
 /// hg phases are then skipped.
 bool isHrtModule(mlir::ModuleOp module);
+
+/// The passes of each phase, added to a pass manager on the module. The
+/// run*Pipeline functions below run them for hybridc, and hybridc-opt
+/// replays them as the pipelines registerPipelines() names, so both run
+/// one definition.
+void buildHgPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+void buildTrainPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+void buildGenerationPipeline(mlir::OpPassManager &pm,
+                             const CompileOptions &options);
+void buildHrtPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+/// The phases from the import to the planned hrt module, in hybridc's
+/// order: hg, train (options.train), generation (unless options.generation
+/// is Off), hrt. For a language model that can decode, what hybridc
+/// compile runs.
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const CompileOptions &options);
+
+/// Registers the pipelines of hybridc's phases, with CompileOptions as
+/// pipeline options: hybrid-hg-pipeline, hybrid-train-pipeline,
+/// hybrid-generation-pipeline, hybrid-hrt-pipeline and hybrid-pipeline
+/// (buildCompilePipeline). Registration is global: call it once.
+void registerPipelines();
 
 /// Canonicalises and fuses the hg module in place.
 llvm::Error runHgPipeline(mlir::ModuleOp module, const CompileOptions &options);

@@ -1,17 +1,22 @@
-// hybridc: compiles a model (ONNX file or HF config folder) into a .hyb bundle.
+// hybridc: compiles a model (ONNX file, HF config folder or MLIR module) into
+// a .hyb bundle. A thin main: llvm::cl parses the command line, and
+// compiler/Pipeline/Compile.h does the work.
 #include "compiler/InitAll.h"
-#include "compiler/Pipeline/Pipeline.h"
+#include "compiler/Pipeline/Compile.h"
+#include "compiler/Version.h"
 #include "frontends/hf/HfImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "hybrid/Bundle.h"
 #include "hybrid/Escape.h"
-#include "hybrid/FileIdentity.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,88 +24,36 @@
 #include <new>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace {
 
-constexpr const char *kUsage =
-    "usage: hybridc compile MODEL -o OUT.hyb [options]\n"
-    "       hybridc compile MODEL --compile-to=PHASE\n"
-    "       hybridc supported      (ONNX ops and HF model types it takes)\n"
-    "       hybridc --help | --version\n"
-    "\n"
-    "MODEL is an .onnx file, a folder holding a HuggingFace config.json, or\n"
-    "a module in MLIR text (.mlir): hg (e.g. edited --compile-to=hg output)\n"
-    "is compiled from its start, hrt is serialised (planned first if it has\n"
-    "no memory plan yet).\n"
-    "\n"
-    "phases: import (the frontend's hg), hg (after fusion), hrt (lowered,\n"
-    "memory planned), bundle (the command lists).\n"
-    "\n"
-    "options:\n"
-    "  -o FILE                write the bundle to FILE\n"
-    "  --compile-to=PHASE     stop after PHASE and print its result\n"
-    "                         (bundle: a summary of every command)\n"
-    "  --emit=PHASE           the same (hg, hrt or bundle)\n"
-    "  --dtype=TYPE           float type of an HF config model's weights and\n"
-    "                         activations: float32, bfloat16 or float16\n"
-    "                         (default: the config's torch_dtype)\n"
-    "  --no-fuse              skip the fusion passes (canonicalise only;\n"
-    "                         also hrt-group-linears and\n"
-    "                         hrt-fold-kv-appends)\n"
-    "  --norm-prologues       fold @decode's layer/rms norms into the\n"
-    "                         linears they feed (hg-fuse-norm-prologues;\n"
-    "                         fewer launches, measured slower for now)\n"
-    "  --generate             require @prefill/@decode (KV-cache generation)\n"
-    "                         for a language model; by default they are\n"
-    "                         added when the model can decode one token at a\n"
-    "                         time, else a warning says why not\n"
-    "  --no-generate          compile @forward only (no @prefill/@decode)\n"
-    "  --train                also the training executables of a language\n"
-    "                         model: @forward_loss (HF's causal-LM loss),\n"
-    "                         @forward_loss_grad, @train_step (AdamW),\n"
-    "                         @forward_backward and @step (accumulation),\n"
-    "                         @backward (a custom loss's gradient w.r.t.\n"
-    "                         the logits into the same accumulators)\n"
-    "  --optimizer=NAME       the training update: adamw (default) or sgd\n"
-    "                         (with momentum); bf16/f16 weights train\n"
-    "                         through f32 master copies, f16 with dynamic\n"
-    "                         loss scaling\n"
-    "  --zero-stage N         ZeRO stage for data parallelism (default 0):\n"
-    "                         0 all-reduces gradients, 1 also shards the\n"
-    "                         optimizer state, 2 the gradients, 3 the\n"
-    "                         parameters (gathered before each use)\n"
-    "  --world-size W         ranks the bundle runs on (default 1: no\n"
-    "                         collectives); the runtime runs world size 1\n"
-    "  --prefetch-bucket-size N\n"
-    "                         stage 3: parameter elements gathered ahead of\n"
-    "                         use (default 5e7, DeepSpeed's\n"
-    "                         stage3_prefetch_bucket_size)\n"
-    "  --max-reuse-distance N stage 3: keep a gathered parameter for a use\n"
-    "                         within N elements of other parameters (default\n"
-    "                         1e9, DeepSpeed's stage3_max_reuse_distance)\n"
-    "  -q, --quiet            no summary line\n";
+namespace cl = llvm::cl;
+using hybridc::CompileOptions;
+using hybridc::Phase;
 
-int usageError(const std::string &msg) {
-  std::fprintf(stderr, "hybridc: error: %s (try 'hybridc --help')\n",
-               hybrid::escapeControlCharacters(msg).c_str());
-  return 2;
-}
+cl::SubCommand compileCommand(
+    "compile", "Compile MODEL into a bundle (-o OUT.hyb), or print it after "
+               "a phase (--compile-to=PHASE)");
+cl::SubCommand
+    supportedCommand("supported",
+                     "The ONNX ops and HuggingFace model types hybridc takes");
+cl::OptionCategory compileCategory("hybridc compile options");
+cl::extrahelp modelHelp(R"(
+MODEL is an .onnx file, a folder holding a HuggingFace config.json, or a
+module in MLIR text (.mlir): hg (e.g. edited --compile-to=hg output) is
+compiled from its start, hrt is serialised (planned first if it has no
+memory plan yet). Every option of compile takes its value as --name VALUE
+or --name=VALUE.
+)");
 
-/// Error diagnostics printed so far: a phase that fails after reporting
-/// its errors needs no line of its own (every error is one line).
-int diagnosticErrors = 0;
+/// The first error a parser below found, in hybridc's words; llvm::cl's own
+/// errors read "for the --name option: ...".
+std::string parseError;
 
-int fail(const std::string &msg) {
-  std::fprintf(stderr, "hybridc: error: %s\n",
-               hybrid::escapeControlCharacters(msg).c_str());
-  return 1;
-}
-
-/// A failed phase: its own line only when no diagnostic said why.
-int failPhase(llvm::Error e) {
-  std::string msg = llvm::toString(std::move(e));
-  return diagnosticErrors ? 1 : fail(msg);
+bool reject(const llvm::Twine &message) {
+  if (parseError.empty())
+    parseError = message.str();
+  return true;
 }
 
 /// `text` as a whole number in [min, max] (digits only, or an exponent
@@ -125,163 +78,282 @@ std::optional<int64_t> parseCount(const std::string &text, int64_t min,
   return static_cast<int64_t>(v);
 }
 
-std::string formatBytes(double b) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  while (b >= 1024 && u < 3) {
-    b /= 1024;
-    ++u;
+/// A count option's value: a whole number, as digits or in an exponent
+/// form like 5e7.
+struct Count {
+  int64_t value = 0;
+};
+
+/// A count option's modifier: the numbers it takes, and how its error
+/// says so.
+struct Range {
+  int64_t min = 0, max = 0;
+  const char *expected = "";
+  template <typename Opt> void apply(Opt &option) const {
+    option.getParser().range = *this;
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %s", b, units[u]);
-  return buf;
+};
+
+} // namespace
+
+template <> class llvm::cl::parser<Count> : public basic_parser<Count> {
+public:
+  explicit parser(Option &option) : basic_parser(option) {}
+  bool parse(Option &option, StringRef, StringRef arg, Count &count) {
+    std::optional<int64_t> n = parseCount(arg.str(), range.min, range.max);
+    if (!n)
+      return reject("--" + option.ArgStr + " must be " + range.expected +
+                    ", got '" + arg + "'");
+    count.value = *n;
+    return false;
+  }
+  StringRef getValueName() const override { return "N"; }
+  void printOptionDiff(const Option &option, const Count &,
+                       const OptionValue<Count> &, size_t width) const {
+    printOptionNoValue(option, width);
+  }
+  Range range;
+};
+
+namespace {
+
+/// cl::values' parser with hybridc's error: "unknown --name 'x' (expected
+/// a, b or c)".
+template <typename Enum> class NamedValueParser : public cl::parser<Enum> {
+public:
+  using cl::parser<Enum>::parser;
+  bool parse(cl::Option &option, llvm::StringRef, llvm::StringRef arg,
+             Enum &value) {
+    std::string expected;
+    for (unsigned i = 0, n = this->getNumOptions(); i < n; ++i) {
+      if (this->getOption(i) == arg) {
+        value = this->Values[i].V.getValue();
+        return false;
+      }
+      expected += (i == 0 ? "" : i + 1 == n ? " or " : ", ");
+      expected += this->getOption(i);
+    }
+    return reject("unknown --" + option.ArgStr + " '" + arg + "' (expected " +
+                  expected + ")");
+  }
+};
+
+/// A modifier: the option is one of `hybridc compile`'s, in its --help.
+struct CompileOption {
+  template <typename Opt> void apply(Opt &option) const {
+    cl::sub(compileCommand).apply(option);
+    cl::cat(compileCategory).apply(option);
+  }
+};
+constexpr CompileOption inCompile;
+
+// The options of `hybridc compile`.
+cl::list<std::string> models(cl::Positional, cl::desc("MODEL"), inCompile);
+cl::opt<std::string> output("o", cl::desc("Write the bundle to FILE"),
+                            cl::value_desc("FILE"), inCompile);
+cl::opt<Phase, false, NamedValueParser<Phase>> compileTo(
+    "compile-to", cl::desc("Stop after PHASE and print its result"),
+    cl::value_desc("PHASE"),
+    cl::values(clEnumValN(Phase::Import, "import", "the frontend's hg"),
+               clEnumValN(Phase::Hg, "hg", "after fusion"),
+               clEnumValN(Phase::Hrt, "hrt", "lowered, memory planned"),
+               clEnumValN(Phase::Bundle, "bundle",
+                          "a summary of every command")),
+    inCompile);
+cl::opt<Phase, false, NamedValueParser<Phase>>
+    emit("emit", cl::desc("The same as --compile-to (hg, hrt or bundle)"),
+         cl::value_desc("PHASE"),
+         cl::values(clEnumValN(Phase::Hg, "hg", ""),
+                    clEnumValN(Phase::Hrt, "hrt", ""),
+                    clEnumValN(Phase::Bundle, "bundle", "")),
+         inCompile);
+cl::opt<std::string> dtype(
+    "dtype",
+    cl::desc("Float type of an HF config model's weights and activations: "
+             "float32, bfloat16 or float16 (default: the config's "
+             "torch_dtype)"),
+    cl::value_desc("TYPE"), inCompile);
+cl::opt<bool> noFuse("no-fuse",
+                     cl::desc("Skip the fusion passes (canonicalise only; "
+                              "also hrt-group-linears and "
+                              "hrt-fold-kv-appends)"),
+                     inCompile);
+cl::opt<bool> normPrologues(
+    "norm-prologues",
+    cl::desc("Fold @decode's layer/rms norms into the linears they feed "
+             "(hg-fuse-norm-prologues; fewer launches, measured slower)"),
+    inCompile);
+// Each value is a flag of its own, registered where the option is when
+// cl::values comes: inCompile first.
+cl::opt<CompileOptions::Generation> generation(
+    inCompile,
+    cl::desc("KV-cache generation (@prefill, @decode) of a language model; "
+             "by default added when the model can decode one token at a "
+             "time, else a warning says why not:"),
+    cl::values(clEnumValN(CompileOptions::Generation::On, "generate",
+                          "require it"),
+               clEnumValN(CompileOptions::Generation::Off, "no-generate",
+                          "compile @forward only")),
+    cl::init(CompileOptions::Generation::Auto));
+cl::opt<bool>
+    train("train",
+          cl::desc("Also the training executables of a language model: "
+                   "@forward_loss (HF's causal-LM loss), @forward_loss_grad, "
+                   "@train_step, @forward_backward and @step (accumulation), "
+                   "@backward (a custom loss's gradient w.r.t. the logits)"),
+          inCompile);
+cl::opt<CompileOptions::Optimizer, false,
+        NamedValueParser<CompileOptions::Optimizer>>
+    optimizer("optimizer",
+              cl::desc("The training update; bf16/f16 weights train through "
+                       "f32 master copies, f16 with dynamic loss scaling"),
+              cl::value_desc("NAME"),
+              cl::values(clEnumValN(CompileOptions::Optimizer::AdamW, "adamw",
+                                    "AdamW (default)"),
+                         clEnumValN(CompileOptions::Optimizer::Sgd, "sgd",
+                                    "SGD with momentum")),
+              inCompile);
+cl::opt<Count> zeroStage(
+    "zero-stage",
+    cl::desc("ZeRO stage for data parallelism (default 0): 0 all-reduces "
+             "gradients, 1 also shards the optimizer state, 2 the "
+             "gradients, 3 the parameters (gathered before each use)"),
+    cl::value_desc("N"), Range{0, 3, "0, 1, 2 or 3"},
+    cl::init(Count{CompileOptions().zeroStage}), inCompile);
+cl::opt<Count> worldSize(
+    "world-size",
+    cl::desc("Ranks the bundle runs on (default 1: no collectives); the "
+             "runtime runs world size 1"),
+    cl::value_desc("W"),
+    Range{1, int64_t(1) << 20, "a number of ranks from 1 to 2^20"},
+    cl::init(Count{CompileOptions().worldSize}), inCompile);
+cl::opt<Count> prefetchBucketSize(
+    "prefetch-bucket-size",
+    cl::desc("Stage 3: parameter elements gathered ahead of use (default "
+             "5e7, DeepSpeed's stage3_prefetch_bucket_size)"),
+    cl::value_desc("N"),
+    Range{0, int64_t(1) << 62, "a number of elements >= 0"},
+    cl::init(Count{CompileOptions().prefetchBucketSize}), inCompile);
+cl::opt<Count> maxReuseDistance(
+    "max-reuse-distance",
+    cl::desc("Stage 3: keep a gathered parameter for a use within N "
+             "elements of other parameters (default 1e9, DeepSpeed's "
+             "stage3_max_reuse_distance)"),
+    cl::value_desc("N"),
+    Range{0, int64_t(1) << 62, "a number of elements >= 0"},
+    cl::init(Count{CompileOptions().maxReuseDistance}), inCompile);
+cl::opt<bool> quiet("quiet", cl::desc("No summary line (also -q)"), inCompile);
+cl::alias quietShort("q", cl::desc("Alias for --quiet"), cl::aliasopt(quiet));
+
+int usageError(const std::string &msg) {
+  std::fprintf(stderr, "hybridc: error: %s (try 'hybridc --help')\n",
+               hybrid::escapeControlCharacters(msg).c_str());
+  return 2;
 }
 
-int runHybridc(int argc, char **argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty())
+int fail(const std::string &msg) {
+  std::fprintf(stderr, "hybridc: error: %s\n",
+               hybrid::escapeControlCharacters(msg).c_str());
+  return 1;
+}
+
+/// llvm::cl's first error line as one of hybridc's: "hybridc: Unknown
+/// command line argument '--x'.  Try: '...'" -> "unknown command line
+/// argument '--x'".
+std::string clError(llvm::StringRef errors, llvm::StringRef program) {
+  llvm::StringRef line = errors.split('\n').first;
+  line.consume_front(program);
+  line.consume_front(": ");
+  std::string msg = line.split(".  Try:").first.str();
+  if (!msg.empty())
+    msg[0] = static_cast<char>(std::tolower(msg[0]));
+  return msg;
+}
+
+/// Parses argv; an exit status when hybridc is done (a usage error), else
+/// nullopt. --help and --version exit inside.
+std::optional<int> parseArguments(int argc, char **argv) {
+  cl::HideUnrelatedOptions(compileCategory);
+  cl::HideUnrelatedOptions(compileCategory, compileCommand);
+  cl::HideUnrelatedOptions(compileCategory, supportedCommand);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "hybridc " << hybridc::kVersion << "\n";
+  });
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "hybridc: compiles a model into a .hyb bundle of training and "
+          "inference executables\n",
+          &errorStream)) {
+    // llvm::cl prints a missing value's error itself (one line).
+    if (!parseError.empty())
+      return usageError(parseError);
+    if (!errors.empty())
+      return usageError(clError(errors, llvm::sys::path::filename(argv[0])));
+    return 2;
+  }
+  if (!compileCommand && !supportedCommand)
     return usageError("no command given");
-  if (args[0] == "--help" || args[0] == "-h") {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (args[0] == "--version") {
-    std::puts("hybridc 0.1.0");
-    return 0;
-  }
-  if (args[0] == "supported") {
-    std::printf("ONNX ops (default domain):");
-    for (const std::string &op : hybridc::onnx::supportedOnnxOps())
-      std::printf(" %s", op.c_str());
-    std::printf("\nHF model_type:");
-    for (llvm::StringRef t : hybridc::hf::supportedModelTypes())
-      std::printf(" %s", t.str().c_str());
-    std::printf("\n");
-    return 0;
-  }
-  if (args[0] != "compile")
-    return usageError("unknown command '" + args[0] + "'");
-
-  std::string model, out;
-  hybridc::Phase stopAfter = hybridc::Phase::Bundle;
-  bool printResult = false, quiet = false, optimizerGiven = false;
-  hybridc::CompileOptions options;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    // `--name VALUE` or `--name=VALUE`; an empty string when VALUE is
-    // missing (the option's check reports it).
-    auto valueOf = [&](const std::string &name) -> std::optional<std::string> {
-      if (a == name)
-        return i + 1 < args.size() ? args[++i] : std::string();
-      if (a.rfind(name + "=", 0) == 0)
-        return a.substr(name.size() + 1);
-      return std::nullopt;
-    };
-    auto missing = [&](const std::string &name) {
-      return usageError(name + " needs a value");
-    };
-    auto phaseOf = [&](const std::string &v, hybridc::Phase &p) {
-      std::optional<hybridc::Phase> phase = hybridc::parsePhase(v);
-      if (phase)
-        p = *phase;
-      return phase.has_value();
-    };
-    // Options that take a count in [lo, hi].
-    struct CountOption {
-      const char *name;
-      int64_t lo, hi;
-      const char *expected;
-      int64_t *dest;
-    };
-    const CountOption counts[] = {
-        {"--zero-stage", 0, 3, "0, 1, 2 or 3", &options.zeroStage},
-        {"--world-size", 1, int64_t(1) << 20,
-         "a number of ranks from 1 to 2^20", &options.worldSize},
-        {"--prefetch-bucket-size", 0, int64_t(1) << 62,
-         "a number of elements >= 0", &options.prefetchBucketSize},
-        {"--max-reuse-distance", 0, int64_t(1) << 62,
-         "a number of elements >= 0", &options.maxReuseDistance}};
-    const CountOption *count = nullptr;
-    std::optional<std::string> countValue;
-    for (const CountOption &c : counts)
-      if ((countValue = valueOf(c.name))) {
-        count = &c;
-        break;
-      }
-    if (count) {
-      if (countValue->empty())
-        return missing(count->name);
-      std::optional<int64_t> n = parseCount(*countValue, count->lo, count->hi);
-      if (!n)
-        return usageError(std::string(count->name) + " must be " +
-                          count->expected + ", got '" + *countValue + "'");
-      *count->dest = *n;
-      continue;
-    }
-    if (a == "-o") {
-      if (i + 1 >= args.size())
-        return usageError("-o needs a file name");
-      out = args[++i];
-    } else if (a.rfind("--emit=", 0) == 0) {
-      if (!phaseOf(a.substr(7), stopAfter) ||
-          stopAfter == hybridc::Phase::Import)
-        return usageError("unknown --emit value '" + a.substr(7) +
-                          "' (expected hg, hrt or bundle)");
-      printResult = true;
-    } else if (a.rfind("--compile-to=", 0) == 0) {
-      if (!phaseOf(a.substr(13), stopAfter))
-        return usageError("unknown phase '" + a.substr(13) +
-                          "' (expected import, hg, hrt or bundle)");
-      printResult = true;
-    } else if (a.rfind("--dtype=", 0) == 0) {
-      options.dtype = a.substr(8);
-      if (options.dtype.empty())
-        return usageError("--dtype needs a type (float32, bfloat16, float16)");
-    } else if (a == "--no-generate") {
-      options.generation = hybridc::CompileOptions::Generation::Off;
-    } else if (a == "--generate") {
-      options.generation = hybridc::CompileOptions::Generation::On;
-    } else if (a == "--train") {
-      options.train = true;
-    } else if (a.rfind("--optimizer=", 0) == 0) {
-      const std::string name = a.substr(12);
-      if (name == "adamw")
-        options.optimizer = hybridc::CompileOptions::Optimizer::AdamW;
-      else if (name == "sgd")
-        options.optimizer = hybridc::CompileOptions::Optimizer::Sgd;
-      else
-        return usageError("unknown --optimizer '" + name +
-                          "' (expected adamw or sgd)");
-      optimizerGiven = true;
-    } else if (a == "--no-fuse") {
-      options.fuse = false;
-    } else if (a == "--norm-prologues") {
-      options.normPrologues = true;
-    } else if (a == "-q" || a == "--quiet") {
-      quiet = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return usageError("unknown option '" + a + "'");
-    } else if (model.empty()) {
-      model = a;
-    } else {
-      return usageError("unexpected argument '" + a + "'");
-    }
-  }
-  if (model.empty())
+  if (supportedCommand)
+    return std::nullopt;
+  if (models.empty())
     return usageError("no MODEL given");
-  if (optimizerGiven && !options.train)
+  if (models.size() > 1)
+    return usageError("unexpected argument '" + models[1] + "'");
+  if (dtype.getNumOccurrences() && dtype.empty())
+    return usageError("--dtype needs a type (float32, bfloat16, float16)");
+  if (optimizer.getNumOccurrences() && !train)
     return usageError("--optimizer applies to --train");
-  if (!printResult && out.empty())
+  if (!compileTo.getNumOccurrences() && !emit.getNumOccurrences() &&
+      output.empty())
     return usageError("no output file given (-o OUT.hyb)");
+  return std::nullopt;
+}
 
+int printSupported() {
+  std::printf("ONNX ops (default domain):");
+  for (const std::string &op : hybridc::onnx::supportedOnnxOps())
+    std::printf(" %s", op.c_str());
+  std::printf("\nHF model_type:");
+  for (llvm::StringRef t : hybridc::hf::supportedModelTypes())
+    std::printf(" %s", t.str().c_str());
+  std::printf("\n");
+  return 0;
+}
+
+hybridc::CompileRequest compileRequest() {
+  hybridc::CompileRequest request;
+  request.model = models[0];
+  request.output = output;
+  // The later of --compile-to and --emit.
+  if (compileTo.getNumOccurrences() || emit.getNumOccurrences())
+    request.last = compileTo.getPosition() > emit.getPosition()
+                       ? compileTo.getValue()
+                       : emit.getValue();
+  CompileOptions &options = request.options;
+  options.fuse = !noFuse;
+  options.generation = generation;
+  options.train = train;
+  options.optimizer = optimizer;
+  options.zeroStage = zeroStage.getValue().value;
+  options.worldSize = worldSize.getValue().value;
+  options.prefetchBucketSize = prefetchBucketSize.getValue().value;
+  options.maxReuseDistance = maxReuseDistance.getValue().value;
+  options.dtype = dtype;
+  options.normPrologues = normPrologues;
+  return request;
+}
+
+int runCompile() {
+  hybridc::CompileRequest request = compileRequest();
+  bool printResult = compileTo.getNumOccurrences() || emit.getNumOccurrences();
   mlir::DialectRegistry registry;
   hybridc::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // One line per diagnostic: "hybridc: warning: <location>: <message>".
   mlir::ScopedDiagnosticHandler diagnostics(&context, [](mlir::Diagnostic &d) {
-    if (d.getSeverity() == mlir::DiagnosticSeverity::Error)
-      ++diagnosticErrors;
     const char *sev =
         d.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
         : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
@@ -296,97 +368,40 @@ int runHybridc(int argc, char **argv) {
   });
 
   auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> inputFiles;
-  auto module = hybridc::importModel(context, model, options, &inputFiles);
-  if (!module)
-    return failPhase(module.takeError());
-  // Writing the bundle over the model (or its external data) would destroy
-  // it; compare by file identity, so other spellings and symlinks count.
-  for (const std::string &input : inputFiles)
-    if (!out.empty() && hybrid::isSameFile(input, out))
-      return usageError("-o " + out + " is the model being compiled (" + input +
-                        "); choose another output file");
-  bool hrtInput = hybridc::isHrtModule(module->get());
-  if (hrtInput && stopAfter < hybridc::Phase::Hrt)
-    return usageError(model + " is an hrt module: it can only go on to the "
-                              "hrt or bundle phase");
-  if (hrtInput && options.worldSize != 1)
-    return usageError("--world-size applies to a model; " + model +
-                      " is an hrt module (partition it with hybridc-opt "
-                      "--hrt-zero-partition)");
-  if (!hrtInput) {
-    if (stopAfter == hybridc::Phase::Import) {
-      module->get().print(llvm::outs());
-      return 0;
-    }
-    if (llvm::Error e = hybridc::runHgPipeline(module->get(), options))
-      return failPhase(std::move(e));
-    if (stopAfter == hybridc::Phase::Hg) {
-      module->get().print(llvm::outs());
-      return 0;
-    }
+  auto compiled =
+      hybridc::compile(context, request, [](const llvm::Twine &warning) {
+        std::fprintf(stderr, "hybridc: warning: %s\n",
+                     hybrid::escapeControlCharacters(warning.str()).c_str());
+      });
+  if (!compiled) {
+    int status = 1;
+    llvm::handleAllErrors(
+        compiled.takeError(),
+        [&](const hybridc::CompileError &e) {
+          if (e.kind() == hybridc::CompileError::Kind::Usage)
+            status = usageError(e.message());
+        },
+        [&](const llvm::ErrorInfoBase &e) { status = fail(e.message()); });
+    return status;
   }
-  if (!hrtInput && options.train) {
-    if (!hybridc::isLanguageModel(module->get()))
-      return fail("--train: @forward is not a language model (int64 "
-                  "input_ids [batch, seq] -> logits [batch, seq, vocab])");
-    if (llvm::Error e = hybridc::runTrainPipeline(module->get(), options))
-      return failPhase(std::move(e));
-  }
-  using Generation = hybridc::CompileOptions::Generation;
-  if (!hrtInput && options.generation != Generation::Off) {
-    bool languageModel = hybridc::isLanguageModel(module->get());
-    if (!languageModel && options.generation == Generation::On)
-      return fail("--generate: @forward is not a language model (int64 "
-                  "input_ids [batch, seq] -> logits [batch, seq, vocab])");
-    std::string declined;
-    if (languageModel)
-      if (llvm::Error e = hybridc::runGenerationPipeline(
-              module->get(), options,
-              options.generation == Generation::Auto ? &declined : nullptr))
-        return failPhase(std::move(e));
-    if (!declined.empty())
-      std::fprintf(stderr,
-                   "hybridc: warning: no prefill/decode executables (the "
-                   "bundle has forward only; --generate makes this an "
-                   "error, --no-generate skips the attempt): %s\n",
-                   hybrid::escapeControlCharacters(declined).c_str());
-  }
-  if (llvm::Error e = hybridc::runHrtPipeline(module->get(), options))
-    return failPhase(std::move(e));
-  if (stopAfter == hybridc::Phase::Hrt) {
-    module->get().print(llvm::outs());
+  if (!compiled->bundle) {
+    compiled->module->print(llvm::outs());
     return 0;
   }
-  auto bundle = hybridc::lowerToBundle(module->get());
-  if (!bundle)
-    return fail(llvm::toString(bundle.takeError()));
-
-  size_t paramBytes = 0;
-  for (const auto &p : bundle->params)
-    paramBytes += hybrid::numElements(p.shape) * hybrid::dtypeSize(p.dtype);
+  const hybrid::BundleDesc &bundle = *compiled->bundle;
   std::string summary =
-      bundle->model + ": " + std::to_string(bundle->params.size()) +
-      " parameters (" + formatBytes(static_cast<double>(paramBytes)) + ")";
-  if (bundle->worldSize > 1)
-    summary += ", ZeRO stage " + std::to_string(bundle->zeroStage) + " over " +
-               std::to_string(bundle->worldSize) + " ranks";
-  for (const auto &exe : bundle->executables)
-    summary += ", " + exe.name + ": " + std::to_string(exe.commands.size()) +
-               " commands, workspace " + exe.workspaceBytes.str(exe.symbols) +
-               " bytes";
-  summary = hybrid::escapeControlCharacters(summary);
+      hybrid::escapeControlCharacters(hybridc::summarizeBundle(bundle));
   if (printResult) {
     std::printf("%s\n", summary.c_str());
-    for (const auto &exe : bundle->executables)
+    for (const auto &exe : bundle.executables)
       for (const auto &cmd : exe.commands)
         std::printf("  %s %s\n", hybrid::opName(cmd.op).c_str(),
                     hybrid::escapeControlCharacters(cmd.loc).c_str());
-    if (out.empty())
+    if (request.output.empty())
       return 0;
   }
   try {
-    hybrid::writeBundle(*bundle, out);
+    hybrid::writeBundle(bundle, request.output);
   } catch (const hybrid::Error &e) {
     return fail(e.what());
   }
@@ -396,7 +411,7 @@ int runHybridc(int argc, char **argv) {
   if (!quiet)
     std::fprintf(stderr, "hybridc: compiled %s in %.0f ms -> %s\n",
                  summary.c_str(), ms,
-                 hybrid::escapeControlCharacters(out).c_str());
+                 hybrid::escapeControlCharacters(request.output).c_str());
   return 0;
 }
 
@@ -416,7 +431,9 @@ int main(int argc, char **argv) {
       },
       nullptr);
   try {
-    return runHybridc(argc, argv);
+    if (std::optional<int> status = parseArguments(argc, argv))
+      return *status;
+    return supportedCommand ? printSupported() : runCompile();
   } catch (const std::bad_alloc &) {
     return fail("out of memory");
   } catch (const std::exception &e) {

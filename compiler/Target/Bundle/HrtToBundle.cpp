@@ -1,6 +1,7 @@
 // Serialisation of planned hrt executables into the bundle's in-memory form
 // (hybrid::BundleDesc), which hybrid_bundle writes as a .hyb file.
 #include "compiler/Target/Bundle/HrtToBundle.h"
+#include "compiler/Version.h"
 
 #include "dialects/hrt/IR/HrtOps.h"
 
@@ -401,7 +402,7 @@ private:
 
 llvm::Expected<hybrid::BundleDesc> translateHrtToBundle(ModuleOp module) {
   hybrid::BundleDesc bundle;
-  bundle.producer = "hybridc 0.2.0";
+  bundle.producer = std::string("hybridc ") + kVersion;
   if (auto model = module->getAttrOfType<StringAttr>("hg.model"))
     bundle.model = model.str();
   if (auto source = module->getAttrOfType<StringAttr>("hg.source"))

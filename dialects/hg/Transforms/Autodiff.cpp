@@ -54,6 +54,15 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
       module.emitError() << "hg-autodiff: no function @" << function;
       return signalPassFailure();
     }
+    // Half's narrow range underflows small gradients: only f16 parameters
+    // need the loss scaled.
+    std::string scaleState = lossScale;
+    if (lossScaleF16Only &&
+        llvm::none_of(func.getArguments(), [&](BlockArgument arg) {
+          return func.getArgAttr(arg.getArgNumber(), "hg.param") &&
+                 getElementTypeOrSelf(arg.getType()).isF16();
+        }))
+      scaleState.clear();
     // The seed: the scalar loss (d loss / d loss = 1), or, with
     // `cotangent`, the named result's cotangent, taken as an input.
     const bool fromCotangent = !cotangent.empty();
@@ -84,9 +93,9 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     }
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (auto s = func.getArgAttrOfType<StringAttr>(i, "hg.state");
-          s && !lossScale.empty() && s.getValue() == lossScale) {
+          s && !scaleState.empty() && s.getValue() == scaleState) {
         func.emitError() << "hg-autodiff: @" << function
-                         << " already reads state '" << lossScale
+                         << " already reads state '" << scaleState
                          << "' (the loss scale is added here)";
         return signalPassFailure();
       }
@@ -128,12 +137,12 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     Type seedElement = seedTensor.getElementType();
     // The loss scale, f32 [1], when the gradients carry one.
     Value scale;
-    if (!lossScale.empty()) {
+    if (!scaleState.empty()) {
       auto scaleType = RankedTensorType::get({1}, b.getF32Type());
       unsigned index = grad.getNumArguments();
       grad.insertArgument(index, scaleType,
                           b.getDictionaryAttr(b.getNamedAttr(
-                              "hg.state", b.getStringAttr(lossScale))),
+                              "hg.state", b.getStringAttr(scaleState))),
                           seedValue.getLoc());
       scale = body.getArgument(index);
     }

@@ -77,6 +77,8 @@ def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
     its dynamic sizes named in `hg.dims` as R's) and returns, for each
     parameter, the gradient of sum(R * grad_R) (a vector-Jacobian product;
     no loss). With `loss-scale` too, the cotangent is multiplied by it.
+    `loss-scale-f16-only` lets a pipeline name the scale for every model
+    and have it only where a parameter is f16.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"forward\"",
@@ -89,7 +91,10 @@ def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
     Option<"lossScale", "loss-scale", "std::string", "\"\"",
            "a state (f32 [1], added as an argument) the gradients are "
            "scaled by: they are those of loss x state (fp16 loss scaling); "
-           "the loss returned stays unscaled">
+           "the loss returned stays unscaled">,
+    Option<"lossScaleF16Only", "loss-scale-f16-only", "bool", "false",
+           "apply loss-scale only when a parameter of the function is f16 "
+           "(f32 and bf16 gradients need no scaling)">
   ];
 }
 

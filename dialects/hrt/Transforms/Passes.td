@@ -56,9 +56,13 @@ def PlanMemory : Pass<"hrt-plan-memory", "::hybridc::hrt::ExecutableOp"> {
     `alignment`-byte boundary: the runtime rounds each offset up to it, and
     the plan reserves room for that (see MemoryPlan.h).
   }];
-  let options = [Option<"alignment", "alignment", "int64_t",
-                        /*default=*/"256",
-                        "byte alignment of every buffer (a power of two)">];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "byte alignment of every buffer (a power of two)">,
+    Option<"keepPlans", "keep-plans", "bool", /*default=*/"false",
+           "leave an executable that has a workspace already (a planned "
+           "module given as input) as it is">,
+  ];
 }
 
 def ZeroPartition : Pass<"hrt-zero-partition", "::mlir::ModuleOp"> {

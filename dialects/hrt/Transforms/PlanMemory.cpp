@@ -25,6 +25,8 @@ public:
                       << " is not a power of two";
       return signalPassFailure();
     }
+    if (keepPlans && exe.getWorkspace())
+      return;
     std::vector<std::string> symbols = exe.getSymbolNames();
 
     // The planned buffers, and the commands touching each (by root).
