@@ -20,6 +20,7 @@ namespace hybrid {
 struct CudaCacheStats {
   size_t reservedBytes = 0;       ///< held from the driver (in use + cached)
   size_t cachedBytes = 0;         ///< held from the driver, not handed out
+  size_t peakReservedBytes = 0;   ///< the most held from the driver at once
   uint64_t driverAllocations = 0; ///< cudaMalloc calls that succeeded
   uint64_t driverFrees = 0;       ///< cudaFree calls
   uint64_t cacheHits = 0;         ///< allocate() served from the cache
