@@ -150,6 +150,10 @@ struct CudaDevice::Impl {
   std::atomic<uint64_t> bytesCopied{0};
   /// stepTuningTrials.
   std::atomic<size_t> stepTuningTrials{0};
+  /// Set by HYBRID_CUDA_ALLOCATOR_REPORT=1: the allocator's peaks printed
+  /// when the device is destroyed (hybrid-run prints the callers' peak
+  /// only; bench/allocator_ab.sh compares what each allocator held).
+  bool reportMemory = false;
 
   cudaStream_t native(Stream &s) {
     return cudaStreamOf(s, ordinal, name).get();
@@ -362,6 +366,8 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
     impl_->profile = std::make_unique<KernelProfile>(ordinal, name);
   if (std::string file = KernelTimeline::requestedFile(); !file.empty())
     impl_->timeline = std::make_unique<KernelTimeline>(name, file);
+  const char *report = std::getenv("HYBRID_CUDA_ALLOCATOR_REPORT");
+  impl_->reportMemory = report && std::string(report) == "1";
 }
 
 CudaDevice::~CudaDevice() {
@@ -376,6 +382,24 @@ CudaDevice::~CudaDevice() {
   if (impl_->profile) {
     const std::string table = impl_->profile->report();
     std::fputs(table.c_str(), stderr);
+  }
+  if (impl_->reportMemory) {
+    try {
+      // One line, parsed by bench/allocator_ab.sh.
+      const MemoryStats m = impl_->memory->stats();
+      const CudaCacheStats c = impl_->memory->cacheStats();
+      const double gib = 1024.0 * 1024.0 * 1024.0;
+      std::fprintf(stderr,
+                   "hybrid: %s allocator %s: peak %.3f GiB held from CUDA, "
+                   "peak %.3f GiB in use; %llu allocations, %llu from CUDA\n",
+                   impl_->name.c_str(), impl_->memory->kind(),
+                   static_cast<double>(c.peakReservedBytes) / gib,
+                   static_cast<double>(m.peakBytes) / gib,
+                   static_cast<unsigned long long>(m.allocations),
+                   static_cast<unsigned long long>(c.driverAllocations));
+    } catch (const Error &) {
+      // A failed query of the pool: no report, and no throw from here.
+    }
   }
   impl_->defaultStream.reset();
 }
@@ -399,6 +423,8 @@ CudaCacheStats CudaDevice::cacheStats() const {
 }
 
 size_t CudaDevice::trim() { return impl_->memory->trim(); }
+
+std::string CudaDevice::allocatorKind() const { return impl_->memory->kind(); }
 
 Stream &CudaDevice::defaultStream() { return *impl_->defaultStream; }
 

@@ -1,14 +1,16 @@
-// What every CUDA allocator shares: alignment, the callers' statistics,
-// deferred reuse of blocks freed while the device may be busy, and the
-// out-of-memory message.
+// What both CUDA allocators share: alignment, the callers' statistics,
+// deferred reuse of blocks freed while the device may be busy, the
+// out-of-memory message, and HYBRID_CUDA_ALLOCATOR's choice.
 #include "DeviceAllocator.h"
 
+#include "AsyncPoolAllocator.h"
 #include "CachingAllocator.h"
 #include "CudaCheck.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
+#include <cstdlib>
 
 namespace hybrid::cudabackend {
 
@@ -157,7 +159,14 @@ CudaCacheStats DeviceAllocator::cacheStats() const {
 
 std::unique_ptr<DeviceAllocator>
 makeDeviceAllocator(int ordinal, const std::string &device) {
-  return std::make_unique<CachingAllocator>(ordinal, device);
+  const char *env = std::getenv("HYBRID_CUDA_ALLOCATOR");
+  const std::string kind = env ? env : "";
+  if (kind.empty() || kind == "caching")
+    return std::make_unique<CachingAllocator>(ordinal, device);
+  if (kind == "async")
+    return std::make_unique<AsyncPoolAllocator>(ordinal, device);
+  throw Error(device + ": HYBRID_CUDA_ALLOCATOR is '" + kind +
+              "': expected caching or async");
 }
 
 } // namespace hybrid::cudabackend

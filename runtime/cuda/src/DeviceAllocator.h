@@ -1,5 +1,6 @@
-// Where a CUDA device's memory comes from, behind one interface: what every
-// implementation (CachingAllocator) must keep.
+// Where a CUDA device's memory comes from, behind one interface: what both
+// implementations (CachingAllocator, AsyncPoolAllocator) must keep, and the
+// choice between them (HYBRID_CUDA_ALLOCATOR).
 #pragma once
 
 #include "hybrid/CudaDevice.h"
@@ -26,9 +27,9 @@ struct Block {
 /// the implementation); a block freed while work enqueued before the free
 /// may still use it waits in `pending_` until a device synchronisation
 /// (deviceSynchronized(), or one the allocator makes itself) and only then
-/// goes back to the implementation (reuseLocked); running out of memory
-/// trims and retries once, then throws hybrid::Error naming the size, the
-/// call that failed and the device's free memory.
+/// goes back to the implementation (reuseLocked); out of memory is one
+/// hybrid::Error naming the size, the call that failed and the device's
+/// free memory (outOfMemory), thrown once a trim and a retry failed.
 ///
 /// Implementations say where blocks come from (obtainLocked), what becomes
 /// of blocks callers no longer use (reuseLocked, trimLocked) and how much
@@ -44,7 +45,7 @@ public:
   DeviceAllocator(const DeviceAllocator &) = delete;
   DeviceAllocator &operator=(const DeviceAllocator &) = delete;
 
-  /// "caching".
+  /// "caching" or "async", as HYBRID_CUDA_ALLOCATOR names it.
   virtual const char *kind() const = 0;
 
   void *allocate(size_t bytes, size_t alignment);
@@ -112,7 +113,9 @@ private:
   MemoryStats stats_;
 };
 
-/// The allocator of device `ordinal`.
+/// The allocator HYBRID_CUDA_ALLOCATOR names for device `ordinal`:
+/// "caching" (also when unset or empty) or "async". Throws hybrid::Error
+/// for any other value.
 std::unique_ptr<DeviceAllocator> makeDeviceAllocator(int ordinal,
                                                      const std::string &device);
 
