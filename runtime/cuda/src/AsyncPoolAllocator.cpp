@@ -20,6 +20,9 @@ AsyncPoolAllocator::AsyncPoolAllocator(int ordinal, std::string device)
   if (!supported)
     throw Error(device_ + ": HYBRID_CUDA_ALLOCATOR=async: the device has no "
                           "stream-ordered memory pools (use caching)");
+  size_t freeBytes = 0;
+  checkCuda(cudaMemGetInfo(&freeBytes, &deviceBytes_), device_,
+            "cudaMemGetInfo");
   checkCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), device_,
             "cudaStreamCreateWithFlags");
   cudaMemPoolProps props = {};
@@ -63,13 +66,20 @@ Block AsyncPoolAllocator::obtainLocked(size_t bytes, size_t requested) {
   size_t before = reservedLocked();
   CurrentDevice guard(ordinal_, device_);
   void *base = nullptr;
-  cudaError_t status = cudaMallocFromPoolAsync(&base, bytes, pool_, stream_);
+  // More than the device has is out of memory here, whatever error the
+  // pool would give for it.
+  auto tryAllocate = [&] {
+    return bytes > deviceBytes_
+               ? cudaErrorMemoryAllocation
+               : cudaMallocFromPoolAsync(&base, bytes, pool_, stream_);
+  };
+  cudaError_t status = tryAllocate();
   size_t released = 0;
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError(); // not sticky: clear it and try with the pool trimmed
     released = trimLocked();
     before = reservedLocked();
-    status = cudaMallocFromPoolAsync(&base, bytes, pool_, stream_);
+    status = tryAllocate();
   }
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();

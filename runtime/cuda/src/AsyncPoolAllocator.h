@@ -48,6 +48,7 @@ private:
 
   cudaMemPool_t pool_ = nullptr;
   cudaStream_t stream_ = nullptr; // orders the pool's allocations and frees
+  size_t deviceBytes_ = 0;        // the device's total memory
 };
 
 } // namespace hybrid::cudabackend
