@@ -1,7 +1,8 @@
-// What only the CUDA device has: the caching allocator (reuse, size
-// classes, statistics, trim, out of memory), stream ordering through
-// events, pinned-staged host copies, fixed addresses without driver
-// allocations on repeated calls, and its error messages. Every test skips,
+// What only the CUDA device has: its allocators (the contract both keep,
+// run for each: reuse, alignment, peak accounting, trim, out of memory,
+// deferred reuse, threads, fixed addresses and graphs over their memory;
+// the caching allocator's size classes), stream ordering through events,
+// pinned-staged host copies, and its error messages. Every test skips,
 // saying so, where no GPU is present.
 #include "TestBundles.h"
 #include "TestSupport.h"
@@ -17,8 +18,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -27,6 +30,30 @@ using namespace hybrid::test;
 
 namespace {
 
+/// Sets an environment variable for a scope, then puts the old value back
+/// (the device reads HYBRID_CUDA_ALLOCATOR when it is made).
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const std::string &value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+/// A fresh device per test, with the allocator the environment names.
 class CudaDeviceTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -45,6 +72,32 @@ protected:
   }
 
   std::shared_ptr<CudaDevice> device_;
+};
+
+/// The same with each allocator in turn: what the runtime relies on holds
+/// for both.
+class CudaAllocatorTest : public CudaDeviceTest,
+                          public ::testing::WithParamInterface<std::string> {
+protected:
+  void SetUp() override {
+    ScopedEnv allocator("HYBRID_CUDA_ALLOCATOR", GetParam());
+    CudaDeviceTest::SetUp();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Allocators, CudaAllocatorTest,
+                         ::testing::Values("caching", "async"),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           return info.param;
+                         });
+
+/// The caching allocator's own rules (size classes, best fit).
+class CudaCachingAllocatorTest : public CudaDeviceTest {
+protected:
+  void SetUp() override {
+    ScopedEnv allocator("HYBRID_CUDA_ALLOCATOR", "caching");
+    CudaDeviceTest::SetUp();
+  }
 };
 
 std::vector<uint8_t> pattern(size_t bytes, uint32_t seed) {
@@ -76,55 +129,107 @@ TEST_F(CudaDeviceTest, NameAndProperties) {
                "this process sees " + std::to_string(count)});
 }
 
-TEST_F(CudaDeviceTest, AllocatorReusesFreedBlocksAndCountsCallersBytes) {
+TEST_F(CudaDeviceTest, AnUnknownAllocatorIsRefused) {
+  ScopedEnv allocator("HYBRID_CUDA_ALLOCATOR", "slab");
+  expectError([&] { CudaDevice other(0); },
+              {"cuda:0: HYBRID_CUDA_ALLOCATOR is 'slab': expected caching or "
+               "async"});
+}
+
+TEST_P(CudaAllocatorTest, IsTheOneTheEnvironmentNames) {
+  EXPECT_EQ(dev().allocatorKind(), GetParam());
+}
+
+// A freed block serves the next request that fits without the driver,
+// also when nobody synchronised in between; MemoryStats count what callers
+// asked for.
+TEST_P(CudaAllocatorTest, ReusesFreedMemoryAndCountsCallersBytes) {
   MemoryStats s0 = dev().memoryStats();
-  CudaCacheStats c0 = dev().cacheStats();
   void *a = dev().allocate(1000);
-  EXPECT_TRUE(aligned(a, 256));
   MemoryStats s1 = dev().memoryStats();
   EXPECT_EQ(s1.bytesInUse - s0.bytesInUse, 1000u);
   EXPECT_EQ(s1.allocations, s0.allocations + 1);
-  EXPECT_EQ(dev().cacheStats().driverAllocations, c0.driverAllocations + 1);
+  CudaCacheStats c1 = dev().cacheStats();
+  EXPECT_GE(c1.reservedBytes, 1000u);
   dev().deallocate(a);
   MemoryStats s2 = dev().memoryStats();
   EXPECT_EQ(s2.bytesInUse, s0.bytesInUse);
   EXPECT_EQ(s2.frees, s0.frees + 1);
-  EXPECT_EQ(s2.peakBytes, s0.bytesInUse + 1000);
-  EXPECT_GE(dev().cacheStats().cachedBytes, 1024u);
-  // The same size class: the cached block, no driver call.
+  EXPECT_EQ(s2.peakBytes, std::max(s0.peakBytes, s0.bytesInUse + 1000));
+  EXPECT_GE(dev().cacheStats().cachedBytes, 1000u);
   void *b = dev().allocate(900);
-  EXPECT_EQ(b, a);
   CudaCacheStats c3 = dev().cacheStats();
-  EXPECT_EQ(c3.driverAllocations, c0.driverAllocations + 1);
-  EXPECT_EQ(c3.cacheHits, c0.cacheHits + 1);
+  EXPECT_EQ(c3.driverAllocations, c1.driverAllocations);
+  EXPECT_EQ(c3.reservedBytes, c1.reservedBytes);
+  EXPECT_EQ(c3.cacheHits, c1.cacheHits + 1);
+  std::vector<uint8_t> data = pattern(900, 1);
+  dev().copyHostToDevice(b, data.data(), 900, dev().defaultStream());
+  EXPECT_TRUE(read(b, 900) == data);
   dev().deallocate(b);
 }
 
-TEST_F(CudaDeviceTest, SizeClassesAlignmentAndZeroBytes) {
+// Every alignment asked for, zero bytes at a distinct address, and each
+// block wholly the caller's: written one after the other, all read back
+// intact.
+TEST_P(CudaAllocatorTest, AlignmentAndZeroBytes) {
   void *z1 = dev().allocate(0), *z2 = dev().allocate(0);
   EXPECT_NE(z1, nullptr);
   EXPECT_NE(z1, z2);
-  void *big = dev().allocate(100, 4096);
-  EXPECT_TRUE(aligned(big, 4096));
-  // 1.5 MiB rounds to a 2 MiB block.
-  size_t before = dev().cacheStats().reservedBytes;
-  void *large = dev().allocate(size_t(3) << 19);
-  EXPECT_EQ(dev().cacheStats().reservedBytes - before, size_t(2) << 20);
-  dev().deallocate(large);
-  // A small request is not served by a large cached block.
-  void *small = dev().allocate(512);
-  EXPECT_NE(small, large);
-  for (void *p : {z1, z2, big, small})
-    dev().deallocate(p);
-  // Nor is a request four times smaller than the cached block.
-  void *huge = dev().allocate(size_t(64) << 20);
-  dev().deallocate(huge);
-  void *quarter = dev().allocate(size_t(16) << 20);
-  EXPECT_NE(quarter, huge);
-  dev().deallocate(quarter);
+  struct Held {
+    void *ptr;
+    std::vector<uint8_t> data;
+  };
+  std::vector<Held> held;
+  uint32_t seed = 0;
+  for (size_t alignment : {size_t(1), size_t(256), size_t(512), size_t(4096),
+                           size_t(64) << 10, size_t(2) << 20})
+    for (size_t bytes : {size_t(1), size_t(100), (size_t(3) << 20) + 7}) {
+      void *p = dev().allocate(bytes, alignment);
+      EXPECT_TRUE(aligned(p, std::max<size_t>(alignment, 256)))
+          << bytes << " bytes at alignment " << alignment << ": " << p;
+      held.push_back({p, pattern(bytes, ++seed)});
+      dev().copyHostToDevice(p, held.back().data.data(), bytes,
+                             dev().defaultStream());
+    }
+  for (const Held &h : held) {
+    EXPECT_TRUE(read(h.ptr, h.data.size()) == h.data) << h.ptr;
+    dev().deallocate(h.ptr);
+  }
+  dev().deallocate(z1);
+  dev().deallocate(z2);
+  expectError([&] { dev().allocate(64, 384); },
+              {"cuda:0: alignment 384 is not a power of two"});
 }
 
-TEST_F(CudaDeviceTest, TrimReturnsTheCacheToTheDriver) {
+// The peak hybrid-run prints (MemoryStats::peakBytes) is the most callers
+// held at once, in the bytes they asked for, whichever the allocator; the
+// peak held from the driver is a high-water mark that trimming keeps.
+TEST_P(CudaAllocatorTest, PeaksOfCallersBytesAndOfTheReservation) {
+  MemoryStats s0 = dev().memoryStats();
+  CudaCacheStats c0 = dev().cacheStats();
+  void *a = dev().allocate(size_t(3) << 20);
+  void *b = dev().allocate(size_t(5) << 20);
+  const size_t reservedAtPeak = dev().cacheStats().reservedBytes;
+  EXPECT_GE(reservedAtPeak, c0.reservedBytes + (size_t(8) << 20));
+  dev().deallocate(a);
+  void *c = dev().allocate(size_t(1) << 20);
+  MemoryStats s = dev().memoryStats();
+  EXPECT_EQ(s.peakBytes,
+            std::max(s0.peakBytes, s0.bytesInUse + (size_t(8) << 20)));
+  CudaCacheStats held = dev().cacheStats();
+  EXPECT_GE(held.peakReservedBytes, reservedAtPeak);
+  EXPECT_GE(held.peakReservedBytes, held.reservedBytes);
+  dev().deallocate(b);
+  dev().deallocate(c);
+  dev().trim();
+  EXPECT_EQ(dev().cacheStats().peakReservedBytes, held.peakReservedBytes);
+  EXPECT_EQ(dev().memoryStats().peakBytes, s.peakBytes);
+}
+
+// trim() gives everything held and not handed out back to the driver (the
+// pool's unused reservation), pending blocks included; the next request
+// takes from the driver again.
+TEST_P(CudaAllocatorTest, TrimReturnsWhatIsNotHandedOut) {
   std::vector<void *> blocks;
   for (size_t mib : {1, 3, 8, 8})
     blocks.push_back(dev().allocate(mib << 20));
@@ -140,21 +245,28 @@ TEST_F(CudaDeviceTest, TrimReturnsTheCacheToTheDriver) {
   EXPECT_EQ(after.reservedBytes, before.reservedBytes - released);
   EXPECT_GT(after.driverFrees, before.driverFrees);
   EXPECT_EQ(dev().memoryStats().bytesInUse, inUse - (size_t(20) << 20));
+  void *again = dev().allocate(size_t(8) << 20);
+  EXPECT_EQ(dev().cacheStats().driverAllocations, after.driverAllocations + 1);
+  dev().fillZero(again, size_t(8) << 20, dev().defaultStream());
+  EXPECT_EQ(read(again, 16), std::vector<uint8_t>(16, 0));
+  dev().deallocate(again);
 }
 
-TEST_F(CudaDeviceTest, OutOfMemoryTrimsThenNamesTheSizeAndTheDevice) {
+TEST_P(CudaAllocatorTest, OutOfMemoryTrimsThenNamesTheSizeTheCallAndDevice) {
   void *cached = dev().allocate(size_t(4) << 20);
   dev().deallocate(cached);
   size_t freeBytes = 0, total = 0;
   ASSERT_EQ(cudaMemGetInfo(&freeBytes, &total), cudaSuccess);
   size_t tooMuch = total + (size_t(1) << 30);
   uint64_t allocations = dev().memoryStats().allocations;
+  const char *call = GetParam() == "async" ? "from cudaMallocFromPoolAsync)"
+                                           : "from cudaMalloc)";
   expectError([&] { dev().allocate(tooMuch); },
               {"cuda:0: out of memory: cannot allocate " +
                    std::to_string(tooMuch) + " bytes",
-               "free of", "MiB"});
+               call, "free of", "MiB"});
   EXPECT_EQ(dev().memoryStats().allocations, allocations);
-  // The cache was given back before giving up.
+  // What was held was given back before giving up.
   EXPECT_EQ(dev().cacheStats().cachedBytes, 0u);
   // And the device still works.
   void *p = dev().allocate(1 << 20);
@@ -168,7 +280,7 @@ TEST_F(CudaDeviceTest, OutOfMemoryTrimsThenNamesTheSizeAndTheDevice) {
 // Memory freed while enqueued work still reads it is reused only after
 // that work: the reader sees its data even though the block was freed and
 // handed out again at once.
-TEST_F(CudaDeviceTest, BlocksFreedWhileInUseAreReusedOnlyAfterTheDevice) {
+TEST_P(CudaAllocatorTest, BlocksFreedWhileInUseAreReusedOnlyAfterTheDevice) {
   const size_t n = size_t(64) << 20;
   std::vector<uint8_t> data = pattern(n, 3), zeros(n, 0);
   void *src = dev().allocate(n);
@@ -186,7 +298,7 @@ TEST_F(CudaDeviceTest, BlocksFreedWhileInUseAreReusedOnlyAfterTheDevice) {
   dev().deallocate(dst);
 }
 
-TEST_F(CudaDeviceTest, AllocatorIsThreadSafe) {
+TEST_P(CudaAllocatorTest, IsThreadSafe) {
   size_t inUse = dev().memoryStats().bytesInUse;
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
@@ -209,6 +321,51 @@ TEST_F(CudaDeviceTest, AllocatorIsThreadSafe) {
   MemoryStats s = dev().memoryStats();
   EXPECT_EQ(s.bytesInUse, inUse);
   EXPECT_EQ(s.allocations, s.frees);
+}
+
+// HYBRID_CUDA_ALLOCATOR_REPORT=1: one line on stderr when the device goes,
+// as bench/allocator_ab.sh reads it.
+TEST_P(CudaAllocatorTest, ReportsItsPeaksWhenAsked) {
+  std::shared_ptr<CudaDevice> reporting;
+  {
+    ScopedEnv allocator("HYBRID_CUDA_ALLOCATOR", GetParam());
+    ScopedEnv report("HYBRID_CUDA_ALLOCATOR_REPORT", "1");
+    reporting = std::make_shared<CudaDevice>(0);
+  }
+  reporting->deallocate(reporting->allocate(size_t(3) << 20));
+  ::testing::internal::CaptureStderr();
+  reporting.reset();
+  std::string line = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(line.find("hybrid: cuda:0 allocator " + GetParam() + ": peak "),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(" GiB held from CUDA, peak 0.003 GiB in use; 1 "
+                      "allocations, 1 from CUDA\n"),
+            std::string::npos)
+      << line;
+}
+
+// The caching allocator's classes: 1.5 MiB takes a 2 MiB block; a small
+// request is not served by a large cached block, nor a request four times
+// smaller than the cached block; a block of the same class comes back at
+// the same address.
+TEST_F(CudaCachingAllocatorTest, SizeClassesAndBestFit) {
+  size_t before = dev().cacheStats().reservedBytes;
+  void *large = dev().allocate(size_t(3) << 19);
+  EXPECT_EQ(dev().cacheStats().reservedBytes - before, size_t(2) << 20);
+  dev().deallocate(large);
+  void *small = dev().allocate(512);
+  EXPECT_NE(small, large);
+  dev().deallocate(small);
+  void *huge = dev().allocate(size_t(64) << 20);
+  dev().deallocate(huge);
+  void *quarter = dev().allocate(size_t(16) << 20);
+  EXPECT_NE(quarter, huge);
+  dev().deallocate(quarter);
+  void *a = dev().allocate(1000);
+  dev().deallocate(a);
+  EXPECT_EQ(dev().allocate(900), a);
+  dev().deallocate(a);
 }
 
 // A stream that waits on an event sees what the other stream did before
@@ -341,8 +498,9 @@ TEST_F(CudaDeviceTest, KeepsTheCallersCurrentDevice) {
 }
 
 // For one bucket a call allocates nothing, not even from the driver, and
-// every buffer keeps its address (what graph capture needs).
-TEST_F(CudaDeviceTest, RepeatedCallsAllocateNothingAndKeepAddresses) {
+// every buffer keeps its address (what graph capture needs), whichever the
+// allocator.
+TEST_P(CudaAllocatorTest, RepeatedCallsAllocateNothingAndKeepAddresses) {
   Engine engine = Engine::create(tinyLmBundle(), device_);
   engine.initRandom(7);
   Executable &exe = engine.executable("forward");
@@ -367,8 +525,10 @@ TEST_F(CudaDeviceTest, RepeatedCallsAllocateNothingAndKeepAddresses) {
 // Step tuning (StepTuner.h) replays the real decode step to time the GEMM
 // plans' options inside it, and puts the generation's state back around
 // the replays: the generation that tuned gives the bits of the ones after
-// it (the same seed, sampled), which tune nothing more.
-TEST_F(CudaDeviceTest, StepTuningLeavesTheGenerationItTunedIntact) {
+// it (the same seed, sampled), which tune nothing more. With each
+// allocator: the captured step runs over its memory, and the KV cache
+// released and taken again is captured anew.
+TEST_P(CudaAllocatorTest, StepTuningLeavesTheGenerationItTunedIntact) {
   if (!std::ifstream(HYBRID_TEST_GPT2_BUNDLE).good())
     GTEST_SKIP() << "no " << HYBRID_TEST_GPT2_BUNDLE << ": skipped";
   const char *off = std::getenv("HYBRID_CUDA_STEP_TUNE");

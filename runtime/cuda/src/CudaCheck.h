@@ -1,5 +1,6 @@
 // Shared by the CUDA backend's sources: failed CUDA calls as one-line
-// hybrid::Errors, and the guard that makes the backend's device current.
+// hybrid::Errors, and making the backend's device current for a scope or a
+// destructor's calls.
 #pragma once
 
 #include "hybrid/Types.h"
@@ -51,5 +52,18 @@ public:
 private:
   int previous_ = -1;
 };
+
+/// Runs CUDA calls in a destructor on device `ordinal`, restoring the
+/// caller's current device: errors are ignored (destructors do not throw,
+/// and a failed destroy leaves nothing to recover).
+template <typename Fn> void onDevice(int ordinal, Fn &&fn) noexcept {
+  int previous = -1;
+  cudaGetDevice(&previous);
+  if (previous != ordinal)
+    cudaSetDevice(ordinal);
+  fn();
+  if (previous >= 0 && previous != ordinal)
+    cudaSetDevice(previous);
+}
 
 } // namespace hybrid::cudabackend

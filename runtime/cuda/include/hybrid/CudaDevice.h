@@ -1,4 +1,5 @@
-// The CUDA device backend: one GPU's memory (a caching allocator), streams,
+// The CUDA device backend: one GPU's memory (a caching allocator, or CUDA's
+// stream-ordered pool with HYBRID_CUDA_ALLOCATOR=async), streams,
 // events, pinned-staged host copies, and commands bound to the kernels of
 // kernels/cuda. Plain C++ over the CUDA runtime API; this header keeps CUDA's
 // own headers out, so code using it compiles without them.
@@ -15,11 +16,14 @@ struct CUstream_st;
 
 namespace hybrid {
 
-/// What the CUDA caching allocator holds besides what callers use (those
-/// figures are MemoryStats).
+/// What the CUDA device's allocator holds besides what callers use (those
+/// figures are MemoryStats). With HYBRID_CUDA_ALLOCATOR=async the driver's
+/// figures are the pool's: reserved memory, requests that grew it, trims
+/// that shrank it.
 struct CudaCacheStats {
   size_t reservedBytes = 0;       ///< held from the driver (in use + cached)
   size_t cachedBytes = 0;         ///< held from the driver, not handed out
+  size_t peakReservedBytes = 0;   ///< the most held from the driver at once
   uint64_t driverAllocations = 0; ///< cudaMalloc calls that succeeded
   uint64_t driverFrees = 0;       ///< cudaFree calls
   uint64_t cacheHits = 0;         ///< allocate() served from the cache
@@ -47,17 +51,23 @@ public:
 /// One CUDA device ("cuda:N").
 ///
 /// Memory: every allocation of every engine and executable on the device
-/// goes through one caching allocator. Requests are rounded (to 512 bytes
-/// up to 1 MiB, to 2 MiB above), served from cudaMalloc'd blocks that
-/// deallocate() returns to a cache rather than to the driver, best fit by
-/// size; a block freed while the device may still be using it is reused
-/// only after a device synchronisation (the allocator does one when it
-/// needs such a block), so freeing memory enqueued work still reads is
-/// safe. trim() gives the cache back to the driver, and an allocation the
-/// driver refuses trims and retries before it fails with a hybrid::Error
-/// naming the size and the device's free and total memory. MemoryStats
-/// count what callers hold (requested bytes), not what the cache holds
-/// (cacheStats()).
+/// goes through one allocator, chosen when the device is made by
+/// HYBRID_CUDA_ALLOCATOR: "caching" (the default) or "async". The caching
+/// allocator rounds requests (to 512 bytes up to 1 MiB, to 2 MiB above)
+/// and serves them from cudaMalloc'd blocks that deallocate() returns to a
+/// cache rather than to the driver, best fit by size. "async" serves them
+/// from a stream-ordered memory pool of the device's own
+/// (cudaMallocFromPoolAsync), which keeps what it reserved until trim().
+/// With either, a block freed while the device may still be using it is
+/// reused only after a device synchronisation (the allocator does one when
+/// it needs such a block), so freeing memory enqueued work still reads is
+/// safe; trim() gives what is held and not handed out back to the driver,
+/// and an allocation the driver refuses trims and retries before it fails
+/// with a hybrid::Error naming the size, the failed call and the device's
+/// free and total memory. MemoryStats count what callers hold (requested
+/// bytes), the same figures whichever the allocator; what it holds from
+/// the driver is cacheStats(). With HYBRID_CUDA_ALLOCATOR_REPORT=1 the
+/// device prints both peaks to stderr when it is destroyed.
 ///
 /// Streams are non-blocking CUDA streams (the device's default stream is
 /// its own, never the legacy NULL stream); events are created without
@@ -95,7 +105,8 @@ public:
 class CudaDevice : public Device {
 public:
   /// Selects device `ordinal`. Throws hybrid::Error when there is no CUDA
-  /// device (naming why: no driver, no GPU) or no such ordinal.
+  /// device (naming why: no driver, no GPU), no such ordinal, or
+  /// HYBRID_CUDA_ALLOCATOR names no allocator.
   explicit CudaDevice(int ordinal = 0);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice &) = delete;
@@ -113,9 +124,11 @@ public:
   void deallocate(void *ptr) override;
   MemoryStats memoryStats() const override;
   CudaCacheStats cacheStats() const;
-  /// Frees every cached block back to the driver (waiting for the device
-  /// first if some were freed while it may have been busy). Returns the
-  /// bytes released.
+  /// The allocator in use: "caching" or "async" (HYBRID_CUDA_ALLOCATOR).
+  std::string allocatorKind() const;
+  /// Gives every cached block (the pool's unused reservation) back to the
+  /// driver, waiting for the device first if some were freed while it may
+  /// have been busy. Returns the bytes released.
   size_t trim();
 
   Stream &defaultStream() override;
