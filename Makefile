@@ -13,7 +13,7 @@ DEBIAN_PACKAGES = cmake ninja-build g++ ccache python3 \
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev zlib1g-dev \
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler \
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev \
-  libgtest-dev
+  libgtest-dev libcli11-dev
 
 .PHONY: all deps configure build test demo runtime-only device-kit clean format
 
