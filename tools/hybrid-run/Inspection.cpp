@@ -3,6 +3,7 @@
 #include "CommandLine.h"
 
 #include "hybrid/Bundle.h"
+#include "hybrid/Executable.h"
 #include "hybrid/TensorDiff.h"
 
 #include <cstdio>
@@ -16,14 +17,6 @@ std::string formatValue(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
-}
-
-std::string symShape(const SymShape &shape,
-                     const std::vector<std::string> &symbols) {
-  std::string s = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    s += (d ? "," : "") + shape[d].str(symbols);
-  return s + "]";
 }
 
 std::string shardText(const std::optional<ShardDesc> &s) {
@@ -45,7 +38,7 @@ void printExecutable(const BundleDesc &b, const ExecutableDesc &e) {
     const BufferDesc &buf = e.buffers[p.buffer];
     std::printf(
         "  input %s: %s %s%s\n", p.name.c_str(), dtypeName(buf.dtype),
-        symShape(buf.shape, e.symbols).c_str(),
+        symShapeString(buf.shape, e.symbols).c_str(),
         p.defaultValue
             ? (" (default " + formatValue(*p.defaultValue) + ")").c_str()
             : "");
@@ -53,7 +46,7 @@ void printExecutable(const BundleDesc &b, const ExecutableDesc &e) {
   for (const PortDesc &p : e.outputs) {
     const BufferDesc &buf = e.buffers[p.buffer];
     std::printf("  output %s: %s %s\n", p.name.c_str(), dtypeName(buf.dtype),
-                symShape(buf.shape, e.symbols).c_str());
+                symShapeString(buf.shape, e.symbols).c_str());
   }
   std::printf("  params: %s\n", accessName(e.paramAccess));
   if (e.states.empty())
@@ -63,7 +56,7 @@ void printExecutable(const BundleDesc &b, const ExecutableDesc &e) {
     std::string shape;
     for (const BufferDesc &buf : e.buffers)
       if (buf.kind == BufferKind::State && buf.index == u.state) {
-        shape = " " + symShape(buf.shape, e.symbols);
+        shape = " " + symShapeString(buf.shape, e.symbols);
         break;
       }
     std::printf("  state %s: %s%s, %s\n", b.states[u.state].name.c_str(),
