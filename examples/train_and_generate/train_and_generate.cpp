@@ -1,7 +1,7 @@
-// Trains a causal LM a few steps with hybridc's Trainer and generates from
-// the trained weights on the same engine: training and generation share
-// one weight store, nothing is copied between them. What a C++ trainer that
-// embeds the runtime looks like.
+// A C++ trainer embedding hybridc: trains a few steps, then generates.
+//
+// The Trainer's steps and the generation run on one engine: they share one
+// weight store, and nothing is copied between them.
 //
 //   train_and_generate BUNDLE WEIGHTS DATA [STEPS]
 //

@@ -1,6 +1,7 @@
-// hybrid_api's pieces that need no model: token batches and the cycling
-// dataset, tensor comparison, medians, step FLOPs' inputs, the training
-// configuration file and @train_step's hyperparameters.
+// hybrid_api's pieces that need no model.
+//
+// Token batches and the cycling dataset, tensor comparison, medians, the
+// training configuration file and @train_step's hyperparameters.
 #include "hybrid/Metrics.h"
 #include "hybrid/SafeTensors.h"
 #include "hybrid/TensorDiff.h"

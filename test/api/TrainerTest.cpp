@@ -1,6 +1,7 @@
-// The Trainer on the gpt2 fixture compiled with hybridc --train: the loss
-// falls, the schedule's rate is applied, and a run saved and resumed ends
-// bit for bit where the run without the stop ends.
+// The Trainer on the gpt2 fixture compiled with hybridc --train.
+//
+// The loss falls, the schedule's rate is applied, and a run saved and
+// resumed ends bit for bit where the run without the stop ends.
 #include "hybrid/Trainer.h"
 #include "hybrid/Bundle.h"
 #include "hybrid/Checkpoint.h"

@@ -1,5 +1,7 @@
-// hybrid-run's command line over CLI11: the subcommands' shared flags
-// (device, weights, outputs), the value checks every flag uses, and
+// hybrid-run's command line over CLI11: shared flags, checks and errors.
+//
+// The subcommands' flag groups (bundle, weights, device; the batch's files
+// or the random shape to time), the value checks every flag uses, and
 // CLI11's parse errors as one line in the tool's words.
 #pragma once
 

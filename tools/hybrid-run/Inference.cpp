@@ -1,5 +1,7 @@
-// hybrid-run forward and generate: an executable's outputs or generated
-// tokens from files, or their timing on random weights and tokens.
+// hybrid-run forward and generate, over the library's timed runs.
+//
+// An executable's outputs or generated tokens from files, or their timing
+// on random weights and tokens.
 #include "CommandLine.h"
 
 #include "hybrid/Benchmark.h"

@@ -1,5 +1,4 @@
-// hybrid-run compare and info: the tensors of two safetensors files side by
-// side (hybrid/TensorDiff.h), and what a bundle holds.
+// hybrid-run compare and info: tensors side by side, what a bundle holds.
 #include "CommandLine.h"
 
 #include "hybrid/Bundle.h"

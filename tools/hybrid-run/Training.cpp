@@ -1,5 +1,6 @@
-// hybrid-run train-step, backward, train and ppo-step: the training
-// library's runs (hybrid/TrainStep.h, Benchmark.h, Trainer.h,
+// hybrid-run train-step, backward, train and ppo-step.
+//
+// The training library's runs (hybrid/TrainStep.h, Benchmark.h, Trainer.h,
 // PpoShapedStep.h) from the command line, their reports on stderr.
 #include "CommandLine.h"
 

@@ -1,6 +1,7 @@
-// hybrid-run: runs bundles on a device (cpu or cuda) through the runtime's
-// library (runtime/api): forward passes, generation, training steps and
-// runs, the PPO-shaped step; compares tensors; describes bundles. Each
+// hybrid-run: runs bundles on a device through the runtime's library.
+//
+// Forward passes, generation, training steps and runs, the PPO-shaped step
+// (runtime/api) on cpu or cuda; compares tensors; describes bundles. Each
 // subcommand is a thin CLI11 front end (Inference.cpp, Training.cpp,
 // Inspection.cpp). Errors are one line on stderr: exit 1, or 2 for usage
 // errors.

@@ -1,9 +1,11 @@
-// Timed runs of an engine's work as the benchmarks report them: calls of
-// an executable (at the host edge and device-resident), generation
+// Timed runs of an engine's work, measured as the benchmarks report them.
+//
+// Calls of an executable (at the host edge and device-resident), generation
 // (prefill, decode) and the fused training step (with its FLOPs). A timed
 // run starts with an untimed warm-up call (GEMM plans, first allocations,
 // a decode graph's capture) and then resets the device's profile, so that a
-// profile covers the timed calls only.
+// profile covers the timed calls only. Every function uses the engine as
+// Engine requires: from one thread at a time.
 #pragma once
 
 #include "hybrid/Engine.h"

@@ -1,8 +1,10 @@
-// Training checkpoints: a folder holding model.safetensors (the weights
-// under their HuggingFace names: transformers and Engine::loadWeights read
-// it) and optimizer.safetensors (moments, f32 masters, loss scale, step
-// count; the run's step count in its metadata), from which a run goes on
-// as if it had not stopped.
+// Training checkpoints: a run's weights and optimizer state, saved and resumed.
+//
+// A checkpoint is a folder holding model.safetensors (the weights under
+// their HuggingFace names: transformers and Engine::loadWeights read it) and
+// optimizer.safetensors (moments, f32 masters, loss scale, step count; the
+// run's step count in its metadata). Both functions use the engine from the
+// calling thread only, as Engine requires.
 #pragma once
 
 #include "hybrid/Engine.h"

@@ -1,6 +1,7 @@
-// Host copies of an engine's state buffers, by what they hold: the gradient
-// accumulators, the f32 master weights and the optimizer state a checkpoint
-// keeps; and putting saved state back.
+// Host copies of an engine's state buffers, by what they hold.
+//
+// The gradient accumulators, the f32 master weights and the optimizer state
+// a checkpoint keeps; and putting saved state back.
 #pragma once
 
 #include "hybrid/Engine.h"

@@ -1,6 +1,7 @@
-// The inputs of an executable call read by name from a safetensors file:
-// every input the executable declares, converted to its dtype, those with
-// a default value optional.
+// An executable call's inputs, read by name from a safetensors file.
+//
+// Every input the executable declares, converted to its dtype; those with a
+// default value may be absent.
 #pragma once
 
 #include "hybrid/Executable.h"

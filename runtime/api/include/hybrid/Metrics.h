@@ -1,6 +1,8 @@
-// Throughput metrics as the benchmarks report them: the model FLOPs of a
-// training step (PaLM's accounting), model FLOPs utilisation, the median of
-// timed samples and the device's peak memory.
+// Throughput metrics as the benchmarks report them.
+//
+// The model FLOPs of a training step (PaLM's accounting), model FLOPs
+// utilisation, the median of timed samples and the device's peak memory.
+// Plain functions of their arguments; safe from any thread.
 #pragma once
 
 #include "hybrid/BundleDesc.h"

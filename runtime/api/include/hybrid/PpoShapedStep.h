@@ -1,8 +1,10 @@
-// The PPO-shaped step (DESIGN §6's benchmark): eval(), sampled generation
-// after a batch of prompts, train(), causal-LM forward and backward over
-// the prompts with what was generated in micro-batches (gradients
-// accumulated), one optimizer step: the work and the mode switches of an
-// RLHF actor update, each phase timed between device synchronisations.
+// The PPO-shaped step, DESIGN §6's benchmark of an RLHF actor update.
+//
+// eval(), sampled generation after a batch of prompts, train(), causal-LM
+// forward and backward over the prompts with what was generated in
+// micro-batches (gradients accumulated), one optimizer step: the work and
+// the mode switches of the update, each phase timed between device
+// synchronisations.
 #pragma once
 
 #include "hybrid/Device.h"

@@ -1,6 +1,8 @@
-// Comparing the tensors of two safetensors files element by element, the
-// parity tests' check: the largest |a - b| per tensor against an absolute
-// bound, or against a fraction of the largest |b|.
+// Element-wise comparison of two safetensors files (the parity check).
+//
+// The largest |a - b| per tensor against an absolute bound, or against a
+// fraction of the largest |b|. Plain functions of the open files; safe from
+// any thread (SafeTensorsFile's const methods are).
 #pragma once
 
 #include "hybrid/SafeTensors.h"

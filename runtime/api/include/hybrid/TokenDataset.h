@@ -1,6 +1,8 @@
-// Token data for causal-LM training and generation: a batch of token ids
-// with its attention mask (read from safetensors or drawn at random for a
-// bundle), and a dataset of sequences served in micro-batches that cycles.
+// Token data for causal-LM training and generation.
+//
+// A batch of token ids with its attention mask (read from safetensors or
+// drawn at random for a bundle), and a dataset of sequences served in
+// micro-batches that cycles.
 #pragma once
 
 #include "hybrid/BundleDesc.h"

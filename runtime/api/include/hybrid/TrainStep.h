@@ -1,7 +1,9 @@
-// The fused training step of a bundle compiled with hybridc --train
-// (@train_step: forward, backward and the optimizer update in one
-// executable, its hyperparameters inputs of the call), run once with
-// everything a parity check compares.
+// One run of a bundle's fused training step, with its outputs to compare.
+//
+// @train_step (a bundle compiled with hybridc --train) runs forward,
+// backward and the optimizer update in one executable; its hyperparameters
+// are inputs of the call. runTrainStep uses the engine from the calling
+// thread only, as Engine requires.
 #pragma once
 
 #include "hybrid/Engine.h"

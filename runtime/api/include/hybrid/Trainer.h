@@ -1,7 +1,8 @@
-// The causal-LM training loop over an Engine, configured as DeepSpeed is
-// (DESIGN §2.9): micro-batches from a TokenDataset accumulated into
-// optimizer steps, gradient clipping, the learning-rate schedule, fp16 loss
-// scaling with skipped steps, checkpoints and resuming from them.
+// The causal-LM training loop over an Engine, configured as DeepSpeed is.
+//
+// DESIGN §2.9: micro-batches from a TokenDataset accumulated into optimizer
+// steps, gradient clipping, the learning-rate schedule, fp16 loss scaling
+// with skipped steps, checkpoints and resuming from them.
 #pragma once
 
 #include "hybrid/Engine.h"
