@@ -42,12 +42,13 @@ runtime-only: | deps
 	  -DHYBRIDC_ENABLE_COMPILER=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-runtime -j $(JOBS)
 
-# What a GPU host without FlatBuffers needs to build the runtime: carry
-# $(BUILD)/device-kit there and configure with -DHYBRIDC_DEVICE_KIT=<it>.
+# What a GPU host without FlatBuffers (or CLI11) needs to build the
+# runtime: carry $(BUILD)/device-kit there and configure with
+# -DHYBRIDC_DEVICE_KIT=<it>.
 device-kit: configure
 	cmake --build $(BUILD) --target hybrid_bundle_schema
 	rm -rf $(BUILD)/device-kit && mkdir -p $(BUILD)/device-kit/include
-	cp -r /usr/include/flatbuffers $(BUILD)/device-kit/include/
+	cp -r /usr/include/flatbuffers /usr/include/CLI $(BUILD)/device-kit/include/
 	cp $(BUILD)/runtime/bundle/generated/bundle_generated.h runtime/bundle/schema/bundle.fbs \
 	  $(BUILD)/device-kit/
 
