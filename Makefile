@@ -13,7 +13,7 @@ DEBIAN_PACKAGES = cmake ninja-build g++ ccache python3 \
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev zlib1g-dev \
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler \
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev \
-  libgtest-dev
+  libgtest-dev libcli11-dev
 
 .PHONY: all deps configure build test demo runtime-only device-kit clean format
 
@@ -42,12 +42,13 @@ runtime-only: | deps
 	  -DHYBRIDC_ENABLE_COMPILER=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-runtime -j $(JOBS)
 
-# What a GPU host without FlatBuffers needs to build the runtime: carry
-# $(BUILD)/device-kit there and configure with -DHYBRIDC_DEVICE_KIT=<it>.
+# What a GPU host without FlatBuffers (or CLI11) needs to build the
+# runtime: carry $(BUILD)/device-kit there and configure with
+# -DHYBRIDC_DEVICE_KIT=<it>.
 device-kit: configure
 	cmake --build $(BUILD) --target hybrid_bundle_schema
 	rm -rf $(BUILD)/device-kit && mkdir -p $(BUILD)/device-kit/include
-	cp -r /usr/include/flatbuffers $(BUILD)/device-kit/include/
+	cp -r /usr/include/flatbuffers /usr/include/CLI $(BUILD)/device-kit/include/
 	cp $(BUILD)/runtime/bundle/generated/bundle_generated.h \
 	  $(BUILD)/runtime/bundle/generated/ops_generated.h \
 	  $(BUILD)/runtime/bundle/generated/ops.fbs runtime/bundle/schema/bundle.fbs \

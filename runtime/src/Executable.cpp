@@ -67,6 +67,10 @@ private:
   std::vector<uint8_t> symbols_;
 };
 
+constexpr size_t kNone = ~size_t(0);
+
+} // namespace
+
 std::string symShapeString(const SymShape &shape,
                            const std::vector<std::string> &symbols) {
   std::string s = "[";
@@ -74,10 +78,6 @@ std::string symShapeString(const SymShape &shape,
     s += (d ? "," : "") + shape[d].str(symbols);
   return s + "]";
 }
-
-constexpr size_t kNone = ~size_t(0);
-
-} // namespace
 
 struct Executable::Impl {
   std::shared_ptr<const BundleDesc> bundle;

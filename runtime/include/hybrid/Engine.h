@@ -1,6 +1,9 @@
 // The engine: a bundle's executables on one device, sharing one weight store
-// and one set of state buffers. Today: load weights, run "forward", reach
-// any executable and the states; generate/train join it later.
+// and one set of state buffers: forward, generation (KV cache, sampling on
+// the device), training steps (forward + backward, a custom loss's
+// backward, log-probs, the optimizer step) and the hybrid engine's
+// eval()/train() switches. The loops over it (DeepSpeed-style training,
+// the PPO-shaped step) are runtime/api's.
 #pragma once
 
 #include "hybrid/BundleDesc.h"

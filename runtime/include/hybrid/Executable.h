@@ -150,4 +150,9 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// A symbolic shape with the executable's symbol names, as messages and
+/// reports show it: "[batch,seq]".
+std::string symShapeString(const SymShape &shape,
+                           const std::vector<std::string> &symbols);
+
 } // namespace hybrid

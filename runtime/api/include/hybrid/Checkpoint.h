@@ -1,0 +1,46 @@
+// Training checkpoints: a run's weights and optimizer state, saved and resumed.
+//
+// A checkpoint is a folder holding model.safetensors (the weights under
+// their HuggingFace names: transformers and Engine::loadWeights read it) and
+// optimizer.safetensors (moments, f32 masters, loss scale, step count; the
+// run's step count in its metadata). Both functions use the engine from the
+// calling thread only, as Engine requires.
+#pragma once
+
+#include "hybrid/Engine.h"
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+namespace hybrid {
+
+/// How far a run had come when it was saved.
+struct CheckpointProgress {
+  /// Optimizer steps applied (the opt.step state): where the learning-rate
+  /// schedule goes on.
+  int64_t appliedSteps = 0;
+  /// Steps run, fp16 overflows that were skipped included: where the data
+  /// goes on. At least appliedSteps.
+  int64_t globalSteps = 0;
+};
+
+std::string checkpointModelPath(const std::string &dir);
+std::string checkpointOptimizerPath(const std::string &dir);
+
+/// Writes the engine's weights and optimizer state to `dir` (created when
+/// absent; its other files are left alone), each file atomically (temp file
+/// and rename), the optimizer's last; `producer` goes into its metadata.
+/// Throws hybrid::Error naming the file that could not be written.
+void saveCheckpoint(Engine &engine, const std::string &dir, int64_t globalSteps,
+                    const std::string &producer = "hybridc");
+
+/// Binds the weights saved in `dir` (allowedExtra as Engine::loadWeights)
+/// and puts the optimizer state back. Throws hybrid::Error naming the file:
+/// a state this bundle does not have, a global_steps that is not a count of
+/// at least opt.step, and every error of loadWeights.
+CheckpointProgress
+restoreCheckpoint(Engine &engine, const std::string &dir,
+                  const std::set<std::string> &allowedExtra = {});
+
+} // namespace hybrid
