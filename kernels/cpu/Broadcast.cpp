@@ -3,6 +3,7 @@
 
 #include "Element.h"
 #include "KernelCheck.h"
+#include "common/MergedDims.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,37 +13,20 @@ namespace hybrid::cpu {
 namespace {
 /// Dimensions a walk accepts before merging (result rank).
 constexpr size_t kMaxInputRank = 64;
+static_assert(BroadcastWalk::kMaxOperands <= MergedDims::kMaxOperands);
 } // namespace
 
 BroadcastWalk::BroadcastWalk(const Shape &out,
                              std::initializer_list<const Shape *> operands,
                              const char *kernel) {
-  const size_t rank = out.size();
   const size_t n = operands.size();
   numOperands_ = n;
   if (n > kMaxOperands)
     fail(kernel, "too many broadcast operands");
-  if (rank > kMaxInputRank)
+  if (out.size() > kMaxInputRank)
     fail(kernel, "too many dimensions in " + shapeToString(out));
-  int64_t strides[kMaxInputRank * kMaxOperands] = {};
-  size_t k = 0;
-  for (const Shape *s : operands) {
-    if (s->size() > rank)
-      fail(kernel, "operand of shape " + shapeToString(*s) +
-                       " cannot broadcast to " + shapeToString(out));
-    const size_t lead = rank - s->size();
-    int64_t stride = 1;
-    for (size_t i = s->size(); i-- > 0;) {
-      const int64_t d = (*s)[i];
-      if (d == out[lead + i])
-        strides[(lead + i) * n + k] = stride;
-      else if (d != 1)
-        fail(kernel, "operand of shape " + shapeToString(*s) +
-                         " cannot broadcast to " + shapeToString(out));
-      stride *= d;
-    }
-    ++k;
-  }
+  int64_t strides[kMaxInputRank * kMaxOperands];
+  broadcastStrides(out, operands, strides, kernel);
   mergeDimensions(out, strides, kernel);
 }
 
@@ -59,47 +43,27 @@ BroadcastWalk BroadcastWalk::fromStrides(const Shape &out,
 
 void BroadcastWalk::mergeDimensions(const Shape &out, const int64_t *strides,
                                     const char *kernel) {
-  const size_t rank = out.size();
   const size_t n = numOperands_;
   if (hybrid::numElements(out) == 0) {
     numRows_ = 0;
     rowLength_ = 0;
     return;
   }
-  // Merge from the innermost dimension out; size-1 dimensions vanish. Two
-  // dimensions merge when every operand steps over the inner one exactly.
-  int64_t dims[kMaxInputRank];                     // innermost first
-  int64_t dimStrides[kMaxInputRank][kMaxOperands]; // each one's strides
-  size_t count = 0;
-  for (size_t d = rank; d-- > 0;) {
-    if (out[d] == 1)
-      continue;
-    const int64_t *sd = strides + d * n;
-    if (count > 0) {
-      bool mergeable = true;
-      for (size_t k = 0; k < n; ++k)
-        mergeable &= sd[k] == dimStrides[count - 1][k] * dims[count - 1];
-      if (mergeable) {
-        dims[count - 1] *= out[d];
-        continue;
-      }
-    }
-    dims[count] = out[d];
-    std::copy(sd, sd + n, dimStrides[count]);
-    ++count;
-  }
-  if (count == 0)
-    return; // a single element
-  if (count > kMaxRank + 1)
+  MergedDims merged;
+  if (!mergeDims(out, strides, n, merged) || merged.rank > kMaxRank + 1)
     fail(kernel, "too many dimensions in " + shapeToString(out));
-  rowLength_ = dims[0];
-  std::copy(dimStrides[0], dimStrides[0] + n, rowStrides_);
+  if (merged.rank == 0)
+    return; // a single element
+  // The innermost merged dimension is the row; the rest go outermost first.
+  rowLength_ = merged.dims[0];
+  std::copy(merged.strides[0], merged.strides[0] + n, rowStrides_);
   numRows_ = 1;
-  for (size_t i = count; i-- > 1;) {
-    outerDims_[outerRank_] = dims[i];
-    std::copy(dimStrides[i], dimStrides[i] + n, outerStrides_[outerRank_]);
+  for (size_t i = merged.rank; i-- > 1;) {
+    outerDims_[outerRank_] = merged.dims[i];
+    std::copy(merged.strides[i], merged.strides[i] + n,
+              outerStrides_[outerRank_]);
     ++outerRank_;
-    numRows_ *= dims[i];
+    numRows_ *= merged.dims[i];
   }
 }
 

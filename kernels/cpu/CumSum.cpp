@@ -1,47 +1,30 @@
 // cumsum: running sum along `axis` (exclusive / reverse as ONNX CumSum) on
 // floats (f32, bf16, f16; accumulated in double like PyTorch's CPU cumsum,
 // each output rounded once) and integers (i32, i64; wrapping).
+#include "common/CumSum.h"
 #include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
 #include "Scratch.h"
 
 #include <algorithm>
-#include <type_traits>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
-struct ScanShape {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-/// The input as [outer, n, inner] around the scanned axis; a scalar scans
-/// as a one-element vector.
-ScanShape scanShape(const KernelCall &call) {
-  const ConstTensor &input = call.operands.at(0);
-  const int64_t rank = input.rank();
-  ScanShape s;
-  if (rank == 0)
-    return s;
-  const int64_t axis =
-      normalizeAxis(call.attrs<ops::CumSum>().axis, rank, "cumsum");
-  s.outer = product(input.shape, 0, axis);
-  s.n = input.shape[axis];
-  s.inner = product(input.shape, axis + 1, rank);
-  return s;
-}
-
 /// One running sum per inner column and thread (double for floats, 64 bits
 /// at most for integers).
 ScratchLayout cumsumScratch(const KernelCall &call) {
-  return {0, scanShape(call).inner * sizeof(double)};
+  const CumSumProblem p =
+      cumsumLayout(call.operands.at(0).shape, call.attrs<ops::CumSum>());
+  return {0, p.inner * sizeof(double)};
 }
 
 /// Scans the [outer, n, inner] view along n, all inner columns at once.
 template <typename S, typename Acc>
-void scan(const KernelCall &call, const S *in, S *out, const ScanShape &s,
-          bool exclusive, bool reverse) {
+void scanColumns(const KernelCall &call, const S *in, S *out,
+                 const CumSumProblem &s) {
+  const bool exclusive = s.exclusive, reverse = s.reverse;
   const int64_t n = s.n, inner = s.inner;
   auto load = [](S x) -> Acc {
     if constexpr (kIsFloatStorage<S>)
@@ -83,27 +66,21 @@ void scan(const KernelCall &call, const S *in, S *out, const ScanShape &s,
       threads);
 }
 
+/// The scan in the input's element type.
+void scan(const KernelCall &call, const CumSumArgs &a, const CumSumProblem &p) {
+  visitNumeric(a.input.dtype, "cumsum", "input", [&](auto zero) {
+    using S = decltype(zero);
+    if (a.input.numel() > 0)
+      scanColumns<S, CumSumAccumulator<S>>(call, a.input.as<S>(), a.out.as<S>(),
+                                           p);
+  });
+}
+
 } // namespace
 
 void cumsum(const KernelCall &call) {
-  expectArity(call, "cumsum", 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectShape(result, input.shape, "cumsum", "result");
-  expectDType(result, input.dtype, "cumsum", "result");
-  const ops::CumSum &attrs = call.attrs<ops::CumSum>();
-  const ScanShape shape = scanShape(call);
-  visitNumeric(input.dtype, "cumsum", "input", [&](auto zero) {
-    using S = decltype(zero);
-    if (input.numel() == 0)
-      return;
-    // Integers accumulate unsigned: overflow wraps instead of being undefined.
-    using Acc = std::conditional_t<
-        kIsFloatStorage<S>, double,
-        std::make_unsigned_t<std::conditional_t<kIsFloatStorage<S>, int, S>>>;
-    scan<S, Acc>(call, input.as<S>(), result.as<S>(), shape, attrs.exclusive,
-                 attrs.reverse);
-  });
+  const CumSumArgs a = CumSumArgs::bind(call, "cumsum");
+  scan(call, a, describeCumSum(a));
 }
 
 size_t cumsumScratchBytes(const KernelCall &call, int threads) {

@@ -37,6 +37,27 @@ constexpr bool kIsFloatStorage =
     std::is_same_v<S, float> || std::is_same_v<S, Bf16> ||
     std::is_same_v<S, F16>;
 
+/// What kernels compute with for storage type S (kernels/common's
+/// per-element math takes these): f32 for every float, integers and bool
+/// (uint8_t) as they are.
+template <typename S>
+using Compute = std::conditional_t<kIsFloatStorage<S>, float, S>;
+
+/// An element as its compute value.
+template <typename S> Compute<S> load(S x) {
+  if constexpr (kIsFloatStorage<S>)
+    return toFloat(x);
+  else
+    return x;
+}
+/// A computed value stored as R (floats round once).
+template <typename R, typename V> R store(V v) {
+  if constexpr (kIsFloatStorage<R>)
+    return fromFloat<R>(v);
+  else
+    return static_cast<R>(v);
+}
+
 /// The DType of storage type S.
 template <typename S> constexpr DType dtypeOf() {
   if constexpr (std::is_same_v<S, float>)

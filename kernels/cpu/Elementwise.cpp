@@ -1,136 +1,17 @@
-// Binary elementwise kernels with NumPy broadcasting: arithmetic on floats
-// (f32, bf16, f16; computed in f32, rounded once) and integers (i32, i64;
-// wrapping), comparisons on every dtype (to bool) and logic on bool.
+// Binary elementwise kernels with NumPy broadcasting: each kind's math as
+// kernels/common/Binary.h defines it, on floats (f32, bf16, f16; computed in
+// f32, rounded once) and integers (i32, i64; wrapping), comparisons on every
+// dtype (to bool) and logic on bool. Integer division by zero and negative
+// integer exponents are errors, checked before the loop.
 #include "Broadcast.h"
 #include "Element.h"
 #include "Kernels.h"
+#include "common/Binary.h"
 
-#include <cmath>
 #include <cstdint>
-#include <limits>
-#include <type_traits>
 
 namespace hybrid::cpu::kernels {
 namespace {
-
-// Signed integer overflow wraps (two's complement) instead of being
-// undefined: arithmetic goes through the unsigned type of the same width.
-template <typename T> using Unsigned = std::make_unsigned_t<T>;
-
-struct AddOp {
-  float operator()(float a, float b) const { return a + b; }
-  template <typename T> T operator()(T a, T b) const {
-    return static_cast<T>(Unsigned<T>(a) + Unsigned<T>(b));
-  }
-};
-struct SubOp {
-  float operator()(float a, float b) const { return a - b; }
-  template <typename T> T operator()(T a, T b) const {
-    return static_cast<T>(Unsigned<T>(a) - Unsigned<T>(b));
-  }
-};
-struct MulOp {
-  float operator()(float a, float b) const { return a * b; }
-  template <typename T> T operator()(T a, T b) const {
-    return static_cast<T>(Unsigned<T>(a) * Unsigned<T>(b));
-  }
-};
-// Integer division truncates toward zero (C, ONNX); the divisor was checked
-// for zeros before the loop, and MIN / -1 wraps.
-struct DivOp {
-  float operator()(float a, float b) const { return a / b; }
-  template <typename T> T operator()(T a, T b) const {
-    return b == -1 ? static_cast<T>(Unsigned<T>(0) - Unsigned<T>(a)) : a / b;
-  }
-};
-// Integer exponents were checked to be non-negative.
-struct PowOp {
-  float operator()(float a, float b) const { return std::pow(a, b); }
-  template <typename T> T operator()(T a, T b) const {
-    Unsigned<T> result = 1, base = Unsigned<T>(a);
-    for (Unsigned<T> e = Unsigned<T>(b); e; e >>= 1) {
-      if (e & 1)
-        result *= base;
-      base *= base;
-    }
-    return static_cast<T>(result);
-  }
-};
-// NaN propagates, as in torch.maximum / numpy.maximum.
-struct MaxOp {
-  float operator()(float a, float b) const { return (a > b || a != a) ? a : b; }
-  template <typename T> T operator()(T a, T b) const { return a > b ? a : b; }
-};
-struct MinOp {
-  float operator()(float a, float b) const { return (a < b || a != a) ? a : b; }
-  template <typename T> T operator()(T a, T b) const { return a < b ? a : b; }
-};
-// C fmod: the result takes the dividend's sign.
-struct FmodOp {
-  float operator()(float a, float b) const { return std::fmod(a, b); }
-  template <typename T> T operator()(T a, T b) const {
-    return b == -1 ? 0 : a % b;
-  }
-};
-// Python %: the result takes the divisor's sign.
-struct FloorModOp {
-  float operator()(float a, float b) const {
-    float r = std::fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0)))
-      r += b;
-    return r;
-  }
-  template <typename T> T operator()(T a, T b) const {
-    if (b == -1)
-      return 0;
-    T r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0)))
-      r += b;
-    return r;
-  }
-};
-
-struct EqualOp {
-  template <typename T> uint8_t operator()(T a, T b) const { return a == b; }
-};
-struct LessOp {
-  template <typename T> uint8_t operator()(T a, T b) const { return a < b; }
-};
-struct LessEqualOp {
-  template <typename T> uint8_t operator()(T a, T b) const { return a <= b; }
-};
-struct GreaterOp {
-  template <typename T> uint8_t operator()(T a, T b) const { return a > b; }
-};
-struct GreaterEqualOp {
-  template <typename T> uint8_t operator()(T a, T b) const { return a >= b; }
-};
-
-// Logic reads any non-zero byte as true.
-struct AndOp {
-  uint8_t operator()(uint8_t a, uint8_t b) const { return a && b; }
-};
-struct OrOp {
-  uint8_t operator()(uint8_t a, uint8_t b) const { return a || b; }
-};
-struct XorOp {
-  uint8_t operator()(uint8_t a, uint8_t b) const { return !a != !b; }
-};
-
-/// An element as the ops see it: floats widen to f32, others stay.
-template <typename S> auto load(S x) {
-  if constexpr (kIsFloatStorage<S>)
-    return toFloat(x);
-  else
-    return x;
-}
-/// An op's value stored as R (floats round once).
-template <typename R, typename V> R store(V v) {
-  if constexpr (kIsFloatStorage<R>)
-    return fromFloat<R>(v);
-  else
-    return static_cast<R>(v);
-}
 
 /// out = op(lhs, rhs) over the broadcast of lhs and rhs; S is the operands'
 /// storage type, R the result's.
@@ -166,52 +47,44 @@ void broadcastBinary(const char *kernel, const ConstTensor &lhs,
                         });
 }
 
-/// Checks operand/result counts, equal operand dtypes and that the result
-/// has the broadcast shape.
-void checkBinary(const KernelCall &call, const char *kernel) {
-  expectArity(call, kernel, 2, 1);
-  const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
-  expectSameDType(lhs, rhs, kernel, "lhs", "rhs");
-  expectShape(call.results[0],
-              broadcastShapes({&lhs.shape, &rhs.shape}, kernel), kernel,
-              "result");
+/// The call's operands, checked as every kind checks them.
+BinaryArgs bindBinary(const KernelCall &call, const char *kernel) {
+  const BinaryArgs a = BinaryArgs::bind(call, kernel);
+  describeBinary(a, kernel);
+  return a;
 }
 
 template <typename Op>
-void arithmetic(const KernelCall &call, const char *kernel, Op op) {
-  checkBinary(call, kernel);
-  const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
-  const Tensor &result = call.results[0];
-  expectDType(result, lhs.dtype, kernel, "result");
-  visitNumeric(lhs.dtype, kernel, "operands", [&](auto zero) {
+void arithmetic(const BinaryArgs &a, const char *kernel, Op op) {
+  expectBinaryTypes(a, BinaryFamily::Arithmetic, kernel);
+  visitNumeric(a.lhs.dtype, kernel, "operands", [&](auto zero) {
     using S = decltype(zero);
-    broadcastBinary<S, S>(kernel, lhs, rhs, result, op);
+    broadcastBinary<S, S>(kernel, a.lhs, a.rhs, a.out, op);
   });
+}
+template <typename Op>
+void arithmetic(const KernelCall &call, const char *kernel, Op op) {
+  arithmetic(bindBinary(call, kernel), kernel, op);
 }
 
 template <typename Op>
 void comparison(const KernelCall &call, const char *kernel, Op op) {
-  checkBinary(call, kernel);
-  const ConstTensor &lhs = call.operands[0], &rhs = call.operands[1];
-  const Tensor &result = call.results[0];
-  expectDType(result, DType::Bool, kernel, "result");
-  if (lhs.dtype == DType::Bool)
-    return broadcastBinary<uint8_t, uint8_t>(
-        kernel, lhs, rhs, result,
-        [op](uint8_t a, uint8_t b) { return op(a != 0, b != 0); });
-  visitNumeric(lhs.dtype, kernel, "operands", [&](auto zero) {
+  const BinaryArgs a = bindBinary(call, kernel);
+  expectBinaryTypes(a, BinaryFamily::Comparison, kernel);
+  if (a.lhs.dtype == DType::Bool)
+    return broadcastBinary<uint8_t, uint8_t>(kernel, a.lhs, a.rhs, a.out,
+                                             binary::BoolCompare<Op>{op});
+  visitNumeric(a.lhs.dtype, kernel, "operands", [&](auto zero) {
     using S = decltype(zero);
-    broadcastBinary<S, uint8_t>(kernel, lhs, rhs, result, op);
+    broadcastBinary<S, uint8_t>(kernel, a.lhs, a.rhs, a.out, op);
   });
 }
 
 template <typename Op>
 void logical(const KernelCall &call, const char *kernel, Op op) {
-  checkBinary(call, kernel);
-  expectDType(call.operands[0], DType::Bool, kernel, "lhs");
-  expectDType(call.results[0], DType::Bool, kernel, "result");
-  broadcastBinary<uint8_t, uint8_t>(kernel, call.operands[0], call.operands[1],
-                                    call.results[0], op);
+  const BinaryArgs a = bindBinary(call, kernel);
+  expectBinaryTypes(a, BinaryFamily::Logic, kernel);
+  broadcastBinary<uint8_t, uint8_t>(kernel, a.lhs, a.rhs, a.out, op);
 }
 
 /// Throws when an integer divisor holds a zero (the division would trap).
@@ -230,33 +103,33 @@ void checkNoZeroDivisor(const ConstTensor &rhs, const char *kernel) {
 
 } // namespace
 
-void add(const KernelCall &call) { arithmetic(call, "add", AddOp{}); }
-void sub(const KernelCall &call) { arithmetic(call, "sub", SubOp{}); }
-void mul(const KernelCall &call) { arithmetic(call, "mul", MulOp{}); }
-void max(const KernelCall &call) { arithmetic(call, "max", MaxOp{}); }
-void min(const KernelCall &call) { arithmetic(call, "min", MinOp{}); }
+void add(const KernelCall &call) { arithmetic(call, "add", binary::Add{}); }
+void sub(const KernelCall &call) { arithmetic(call, "sub", binary::Sub{}); }
+void mul(const KernelCall &call) { arithmetic(call, "mul", binary::Mul{}); }
+void max(const KernelCall &call) { arithmetic(call, "max", binary::Max{}); }
+void min(const KernelCall &call) { arithmetic(call, "min", binary::Min{}); }
 
 void div(const KernelCall &call) {
-  checkBinary(call, "div");
-  checkNoZeroDivisor(call.operands[1], "div");
-  arithmetic(call, "div", DivOp{});
+  const BinaryArgs a = bindBinary(call, "div");
+  checkNoZeroDivisor(a.rhs, "div");
+  arithmetic(a, "div", binary::Div{});
 }
 
 void mod(const KernelCall &call) {
-  checkBinary(call, "mod");
-  checkNoZeroDivisor(call.operands[1], "mod");
-  arithmetic(call, "mod", FloorModOp{});
+  const BinaryArgs a = bindBinary(call, "mod");
+  checkNoZeroDivisor(a.rhs, "mod");
+  arithmetic(a, "mod", binary::FloorMod{});
 }
 
 void fmod(const KernelCall &call) {
-  checkBinary(call, "fmod");
-  checkNoZeroDivisor(call.operands[1], "fmod");
-  arithmetic(call, "fmod", FmodOp{});
+  const BinaryArgs a = bindBinary(call, "fmod");
+  checkNoZeroDivisor(a.rhs, "fmod");
+  arithmetic(a, "fmod", binary::Fmod{});
 }
 
 void pow(const KernelCall &call) {
-  checkBinary(call, "pow");
-  const ConstTensor &rhs = call.operands[1];
+  const BinaryArgs a = bindBinary(call, "pow");
+  const ConstTensor &rhs = a.rhs;
   if (isIntegerDType(rhs.dtype))
     visitInteger(rhs.dtype, "pow", "exponent", [&](auto zero) {
       using T = decltype(zero);
@@ -267,23 +140,25 @@ void pow(const KernelCall &call) {
                           " (element " + std::to_string(i) +
                           "); integers to negative powers are not supported");
     });
-  arithmetic(call, "pow", PowOp{});
+  arithmetic(a, "pow", binary::Pow{});
 }
 
-void equal(const KernelCall &call) { comparison(call, "equal", EqualOp{}); }
-void less(const KernelCall &call) { comparison(call, "less", LessOp{}); }
+void equal(const KernelCall &call) {
+  comparison(call, "equal", binary::Equal{});
+}
+void less(const KernelCall &call) { comparison(call, "less", binary::Less{}); }
 void lessEqual(const KernelCall &call) {
-  comparison(call, "less_equal", LessEqualOp{});
+  comparison(call, "less_equal", binary::LessEqual{});
 }
 void greater(const KernelCall &call) {
-  comparison(call, "greater", GreaterOp{});
+  comparison(call, "greater", binary::Greater{});
 }
 void greaterEqual(const KernelCall &call) {
-  comparison(call, "greater_equal", GreaterEqualOp{});
+  comparison(call, "greater_equal", binary::GreaterEqual{});
 }
 
-void logicalAnd(const KernelCall &call) { logical(call, "and", AndOp{}); }
-void logicalOr(const KernelCall &call) { logical(call, "or", OrOp{}); }
-void logicalXor(const KernelCall &call) { logical(call, "xor", XorOp{}); }
+void logicalAnd(const KernelCall &call) { logical(call, "and", binary::And{}); }
+void logicalOr(const KernelCall &call) { logical(call, "or", binary::Or{}); }
+void logicalXor(const KernelCall &call) { logical(call, "xor", binary::Xor{}); }
 
 } // namespace hybrid::cpu::kernels

@@ -1,5 +1,6 @@
 // gather: ONNX Gather, slices of data along `axis` at i32 or i64 indices
 // (negative indices count from the end); any data dtype.
+#include "common/Gather.h"
 #include "Element.h"
 #include "Kernels.h"
 #include "Parallel.h"
@@ -9,42 +10,24 @@
 namespace hybrid::cpu::kernels {
 
 void gather(const KernelCall &call) {
-  expectArity(call, "gather", 2, 1);
-  const ConstTensor &data = call.operands[0], &indices = call.operands[1];
-  const Tensor &result = call.results[0];
-  expectIndex(indices.dtype, "gather", "indices");
-  expectDType(result, data.dtype, "gather", "result");
-  const int64_t rank = data.rank();
-  if (rank == 0)
-    fail("gather", "data must have rank >= 1");
-  const int64_t axis =
-      normalizeAxis(call.attrs<ops::Gather>().axis, rank, "gather");
-  Shape outShape(data.shape.begin(), data.shape.begin() + axis);
-  outShape.insert(outShape.end(), indices.shape.begin(), indices.shape.end());
-  outShape.insert(outShape.end(), data.shape.begin() + axis + 1,
-                  data.shape.end());
-  expectShape(result, outShape, "gather", "result");
-
+  const GatherArgs a = GatherArgs::bind(call, "gather");
+  const GatherProblem p = describeGather(a);
   // Validate every index before the (parallel) copy, which cannot throw.
-  const int64_t dim = data.shape[axis];
-  const int64_t count = indices.numel();
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t v = indexAt(indices, i);
-    if (v < -dim || v >= dim)
+  for (int64_t i = 0; i < p.count; ++i) {
+    const int64_t v = indexAt(a.indices, i);
+    if (v < -p.dim || v >= p.dim)
       fail("gather", "index " + std::to_string(v) + " (element " +
                          std::to_string(i) + ") is out of range for axis " +
-                         std::to_string(axis) + " of size " +
-                         std::to_string(dim));
+                         std::to_string(p.axis) + " of size " +
+                         std::to_string(p.dim));
   }
-  if (result.numel() == 0)
+  if (a.out.numel() == 0)
     return;
-  const int64_t outer = product(data.shape, 0, axis);
-  const int64_t inner =
-      product(data.shape, axis + 1, rank) * dtypeSize(data.dtype); // bytes
-  const char *src = static_cast<const char *>(data.data);
-  char *out = static_cast<char *>(result.data);
-  parallelFor(outer * count, inner, [&](int64_t k) {
-    const int64_t o = k / count, v = indexAt(indices, k % count);
+  const int64_t count = p.count, dim = p.dim, inner = p.rowBytes;
+  const char *src = static_cast<const char *>(a.data.data);
+  char *out = static_cast<char *>(a.out.data);
+  parallelFor(p.outer * count, inner, [&](int64_t k) {
+    const int64_t o = k / count, v = indexAt(a.indices, k % count);
     const int64_t row = v < 0 ? v + dim : v;
     std::memcpy(out + k * inner, src + (o * dim + row) * inner, inner);
   });

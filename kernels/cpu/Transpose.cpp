@@ -1,8 +1,8 @@
 // transpose: permute dimensions (result dim i = input dim perm[i]); any dtype
 // (elements are moved as words of their size).
+#include "common/Transpose.h"
 #include "Broadcast.h"
 #include "Element.h"
-#include "KernelCheck.h"
 #include "Kernels.h"
 #include "Parallel.h"
 
@@ -58,31 +58,14 @@ void copyTiles(const std::vector<int64_t> &dims,
 
 /// Copies through tiles when the permutation calls for it (see copyTiles);
 /// false when a plain strided copy is as good.
-bool tryTiledCopy(const Shape &outShape, const std::vector<int64_t> &strides,
-                  const void *in, void *out, size_t elementSize) {
-  // Merge neighbouring result dimensions that stay neighbours in the input.
-  std::vector<int64_t> dims, inStrides;
-  for (size_t d = 0; d < outShape.size(); ++d) {
-    if (outShape[d] == 1)
-      continue;
-    if (!dims.empty() && inStrides.back() == strides[d] * outShape[d]) {
-      dims.back() *= outShape[d];
-      inStrides.back() = strides[d];
-    } else {
-      dims.push_back(outShape[d]);
-      inStrides.push_back(strides[d]);
-    }
-  }
-  if (dims.size() < 2 || inStrides.back() == 1)
+bool tryTiledCopy(const TransposeProblem &p, const void *in, void *out) {
+  TransposeTiles tiles;
+  if (!transposeTiles(p, tiles) || tiles.dims[tiles.p] < 8 ||
+      tiles.dims.back() < 8)
     return false;
-  size_t p = 0;
-  while (p < dims.size() && inStrides[p] != 1)
-    ++p;
-  if (p == dims.size() || dims[p] < 8 || dims.back() < 8)
-    return false;
-  visitWord(elementSize, [&](auto zero) {
+  visitWord(p.elementSize, [&](auto zero) {
     using W = decltype(zero);
-    copyTiles(dims, inStrides, p, static_cast<const W *>(in),
+    copyTiles(tiles.dims, tiles.inStrides, tiles.p, static_cast<const W *>(in),
               static_cast<W *>(out));
   });
   return true;
@@ -91,37 +74,13 @@ bool tryTiledCopy(const Shape &outShape, const std::vector<int64_t> &strides,
 } // namespace
 
 void transpose(const KernelCall &call) {
-  expectArity(call, "transpose", 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, "transpose", "result");
-  std::vector<int64_t> perm = call.attrs<ops::Transpose>().perm;
-  const int64_t rank = input.rank();
-  if (static_cast<int64_t>(perm.size()) != rank)
-    fail("transpose", "perm has " + std::to_string(perm.size()) +
-                          " entries for an input of rank " +
-                          std::to_string(rank));
-  std::vector<bool> seen(rank, false);
-  for (int64_t &p : perm) {
-    p = normalizeAxis(p, rank, "transpose");
-    if (seen[p])
-      fail("transpose", "perm repeats dimension " + std::to_string(p));
-    seen[p] = true;
-  }
-  std::vector<int64_t> inStrides = contiguousStrides(input.shape);
-  Shape outShape(rank);
-  std::vector<int64_t> strides(rank);
-  for (int64_t i = 0; i < rank; ++i) {
-    outShape[i] = input.shape[perm[i]];
-    strides[i] = inStrides[perm[i]];
-  }
-  expectShape(result, outShape, "transpose", "result");
-  if (result.numel() == 0 || tryTiledCopy(outShape, strides, input.data,
-                                          result.data, dtypeSize(input.dtype)))
+  const TransposeArgs a = TransposeArgs::bind(call, "transpose");
+  const TransposeProblem p = describeTranspose(a);
+  if (a.out.numel() == 0 || tryTiledCopy(p, a.input.data, a.out.data))
     return;
-  BroadcastWalk walk =
-      BroadcastWalk::fromStrides(outShape, strides.data(), "transpose");
-  copyStrided(walk, input.data, 0, result.data, dtypeSize(input.dtype));
+  copyStrided(
+      BroadcastWalk::fromStrides(p.shape, p.strides.data(), "transpose"),
+      a.input.data, 0, a.out.data, p.elementSize);
 }
 
 } // namespace hybrid::cpu::kernels

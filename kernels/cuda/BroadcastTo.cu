@@ -1,21 +1,18 @@
 // broadcast_to: NumPy broadcast of the input to the result's shape (ONNX
-// Expand); any dtype. The shape attribute may be symbolic, so the concrete
-// shape is the result's.
+// Expand); any dtype, as a strided copy.
 #include "Device.cuh"
 #include "Kernels.h"
 #include "Movement.h"
+#include "common/BroadcastTo.h"
 
 namespace hybrid::cuda::kernels {
 
 void broadcastTo(const CudaCall &call) {
-  expectArity(call, "broadcast_to", 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, "broadcast_to", "result");
-  const StridedPlan<1> plan =
-      broadcastPlan<1>(result.shape, {&input.shape}, "broadcast_to");
-  copyStrided(plan, input.data, result.data, dtypeSize(input.dtype),
-              streamOf(call), "broadcast_to");
+  const BroadcastToArgs a = BroadcastToArgs::bind(call, "broadcast_to");
+  const BroadcastToProblem p = describeBroadcastTo(a);
+  copyStrided(broadcastPlan<1>(a.out.shape, {&a.input.shape}, "broadcast_to"),
+              a.input.data, a.out.data, p.elementSize, streamOf(call),
+              "broadcast_to");
 }
 
 } // namespace hybrid::cuda::kernels

@@ -7,6 +7,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 #include "Movement.h"
+#include "common/CacheWrite.h"
 
 namespace hybrid::cuda::kernels {
 namespace {
@@ -36,43 +37,23 @@ __global__ void cacheWriteKernel(W *cache, const W *update,
 } // namespace
 
 void cacheWrite(const CudaCall &call) {
-  expectArity(call, "cache_write", 2, 1);
-  cacheWriteInto(call.operands[0], call.operands[1], call.results[0],
-                 call.attrs<ops::CacheWrite>().axis, call.stream);
+  const CacheWriteArgs a = CacheWriteArgs::bind(call, "cache_write");
+  cacheWriteInto(a.update, a.offset, a.out, a.attrs.axis, call.stream);
 }
 
 void cacheWriteInto(const ConstTensor &update, const ConstTensor &offset,
-                    const Tensor &result, int64_t axisAttr, Stream stream) {
-  expectSameDType(update, result, "cache_write", "update", "result");
-  expectDType(offset, DType::I64, "cache_write", "offset");
-  if (offset.numel() != 1)
-    fail("cache_write",
-         "offset " + shapeToString(offset.shape) + " must hold one element");
-  if (update.rank() != result.rank())
-    fail("cache_write", "update " + shapeToString(update.shape) +
-                            " and result " + shapeToString(result.shape) +
-                            " have different ranks");
-  const int64_t rank = result.rank();
-  const int64_t axis = normalizeAxis(axisAttr, rank, "cache_write");
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis && update.shape[d] != result.shape[d])
-      fail("cache_write", "update " + shapeToString(update.shape) +
-                              " does not match result " +
-                              shapeToString(result.shape) + " outside axis " +
-                              std::to_string(axis));
-  const int64_t n = update.shape[axis], dim = result.shape[axis];
+                    const Tensor &result, int64_t axis, Stream stream) {
+  const CacheWriteProblem p = describeCacheWrite(update, offset, result, axis);
+  const int64_t n = p.n, dim = p.dim, rows = p.rows, innerBytes = p.innerBytes;
   // Known from shapes alone: no offset fits (the CPU kernel says the same
   // when it reads the offset).
   if (n > dim)
     fail("cache_write", "update " + shapeToString(update.shape) +
                             " is longer than result " +
                             shapeToString(result.shape) + " along axis " +
-                            std::to_string(axis));
+                            std::to_string(p.axis));
   if (update.numel() == 0)
     return;
-  const int64_t rows = product(update.shape, 0, axis);
-  const int64_t innerBytes = product(update.shape, axis + 1, rank) *
-                             static_cast<int64_t>(dtypeSize(update.dtype));
   // Every run starts at a multiple of innerBytes from an aligned base, so a
   // word dividing it, the pitch and both addresses serves every offset.
   const size_t word = widestWord({static_cast<uint64_t>(innerBytes),

@@ -6,18 +6,10 @@
 // columns.
 #include "Elementwise.cuh"
 #include "Kernels.h"
-
-#include <type_traits>
+#include "common/CumSum.h"
 
 namespace hybrid::cuda::kernels {
 namespace {
-
-/// The accumulator of storage type S: double for floats, the unsigned type
-/// for integers (overflow wraps instead of being undefined).
-template <typename S>
-using AccOf = std::conditional_t<
-    kIsFloat<S>, double,
-    std::make_unsigned_t<std::conditional_t<kIsFloat<S>, int, S>>>;
 
 template <typename S, typename Acc> __device__ __forceinline__ Acc widen(S x) {
   if constexpr (kIsFloat<S>)
@@ -37,7 +29,7 @@ template <typename S>
 __global__ void columnScanKernel(const S *in, S *out, int64_t outer, int64_t n,
                                  int64_t inner, bool exclusive, bool reverse) {
   awaitInputs();
-  using Acc = AccOf<S>;
+  using Acc = CumSumAccumulator<S>;
   const int64_t columns = outer * inner;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -69,7 +61,7 @@ template <typename S>
 __global__ void rowScanKernel(const S *in, S *out, int64_t n, bool exclusive,
                               bool reverse) {
   awaitInputs();
-  using Acc = AccOf<S>;
+  using Acc = CumSumAccumulator<S>;
   __shared__ Acc warpTotals[kRowThreads / 32];
   __shared__ Acc carryShared;
   const S *x = in + static_cast<int64_t>(blockIdx.x) * n;
@@ -117,35 +109,23 @@ __global__ void rowScanKernel(const S *in, S *out, int64_t n, bool exclusive,
 size_t cumsumScratchBytes(const CudaCall &) { return 0; }
 
 void cumsum(const CudaCall &call) {
-  expectArity(call, "cumsum", 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectShape(result, input.shape, "cumsum", "result");
-  expectDType(result, input.dtype, "cumsum", "result");
-  const ops::CumSum &attrs = call.attrs<ops::CumSum>();
-  const int64_t rank = input.rank();
-  int64_t outer = 1, n = 1, inner = 1;
-  if (rank > 0) {
-    const int64_t axis = normalizeAxis(attrs.axis, rank, "cumsum");
-    outer = product(input.shape, 0, axis);
-    n = input.shape[axis];
-    inner = product(input.shape, axis + 1, rank);
-  }
-  visitNumeric(input.dtype, "cumsum", "input", [&](auto zero) {
+  const CumSumArgs a = CumSumArgs::bind(call, "cumsum");
+  const CumSumProblem p = describeCumSum(a);
+  const int64_t outer = p.outer, n = p.n, inner = p.inner;
+  visitNumeric(a.input.dtype, "cumsum", "input", [&](auto zero) {
     using S = decltype(zero);
-    if (input.numel() == 0)
+    if (a.input.numel() == 0)
       return;
-    const S *in = static_cast<const S *>(input.data);
-    S *out = static_cast<S *>(result.data);
+    const S *in = static_cast<const S *>(a.input.data);
+    S *out = static_cast<S *>(a.out.data);
     // A row scan pays when rows are long and too few columns exist to fill
     // the GPU with one thread each.
     if (inner == 1 && n >= 256 && outer <= 65535)
       launch(rowScanKernel<S>, static_cast<unsigned>(outer), kRowThreads, 0,
-             streamOf(call), in, out, n, attrs.exclusive, attrs.reverse);
+             streamOf(call), in, out, n, p.exclusive, p.reverse);
     else
       launch(columnScanKernel<S>, gridFor(outer * inner), kThreads, 0,
-             streamOf(call), in, out, outer, n, inner, attrs.exclusive,
-             attrs.reverse);
+             streamOf(call), in, out, outer, n, inner, p.exclusive, p.reverse);
     checkLaunch("cumsum");
   });
 }

@@ -5,24 +5,15 @@
 #include "Device.cuh"
 #include "Kernels.h"
 #include "Movement.h"
+#include "common/Embedding.h"
 
 namespace hybrid::cuda::kernels {
 
 void embedding(const CudaCall &call) {
-  expectArity(call, "embedding", 2, 1);
-  const ConstTensor &table = call.operands[0], &ids = call.operands[1];
-  const Tensor &result = call.results[0];
-  expectIndex(ids.dtype, "embedding", "ids");
-  expectDType(result, table.dtype, "embedding", "result");
-  expectRank(table, 2, "embedding", "table");
-  const int64_t V = table.shape[0], D = table.shape[1];
-  Shape outShape = ids.shape;
-  outShape.push_back(D);
-  expectShape(result, outShape, "embedding", "result");
-  if (result.numel() == 0)
-    return;
-  gatherRows(result.data, table.data, ids.data, ids.dtype, 1, ids.numel(), V,
-             D * dtypeSize(table.dtype), false, streamOf(call), "embedding");
+  const EmbeddingArgs a = EmbeddingArgs::bind(call, "embedding");
+  const EmbeddingProblem p = describeEmbedding(a);
+  gatherRows(a.out.data, a.table.data, a.ids.data, a.ids.dtype, 1, p.count, p.V,
+             p.rowBytes, false, streamOf(call), "embedding");
 }
 
 } // namespace hybrid::cuda::kernels

@@ -5,6 +5,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 #include "Movement.h"
+#include "common/Gather.h"
 
 namespace hybrid::cuda {
 namespace {
@@ -63,27 +64,10 @@ void gatherRows(void *out, const void *data, const void *indices,
 namespace kernels {
 
 void gather(const CudaCall &call) {
-  expectArity(call, "gather", 2, 1);
-  const ConstTensor &data = call.operands[0], &indices = call.operands[1];
-  const Tensor &result = call.results[0];
-  expectIndex(indices.dtype, "gather", "indices");
-  expectDType(result, data.dtype, "gather", "result");
-  const int64_t rank = data.rank();
-  if (rank == 0)
-    fail("gather", "data must have rank >= 1");
-  const int64_t axis =
-      normalizeAxis(call.attrs<ops::Gather>().axis, rank, "gather");
-  Shape outShape(data.shape.begin(), data.shape.begin() + axis);
-  outShape.insert(outShape.end(), indices.shape.begin(), indices.shape.end());
-  outShape.insert(outShape.end(), data.shape.begin() + axis + 1,
-                  data.shape.end());
-  expectShape(result, outShape, "gather", "result");
-  if (result.numel() == 0)
-    return;
-  gatherRows(result.data, data.data, indices.data, indices.dtype,
-             product(data.shape, 0, axis), indices.numel(), data.shape[axis],
-             product(data.shape, axis + 1, rank) * dtypeSize(data.dtype), true,
-             streamOf(call), "gather");
+  const GatherArgs a = GatherArgs::bind(call, "gather");
+  const GatherProblem p = describeGather(a);
+  gatherRows(a.out.data, a.data.data, a.indices.data, a.indices.dtype, p.outer,
+             p.count, p.dim, p.rowBytes, true, streamOf(call), "gather");
 }
 
 } // namespace kernels

@@ -3,6 +3,7 @@
 // device cannot raise the CPU kernel's error without a host sync).
 #include "Device.cuh"
 #include "Kernels.h"
+#include "common/GatherNd.h"
 
 #include <algorithm>
 
@@ -45,47 +46,23 @@ __global__ void gatherNdKernel(W *out, const W *data, const I *indices,
 } // namespace
 
 void gatherNd(const CudaCall &call) {
-  expectArity(call, "gather_nd", 2, 1);
-  const ConstTensor &data = call.operands[0], &indices = call.operands[1];
-  const Tensor &result = call.results[0];
-  expectIndex(indices.dtype, "gather_nd", "indices");
-  expectDType(result, data.dtype, "gather_nd", "result");
-  const int64_t r = data.rank(), q = indices.rank();
-  const int64_t b = call.attrs<ops::GatherNd>().batchDims;
-  if (r < 1 || q < 1)
-    fail("gather_nd", "data and indices must have rank >= 1");
-  if (b < 0 || b >= std::min(r, q))
-    fail("gather_nd", "batch_dims " + std::to_string(b) +
-                          " must be in [0, min(rank(data), rank(indices)))");
-  for (int64_t d = 0; d < b; ++d)
-    if (data.shape[d] != indices.shape[d])
-      fail("gather_nd", "batch dimensions of data " +
-                            shapeToString(data.shape) + " and indices " +
-                            shapeToString(indices.shape) + " differ");
-  const int64_t k = indices.shape[q - 1];
-  if (k < 1 || k > r - b)
-    fail("gather_nd", "the last dimension of indices (" + std::to_string(k) +
-                          ") must be in [1, " + std::to_string(r - b) + "]");
-  if (k > kMaxTuple)
-    fail("gather_nd", "index tuples of " + std::to_string(k) +
-                          " entries are not supported (at most " +
-                          std::to_string(kMaxTuple) + ")");
-  Shape outShape(indices.shape.begin(), indices.shape.end() - 1);
-  outShape.insert(outShape.end(), data.shape.begin() + b + k, data.shape.end());
-  expectShape(result, outShape, "gather_nd", "result");
+  const GatherNdArgs a = GatherNdArgs::bind(call, "gather_nd");
+  const GatherNdProblem p = describeGatherNd(a, kMaxTuple);
+  const ConstTensor &data = a.data, &indices = a.indices;
+  const Tensor &result = a.out;
   if (result.numel() == 0)
     return;
   TupleLayout s;
-  s.k = static_cast<int>(k);
-  int64_t stride = product(data.shape, b + k, r);
-  for (int64_t j = k; j-- > 0;) {
-    s.dims[j] = data.shape[b + j];
+  s.k = static_cast<int>(p.k);
+  int64_t stride = p.slice;
+  for (int64_t j = p.k; j-- > 0;) {
+    s.dims[j] = data.shape[p.b + j];
     s.strides[j] = stride;
-    stride *= data.shape[b + j];
+    stride *= data.shape[p.b + j];
   }
-  s.tuples = std::max<int64_t>(product(indices.shape, b, q - 1), 1);
-  s.slice = product(data.shape, b + k, r);
-  s.batchStride = product(data.shape, b, r);
+  s.tuples = std::max<int64_t>(p.tuples, 1);
+  s.slice = p.slice;
+  s.batchStride = p.batchStride;
   s.total = result.numel();
   visitWord(dtypeSize(data.dtype), [&](auto zero) {
     using W = decltype(zero);

@@ -7,6 +7,7 @@
 #include "Elementwise.cuh"
 #include "Kernels.h"
 #include "Movement.h"
+#include "common/Transpose.h"
 
 #include <vector>
 
@@ -110,29 +111,13 @@ __global__ void __launch_bounds__(256)
 
 /// Runs the tiled kernel when the permutation calls for it; false when a
 /// strided copy is as good.
-bool tryTiled(const Shape &outShape, const std::vector<int64_t> &strides,
-              const void *in, void *out, size_t elementSize,
+bool tryTiled(const TransposeProblem &problem, const void *in, void *out,
               cudaStream_t stream) {
-  // Merge neighbouring result dimensions that stay neighbours in the input.
-  std::vector<int64_t> dims, inStrides;
-  for (size_t d = 0; d < outShape.size(); ++d) {
-    if (outShape[d] == 1)
-      continue;
-    if (!dims.empty() && inStrides.back() == strides[d] * outShape[d]) {
-      dims.back() *= outShape[d];
-      inStrides.back() = strides[d];
-    } else {
-      dims.push_back(outShape[d]);
-      inStrides.push_back(strides[d]);
-    }
-  }
-  if (dims.size() < 2 || inStrides.back() == 1)
+  TransposeTiles tiles;
+  if (!transposeTiles(problem, tiles) || tiles.dims[tiles.p] < 4)
     return false;
-  size_t p = 0;
-  while (p < dims.size() && inStrides[p] != 1)
-    ++p;
-  if (p == dims.size() || dims[p] < 4)
-    return false;
+  const std::vector<int64_t> &dims = tiles.dims, &inStrides = tiles.inStrides;
+  const size_t p = tiles.p, elementSize = problem.elementSize;
   const size_t q = dims.size() - 1;
   const std::vector<int64_t> outStrides = contiguousStrides(dims);
   TiledShape s;
@@ -199,38 +184,13 @@ bool tryTiled(const Shape &outShape, const std::vector<int64_t> &strides,
 } // namespace
 
 void transpose(const CudaCall &call) {
-  expectArity(call, "transpose", 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, "transpose", "result");
-  std::vector<int64_t> perm = call.attrs<ops::Transpose>().perm;
-  const int64_t rank = input.rank();
-  if (static_cast<int64_t>(perm.size()) != rank)
-    fail("transpose", "perm has " + std::to_string(perm.size()) +
-                          " entries for an input of rank " +
-                          std::to_string(rank));
-  std::vector<bool> seen(rank, false);
-  for (int64_t &p : perm) {
-    p = normalizeAxis(p, rank, "transpose");
-    if (seen[p])
-      fail("transpose", "perm repeats dimension " + std::to_string(p));
-    seen[p] = true;
-  }
-  const std::vector<int64_t> inStrides = contiguousStrides(input.shape);
-  Shape outShape(rank);
-  std::vector<int64_t> strides(rank);
-  for (int64_t i = 0; i < rank; ++i) {
-    outShape[i] = input.shape[perm[i]];
-    strides[i] = inStrides[perm[i]];
-  }
-  expectShape(result, outShape, "transpose", "result");
-  if (result.numel() == 0)
+  const TransposeArgs a = TransposeArgs::bind(call, "transpose");
+  const TransposeProblem p = describeTranspose(a);
+  if (a.out.numel() == 0 ||
+      tryTiled(p, a.input.data, a.out.data, streamOf(call)))
     return;
-  const size_t es = dtypeSize(input.dtype);
-  if (tryTiled(outShape, strides, input.data, result.data, es, streamOf(call)))
-    return;
-  copyStrided(stridedPlan(outShape, strides.data(), "transpose"), input.data,
-              result.data, es, streamOf(call), "transpose");
+  copyStrided(stridedPlan(p.shape, p.strides.data(), "transpose"), a.input.data,
+              a.out.data, p.elementSize, streamOf(call), "transpose");
 }
 
 } // namespace hybrid::cuda::kernels

@@ -2,6 +2,7 @@
 // last two dimensions and zero the rest; any dtype (moved as words).
 #include "Device.cuh"
 #include "Kernels.h"
+#include "common/Trilu.h"
 
 namespace hybrid::cuda::kernels {
 namespace {
@@ -25,25 +26,16 @@ __global__ void triluKernel(W *out, const W *in, int64_t total, int64_t rows,
 } // namespace
 
 void trilu(const CudaCall &call) {
-  expectArity(call, "trilu", 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectShape(result, input.shape, "trilu", "result");
-  expectDType(result, input.dtype, "trilu", "result");
-  const int64_t rank = input.rank();
-  if (rank < 2)
-    fail("trilu",
-         "input must have rank >= 2, got " + shapeToString(input.shape));
-  const ops::Trilu &attrs = call.attrs<ops::Trilu>();
-  const int64_t rows = input.shape[rank - 2], cols = input.shape[rank - 1];
-  const int64_t total = input.numel();
+  const TriluArgs a = TriluArgs::bind(call, "trilu");
+  const TriluProblem p = describeTrilu(a);
+  const int64_t total = a.input.numel();
   if (total == 0)
     return;
-  visitWord(dtypeSize(input.dtype), [&](auto zero) {
+  visitWord(p.elementSize, [&](auto zero) {
     using W = decltype(zero);
     launch(triluKernel<W>, gridFor(total), kThreads, 0, streamOf(call),
-           static_cast<W *>(result.data), static_cast<const W *>(input.data),
-           total, rows, cols, attrs.upper, attrs.k);
+           static_cast<W *>(a.out.data), static_cast<const W *>(a.input.data),
+           total, p.rows, p.cols, p.upper, p.k);
   });
   checkLaunch("trilu");
 }
