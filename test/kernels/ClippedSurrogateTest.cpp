@@ -70,7 +70,7 @@ TEST(ClippedSurrogate, OnTheBoundTorchMaxSplitsTheGradient) {
   // passes its half (r <= hi), so the whole -A r arrives.
   HostTensor logp = f32({1}, {std::log(1.25f)}), old = f32({1}, {0}),
              adv = f32({1}, {3}), mask = f32({1}, {1}), g = f32({1}, {2});
-  const float r = std::exp(logp.as<float>()[0]);
+  const float r = std::exp(logp.f()[0]);
   const double clip = static_cast<double>(r) - 1.0; // the bound at r itself
   HostTensor grad(DType::F32, {1});
   runKernel(ops::ClippedSurrogateGrad{0.2, clip}, {&logp, &old, &adv, &mask, &g},
