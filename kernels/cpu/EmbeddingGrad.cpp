@@ -8,19 +8,21 @@
 #include "Kernels.h"
 #include "Parallel.h"
 #include "Scratch.h"
-#include "common/LossGradChecks.h"
+
+#include "common/EmbeddingGradProblem.h"
 
 #include <algorithm>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
-using losschecks::EmbeddingGradShape;
-
 /// Shared: each id's end in the sorted order [rows + 1], the positions
 /// sorted by id [positions]; per thread: one row's f32 sums [features].
 ScratchLayout embeddingGradScratch(const KernelCall &call) {
-  const EmbeddingGradShape s = losschecks::embeddingGradShape(call);
+  using In = ops::EmbeddingGrad::In;
+  const EmbeddingGradProblem s = embeddingGradShape(
+      call.operands.at(In::ids).shape, call.operands.at(In::gradOut).shape,
+      call.results.at(ops::EmbeddingGrad::Out::out).shape);
   Carve carve;
   carve.take<int64_t>(s.rows + 1);
   carve.take<int64_t>(s.positions);
@@ -31,13 +33,9 @@ ScratchLayout embeddingGradScratch(const KernelCall &call) {
 
 void embeddingGrad(const KernelCall &call) {
   constexpr const char *kKernel = "embedding_grad";
-  expectArity(call, kKernel, 2, 1);
-  const ConstTensor &ids = call.operands[0], &gradOut = call.operands[1];
-  const Tensor &result = call.results[0];
-  const EmbeddingGradShape s = losschecks::checkEmbeddingGrad(
-      call, kKernel,
-      [](const std::string &message) { fail(kKernel, message); });
-  visitFloat(gradOut.dtype, kKernel, "grad_out", [&](auto zero) {
+  const auto a = EmbeddingGradArgs::bind(call, kKernel);
+  const EmbeddingGradProblem s = describeEmbeddingGrad(a);
+  visitFloat(s.dtype, kKernel, "grad_out", [&](auto zero) {
     using S = decltype(zero);
     const ScratchLayout layout = embeddingGradScratch(call);
     const int threads = scratchThreads(call, layout, kKernel);
@@ -47,8 +45,7 @@ void embeddingGrad(const KernelCall &call) {
     // ends[id + 1] counts id; its prefix sum is where each id starts.
     std::fill(ends, ends + s.rows + 1, 0);
     auto idAt = [&](int64_t i) {
-      const int64_t id = indexAt(ids, i);
-      return id >= 0 && id < s.rows ? id : -1;
+      return tableRowOf(indexAt(a.ids, i), s.rows);
     };
     for (int64_t i = 0; i < s.positions; ++i)
       if (const int64_t id = idAt(i); id >= 0)
@@ -60,8 +57,8 @@ void embeddingGrad(const KernelCall &call) {
     for (int64_t i = 0; i < s.positions; ++i)
       if (const int64_t id = idAt(i); id >= 0)
         order[ends[id]++] = i;
-    const S *g = gradOut.as<S>();
-    S *out = result.as<S>();
+    const S *g = a.gradOut.as<S>();
+    S *out = a.out.as<S>();
     const int64_t d = s.features;
     parallelFor(
         s.rows, d,

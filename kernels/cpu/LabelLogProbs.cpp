@@ -9,14 +9,13 @@
 #include "Kernels.h"
 #include "Parallel.h"
 #include "Softmax.h"
-#include "common/LossGradChecks.h"
+
+#include "common/LabelLogProbsProblem.h"
 
 #include <cmath>
 
 namespace hybrid::cpu::kernels {
 namespace {
-
-using losschecks::LabelRows;
 
 /// The label of row r when it is in [0, V), else -1.
 int64_t labelOf(const ConstTensor &labels, int64_t r, int64_t vocab) {
@@ -27,19 +26,14 @@ int64_t labelOf(const ConstTensor &labels, int64_t r, int64_t vocab) {
 } // namespace
 
 void labelLogProbs(const KernelCall &call) {
-  constexpr const char *kKernel = "label_log_probs";
-  expectArity(call, kKernel, 2, 1);
-  const ConstTensor &logits = call.operands[0], &labels = call.operands[1];
-  const Tensor &result = call.results[0];
-  const LabelRows s = losschecks::checkLabelLogProbs(
-      call, false, kKernel,
-      [](const std::string &message) { fail(kKernel, message); });
-  float *out = result.as<float>();
-  visitFloat(logits.dtype, kKernel, "logits", [&](auto zero) {
+  const auto a = LabelLogProbsArgs::bind(call, "label_log_probs");
+  const LabelLogProbsProblem s = describeLabelLogProbs(a);
+  float *out = a.out.as<float>();
+  visitFloat(s.dtype, "label_log_probs", "logits", [&](auto zero) {
     using S = decltype(zero);
-    const S *x = logits.as<S>();
+    const S *x = a.logits.as<S>();
     parallelFor(s.rows, s.vocab * 4, [&](int64_t r) {
-      const int64_t label = labelOf(labels, r, s.vocab);
+      const int64_t label = labelOf(a.labels, r, s.vocab);
       if (label < 0) {
         out[r] = 0;
         return;
@@ -52,21 +46,15 @@ void labelLogProbs(const KernelCall &call) {
 }
 
 void labelLogProbsGrad(const KernelCall &call) {
-  constexpr const char *kKernel = "label_log_probs_grad";
-  expectArity(call, kKernel, 3, 1);
-  const ConstTensor &logits = call.operands[0], &labels = call.operands[1],
-                    &grad = call.operands[2];
-  const Tensor &result = call.results[0];
-  const LabelRows s = losschecks::checkLabelLogProbs(
-      call, true, kKernel,
-      [](const std::string &message) { fail(kKernel, message); });
-  const float *g = grad.as<float>();
-  visitFloat(logits.dtype, kKernel, "logits", [&](auto zero) {
+  const auto a = LabelLogProbsGradArgs::bind(call, "label_log_probs_grad");
+  const LabelLogProbsProblem s = describeLabelLogProbsGrad(a);
+  const float *g = a.grad.as<float>();
+  visitFloat(s.dtype, "label_log_probs_grad", "logits", [&](auto zero) {
     using S = decltype(zero);
-    const S *x = logits.as<S>();
-    S *dx = result.as<S>();
+    const S *x = a.logits.as<S>();
+    S *dx = a.out.as<S>();
     parallelFor(s.rows, s.vocab * 8, [&](int64_t r) {
-      const int64_t label = labelOf(labels, r, s.vocab);
+      const int64_t label = labelOf(a.labels, r, s.vocab);
       const S *row = x + r * s.vocab;
       S *out = dx + r * s.vocab;
       if (label < 0) {

@@ -8,61 +8,55 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
+#include "common/NormProblem.h"
+
 namespace hybrid::cpu::kernels {
 namespace {
 
 /// The weight and bias, broadcast to the normalised shape, as f32 arrays:
 /// the row loop then reads them contiguously whatever their shape and dtype.
-ScratchLayout layerNormScratch(const KernelCall &call) {
-  const NormShape s = normShape(
-      call.operands.at(0), call.attrs<ops::LayerNorm>().axis, "layer_norm");
+ScratchLayout layerNormScratch(const NormProblem &s, bool weight, bool bias) {
   Carve carve;
-  for (size_t i = 1; i <= 2; ++i)
-    if (optionalOperand(call, i))
-      carve.take<float>(s.n);
+  if (weight)
+    carve.take<float>(s.n);
+  if (bias)
+    carve.take<float>(s.n);
   return {carve.used(), 0};
+}
+
+ScratchLayout layerNormScratch(const KernelCall &call) {
+  using In = ops::LayerNorm::In;
+  const NormProblem s =
+      normShape(call.operands.at(In::input).shape,
+                call.attrs<ops::LayerNorm>().axis, "layer_norm");
+  return layerNormScratch(s, optional(call, In::weight),
+                          optional(call, In::bias));
 }
 
 } // namespace
 
 void layerNorm(const KernelCall &call) {
-  expectOperands(call, "layer_norm", 1, 2);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, "layer_norm", "result");
-  expectShape(result, input.shape, "layer_norm", "result");
-  const ops::LayerNorm &attrs = call.attrs<ops::LayerNorm>();
-  const double eps = attrs.epsilon;
-  const NormShape s = normShape(input, attrs.axis, "layer_norm");
-  const ConstTensor *weightOperand = optionalOperand(call, 1);
-  const ConstTensor *biasOperand = optionalOperand(call, 2);
-  if (weightOperand) {
-    expectSameDType(*weightOperand, input, "layer_norm", "weight", "input");
-    expectBroadcastsTo(*weightOperand, s.norm, "layer_norm", "weight");
-  }
-  if (biasOperand) {
-    expectSameDType(*biasOperand, input, "layer_norm", "bias", "input");
-    expectBroadcastsTo(*biasOperand, s.norm, "layer_norm", "bias");
-  }
-  visitFloat(input.dtype, "layer_norm", "input", [&](auto zero) {
+  const auto a = LayerNormArgs::bind(call, "layer_norm");
+  const NormProblem s = describeLayerNorm(a);
+  visitFloat(s.dtype, "layer_norm", "input", [&](auto zero) {
     using S = decltype(zero);
-    const ScratchLayout layout = layerNormScratch(call);
-    scratchThreads(call, layout, "layer_norm");
-    if (input.numel() == 0)
+    scratchThreads(call, layerNormScratch(s, a.weight, a.bias), "layer_norm");
+    if (a.input.numel() == 0)
       return;
     Carve carve(sharedScratch(call));
     float *weight = nullptr, *bias = nullptr;
-    if (weightOperand) {
+    if (a.weight) {
       weight = carve.take<float>(s.n);
-      broadcastToFloat(*weightOperand, s.norm, weight, "layer_norm", "weight");
+      broadcastToFloat(*a.weight, s.norm, weight, "layer_norm", "weight");
     }
-    if (biasOperand) {
+    if (a.bias) {
       bias = carve.take<float>(s.n);
-      broadcastToFloat(*biasOperand, s.norm, bias, "layer_norm", "bias");
+      broadcastToFloat(*a.bias, s.norm, bias, "layer_norm", "bias");
     }
-    const S *x = input.as<S>();
-    S *y = result.as<S>();
+    const S *x = a.input.as<S>();
+    S *y = a.out.as<S>();
     const int64_t n = s.n;
+    const double eps = s.epsilon;
     parallelFor(s.rows, n * 4, [&](int64_t r) {
       layerNormRow(x + r * n, y + r * n, n, eps, weight, bias);
     });

@@ -11,6 +11,8 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
+#include "common/NormProblem.h"
+
 namespace hybrid::cpu::kernels {
 namespace {
 
@@ -22,7 +24,7 @@ struct LayerNormGradScratch {
   double *sumGradXhat = nullptr, *sumGrad = nullptr;
 };
 
-LayerNormGradScratch carveScratch(Carve &carve, const NormShape &s,
+LayerNormGradScratch carveScratch(Carve &carve, const NormProblem &s,
                                   bool hasWeight) {
   LayerNormGradScratch l;
   if (hasWeight)
@@ -33,13 +35,18 @@ LayerNormGradScratch carveScratch(Carve &carve, const NormShape &s,
   return l;
 }
 
-ScratchLayout layerNormGradScratch(const KernelCall &call) {
-  const NormShape s =
-      normShape(call.operands.at(0), call.attrs<ops::LayerNormGrad>().axis,
-                "layer_norm_grad");
+ScratchLayout layerNormGradScratch(const NormProblem &s, bool weight) {
   Carve carve;
-  carveScratch(carve, s, optionalOperand(call, 1) != nullptr);
+  carveScratch(carve, s, weight);
   return {carve.used(), 0};
+}
+
+ScratchLayout layerNormGradScratch(const KernelCall &call) {
+  using In = ops::LayerNormGrad::In;
+  const NormProblem s =
+      normShape(call.operands.at(In::input).shape,
+                call.attrs<ops::LayerNormGrad>().axis, "layer_norm_grad");
+  return layerNormGradScratch(s, optional(call, In::weight) != nullptr);
 }
 
 /// dx over one row of n elements with its statistics; weight may be null.
@@ -67,46 +74,25 @@ void inputGradRow(const S *x, const S *g, S *dx, int64_t n, LayerNormStats st,
 
 void layerNormGrad(const KernelCall &call) {
   constexpr const char *kKernel = "layer_norm_grad";
-  // expectOperands takes the optional operands last; the weight sits
-  // between the input and grad_out, which is required.
-  expectOperands(call, kKernel, 1, 2, 3);
-  if (!call.operands[2].present)
-    fail(kKernel, "operand 2 (grad_out) is required");
-  const ConstTensor &input = call.operands[0];
-  const ConstTensor *weightOperand = optionalOperand(call, 1);
-  const ConstTensor &gradOut = call.operands[2];
-  const ops::LayerNormGrad &attrs = call.attrs<ops::LayerNormGrad>();
-  const NormShape s = normShape(input, attrs.axis, kKernel);
-  expectSameDType(gradOut, input, kKernel, "grad_out", "input");
-  expectShape(gradOut, input.shape, kKernel, "grad_out");
-  if (weightOperand) {
-    expectSameDType(*weightOperand, input, kKernel, "weight", "input");
-    expectShape(*weightOperand, s.norm, kKernel, "weight");
-  }
-  const char *names[] = {"grad_input", "grad_weight", "grad_bias"};
-  for (size_t i = 0; i < 3; ++i) {
-    expectDType(call.results[i], input.dtype, kKernel, names[i]);
-    expectShape(call.results[i], i == 0 ? input.shape : s.norm, kKernel,
-                names[i]);
-  }
-  visitFloat(input.dtype, kKernel, "input", [&](auto zero) {
+  const auto a = bindLayerNormGrad(call);
+  const NormProblem s = describeLayerNormGrad(a);
+  visitFloat(s.dtype, kKernel, "input", [&](auto zero) {
     using S = decltype(zero);
-    scratchThreads(call, layerNormGradScratch(call), kKernel);
+    scratchThreads(call, layerNormGradScratch(s, a.weight != nullptr), kKernel);
     if (s.n == 0)
       return;
     Carve carve(sharedScratch(call));
-    const LayerNormGradScratch l =
-        carveScratch(carve, s, weightOperand != nullptr);
-    if (weightOperand)
-      broadcastToFloat(*weightOperand, s.norm, l.weight, kKernel, "weight");
-    const S *x = input.as<S>(), *g = gradOut.as<S>();
-    S *dx = call.results[0].as<S>();
+    const LayerNormGradScratch l = carveScratch(carve, s, a.weight != nullptr);
+    if (a.weight)
+      broadcastToFloat(*a.weight, s.norm, l.weight, kKernel, "weight");
+    const S *x = a.input.as<S>(), *g = a.gradOut.as<S>();
+    S *dx = a.gradInput.as<S>();
     const int64_t n = s.n;
     parallelFor(s.rows, n * 8, [&](int64_t r) {
-      l.stats[r] = layerNormStats(x + r * n, n, attrs.epsilon);
+      l.stats[r] = layerNormStats(x + r * n, n, s.epsilon);
       inputGradRow(x + r * n, g + r * n, dx + r * n, n, l.stats[r], l.weight);
     });
-    S *dw = call.results[1].as<S>(), *db = call.results[2].as<S>();
+    S *dw = a.gradWeight.as<S>(), *db = a.gradBias.as<S>();
     parallelChunks(n, s.rows * 4, [&](int64_t begin, int64_t end) {
       std::fill(l.sumGradXhat + begin, l.sumGradXhat + end, 0.0);
       std::fill(l.sumGrad + begin, l.sumGrad + end, 0.0);

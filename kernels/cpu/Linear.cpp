@@ -15,44 +15,13 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/LinearChecks.h"
+#include "common/LinearProblem.h"
 
 #include <algorithm>
 #include <cstring>
-#include <string>
-#include <vector>
 
 namespace hybrid::cpu::kernels {
 namespace {
-
-struct LinearShape {
-  int64_t M = 0, N = 0, K = 0;
-  Shape out;
-};
-
-LinearShape linearShape(const KernelCall &call) {
-  const ConstTensor &input = call.operands.at(0), &weight = call.operands.at(1);
-  expectRank(weight, 2, "linear", "weight");
-  if (input.rank() == 0)
-    fail("linear", "input must have rank >= 1");
-  const bool transW = call.attrs<ops::Linear>().transposeWeight;
-  LinearShape s;
-  s.K = input.shape.back();
-  s.N = transW ? weight.shape[0] : weight.shape[1];
-  const int64_t wK = transW ? weight.shape[1] : weight.shape[0];
-  if (wK != s.K)
-    fail("linear", "input " + shapeToString(input.shape) + " has " +
-                       std::to_string(s.K) + " features but weight " +
-                       shapeToString(weight.shape) +
-                       (transW ? " ([N, K])" : " ([K, N])") + " expects " +
-                       std::to_string(wK));
-  s.out = input.shape;
-  s.out.back() = s.N;
-  s.M = numElements(input.shape) / std::max<int64_t>(s.K, 1);
-  if (s.K == 0)
-    s.M = numElements(s.out) / std::max<int64_t>(s.N, 1);
-  return s;
-}
 
 /// The shared scratch of a norm prologue: its weight and bias as f32 [K]
 /// (when given), then the normalised input (the input's dtype).
@@ -61,53 +30,56 @@ struct PrologueScratch {
   void *input = nullptr;
 };
 
-PrologueScratch carvePrologue(const KernelCall &call, const LinearShape &s,
+PrologueScratch carvePrologue(const LinearProblem &s, bool weight, bool bias,
                               Carve &carve) {
   PrologueScratch p;
-  if (call.attrs<ops::Linear>().norm == NormKind::None)
+  if (s.norm == NormKind::None)
     return p;
-  if (optionalOperand(call, 4))
+  if (weight)
     p.weight = carve.take<float>(s.K);
-  if (optionalOperand(call, 5))
+  if (bias)
     p.bias = carve.take<float>(s.K);
-  p.input = carve.take<char>(s.M * s.K * dtypeSize(call.operands.at(0).dtype));
+  p.input = carve.take<char>(s.M * s.K * dtypeSize(s.dtype));
   return p;
 }
 
 /// A norm prologue's rows in shared scratch; bf16/f16 products convert
-/// blocks per thread; f32 needs nothing more.
+/// blocks per thread; f32 needs nothing more. From shapes alone (scratch is
+/// sized before data is bound).
 ScratchLayout linearScratch(const KernelCall &call) {
-  const LinearShape s = linearShape(call);
+  using In = ops::Linear::In;
+  const ConstTensor &input = call.operands.at(In::input);
+  const ops::Linear &attrs = call.attrs<ops::Linear>();
+  LinearProblem s = linearShape(input.shape, call.operands.at(In::weight).shape,
+                                attrs.transposeWeight);
+  s.dtype = input.dtype;
+  s.norm = attrs.norm;
   Carve carve;
-  carvePrologue(call, s, carve);
-  if (call.operands.at(0).dtype == DType::F32)
+  carvePrologue(s, optional(call, In::normWeight), optional(call, In::normBias),
+                carve);
+  if (input.dtype == DType::F32)
     return {carve.used(), 0};
   return {carve.used(), convertingGemmScratch(s.M, s.N, s.K)};
 }
 
-/// The prologue's normalised rows of `input`, in scratch.
-const void *normaliseRows(const KernelCall &call, const LinearShape &s,
-                          const ops::Linear &attrs) {
-  const ConstTensor &input = call.operands[0];
-  const ConstTensor *weightOperand = optionalOperand(call, 4);
-  const ConstTensor *biasOperand = optionalOperand(call, 5);
-  checks::checkNormPrologue(call, attrs, s.K, [](const std::string &message) {
-    fail("linear", message);
-  });
+/// The prologue's normalised rows of the input, in scratch.
+const void *normaliseRows(const KernelCall &call, const LinearArgs &a,
+                          const LinearProblem &s) {
   Carve carve(sharedScratch(call));
-  const PrologueScratch p = carvePrologue(call, s, carve);
+  const PrologueScratch p =
+      carvePrologue(s, a.normWeight != nullptr, a.normBias != nullptr, carve);
   if (p.weight)
-    broadcastToFloat(*weightOperand, {s.K}, p.weight, "linear", "norm_weight");
+    broadcastToFloat(*a.normWeight, {s.K}, p.weight, "linear", "norm_weight");
   if (p.bias)
-    broadcastToFloat(*biasOperand, {s.K}, p.bias, "linear", "norm_bias");
+    broadcastToFloat(*a.normBias, {s.K}, p.bias, "linear", "norm_bias");
   const int64_t K = s.K;
-  const double eps = attrs.normEpsilon;
-  visitFloat(input.dtype, "linear", "input", [&](auto zero) {
+  const double eps = s.normEpsilon;
+  visitFloat(s.dtype, "linear", "input", [&](auto zero) {
     using S = decltype(zero);
-    const S *x = input.as<S>();
+    const S *x = a.input.as<S>();
     S *y = static_cast<S *>(p.input);
     parallelFor(s.M, K * 4, [&](int64_t r) {
-      if (attrs.norm == NormKind::LayerNorm)
+      if (s.norm == NormKind::LayerNorm)
         layerNormRow(x + r * K, y + r * K, K, eps, p.weight, p.bias);
       else
         rmsNormRow(x + r * K, y + r * K, K, eps, p.weight);
@@ -125,11 +97,7 @@ void linearProduct(const KernelCall &call, const ScratchLayout &layout,
                    const void *x, const void *weight, int64_t ldw, bool transW,
                    const void *bias, Activation act, const void *residual,
                    void *result) {
-  GemmEpilogue epilogue;
-  epilogue.bias = bias;
-  epilogue.activation = act;
-  epilogue.residual = residual;
-  epilogue.ldr = N;
+  const GemmEpilogue epilogue{bias, act, residual, N};
   if (dtype != DType::F32) {
     convertingGemm(dtype, M, N, K, x, K, weight, ldw, transW, epilogue, result,
                    N, threadScratch(call, layout, 0),
@@ -162,44 +130,10 @@ void linearProduct(const KernelCall &call, const ScratchLayout &layout,
   });
 }
 
-/// A linear group's members: (weight, bias or null, result, feature range)
-/// from the call, checked against the input.
-struct GroupMember {
-  const ConstTensor *weight = nullptr, *bias = nullptr;
-  const Tensor *result = nullptr;
-  int64_t begin = 0, end = 0;
-};
-
-std::vector<GroupMember> groupMembers(const KernelCall &call, int64_t &M,
-                                      int64_t &K) {
-  const auto &attrs = call.attrs<ops::LinearGroup>();
-  auto failure = [](const std::string &message) {
-    fail("linear_group", message);
-  };
-  checks::checkLinearGroup(call, attrs, failure);
-  const ConstTensor &input = call.operands[0];
-  visitFloat(input.dtype, "linear_group", "input", [](auto) {});
-  K = input.shape.back();
-  M = numElements(input.shape) / std::max<int64_t>(K, 1);
-  std::vector<GroupMember> out(attrs.featureBegins.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    checks::checkLinearGroupMember(call, attrs, i, K, failure);
-    GroupMember &m = out[i];
-    m.weight = &call.operands[1 + 2 * i];
-    m.bias = optionalOperand(call, 2 + 2 * i);
-    m.result = &call.results[i];
-    m.begin = attrs.featureBegins[i];
-    m.end = attrs.featureEnds[i];
-    if (K == 0)
-      M = numElements(m.result->shape) / (m.end - m.begin);
-  }
-  return out;
-}
-
 /// bf16/f16 products convert blocks per thread: the widest member's. From
 /// shapes alone (scratch is sized before data is bound).
 ScratchLayout linearGroupScratch(const KernelCall &call) {
-  const ConstTensor &input = call.operands.at(0);
+  const ConstTensor &input = call.operands.at(LinearGroupArgs::kInput);
   if (input.dtype == DType::F32 || input.rank() == 0)
     return {};
   const auto &attrs = call.attrs<ops::LinearGroup>();
@@ -219,71 +153,41 @@ ScratchLayout linearGroupScratch(const KernelCall &call) {
 } // namespace
 
 void linear(const KernelCall &call) {
-  // (input, weight, bias?, residual?[, norm_weight?, norm_bias?]): a
-  // linear without a prologue may leave its two operands off.
-  expectOperands(call, "linear", 2, call.operands.size() <= 4 ? 2 : 4);
-  const ConstTensor &input = call.operands[0], &weight = call.operands[1];
-  const ConstTensor *biasOperand = optionalOperand(call, 2);
-  const ConstTensor *residualOperand = optionalOperand(call, 3);
-  const Tensor &result = call.results[0];
-  const DType dtype = input.dtype;
-  visitFloat(dtype, "linear", "input", [](auto) {});
-  expectSameDType(weight, input, "linear", "weight", "input");
-  expectDType(result, dtype, "linear", "result");
-  const LinearShape s = linearShape(call);
-  expectShape(result, s.out, "linear", "result");
-  if (biasOperand) {
-    const ConstTensor &b = *biasOperand;
-    expectSameDType(b, input, "linear", "bias", "input");
-    if (b.numel() != s.N || (b.rank() > 0 && b.shape.back() != s.N))
-      fail("linear", "bias " + shapeToString(b.shape) + " must have " +
-                         std::to_string(s.N) + " elements");
-  }
-  if (residualOperand) {
-    expectSameDType(*residualOperand, input, "linear", "residual", "input");
-    expectShape(*residualOperand, s.out, "linear", "residual");
-  }
-  const ops::Linear &attrs = call.attrs<ops::Linear>();
-  if (static_cast<int>(attrs.activation) >= kActivations)
-    fail("linear", "invalid activation " +
-                       std::to_string(static_cast<int>(attrs.activation)));
+  const LinearArgs a = bindLinear(call);
+  const LinearProblem s = describeLinear(a);
   checkGemmSizes(s.M, s.N, s.K, "linear");
   const ScratchLayout layout = linearScratch(call);
   const int threads = scratchThreads(call, layout, "linear");
   const void *x =
-      attrs.norm == NormKind::None ? input.data : normaliseRows(call, s, attrs);
-  const bool transW = attrs.transposeWeight;
-  linearProduct(call, layout, threads, dtype, s.M, s.N, s.K, x, weight.data,
-                transW ? s.K : s.N, transW,
-                biasOperand ? biasOperand->data : nullptr, attrs.activation,
-                residualOperand ? residualOperand->data : nullptr, result.data);
+      s.norm == NormKind::None ? a.input.data : normaliseRows(call, a, s);
+  linearProduct(call, layout, threads, s.dtype, s.M, s.N, s.K, x, a.weight.data,
+                s.ldw(), s.transW, a.bias ? a.bias->data : nullptr,
+                s.activation, a.residual ? a.residual->data : nullptr,
+                a.out.data);
 }
 
 void linearGroup(const KernelCall &call) {
-  int64_t M = 0, K = 0;
-  const std::vector<GroupMember> members = groupMembers(call, M, K);
-  const auto &attrs = call.attrs<ops::LinearGroup>();
-  const ConstTensor &input = call.operands[0];
+  const auto a = LinearGroupArgs::bind(call, "linear_group");
+  const LinearGroupProblem g = describeLinearGroup(a);
   const ScratchLayout layout = linearGroupScratch(call);
   const int threads = scratchThreads(call, layout, "linear_group");
-  const bool transW = attrs.transposeWeight;
-  const size_t bytes = dtypeSize(input.dtype);
+  const size_t bytes = dtypeSize(g.dtype);
   // Each member is its own linear over a view of the weight: the GEMM
   // gives every element the same bits whatever its column's place and the
   // leading dimension (Gemm.h), so a member equals the linear (and the
   // slice of a wider one) it replaces, bit for bit.
-  for (const GroupMember &m : members) {
-    const int64_t n = m.end - m.begin;
-    checkGemmSizes(M, n, K, "linear_group");
-    const int64_t fullN = m.weight->shape[transW ? 0 : 1];
-    const char *w = static_cast<const char *>(m.weight->data) +
-                    (transW ? m.begin * K : m.begin) * bytes;
+  for (size_t i = 0; i < g.members.size(); ++i) {
+    const LinearGroupMember &m = g.members[i];
+    const int64_t n = m.features();
+    checkGemmSizes(g.M, n, g.K, "linear_group");
+    const char *w =
+        static_cast<const char *>(a.weight(i).data) + g.weightOffset(m) * bytes;
+    const ConstTensor *b = a.bias(i);
     const char *bias =
-        m.bias ? static_cast<const char *>(m.bias->data) + m.begin * bytes
-               : nullptr;
-    linearProduct(call, layout, threads, input.dtype, M, n, K, input.data, w,
-                  transW ? K : fullN, transW, bias, attrs.activation, nullptr,
-                  m.result->data);
+        b ? static_cast<const char *>(b->data) + m.begin * bytes : nullptr;
+    linearProduct(call, layout, threads, g.dtype, g.M, n, g.K, a.input().data,
+                  w, g.ldw(m), g.transW, bias, g.activation, nullptr,
+                  a.out(i).data);
   }
 }
 

@@ -6,32 +6,11 @@
 #pragma once
 
 #include "Element.h"
-#include "KernelCheck.h"
 
 #include <cmath>
 #include <cstdint>
 
 namespace hybrid::cpu {
-
-/// A norm's input as rows: the normalised block `norm` (dims [axis, rank))
-/// of n elements, `rows` of them.
-struct NormShape {
-  Shape norm;
-  int64_t rows = 0, n = 0;
-};
-
-inline NormShape normShape(const ConstTensor &input, int64_t axisAttr,
-                           const char *kernel) {
-  const int64_t rank = input.rank();
-  if (rank == 0)
-    fail(kernel, "input must have rank >= 1");
-  const int64_t axis = normalizeAxis(axisAttr, rank, kernel);
-  NormShape s;
-  s.norm.assign(input.shape.begin() + axis, input.shape.end());
-  s.n = numElements(s.norm);
-  s.rows = product(input.shape, 0, axis);
-  return s;
-}
 
 /// A row's layer-norm statistics, accumulated in double and rounded to f32:
 /// x^ = (x - mean) * rstd.

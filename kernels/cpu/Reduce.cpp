@@ -7,107 +7,24 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
+#include "common/ReduceProblem.h"
+
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace hybrid::cpu::kernels {
 namespace {
 
-template <typename S> constexpr bool kFloat = kIsFloatStorage<S>;
-
-/// The integer type of S for the integer reductions (S itself; int for the
-/// float types, where it is unused).
-template <typename S>
-using IntegerOf =
-    std::conditional_t<kFloat<S> || std::is_same_v<S, uint8_t>, int, S>;
-
-template <typename S> struct SumReducer {
-  using Acc =
-      std::conditional_t<kFloat<S>, double, std::make_unsigned_t<IntegerOf<S>>>;
-  static Acc init() { return 0; }
-  static Acc step(Acc a, S x) {
-    if constexpr (kFloat<S>)
-      return a + toFloat(x);
-    else
-      return a + static_cast<Acc>(x);
-  }
-  static S finish(Acc a, int64_t) {
-    if constexpr (kFloat<S>)
-      return fromFloat<S>(static_cast<float>(a));
-    else
-      return static_cast<S>(a);
+/// How the shared folds (common/ReduceProblem.h) read and write floats.
+struct Elements {
+  template <typename S> static float toFloat(S x) { return cpu::toFloat(x); }
+  template <typename S> static S fromFloat(float x) {
+    return cpu::fromFloat<S>(x);
   }
 };
 
-template <typename S> struct MeanReducer : SumReducer<S> {
-  using Acc = typename SumReducer<S>::Acc;
-  static S finish(Acc a, int64_t count) {
-    if constexpr (kFloat<S>)
-      return fromFloat<S>(static_cast<float>(a / static_cast<double>(count)));
-    else
-      return static_cast<S>(static_cast<S>(a) / count); // count > 0, checked
-  }
-};
-
-template <typename S> struct ProdReducer {
-  using Acc = typename SumReducer<S>::Acc;
-  static Acc init() { return 1; }
-  static Acc step(Acc a, S x) {
-    if constexpr (kFloat<S>)
-      return a * toFloat(x);
-    else
-      return a * static_cast<Acc>(x);
-  }
-  static S finish(Acc a, int64_t) { return SumReducer<S>::finish(a, 1); }
-};
-
-/// max/min compare floats in f32 (exact for bf16/f16) and keep NaN.
-template <typename S> struct MaxReducer {
-  using Acc = std::conditional_t<kFloat<S>, float, S>;
-  static Acc init() {
-    if constexpr (kFloat<S>)
-      return -std::numeric_limits<float>::infinity();
-    else
-      return std::numeric_limits<S>::min(); // bool: "any" of nothing is 0
-  }
-  static Acc step(Acc a, S s) {
-    Acc x;
-    if constexpr (kFloat<S>)
-      x = toFloat(s);
-    else
-      x = s;
-    return (x > a || x != x) && a == a ? x : a;
-  }
-  static S finish(Acc a, int64_t) {
-    if constexpr (kFloat<S>)
-      return fromFloat<S>(a);
-    else
-      return a;
-  }
-};
-
-template <typename S> struct MinReducer {
-  using Acc = std::conditional_t<kFloat<S>, float, S>;
-  static Acc init() {
-    if constexpr (kFloat<S>)
-      return std::numeric_limits<float>::infinity();
-    else if constexpr (std::is_same_v<S, uint8_t>)
-      return 1; // bool: "all" of nothing is true
-    else
-      return std::numeric_limits<S>::max();
-  }
-  static Acc step(Acc a, S s) {
-    Acc x;
-    if constexpr (kFloat<S>)
-      x = toFloat(s);
-    else
-      x = s;
-    return (x < a || x != x) && a == a ? x : a;
-  }
-  static S finish(Acc a, int64_t) { return MaxReducer<S>::finish(a, 1); }
-};
+using Folds = ReduceFolds<Elements>;
 
 /// The input seen as merged runs of kept and reduced dimensions, in fixed
 /// arrays (kernels allocate nothing while they run).
@@ -124,7 +41,8 @@ struct ReductionLayout {
   int64_t reduceCount = 1;   // elements folded into each output
 };
 
-ReductionLayout planReduction(const Shape &shape, const bool *reduced,
+ReductionLayout planReduction(const Shape &shape,
+                              const std::vector<bool> &reduced,
                               const char *kernel) {
   ReductionLayout layout;
   if (shape.size() > ReductionLayout::kMaxRank)
@@ -244,46 +162,13 @@ void reduceWith(const KernelCall &call, const ReductionLayout &layout,
   }
 }
 
-/// Reductions that also run on bool (as any / all).
-template <template <typename> class R> constexpr bool kRunsOnBool = false;
-template <> constexpr bool kRunsOnBool<MaxReducer> = true;
-template <> constexpr bool kRunsOnBool<MinReducer> = true;
-
-/// The reduced-axis flags and the result shape of a reduction.
-struct ReduceShape {
-  bool reduced[ReductionLayout::kMaxRank] = {};
-  Shape out;
-  int64_t reduceCount = 1;
-};
-
-ReduceShape reduceShape(const KernelCall &call, const char *kernel) {
-  const ConstTensor &input = call.operands.at(0);
-  const ops::Reduce &attrs = call.attrs<ops::Reduce>();
-  const int64_t rank = input.rank();
-  if (rank > ReductionLayout::kMaxRank)
-    fail(kernel, "too many dimensions in " + shapeToString(input.shape));
-  ReduceShape r;
-  for (int64_t a : attrs.axes)
-    r.reduced[normalizeAxis(a, rank, kernel)] = true;
-  if (attrs.axes.empty())
-    std::fill(r.reduced, r.reduced + rank, true);
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!r.reduced[d])
-      r.out.push_back(input.shape[d]);
-    else {
-      r.reduceCount *= input.shape[d];
-      if (attrs.keepdims)
-        r.out.push_back(1);
-    }
-  }
-  return r;
-}
-
 /// Per-thread accumulators when the innermost run is kept.
 ScratchLayout reduceScratch(const KernelCall &call) {
-  const ConstTensor &input = call.operands.at(0);
-  ReduceShape shape = reduceShape(call, "reduce");
-  ReductionLayout layout = planReduction(input.shape, shape.reduced, "reduce");
+  const ConstTensor &input = call.operands.at(ops::Reduce::In::input);
+  const ReduceProblem shape =
+      reduceShape(input.shape, call.attrs<ops::Reduce>(), "reduce");
+  const ReductionLayout layout =
+      planReduction(input.shape, shape.reduced, "reduce");
   ScratchLayout scratch;
   if (!layout.innerReduced && shape.reduceCount > 0) {
     size_t accBytes = 8; // double, u64 or smaller (max/min keep f32)
@@ -296,61 +181,54 @@ ScratchLayout reduceScratch(const KernelCall &call) {
 
 template <template <typename> class R>
 void reduce(const KernelCall &call, const char *kernel) {
-  expectArity(call, kernel, 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, kernel, "result");
-  ReduceShape shape = reduceShape(call, kernel);
-  expectShape(result, shape.out, kernel, "result");
-  const int64_t outCount = result.numel();
+  const auto a = ReduceArgs::bind(call, kernel);
+  const ReduceProblem shape = describeReduce(a, kernel);
+  if (a.input.rank() > ReductionLayout::kMaxRank)
+    fail(kernel, "too many dimensions in " + shapeToString(a.input.shape));
+  const int64_t outCount = a.out.numel();
   auto run = [&](auto zero) {
     using S = decltype(zero);
     if (outCount == 0)
       return;
-    S *out = result.as<S>();
+    S *out = a.out.as<S>();
     if (shape.reduceCount == 0) {
-      // An empty reduction gives the identity; a mean is 0/0.
-      S v = R<S>::finish(R<S>::init(), 1);
-      if constexpr (std::is_same_v<R<S>, MeanReducer<S>>) {
-        if constexpr (kFloat<S>)
-          v = fromFloat<S>(std::numeric_limits<float>::quiet_NaN());
-        else
-          fail(kernel, "mean over an empty integer reduction");
-      }
-      std::fill(out, out + outCount, v);
+      if constexpr (std::is_same_v<R<S>, Folds::Mean<S>> && !kFoldsFloat<S>)
+        fail(kernel, "mean over an empty integer reduction");
+      std::fill(out, out + outCount, R<S>::identity());
       return;
     }
     const ReductionLayout layout =
-        planReduction(input.shape, shape.reduced, kernel);
+        planReduction(a.input.shape, shape.reduced, kernel);
     const ScratchLayout scratch = reduceScratch(call);
     const int threads = scratchThreads(call, scratch, kernel);
-    reduceWith<S, R<S>>(call, layout, scratch, threads, input.as<S>(), out,
+    reduceWith<S, R<S>>(call, layout, scratch, threads, a.input.as<S>(), out,
                         outCount);
   };
-  if (input.dtype == DType::Bool) {
-    if constexpr (kRunsOnBool<R>)
+  if (a.input.dtype == DType::Bool) {
+    if constexpr (R<uint8_t>::kTakesBool)
       return run(uint8_t{});
-    failUnsupported(kernel, input.dtype, "input", "f32, bf16, f16, i32 or i64");
+    failUnsupported(kernel, a.input.dtype, "input",
+                    "f32, bf16, f16, i32 or i64");
   }
-  visitNumeric(input.dtype, kernel, "input", run);
+  visitNumeric(a.input.dtype, kernel, "input", run);
 }
 
 } // namespace
 
 void reduceSum(const KernelCall &call) {
-  reduce<SumReducer>(call, "reduce_sum");
+  reduce<Folds::Sum>(call, "reduce_sum");
 }
 void reduceMean(const KernelCall &call) {
-  reduce<MeanReducer>(call, "reduce_mean");
+  reduce<Folds::Mean>(call, "reduce_mean");
 }
 void reduceMax(const KernelCall &call) {
-  reduce<MaxReducer>(call, "reduce_max");
+  reduce<Folds::Max>(call, "reduce_max");
 }
 void reduceMin(const KernelCall &call) {
-  reduce<MinReducer>(call, "reduce_min");
+  reduce<Folds::Min>(call, "reduce_min");
 }
 void reduceProd(const KernelCall &call) {
-  reduce<ProdReducer>(call, "reduce_prod");
+  reduce<Folds::Prod>(call, "reduce_prod");
 }
 
 size_t reduceScratchBytes(const KernelCall &call, int threads) {

@@ -8,51 +8,45 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include <cmath>
+#include "common/NormProblem.h"
 
 namespace hybrid::cpu::kernels {
 namespace {
 
 /// The weight broadcast to the normalised shape, as an f32 array.
-ScratchLayout rmsNormScratch(const KernelCall &call) {
-  const NormShape s = normShape(call.operands.at(0),
-                                call.attrs<ops::RmsNorm>().axis, "rms_norm");
+ScratchLayout rmsNormScratch(const NormProblem &s, bool weight) {
   Carve carve;
-  if (optionalOperand(call, 1))
+  if (weight)
     carve.take<float>(s.n);
   return {carve.used(), 0};
+}
+
+ScratchLayout rmsNormScratch(const KernelCall &call) {
+  using In = ops::RmsNorm::In;
+  const NormProblem s = normShape(call.operands.at(In::input).shape,
+                                  call.attrs<ops::RmsNorm>().axis, "rms_norm");
+  return rmsNormScratch(s, optional(call, In::weight));
 }
 
 } // namespace
 
 void rmsNorm(const KernelCall &call) {
-  expectOperands(call, "rms_norm", 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, "rms_norm", "result");
-  expectShape(result, input.shape, "rms_norm", "result");
-  const ops::RmsNorm &attrs = call.attrs<ops::RmsNorm>();
-  const double eps = attrs.epsilon;
-  const NormShape s = normShape(input, attrs.axis, "rms_norm");
-  const ConstTensor *weightOperand = optionalOperand(call, 1);
-  if (weightOperand) {
-    expectSameDType(*weightOperand, input, "rms_norm", "weight", "input");
-    expectBroadcastsTo(*weightOperand, s.norm, "rms_norm", "weight");
-  }
-  visitFloat(input.dtype, "rms_norm", "input", [&](auto zero) {
+  const auto a = RmsNormArgs::bind(call, "rms_norm");
+  const NormProblem s = describeRmsNorm(a);
+  visitFloat(s.dtype, "rms_norm", "input", [&](auto zero) {
     using S = decltype(zero);
-    const ScratchLayout layout = rmsNormScratch(call);
-    scratchThreads(call, layout, "rms_norm");
-    if (input.numel() == 0)
+    scratchThreads(call, rmsNormScratch(s, a.weight), "rms_norm");
+    if (a.input.numel() == 0)
       return;
     float *weight = nullptr;
-    if (weightOperand) {
+    if (a.weight) {
       weight = Carve(sharedScratch(call)).take<float>(s.n);
-      broadcastToFloat(*weightOperand, s.norm, weight, "rms_norm", "weight");
+      broadcastToFloat(*a.weight, s.norm, weight, "rms_norm", "weight");
     }
-    const S *x = input.as<S>();
-    S *y = result.as<S>();
+    const S *x = a.input.as<S>();
+    S *y = a.out.as<S>();
     const int64_t n = s.n;
+    const double eps = s.epsilon;
     parallelFor(s.rows, n * 3, [&](int64_t r) {
       rmsNormRow(x + r * n, y + r * n, n, eps, weight);
     });

@@ -9,7 +9,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/SamplingChecks.h"
+#include "common/SamplingProblem.h"
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
@@ -67,23 +67,13 @@ private:
   MoreLikely less_;
 };
 
-/// Checks the call's shapes and dtypes; returns B and V.
-void describe(const KernelCall &call, int64_t &B, int64_t &V) {
-  const ConstTensor &logits = call.operands.at(0);
-  const Tensor &result = call.results.at(0);
-  expectSamplingOperands(logits, call.operands.at(1), call.operands.at(2),
-                         "sample");
-  B = logits.shape[0];
-  V = logits.shape[1];
-  expectDType(result, DType::I64, "sample", "result");
-  expectShape(result, {B}, "sample", "result");
-}
-
 ScratchLayout sampleScratch(const KernelCall &call) {
-  int64_t B, V;
-  describe(call, B, V);
+  using In = ops::Sample::In;
+  const SampleProblem s = describeSampling(call.operands.at(In::logits),
+                                           call.operands.at(In::sampling),
+                                           call.operands.at(In::rng), "sample");
   Carve carve;
-  carveSampleRow(carve, V);
+  carveSampleRow(carve, s.V);
   return {0, carve.used()};
 }
 
@@ -196,24 +186,21 @@ int64_t sampleRowOf(const S *logits, int64_t V, const SamplingParams &params,
 } // namespace
 
 void sample(const KernelCall &call) {
-  expectArity(call, "sample", 3, 1);
-  int64_t B, V;
-  describe(call, B, V);
+  const auto a = SampleArgs::bind(call, "sample");
+  const SampleProblem s = describeSample(a);
   const ScratchLayout layout = sampleScratch(call);
   const int threads = scratchThreads(call, layout, "sample");
-  const SamplingParams params = readSamplingParams(
-      call.operands[1].as<float>(), call.operands[2].as<int64_t>());
-  if (B == 0)
+  const SamplingParams params =
+      readSamplingParams(a.sampling.as<float>(), a.rng.as<int64_t>());
+  if (s.B == 0)
     return;
-  if (V == 0)
-    fail("sample", "logits " + shapeToString(call.operands[0].shape) +
-                       " have no tokens to sample from");
-  int64_t *out = call.results[0].as<int64_t>();
-  visitFloat(call.operands[0].dtype, "sample", "logits", [&](auto zero) {
+  int64_t *out = a.out.as<int64_t>();
+  const int64_t V = s.V;
+  visitFloat(s.dtype, "sample", "logits", [&](auto zero) {
     using S = decltype(zero);
-    const S *logits = call.operands[0].as<S>();
+    const S *logits = a.logits.as<S>();
     parallelFor(
-        B, V * 16,
+        s.B, V * 16,
         [&](int64_t b) {
           Carve carve(threadScratch(call, layout, workerSlot()));
           const SampleRowScratch buf = carveSampleRow(carve, V);
@@ -227,15 +214,6 @@ void sample(const KernelCall &call) {
 
 size_t sampleScratchBytes(const KernelCall &call, int threads) {
   return scratchOf<sampleScratch>(call, threads);
-}
-
-void expectSamplingOperands(const ConstTensor &logits,
-                            const ConstTensor &sampling, const ConstTensor &rng,
-                            const char *kernel) {
-  visitFloat(logits.dtype, kernel, "logits", [](auto) {});
-  hybrid::sampling::checkSamplingOperands(
-      logits, sampling, rng, kernel,
-      [kernel](const std::string &message) { fail(kernel, message); });
 }
 
 SamplingParams readSamplingParams(const float *sampling, const int64_t *rng) {

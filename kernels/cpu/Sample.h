@@ -2,7 +2,6 @@
 // sample_step (SampleStep.cpp) so that both draw the same tokens.
 #pragma once
 
-#include "KernelCheck.h"
 #include "Scratch.h"
 
 #include <cstdint>
@@ -21,12 +20,6 @@ struct SampleRowScratch {
   uint64_t *weight; // [V]
   int32_t *order;   // [V]
 };
-
-/// Checks logits (float [B, V], V < 2^31), sampling (f32, 3 elements) and
-/// rng (i64, 2 elements), failing as `kernel`.
-void expectSamplingOperands(const ConstTensor &logits,
-                            const ConstTensor &sampling, const ConstTensor &rng,
-                            const char *kernel);
 
 /// The parameters from the sampling and rng operands' data.
 SamplingParams readSamplingParams(const float *sampling, const int64_t *rng);

@@ -10,7 +10,7 @@
 #include "Scratch.h"
 #include "Softmax.h"
 
-#include "common/SamplingChecks.h"
+#include "common/SamplingProblem.h"
 
 #include "hybrid/Philox.h"
 
@@ -20,21 +20,6 @@ namespace hybrid::cpu::kernels {
 namespace {
 
 constexpr const char *kKernel = "sample_step";
-
-using namespace hybrid::sampling; // operand and result positions
-
-/// Checks the call's shapes and dtypes; returns B, V and N (the columns
-/// of tokens and logprobs).
-void describe(const KernelCall &call, int64_t &B, int64_t &V, int64_t &N) {
-  const ConstTensor &logits = call.operands.at(Logits);
-  expectSamplingOperands(logits, call.operands.at(Sampling),
-                         call.operands.at(Rng), kKernel);
-  B = logits.shape[0];
-  V = logits.shape[1];
-  N = checkSampleStepState(call, kKernel, B, [](const std::string &message) {
-    fail(kKernel, message);
-  });
-}
 
 struct RowScratch {
   SampleRowScratch sample;
@@ -48,49 +33,48 @@ RowScratch carveRow(Carve &carve, int64_t V) {
 }
 
 ScratchLayout sampleStepScratch(const KernelCall &call) {
-  int64_t B, V, N;
-  describe(call, B, V, N);
+  using In = ops::SampleStep::In;
+  const SampleProblem s = describeSampling(
+      call.operands.at(In::logits), call.operands.at(In::sampling),
+      call.operands.at(In::inRng), kKernel);
   Carve carve;
-  carveRow(carve, V);
+  carveRow(carve, s.V);
   return {0, carve.used()};
 }
 
 } // namespace
 
 void sampleStep(const KernelCall &call) {
-  expectArity(call, kKernel, 7, 7);
-  int64_t B, V, N;
-  describe(call, B, V, N);
+  const auto a = SampleStepArgs::bind(call, kKernel);
+  const SampleProblem s = describeSampleStep(a);
+  const int64_t B = s.B, V = s.V, N = s.N;
   const ScratchLayout layout = sampleStepScratch(call);
   const int threads = scratchThreads(call, layout, kKernel);
-  const SamplingParams params = readSamplingParams(
-      call.operands[Sampling].as<float>(), call.operands[Rng].as<int64_t>());
-  const int64_t *config = call.operands[Config].as<int64_t>();
+  const SamplingParams params =
+      readSamplingParams(a.sampling.as<float>(), a.inRng.as<int64_t>());
+  const int64_t *config = a.config.as<int64_t>();
   const int64_t eos = config[0], pad = config[1], minNew = config[2];
-  const int64_t count = *call.operands[Count].as<int64_t>();
-  const int64_t seed = call.operands[Rng].as<int64_t>()[0];
+  const int64_t count = *a.inCount.as<int64_t>();
+  const int64_t seed = a.inRng.as<int64_t>()[0];
   // The column is data (the step's index), checked at run time as
   // cache_write checks its offset.
   if (B > 0 && (count < 0 || count >= N))
     fail(kKernel, "column " + std::to_string(count) + " is outside tokens " +
-                      shapeToString(call.results[TokensOut].shape));
-  if (B > 0 && V == 0)
-    fail(kKernel, "logits " + shapeToString(call.operands[Logits].shape) +
-                      " have no tokens to sample from");
+                      shapeToString(a.tokens.shape));
   // Before min_new tokens, EOS is not a choice (HF's MinNewTokensLength).
   const bool banEos = count < minNew && eos >= 0 && eos < V;
   // log_softmax(logits / T)[token], T = 1 when greedy (a NaN T too).
   const float divisor = params.temperature > 0 ? params.temperature : 1.0f;
-  const uint8_t *finished = call.operands[Finished].as<uint8_t>();
-  const int64_t *lengths = call.operands[Lengths].as<int64_t>();
-  int64_t *tokenOut = call.results[TokenOut].as<int64_t>();
-  int64_t *tokens = call.results[TokensOut].as<int64_t>();
-  float *logprobs = call.results[LogprobsOut].as<float>();
-  int64_t *lengthsOut = call.results[LengthsOut].as<int64_t>();
-  uint8_t *finishedOut = call.results[FinishedOut].as<uint8_t>();
-  visitFloat(call.operands[Logits].dtype, kKernel, "logits", [&](auto zero) {
+  const uint8_t *finished = a.inFinished.as<uint8_t>();
+  const int64_t *lengths = a.inLengths.as<int64_t>();
+  int64_t *tokenOut = a.token.as<int64_t>();
+  int64_t *tokens = a.tokens.as<int64_t>();
+  float *logprobs = a.logprobs.as<float>();
+  int64_t *lengthsOut = a.lengths.as<int64_t>();
+  uint8_t *finishedOut = a.finished.as<uint8_t>();
+  visitFloat(s.dtype, kKernel, "logits", [&](auto zero) {
     using S = decltype(zero);
-    const S *logits = call.operands[Logits].as<S>();
+    const S *logits = a.logits.as<S>();
     parallelFor(
         B, V * 32,
         [&](int64_t b) {
@@ -120,8 +104,8 @@ void sampleStep(const KernelCall &call) {
         threads);
   });
   // After every row read them: count and rng may be updated in place.
-  *call.results[CountOut].as<int64_t>() = count + 1;
-  int64_t *rngOut = call.results[RngOut].as<int64_t>();
+  *a.count.as<int64_t>() = count + 1;
+  int64_t *rngOut = a.rng.as<int64_t>();
   rngOut[0] = seed;
   rngOut[1] = static_cast<int64_t>(params.counter + 1);
 }

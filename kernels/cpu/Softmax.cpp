@@ -7,6 +7,8 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
+#include "common/SoftmaxProblem.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -69,27 +71,11 @@ void softmaxColumns(const S *x, S *y, int64_t n, int64_t inner, bool logarithm,
     }
 }
 
-struct SoftmaxShape {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-SoftmaxShape softmaxShape(const KernelCall &call, const char *kernel) {
-  const ConstTensor &input = call.operands.at(0);
-  const int64_t rank = input.rank();
-  SoftmaxShape s;
-  if (rank == 0)
-    return s;
-  const int64_t axis =
-      normalizeAxis(call.attrs<ops::Softmax>().axis, rank, kernel);
-  s.outer = product(input.shape, 0, axis);
-  s.n = input.shape[axis];
-  s.inner = product(input.shape, axis + 1, rank);
-  return s;
-}
-
 /// Column softmaxes keep a maximum and a sum per column and thread.
 ScratchLayout softmaxScratch(const KernelCall &call) {
-  const SoftmaxShape s = softmaxShape(call, "softmax");
+  const SoftmaxProblem s =
+      softmaxShape(call.operands.at(ops::Softmax::In::input).shape,
+                   call.attrs<ops::Softmax>().axis, "softmax");
   ScratchLayout layout;
   if (s.inner > 1) {
     Carve carve;
@@ -103,25 +89,21 @@ ScratchLayout softmaxScratch(const KernelCall &call) {
 } // namespace
 
 void softmax(const KernelCall &call) {
-  const bool logarithm = call.attrs<ops::Softmax>().log;
-  const char *kernel = logarithm ? "log_softmax" : "softmax";
-  expectArity(call, kernel, 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, kernel, "result");
-  expectShape(result, input.shape, kernel, "result");
-  const SoftmaxShape s = softmaxShape(call, kernel);
-  visitFloat(input.dtype, kernel, "input", [&](auto zero) {
+  const char *kernel = softmaxKernel(call.attrs<ops::Softmax>());
+  const auto a = SoftmaxArgs::bind(call, kernel);
+  const SoftmaxProblem s = describeSoftmax(a);
+  const bool logarithm = s.log;
+  visitFloat(s.dtype, kernel, "input", [&](auto zero) {
     using S = decltype(zero);
-    const S *x = input.as<S>();
-    S *y = result.as<S>();
-    if (input.rank() == 0) {
+    const S *x = a.input.as<S>();
+    S *y = a.out.as<S>();
+    if (a.input.rank() == 0) {
       // One element: softmax 1, log_softmax 0 (NaN stays NaN).
       const float v = toFloat(*x);
       *y = fromFloat<S>(v != v ? v : logarithm ? 0.0f : 1.0f);
       return;
     }
-    if (input.numel() == 0)
+    if (a.input.numel() == 0)
       return;
     if (s.inner == 1) {
       parallelFor(s.outer, s.n * 16, [&](int64_t o) {

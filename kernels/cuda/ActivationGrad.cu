@@ -6,7 +6,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 
-#include <string>
+#include "common/ActivationGradProblem.h"
 
 namespace hybrid::cuda::kernels {
 namespace {
@@ -68,26 +68,17 @@ void launchActivationGrad(const S *x, const S *g, S *out, int64_t n,
 
 void activationGrad(const CudaCall &call) {
   constexpr const char *kKernel = "activation_grad";
-  expectArity(call, kKernel, 2, 1);
-  const ConstTensor &input = call.operands[0], &gradOut = call.operands[1];
-  const Tensor &gradIn = call.results[0];
-  expectSameDType(gradOut, input, kKernel, "grad_out", "input");
-  expectSameDType(gradIn, input, kKernel, "result", "input");
-  expectShape(gradOut, input.shape, kKernel, "grad_out");
-  expectShape(gradIn, input.shape, kKernel, "result");
-  const Activation act = call.attrs<ops::ActivationGrad>().activation;
-  if (act == Activation::None || static_cast<int>(act) >= kActivations)
-    fail(kKernel, "invalid activation " +
-                      std::to_string(static_cast<int>(act)) +
-                      " (relu, gelu, gelu_tanh or silu)");
-  const int64_t n = input.numel();
+  const auto a = ActivationGradArgs::bind(call, kKernel);
+  const ActivationGradProblem p = describeActivationGrad(a);
+  const Activation act = p.activation;
+  const int64_t n = p.n;
   if (n == 0)
     return;
-  visitFloat(input.dtype, kKernel, "input", [&](auto zero) {
+  visitFloat(p.dtype, kKernel, "input", [&](auto zero) {
     using S = decltype(zero);
-    const S *x = static_cast<const S *>(input.data);
-    const S *g = static_cast<const S *>(gradOut.data);
-    S *out = static_cast<S *>(gradIn.data);
+    const S *x = static_cast<const S *>(a.input.data);
+    const S *g = static_cast<const S *>(a.gradOut.data);
+    S *out = static_cast<S *>(a.gradIn.data);
     cudaStream_t stream = streamOf(call);
     switch (act) {
     case Activation::Relu:

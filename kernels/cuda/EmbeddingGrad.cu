@@ -12,7 +12,7 @@
 // nothing.
 #include "Device.cuh"
 #include "Kernels.h"
-#include "common/LossGradChecks.h"
+#include "common/EmbeddingGradProblem.h"
 
 #include <limits>
 
@@ -24,23 +24,20 @@ constexpr int kScanItems = 8;
 constexpr int kRankThreads = 256;
 constexpr int kSumThreads = 256;
 
-using losschecks::EmbeddingGradShape;
-
 /// Scratch: each id's start [rows + 1] (its count until the scan), then,
 /// at startsBytes, the positions sorted by id [positions], both i32.
-size_t startsBytes(const EmbeddingGradShape &s) {
+size_t startsBytes(const EmbeddingGradProblem &s) {
   return ((static_cast<size_t>(s.rows) + 1) * sizeof(int32_t) + 255) / 256 *
          256;
 }
-size_t scratchFor(const EmbeddingGradShape &s) {
+size_t scratchFor(const EmbeddingGradProblem &s) {
   return startsBytes(s) + static_cast<size_t>(s.positions) * sizeof(int32_t);
 }
 
 template <typename I>
 __device__ __forceinline__ int64_t validId(const I *ids, int64_t i,
                                            int64_t rows) {
-  const int64_t id = indexAt(ids, i);
-  return id >= 0 && id < rows ? id : -1;
+  return tableRowOf(indexAt(ids, i), rows);
 }
 
 __global__ void zeroCountsKernel(int32_t *counts, int64_t n) {
@@ -170,12 +167,8 @@ __global__ void __launch_bounds__(kSumThreads)
 
 void embeddingGrad(const CudaCall &call) {
   constexpr const char *kKernel = "embedding_grad";
-  expectArity(call, kKernel, 2, 1);
-  const ConstTensor &ids = call.operands[0], &gradOut = call.operands[1];
-  const Tensor &result = call.results[0];
-  const EmbeddingGradShape s = losschecks::checkEmbeddingGrad(
-      call, kKernel,
-      [](const std::string &message) { fail(kKernel, message); });
+  const auto a = EmbeddingGradArgs::bind(call, kKernel);
+  const EmbeddingGradProblem s = describeEmbeddingGrad(a);
   if (s.positions > std::numeric_limits<int32_t>::max() ||
       s.rows >= std::numeric_limits<int32_t>::max())
     fail(kKernel, "more than 2^31 positions or rows");
@@ -188,7 +181,7 @@ void embeddingGrad(const CudaCall &call) {
       static_cast<char *>(call.scratch) + startsBytes(s));
   auto sortPositions = [&](auto index) {
     using I = decltype(index);
-    const I *idData = static_cast<const I *>(ids.data);
+    const I *idData = static_cast<const I *>(a.ids.data);
     launch(zeroCountsKernel, gridFor(s.rows + 1), kThreads, 0, stream, starts,
            s.rows + 1);
     if (s.positions > 0) {
@@ -203,16 +196,16 @@ void embeddingGrad(const CudaCall &call) {
              kRankThreads, 0, stream, idData, s.positions, s.rows, starts,
              order);
   };
-  if (ids.dtype == DType::I32)
+  if (a.ids.dtype == DType::I32)
     sortPositions(int32_t{});
   else
     sortPositions(int64_t{});
-  visitFloat(gradOut.dtype, kKernel, "grad_out", [&](auto zero) {
+  visitFloat(s.dtype, kKernel, "grad_out", [&](auto zero) {
     using S = decltype(zero);
     constexpr int kWide = 16 / sizeof(S);
     const bool wide = s.features % kWide == 0 &&
-                      reinterpret_cast<uintptr_t>(gradOut.data) % 16 == 0 &&
-                      reinterpret_cast<uintptr_t>(result.data) % 16 == 0;
+                      reinterpret_cast<uintptr_t>(a.gradOut.data) % 16 == 0 &&
+                      reinterpret_cast<uintptr_t>(a.out.data) % 16 == 0;
     auto run = [&](auto width) {
       constexpr int N = decltype(width)::value;
       const int64_t chunks = s.features / N;
@@ -220,8 +213,8 @@ void embeddingGrad(const CudaCall &call) {
                               ? kSumThreads
                               : static_cast<int>((chunks + 31) / 32 * 32);
       launch(sumRowsKernel<S, N>, static_cast<unsigned>(s.rows), threads, 0,
-             stream, static_cast<const S *>(gradOut.data), starts, order,
-             s.features, static_cast<S *>(result.data));
+             stream, static_cast<const S *>(a.gradOut.data), starts, order,
+             s.features, static_cast<S *>(a.out.data));
     };
     if (wide)
       run(std::integral_constant<int, kWide>{});
@@ -233,7 +226,10 @@ void embeddingGrad(const CudaCall &call) {
 
 size_t embeddingGradScratchBytes(const CudaCall &call) {
   try {
-    return scratchFor(losschecks::embeddingGradShape(call));
+    using In = ops::EmbeddingGrad::In;
+    return scratchFor(embeddingGradShape(
+        call.operands.at(In::ids).shape, call.operands.at(In::gradOut).shape,
+        call.results.at(ops::EmbeddingGrad::Out::out).shape));
   } catch (...) {
     return 0; // the run reports malformed calls
   }

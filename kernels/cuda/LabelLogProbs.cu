@@ -9,12 +9,11 @@
 // row without reading the logits. No [rows, V] temporary is made.
 #include "Device.cuh"
 #include "Kernels.h"
-#include "common/LossGradChecks.h"
+
+#include "common/LabelLogProbsProblem.h"
 
 namespace hybrid::cuda::kernels {
 namespace {
-
-using losschecks::LabelRows;
 
 /// Threads per row of a long row; a row under kWideChunks chunks takes a
 /// warp.
@@ -151,50 +150,41 @@ unsigned rowThreads(int64_t chunks) {
 
 void labelLogProbs(const CudaCall &call) {
   constexpr const char *kKernel = "label_log_probs";
-  expectArity(call, kKernel, 2, 1);
-  const ConstTensor &logits = call.operands[0], &labels = call.operands[1];
-  const Tensor &result = call.results[0];
-  const LabelRows s = losschecks::checkLabelLogProbs(
-      call, false, kKernel,
-      [](const std::string &message) { fail(kKernel, message); });
+  const auto a = LabelLogProbsArgs::bind(call, kKernel);
+  const LabelLogProbsProblem s = describeLabelLogProbs(a);
   if (s.rows == 0)
     return;
-  visitRows(logits, labels, nullptr, s.vocab, kKernel,
+  visitRows(a.logits, a.labels, nullptr, s.vocab, kKernel,
             [&](auto zero, auto index, auto width) {
               using S = decltype(zero);
               using I = decltype(index);
               constexpr int N = decltype(width)::value;
               launch(labelLogProbsKernel<S, N, I>,
                      static_cast<unsigned>(s.rows), rowThreads(s.vocab / N), 0,
-                     streamOf(call), static_cast<const S *>(logits.data),
-                     static_cast<const I *>(labels.data),
-                     static_cast<float *>(result.data), s.vocab);
+                     streamOf(call), static_cast<const S *>(a.logits.data),
+                     static_cast<const I *>(a.labels.data),
+                     static_cast<float *>(a.out.data), s.vocab);
             });
   checkLaunch(kKernel);
 }
 
 void labelLogProbsGrad(const CudaCall &call) {
   constexpr const char *kKernel = "label_log_probs_grad";
-  expectArity(call, kKernel, 3, 1);
-  const ConstTensor &logits = call.operands[0], &labels = call.operands[1],
-                    &grad = call.operands[2];
-  const Tensor &result = call.results[0];
-  const LabelRows s = losschecks::checkLabelLogProbs(
-      call, true, kKernel,
-      [](const std::string &message) { fail(kKernel, message); });
+  const auto a = LabelLogProbsGradArgs::bind(call, kKernel);
+  const LabelLogProbsProblem s = describeLabelLogProbsGrad(a);
   if (s.rows == 0 || s.vocab == 0)
     return;
-  visitRows(logits, labels, result.data, s.vocab, kKernel,
+  visitRows(a.logits, a.labels, a.out.data, s.vocab, kKernel,
             [&](auto zero, auto index, auto width) {
               using S = decltype(zero);
               using I = decltype(index);
               constexpr int N = decltype(width)::value;
               launch(labelLogProbsGradKernel<S, N, I>,
                      static_cast<unsigned>(s.rows), rowThreads(s.vocab / N), 0,
-                     streamOf(call), static_cast<const S *>(logits.data),
-                     static_cast<const I *>(labels.data),
-                     static_cast<const float *>(grad.data),
-                     static_cast<S *>(result.data), s.vocab);
+                     streamOf(call), static_cast<const S *>(a.logits.data),
+                     static_cast<const I *>(a.labels.data),
+                     static_cast<const float *>(a.grad.data),
+                     static_cast<S *>(a.out.data), s.vocab);
             });
   checkLaunch(kKernel);
 }

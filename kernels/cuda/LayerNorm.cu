@@ -101,81 +101,60 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-/// Which of weight and bias are expanded into scratch, and the bytes.
-struct LayerNormScratch {
-  bool expandWeight = false, expandBias = false;
-  size_t bytes = 0;
-};
-
-LayerNormScratch layerNormScratch(const CudaCall &call, const NormShape &s) {
-  LayerNormScratch l;
-  if (const ConstTensor *w = optionalOperand(call, 1))
-    l.expandWeight = !weightInPlace(*w, s, "layer_norm", "weight");
-  if (const ConstTensor *b = optionalOperand(call, 2))
-    l.expandBias = !weightInPlace(*b, s, "layer_norm", "bias");
-  l.bytes = (l.expandWeight + l.expandBias) * expandedWeightBytes(s.n);
-  return l;
+/// Scratch bytes of the weight and bias that broadcast to the row.
+size_t layerNormScratch(const NormProblem &s) {
+  return (s.weightBroadcasts + s.biasBroadcasts) * expandedWeightBytes(s.n);
 }
 
 } // namespace
 
 void layerNorm(const CudaCall &call) {
-  expectOperands(call, "layer_norm", 1, 2);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, "layer_norm", "result");
-  expectShape(result, input.shape, "layer_norm", "result");
-  const ops::LayerNorm &attrs = call.attrs<ops::LayerNorm>();
-  const NormShape s = normShape(input, attrs.axis, "layer_norm");
-  const ConstTensor *w = optionalOperand(call, 1);
-  const ConstTensor *b = optionalOperand(call, 2);
-  if (w)
-    expectSameDType(*w, input, "layer_norm", "weight", "input");
-  if (b)
-    expectSameDType(*b, input, "layer_norm", "bias", "input");
-  const LayerNormScratch layout = layerNormScratch(call, s);
-  expectScratch(call, layout.bytes, "layer_norm");
-  visitFloat(input.dtype, "layer_norm", "input", [&](auto zero) {
+  const auto a = LayerNormArgs::bind(call, "layer_norm");
+  const NormProblem s = describeLayerNorm(a);
+  expectScratch(call, layerNormScratch(s), "layer_norm");
+  visitFloat(s.dtype, "layer_norm", "input", [&](auto zero) {
     using S = decltype(zero);
-    if (input.numel() == 0)
+    if (a.input.numel() == 0)
       return;
     const cudaStream_t stream = streamOf(call);
     char *scratch = static_cast<char *>(call.scratch);
     NormWeight<S> weight, bias;
-    if (w && layout.expandWeight) {
+    if (a.weight && s.weightBroadcasts) {
       weight.expanded = reinterpret_cast<float *>(scratch);
-      expandWeight<S>(*w, s, reinterpret_cast<float *>(scratch), stream,
+      expandWeight<S>(*a.weight, s, reinterpret_cast<float *>(scratch), stream,
                       "layer_norm");
       scratch += expandedWeightBytes(s.n);
-    } else if (w) {
-      weight.direct = static_cast<const S *>(w->data);
+    } else if (a.weight) {
+      weight.direct = static_cast<const S *>(a.weight->data);
     }
-    if (b && layout.expandBias) {
+    if (a.bias && s.biasBroadcasts) {
       bias.expanded = reinterpret_cast<float *>(scratch);
-      expandWeight<S>(*b, s, reinterpret_cast<float *>(scratch), stream,
+      expandWeight<S>(*a.bias, s, reinterpret_cast<float *>(scratch), stream,
                       "layer_norm");
-    } else if (b) {
-      bias.direct = static_cast<const S *>(b->data);
+    } else if (a.bias) {
+      bias.direct = static_cast<const S *>(a.bias->data);
     }
-    const auto *x = static_cast<const S *>(input.data);
-    auto *y = static_cast<S *>(result.data);
+    const auto *x = static_cast<const S *>(a.input.data);
+    auto *y = static_cast<S *>(a.out.data);
     if (const RowsInRegisters few = rowsInRegisters(s.rows, s.n);
         few.chunks > 0) {
       // (An expanded weight is written by the kernel right before.)
+      using In = ops::LayerNorm::In;
       const bool early = !weight.expanded && !bias.expanded &&
-                         (!w || call.settled(1)) && (!b || call.settled(2));
+                         (!a.weight || call.settled(In::weight)) &&
+                         (!a.bias || call.settled(In::bias));
       visitRowsInRegisters(
           few.chunks, rowChunksAligned(x, s.n, weight, bias),
           [&](auto chunks, auto vec) {
             launch(layerNormRowsKernel<S, chunks.value, vec.value>,
                    gridFor(s.rows, 1), few.threads, 0, stream, x, y, s.rows,
-                   s.n, attrs.epsilon, weight, bias, early);
+                   s.n, s.epsilon, weight, bias, early);
           });
     } else {
       const bool staged = s.n <= kStagedRow;
       launch(layerNormKernel<S>, gridFor(s.rows, 1), normThreads(s.n),
              staged ? s.n * sizeof(float) : 0, stream, x, y, s.rows, s.n,
-             attrs.epsilon, weight, bias, staged);
+             s.epsilon, weight, bias, staged);
     }
     checkLaunch("layer_norm");
   });
@@ -183,9 +162,12 @@ void layerNorm(const CudaCall &call) {
 
 size_t layerNormScratchBytes(const CudaCall &call) {
   try {
-    const NormShape s = normShape(
-        call.operands.at(0), call.attrs<ops::LayerNorm>().axis, "layer_norm");
-    return layerNormScratch(call, s).bytes;
+    using In = ops::LayerNorm::In;
+    NormProblem s = normShape(call.operands.at(In::input).shape,
+                              call.attrs<ops::LayerNorm>().axis, "layer_norm");
+    addNormWeights(s, optional(call, In::weight), optional(call, In::bias),
+                   "layer_norm");
+    return layerNormScratch(s);
   } catch (...) {
     return 0; // the run reports malformed calls
   }

@@ -214,7 +214,7 @@ struct GradPartials {
   size_t bytes = 0;
 };
 
-GradPartials gradPartials(const NormShape &s) {
+GradPartials gradPartials(const NormProblem &s) {
   GradPartials p;
   p.blocks = std::min(s.rows, kGradBlocks);
   p.bytes = 2 * static_cast<size_t>(p.blocks) * s.n * sizeof(float);
@@ -225,43 +225,23 @@ GradPartials gradPartials(const NormShape &s) {
 
 void layerNormGrad(const CudaCall &call) {
   constexpr const char *kKernel = "layer_norm_grad";
-  // expectOperands takes the optional operands last; the weight sits
-  // between the input and grad_out, which is required.
-  expectOperands(call, kKernel, 1, 2, 3);
-  if (!call.operands[2].present)
-    fail(kKernel, "operand 2 (grad_out) is required");
-  const ConstTensor &input = call.operands[0];
-  const ConstTensor *w = optionalOperand(call, 1);
-  const ConstTensor &gradOut = call.operands[2];
-  const ops::LayerNormGrad &attrs = call.attrs<ops::LayerNormGrad>();
-  const NormShape s = normShape(input, attrs.axis, kKernel);
-  expectSameDType(gradOut, input, kKernel, "grad_out", "input");
-  expectShape(gradOut, input.shape, kKernel, "grad_out");
-  if (w) {
-    expectSameDType(*w, input, kKernel, "weight", "input");
-    expectShape(*w, s.norm, kKernel, "weight");
-  }
-  const char *names[] = {"grad_input", "grad_weight", "grad_bias"};
-  for (size_t i = 0; i < 3; ++i) {
-    expectDType(call.results[i], input.dtype, kKernel, names[i]);
-    expectShape(call.results[i], i == 0 ? input.shape : s.norm, kKernel,
-                names[i]);
-  }
+  const auto a = bindLayerNormGrad(call);
+  const NormProblem s = describeLayerNormGrad(a);
   const GradPartials partials = gradPartials(s);
   expectScratch(call, partials.bytes, kKernel);
-  visitFloat(input.dtype, kKernel, "input", [&](auto zero) {
+  visitFloat(s.dtype, kKernel, "input", [&](auto zero) {
     using S = decltype(zero);
     if (s.n == 0)
       return;
     const cudaStream_t stream = streamOf(call);
-    const auto *x = static_cast<const S *>(input.data);
-    const auto *g = static_cast<const S *>(gradOut.data);
-    auto *dx = static_cast<S *>(call.results[0].data);
+    const auto *x = static_cast<const S *>(a.input.data);
+    const auto *g = static_cast<const S *>(a.gradOut.data);
+    auto *dx = static_cast<S *>(a.gradInput.data);
     float *partialWeight = static_cast<float *>(call.scratch);
     float *partialBias = partialWeight + partials.blocks * s.n;
     NormWeight<S> weight;
-    if (w)
-      weight.direct = static_cast<const S *>(w->data);
+    if (a.weight)
+      weight.direct = static_cast<const S *>(a.weight->data);
     const unsigned blocks = static_cast<unsigned>(partials.blocks);
     const RowsInRegisters layout = rowInRegisters(s.n);
     // Without rows there are no partials: the sums write zeros.
@@ -272,26 +252,26 @@ void layerNormGrad(const CudaCall &call) {
       visitRowsInRegisters(layout.chunks, vec, [&](auto chunks, auto v) {
         launch(layerNormGradRowsKernel<S, chunks.value, v.value>, blocks,
                layout.threads, 0, stream, x, g, weight, dx, s.rows, s.n,
-               attrs.epsilon, partialWeight, partialBias);
+               s.epsilon, partialWeight, partialBias);
       });
     } else if (blocks > 0) {
       launch(layerNormGradKernel<S>, blocks, normThreads(s.n), 0, stream, x, g,
-             weight, dx, s.rows, s.n, attrs.epsilon, partialWeight,
-             partialBias);
+             weight, dx, s.rows, s.n, s.epsilon, partialWeight, partialBias);
     }
     launch(sumPartialsKernel<S>, static_cast<unsigned>((s.n + 31) / 32),
            32 * kSumWarps, 0, stream, partialWeight, partialBias,
-           partials.blocks, s.n, static_cast<S *>(call.results[1].data),
-           static_cast<S *>(call.results[2].data));
+           partials.blocks, s.n, static_cast<S *>(a.gradWeight.data),
+           static_cast<S *>(a.gradBias.data));
     checkLaunch(kKernel);
   });
 }
 
 size_t layerNormGradScratchBytes(const CudaCall &call) {
   try {
-    return gradPartials(normShape(call.operands.at(0),
-                                  call.attrs<ops::LayerNormGrad>().axis,
-                                  "layer_norm_grad"))
+    return gradPartials(
+               normShape(call.operands.at(ops::LayerNormGrad::In::input).shape,
+                         call.attrs<ops::LayerNormGrad>().axis,
+                         "layer_norm_grad"))
         .bytes;
   } catch (...) {
     return 0; // the run reports malformed calls

@@ -1,62 +1,21 @@
-// What layer_norm, rms_norm and layer_norm_grad share: the normalised shape
-// of a call, norm
-// weights that do not have the row's own shape expanded to f32 in scratch,
-// a block-wide double sum, staging a row into shared memory as f32 with
-// 16-byte loads where aligned (the statistics and the output then read it
-// from there, not from global memory again), and for few rows (a decode
-// step's) holding each row, its weight and bias in registers, every load
-// issued before the first sum.
+// What layer_norm, rms_norm and layer_norm_grad share on the device (the
+// call's problem is kernels/common/NormProblem.h's): norm weights that do
+// not have the row's own shape expanded to f32 in scratch, a block-wide
+// double sum, staging a row into shared memory as f32 with 16-byte loads
+// where aligned (the statistics and the output then read it from there,
+// not from global memory again), and for few rows (a decode step's)
+// holding each row, its weight and bias in registers, every load issued
+// before the first sum.
 #pragma once
 
 #include "Elementwise.cuh"
+
+#include "common/NormProblem.h"
 
 #include <algorithm>
 #include <type_traits>
 
 namespace hybrid::cuda {
-
-struct NormShape {
-  Shape norm;
-  int64_t rows = 0, n = 0;
-};
-
-inline NormShape normShape(const ConstTensor &input, int64_t axisAttr,
-                           const char *kernel) {
-  const int64_t rank = input.rank();
-  if (rank == 0)
-    fail(kernel, "input must have rank >= 1");
-  const int64_t axis = normalizeAxis(axisAttr, rank, kernel);
-  NormShape s;
-  s.norm.assign(input.shape.begin() + axis, input.shape.end());
-  s.n = numElements(s.norm);
-  s.rows = product(input.shape, 0, axis);
-  return s;
-}
-
-/// t's shape without leading size-1 dimensions beyond `rank` (a weight
-/// [1, D] for a norm over [D]).
-inline Shape trimmedShape(const Shape &s, size_t rank) {
-  size_t lead = 0;
-  while (s.size() - lead > rank && s[lead] == 1)
-    ++lead;
-  return Shape(s.begin() + lead, s.end());
-}
-
-/// Whether a norm weight is read in place (it has the row's layout) rather
-/// than expanded into scratch; throws when it does not broadcast.
-inline bool weightInPlace(const ConstTensor &w, const NormShape &s,
-                          const char *kernel, const char *what) {
-  const Shape own = trimmedShape(w.shape, s.norm.size());
-  bool ok = own.size() <= s.norm.size();
-  for (size_t i = 0; ok && i < own.size(); ++i) {
-    const int64_t d = own[i], o = s.norm[s.norm.size() - own.size() + i];
-    ok = d == o || d == 1;
-  }
-  if (!ok)
-    fail(kernel, std::string(what) + " of shape " + shapeToString(w.shape) +
-                     " does not broadcast to " + shapeToString(s.norm));
-  return w.numel() == s.n;
-}
 
 /// Scratch bytes for one expanded weight (256-byte aligned slots).
 inline size_t expandedWeightBytes(int64_t n) {
@@ -75,7 +34,7 @@ __global__ void expandWeightKernel(StridedPlan<1> plan, const S *w,
 
 /// Writes weight `w` broadcast to the normalised shape into `out` (n f32).
 template <typename S>
-void expandWeight(const ConstTensor &w, const NormShape &s, float *out,
+void expandWeight(const ConstTensor &w, const NormProblem &s, float *out,
                   cudaStream_t stream, const char *kernel) {
   const Shape own = trimmedShape(w.shape, s.norm.size());
   const StridedPlan<1> plan = broadcastPlan<1>(s.norm, {&own}, kernel);

@@ -14,6 +14,8 @@
 #include "Elementwise.cuh"
 #include "Kernels.h"
 
+#include "common/ReduceProblem.h"
+
 #include <algorithm>
 #include <limits>
 #include <type_traits>
@@ -22,108 +24,17 @@
 namespace hybrid::cuda::kernels {
 namespace {
 
-template <typename S>
-using IntegerOf =
-    std::conditional_t<kIsFloat<S> || std::is_same_v<S, uint8_t>, int, S>;
-
-template <typename S> struct SumReducer {
-  using Acc = std::conditional_t<kIsFloat<S>, double,
-                                 std::make_unsigned_t<IntegerOf<S>>>;
-  __device__ static Acc init() { return 0; }
-  __device__ static Acc step(Acc a, S x) {
-    if constexpr (kIsFloat<S>)
-      return a + toFloat(x);
-    else
-      return a + static_cast<Acc>(x);
+/// How the shared folds (common/ReduceProblem.h) read and write floats.
+struct Elements {
+  template <typename S> __device__ static float toFloat(S x) {
+    return cuda::toFloat(x);
   }
-  __device__ static Acc combine(Acc a, Acc b) { return a + b; }
-  __device__ static S finish(Acc a, int64_t) {
-    if constexpr (kIsFloat<S>)
-      return fromFloat<S>(static_cast<float>(a));
-    else
-      return static_cast<S>(a);
+  template <typename S> __device__ static S fromFloat(float x) {
+    return cuda::fromFloat<S>(x);
   }
 };
 
-template <typename S> struct MeanReducer : SumReducer<S> {
-  using Acc = typename SumReducer<S>::Acc;
-  __device__ static S finish(Acc a, int64_t count) {
-    if constexpr (kIsFloat<S>)
-      return fromFloat<S>(static_cast<float>(a / static_cast<double>(count)));
-    else
-      return static_cast<S>(static_cast<S>(a) / count); // count > 0, checked
-  }
-};
-
-template <typename S> struct ProdReducer {
-  using Acc = typename SumReducer<S>::Acc;
-  __device__ static Acc init() { return 1; }
-  __device__ static Acc step(Acc a, S x) {
-    if constexpr (kIsFloat<S>)
-      return a * toFloat(x);
-    else
-      return a * static_cast<Acc>(x);
-  }
-  __device__ static Acc combine(Acc a, Acc b) { return a * b; }
-  __device__ static S finish(Acc a, int64_t) {
-    return SumReducer<S>::finish(a, 1);
-  }
-};
-
-/// max/min accumulate f32 for floats, the type itself for integers, int for
-/// bool (shuffles take no bytes).
-template <typename S>
-using ExtremumAcc =
-    std::conditional_t<kIsFloat<S>, float,
-                       std::conditional_t<std::is_same_v<S, uint8_t>, int, S>>;
-
-template <typename S> __device__ __forceinline__ ExtremumAcc<S> asAcc(S s) {
-  if constexpr (kIsFloat<S>)
-    return toFloat(s);
-  else
-    return static_cast<ExtremumAcc<S>>(s);
-}
-
-template <typename S> struct MaxReducer {
-  using Acc = ExtremumAcc<S>;
-  __device__ static Acc init() {
-    if constexpr (kIsFloat<S>)
-      return -INFINITY;
-    else if constexpr (std::is_same_v<S, uint8_t>)
-      return 0; // "any" of nothing
-    else
-      return std::numeric_limits<S>::min();
-  }
-  __device__ static Acc combine(Acc a, Acc x) {
-    return (x > a || x != x) && a == a ? x : a;
-  }
-  __device__ static Acc step(Acc a, S s) { return combine(a, asAcc(s)); }
-  __device__ static S finish(Acc a, int64_t) {
-    if constexpr (kIsFloat<S>)
-      return fromFloat<S>(a);
-    else
-      return static_cast<S>(a);
-  }
-};
-
-template <typename S> struct MinReducer {
-  using Acc = ExtremumAcc<S>;
-  __device__ static Acc init() {
-    if constexpr (kIsFloat<S>)
-      return INFINITY;
-    else if constexpr (std::is_same_v<S, uint8_t>)
-      return 1; // "all" of nothing
-    else
-      return std::numeric_limits<S>::max();
-  }
-  __device__ static Acc combine(Acc a, Acc x) {
-    return (x < a || x != x) && a == a ? x : a;
-  }
-  __device__ static Acc step(Acc a, S s) { return combine(a, asAcc(s)); }
-  __device__ static S finish(Acc a, int64_t) {
-    return MaxReducer<S>::finish(a, 1);
-  }
-};
+using Folds = ReduceFolds<Elements>;
 
 /// The input as merged runs of kept and reduced dimensions.
 struct ReduceLayout {
@@ -483,67 +394,26 @@ __global__ void identityKernel(S *out, int64_t n) {
   awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < n; i += stride) {
-    if constexpr (std::is_same_v<R, MeanReducer<S>> && kIsFloat<S>)
-      out[i] = fromFloat<S>(NAN); // a mean of nothing is 0/0
-    else
-      out[i] = R::finish(R::init(), 1);
-  }
-}
-
-template <template <typename> class R> constexpr bool kRunsOnBool = false;
-template <> constexpr bool kRunsOnBool<MaxReducer> = true;
-template <> constexpr bool kRunsOnBool<MinReducer> = true;
-
-/// What reduce_* computes for `call` (one operand, one result; data may be
-/// null): its axes as a mask over the input's dimensions, checked against
-/// the result's shape.
-struct Reduction {
-  std::vector<bool> reduced;
-  int64_t reduceCount = 1; ///< input elements per output
-};
-
-Reduction describe(const CudaCall &call, const char *kernel) {
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, kernel, "result");
-  const ops::Reduce &attrs = call.attrs<ops::Reduce>();
-  const int64_t rank = input.rank();
-  Reduction r;
-  r.reduced.assign(rank, attrs.axes.empty());
-  for (int64_t a : attrs.axes)
-    r.reduced[normalizeAxis(a, rank, kernel)] = true;
-  Shape outShape;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!r.reduced[d]) {
-      outShape.push_back(input.shape[d]);
-    } else {
-      r.reduceCount *= input.shape[d];
-      if (attrs.keepdims)
-        outShape.push_back(1);
-    }
-  }
-  expectShape(result, outShape, kernel, "result");
-  return r;
+       i < n; i += stride)
+    out[i] = R::identity();
 }
 
 template <template <typename> class R>
 void reduce(const CudaCall &call, const char *kernel) {
-  expectArity(call, kernel, 1, 1);
-  const Reduction r = describe(call, kernel);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  const int64_t outCount = result.numel();
+  const auto a = ReduceArgs::bind(call, kernel);
+  const ReduceProblem r = describeReduce(a, kernel);
+  const ConstTensor &input = a.input;
+  const int64_t outCount = a.out.numel();
   const cudaStream_t stream = streamOf(call);
   auto run = [&](auto zero) {
     using S = decltype(zero);
     using Reducer = R<S>;
     if (outCount == 0)
       return;
-    S *out = static_cast<S *>(result.data);
+    S *out = static_cast<S *>(a.out.data);
     const S *in = static_cast<const S *>(input.data);
     if (r.reduceCount == 0) {
-      if constexpr (std::is_same_v<Reducer, MeanReducer<S>> && !kIsFloat<S>)
+      if constexpr (std::is_same_v<Reducer, Folds::Mean<S>> && !kFoldsFloat<S>)
         fail(kernel, "mean over an empty integer reduction");
       launch(identityKernel<S, Reducer>, gridFor(outCount), kThreads, 0, stream,
              out, outCount);
@@ -595,7 +465,7 @@ void reduce(const CudaCall &call, const char *kernel) {
     checkLaunch(kernel);
   };
   if (input.dtype == DType::Bool) {
-    if constexpr (kRunsOnBool<R>)
+    if constexpr (R<uint8_t>::kTakesBool)
       return run(uint8_t{});
     failUnsupported(kernel, input.dtype, "input", "f32, bf16, f16, i32 or i64");
   }
@@ -604,28 +474,31 @@ void reduce(const CudaCall &call, const char *kernel) {
 
 } // namespace
 
-void reduceSum(const CudaCall &call) { reduce<SumReducer>(call, "reduce_sum"); }
+void reduceSum(const CudaCall &call) { reduce<Folds::Sum>(call, "reduce_sum"); }
 void reduceMean(const CudaCall &call) {
-  reduce<MeanReducer>(call, "reduce_mean");
+  reduce<Folds::Mean>(call, "reduce_mean");
 }
-void reduceMax(const CudaCall &call) { reduce<MaxReducer>(call, "reduce_max"); }
-void reduceMin(const CudaCall &call) { reduce<MinReducer>(call, "reduce_min"); }
+void reduceMax(const CudaCall &call) { reduce<Folds::Max>(call, "reduce_max"); }
+void reduceMin(const CudaCall &call) { reduce<Folds::Min>(call, "reduce_min"); }
 void reduceProd(const CudaCall &call) {
-  reduce<ProdReducer>(call, "reduce_prod");
+  reduce<Folds::Prod>(call, "reduce_prod");
 }
 
 size_t reduceScratchBytes(const CudaCall &call) {
   try {
     if (call.operands.size() != 1 || call.results.size() != 1)
       return 0;
-    const Reduction r = describe(call, "reduce");
-    if (r.reduceCount == 0 || call.results[0].numel() == 0)
+    const ConstTensor &input = call.operands[ops::Reduce::In::input];
+    const Tensor &out = call.results[ops::Reduce::Out::out];
+    const ReduceProblem r =
+        reduceShape(input.shape, call.attrs<ops::Reduce>(), "reduce");
+    if (out.dtype != input.dtype || out.shape != r.out)
+      return 0; // the run reports it
+    if (r.reduceCount == 0 || out.numel() == 0)
       return 0;
-    ReduceLayout layout =
-        planReduction(call.operands[0].shape, r.reduced, "reduce");
-    layout.outCount = call.results[0].numel();
-    return scratchOf(layout,
-                     static_cast<int64_t>(dtypeSize(call.operands[0].dtype)));
+    ReduceLayout layout = planReduction(input.shape, r.reduced, "reduce");
+    layout.outCount = out.numel();
+    return scratchOf(layout, static_cast<int64_t>(dtypeSize(input.dtype)));
   } catch (...) {
     return 0; // the run reports malformed calls
   }

@@ -66,58 +66,49 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-size_t rmsNormScratch(const CudaCall &call, const NormShape &s) {
-  const ConstTensor *w = optionalOperand(call, 1);
-  return w && !weightInPlace(*w, s, "rms_norm", "weight")
-             ? expandedWeightBytes(s.n)
-             : 0;
+/// Scratch bytes of a weight that broadcasts to the row.
+size_t rmsNormScratch(const NormProblem &s) {
+  return s.weightBroadcasts ? expandedWeightBytes(s.n) : 0;
 }
 
 } // namespace
 
 void rmsNorm(const CudaCall &call) {
-  expectOperands(call, "rms_norm", 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, "rms_norm", "result");
-  expectShape(result, input.shape, "rms_norm", "result");
-  const ops::RmsNorm &attrs = call.attrs<ops::RmsNorm>();
-  const NormShape s = normShape(input, attrs.axis, "rms_norm");
-  const ConstTensor *w = optionalOperand(call, 1);
-  if (w)
-    expectSameDType(*w, input, "rms_norm", "weight", "input");
-  const size_t scratchBytes = rmsNormScratch(call, s);
+  const auto a = RmsNormArgs::bind(call, "rms_norm");
+  const NormProblem s = describeRmsNorm(a);
+  const size_t scratchBytes = rmsNormScratch(s);
   expectScratch(call, scratchBytes, "rms_norm");
-  visitFloat(input.dtype, "rms_norm", "input", [&](auto zero) {
+  visitFloat(s.dtype, "rms_norm", "input", [&](auto zero) {
     using S = decltype(zero);
-    if (input.numel() == 0)
+    if (a.input.numel() == 0)
       return;
     const cudaStream_t stream = streamOf(call);
     NormWeight<S> weight;
-    if (w && scratchBytes > 0) {
+    if (a.weight && scratchBytes > 0) {
       weight.expanded = static_cast<float *>(call.scratch);
-      expandWeight<S>(*w, s, static_cast<float *>(call.scratch), stream,
+      expandWeight<S>(*a.weight, s, static_cast<float *>(call.scratch), stream,
                       "rms_norm");
-    } else if (w) {
-      weight.direct = static_cast<const S *>(w->data);
+    } else if (a.weight) {
+      weight.direct = static_cast<const S *>(a.weight->data);
     }
-    const auto *x = static_cast<const S *>(input.data);
-    auto *y = static_cast<S *>(result.data);
+    const auto *x = static_cast<const S *>(a.input.data);
+    auto *y = static_cast<S *>(a.out.data);
     if (const RowsInRegisters few = rowsInRegisters(s.rows, s.n);
         few.chunks > 0) {
+      const bool early = !weight.expanded &&
+                         (!a.weight || call.settled(ops::RmsNorm::In::weight));
       visitRowsInRegisters(
           few.chunks, rowChunksAligned(x, s.n, weight, NormWeight<S>{}),
           [&](auto chunks, auto vec) {
             launch(rmsNormRowsKernel<S, chunks.value, vec.value>,
                    gridFor(s.rows, 1), few.threads, 0, stream, x, y, s.rows,
-                   s.n, attrs.epsilon, weight,
-                   !weight.expanded && (!w || call.settled(1)));
+                   s.n, s.epsilon, weight, early);
           });
     } else {
       const bool staged = s.n <= kStagedRow;
       launch(rmsNormKernel<S>, gridFor(s.rows, 1), normThreads(s.n),
              staged ? s.n * sizeof(float) : 0, stream, x, y, s.rows, s.n,
-             attrs.epsilon, weight, staged);
+             s.epsilon, weight, staged);
     }
     checkLaunch("rms_norm");
   });
@@ -125,9 +116,11 @@ void rmsNorm(const CudaCall &call) {
 
 size_t rmsNormScratchBytes(const CudaCall &call) {
   try {
-    const NormShape s = normShape(call.operands.at(0),
-                                  call.attrs<ops::RmsNorm>().axis, "rms_norm");
-    return rmsNormScratch(call, s);
+    using In = ops::RmsNorm::In;
+    NormProblem s = normShape(call.operands.at(In::input).shape,
+                              call.attrs<ops::RmsNorm>().axis, "rms_norm");
+    addNormWeights(s, optional(call, In::weight), nullptr, "rms_norm");
+    return rmsNormScratch(s);
   } catch (...) {
     return 0; // the run reports malformed calls
   }

@@ -12,7 +12,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 
-#include "common/SamplingChecks.h"
+#include "common/SamplingProblem.h"
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 
@@ -824,20 +824,7 @@ __global__ void advanceKernel(const int64_t *count, const int64_t *rng,
   }
 }
 
-/// Checks the call's shapes and dtypes (as the CPU kernel); returns B and V.
-void describe(const CudaCall &call, int64_t &B, int64_t &V) {
-  const ConstTensor &logits = call.operands.at(0),
-                    &sampling = call.operands.at(1), &rng = call.operands.at(2);
-  const Tensor &result = call.results.at(0);
-  expectFloat(logits.dtype, "sample", "logits");
-  hybrid::sampling::checkSamplingOperands(
-      logits, sampling, rng, "sample",
-      [](const std::string &message) { fail("sample", message); });
-  B = logits.shape[0];
-  V = logits.shape[1];
-  expectDType(result, DType::I64, "sample", "result");
-  expectShape(result, {B}, "sample", "result");
-}
+constexpr const char *kStep = "sample_step";
 
 /// The rank keys of every row: 8 bytes per logit.
 size_t keyBytes(int64_t B, int64_t V) {
@@ -847,98 +834,69 @@ size_t keyBytes(int64_t B, int64_t V) {
 } // namespace
 
 void sample(const CudaCall &call) {
-  expectArity(call, "sample", 3, 1);
-  int64_t B, V;
-  describe(call, B, V);
-  expectScratch(call, keyBytes(B, V), "sample");
-  if (B == 0)
+  const auto a = SampleArgs::bind(call, "sample");
+  const SampleProblem s = describeSample(a);
+  expectScratch(call, keyBytes(s.B, s.V), "sample");
+  if (s.B == 0)
     return;
-  if (V == 0)
-    fail("sample", "logits " + shapeToString(call.operands[0].shape) +
-                       " have no tokens to sample from");
-  if (B > INT32_MAX)
-    fail("sample", std::to_string(B) + " rows are too many");
+  if (s.B > INT32_MAX)
+    fail("sample", std::to_string(s.B) + " rows are too many");
   const cudaStream_t stream = streamOf(call);
-  visitFloat(call.operands[0].dtype, "sample", "logits", [&](auto zero) {
+  visitFloat(s.dtype, "sample", "logits", [&](auto zero) {
     using S = decltype(zero);
-    launch(sampleKernel<S>, static_cast<unsigned>(B), kSampleThreads, 0, stream,
-           static_cast<const S *>(call.operands[0].data),
-           static_cast<const float *>(call.operands[1].data),
-           static_cast<const int64_t *>(call.operands[2].data),
-           static_cast<int64_t *>(call.results[0].data),
-           static_cast<u64 *>(call.scratch), V);
+    launch(sampleKernel<S>, static_cast<unsigned>(s.B), kSampleThreads, 0,
+           stream, static_cast<const S *>(a.logits.data),
+           static_cast<const float *>(a.sampling.data),
+           static_cast<const int64_t *>(a.rng.data),
+           static_cast<int64_t *>(a.out.data), static_cast<u64 *>(call.scratch),
+           s.V);
   });
   checkLaunch("sample");
 }
 
 size_t sampleScratchBytes(const CudaCall &call) {
   try {
-    int64_t B, V;
-    describe(call, B, V);
-    return keyBytes(B, V);
+    using In = ops::Sample::In;
+    const SampleProblem s = describeSampling(
+        call.operands.at(In::logits), call.operands.at(In::sampling),
+        call.operands.at(In::rng), "sample");
+    return keyBytes(s.B, s.V);
   } catch (...) {
     return 0; // the run reports malformed calls
   }
 }
 
-namespace {
-
-constexpr const char *kStep = "sample_step";
-
-using namespace hybrid::sampling; // operand and result positions
-
-/// Checks a sample_step call's shapes and dtypes (as the CPU kernel);
-/// returns B, V and N (the columns of tokens and logprobs).
-void describeStep(const CudaCall &call, int64_t &B, int64_t &V, int64_t &N) {
-  const ConstTensor &logits = call.operands.at(Logits),
-                    &sampling = call.operands.at(Sampling),
-                    &rng = call.operands.at(Rng);
-  expectFloat(logits.dtype, kStep, "logits");
-  auto failure = [](const std::string &message) { fail(kStep, message); };
-  hybrid::sampling::checkSamplingOperands(logits, sampling, rng, kStep,
-                                          failure);
-  B = logits.shape[0];
-  V = logits.shape[1];
-  N = checkSampleStepState(call, kStep, B, failure);
-}
-
-} // namespace
-
 void sampleStep(const CudaCall &call) {
-  expectArity(call, kStep, 7, 7);
-  int64_t B, V, N;
-  describeStep(call, B, V, N);
+  const auto a = SampleStepArgs::bind(call, kStep);
+  const SampleProblem s = describeSampleStep(a);
+  const int64_t B = s.B, V = s.V;
   expectScratch(call, keyBytes(B, V), kStep);
-  if (B > 0 && V == 0)
-    fail(kStep, "logits " + shapeToString(call.operands[Logits].shape) +
-                    " have no tokens to sample from");
   if (B > INT32_MAX)
     fail(kStep, std::to_string(B) + " rows are too many");
   const cudaStream_t stream = streamOf(call);
-  const int64_t *count =
-      static_cast<const int64_t *>(call.operands[Count].data);
-  const int64_t *rng = static_cast<const int64_t *>(call.operands[Rng].data);
-  int64_t *countOut = static_cast<int64_t *>(call.results[CountOut].data);
-  int64_t *rngOut = static_cast<int64_t *>(call.results[RngOut].data);
+  const int64_t *count = static_cast<const int64_t *>(a.inCount.data);
+  const int64_t *rng = static_cast<const int64_t *>(a.inRng.data);
+  int64_t *countOut = static_cast<int64_t *>(a.count.data);
+  int64_t *rngOut = static_cast<int64_t *>(a.rng.data);
   unsigned *counter = nullptr;
   if (B > 0) {
     if (call.context)
       counter = tileCounters(*call.context, call.stream, kStep);
     StepState st;
-    st.config = static_cast<const int64_t *>(call.operands[Config].data);
-    st.sampling = static_cast<const float *>(call.operands[Sampling].data);
+    st.config = static_cast<const int64_t *>(a.config.data);
+    st.sampling = static_cast<const float *>(a.sampling.data);
     st.rng = rng;
     st.count = count;
-    st.finished = static_cast<const uint8_t *>(call.operands[Finished].data);
-    st.lengths = static_cast<const int64_t *>(call.operands[Lengths].data);
-    st.token = static_cast<int64_t *>(call.results[TokenOut].data);
-    st.tokens = static_cast<int64_t *>(call.results[TokensOut].data);
-    st.logprobs = static_cast<float *>(call.results[LogprobsOut].data);
-    st.lengthsOut = static_cast<int64_t *>(call.results[LengthsOut].data);
-    st.finishedOut = static_cast<uint8_t *>(call.results[FinishedOut].data);
+    st.finished = static_cast<const uint8_t *>(a.inFinished.data);
+    st.lengths = static_cast<const int64_t *>(a.inLengths.data);
+    st.token = static_cast<int64_t *>(a.token.data);
+    st.tokens = static_cast<int64_t *>(a.tokens.data);
+    st.logprobs = static_cast<float *>(a.logprobs.data);
+    st.lengthsOut = static_cast<int64_t *>(a.lengths.data);
+    st.finishedOut = static_cast<uint8_t *>(a.finished.data);
     st.countOut = countOut;
     st.rngOut = rngOut;
-    st.N = N;
+    st.N = s.N;
     st.counter = counter;
     // Blocks per row for greedy rows (split with the counters only: a row
     // counter each after the step's own), about two waves of them at most.
@@ -951,10 +909,10 @@ void sampleStep(const CudaCall &call) {
           std::max<int64_t>(1, std::min<int64_t>(parts, 64)); // a lane's two
     }
     const dim3 grid(static_cast<unsigned>(B), static_cast<unsigned>(parts));
-    visitFloat(call.operands[Logits].dtype, kStep, "logits", [&](auto zero) {
+    visitFloat(s.dtype, kStep, "logits", [&](auto zero) {
       using S = decltype(zero);
       launch(sampleStepKernel<S>, grid, kSampleThreads, 0, stream,
-             static_cast<const S *>(call.operands[Logits].data), st,
+             static_cast<const S *>(a.logits.data), st,
              static_cast<u64 *>(call.scratch), V);
     });
     checkLaunch(kStep);
@@ -967,9 +925,11 @@ void sampleStep(const CudaCall &call) {
 
 size_t sampleStepScratchBytes(const CudaCall &call) {
   try {
-    int64_t B, V, N;
-    describeStep(call, B, V, N);
-    return keyBytes(B, V);
+    using In = ops::SampleStep::In;
+    const SampleProblem s = describeSampling(
+        call.operands.at(In::logits), call.operands.at(In::sampling),
+        call.operands.at(In::inRng), kStep);
+    return keyBytes(s.B, s.V);
   } catch (...) {
     return 0; // the run reports malformed calls
   }

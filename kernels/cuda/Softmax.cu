@@ -6,6 +6,8 @@
 #include "Elementwise.cuh"
 #include "Kernels.h"
 
+#include "common/SoftmaxProblem.h"
+
 namespace hybrid::cuda::kernels {
 namespace {
 
@@ -102,28 +104,17 @@ __global__ void softmaxColumnKernel(const S *x, S *y, int64_t outer, int64_t n,
 size_t softmaxScratchBytes(const CudaCall &) { return 0; }
 
 void softmax(const CudaCall &call) {
-  const bool logarithm = call.attrs<ops::Softmax>().log;
-  const char *kernel = logarithm ? "log_softmax" : "softmax";
-  expectArity(call, kernel, 1, 1);
-  const ConstTensor &input = call.operands[0];
-  const Tensor &result = call.results[0];
-  expectDType(result, input.dtype, kernel, "result");
-  expectShape(result, input.shape, kernel, "result");
-  const int64_t rank = input.rank();
-  int64_t outer = 1, n = 1, inner = 1;
-  if (rank > 0) {
-    const int64_t axis =
-        normalizeAxis(call.attrs<ops::Softmax>().axis, rank, kernel);
-    outer = product(input.shape, 0, axis);
-    n = input.shape[axis];
-    inner = product(input.shape, axis + 1, rank);
-  }
-  visitFloat(input.dtype, kernel, "input", [&](auto zero) {
+  const char *kernel = softmaxKernel(call.attrs<ops::Softmax>());
+  const auto a = SoftmaxArgs::bind(call, kernel);
+  const SoftmaxProblem s = describeSoftmax(a);
+  const int64_t outer = s.outer, n = s.n, inner = s.inner;
+  const bool logarithm = s.log;
+  visitFloat(s.dtype, kernel, "input", [&](auto zero) {
     using S = decltype(zero);
-    if (input.numel() == 0)
+    if (a.input.numel() == 0)
       return;
-    const S *x = static_cast<const S *>(input.data);
-    S *y = static_cast<S *>(result.data);
+    const S *x = static_cast<const S *>(a.input.data);
+    S *y = static_cast<S *>(a.out.data);
     const cudaStream_t stream = streamOf(call);
     if (inner == 1) {
       // A one-element softmax is 1 (log: 0), NaN stays NaN: the row kernel
