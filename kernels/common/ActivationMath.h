@@ -7,30 +7,25 @@
 
 #include "hybrid/Ops.h"
 
+#include "common/HostDevice.h"
 #include <math.h>
-
-#if defined(__CUDACC__)
-#define HYBRID_ACTIVATION_HD __host__ __device__ __forceinline__
-#else
-#define HYBRID_ACTIVATION_HD inline
-#endif
 
 namespace hybrid::activation {
 
 /// Stable for large |x|: exp never overflows.
-HYBRID_ACTIVATION_HD float sigmoidOf(float x) {
+HYBRID_HOST_DEVICE float sigmoidOf(float x) {
   if (x >= 0)
     return 1.0f / (1.0f + expf(-x));
   float e = expf(x);
   return e / (1.0f + e);
 }
 
-HYBRID_ACTIVATION_HD float reluOf(float x) {
+HYBRID_HOST_DEVICE float reluOf(float x) {
   return x < 0 ? 0.0f : x;
 } // NaN stays NaN
-HYBRID_ACTIVATION_HD float siluOf(float x) { return x * sigmoidOf(x); }
+HYBRID_HOST_DEVICE float siluOf(float x) { return x * sigmoidOf(x); }
 
-HYBRID_ACTIVATION_HD float geluErfOf(float x) {
+HYBRID_HOST_DEVICE float geluErfOf(float x) {
   const float kInvSqrt2 = 0.7071067811865476f;
   return 0.5f * x * (1.0f + erff(x * kInvSqrt2));
 }
@@ -38,12 +33,12 @@ HYBRID_ACTIVATION_HD float geluErfOf(float x) {
 /// 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)): one expf instead of tanhf,
 /// about three times faster and as exact (GPT-2 spends a sixth of its
 /// forward here). exp overflowing to inf gives -0, the limit.
-HYBRID_ACTIVATION_HD float geluTanhOf(float x) {
+HYBRID_HOST_DEVICE float geluTanhOf(float x) {
   const float k2Alpha = 1.5957691216057308f; // 2 sqrt(2 / pi)
   return x / (1.0f + expf(-k2Alpha * (x + 0.044715f * x * x * x)));
 }
 
-HYBRID_ACTIVATION_HD float activate(Activation a, float x) {
+HYBRID_HOST_DEVICE float activate(Activation a, float x) {
   switch (a) {
   case Activation::None:
     return x;
@@ -61,7 +56,7 @@ HYBRID_ACTIVATION_HD float activate(Activation a, float x) {
 
 /// sigmoid(x) and 1 - sigmoid(x) = sigmoid(-x) from one exp, each without
 /// the cancellation of 1 - s where s nears 1.
-HYBRID_ACTIVATION_HD void sigmoidPair(float x, float &s, float &oneMinusS) {
+HYBRID_HOST_DEVICE void sigmoidPair(float x, float &s, float &oneMinusS) {
   const float e = expf(-fabsf(x)), r = 1.0f / (1.0f + e);
   s = x >= 0 ? r : e * r;
   oneMinusS = x >= 0 ? e * r : r;
@@ -73,14 +68,14 @@ HYBRID_ACTIVATION_HD void sigmoidPair(float x, float &s, float &oneMinusS) {
 // sigmoid(-2u), 1 + erf(x / sqrt 2) = erfc(-x / sqrt 2).
 
 /// silu: s (1 + x (1 - s)), s = sigmoid(x).
-HYBRID_ACTIVATION_HD float siluSlope(float x) {
+HYBRID_HOST_DEVICE float siluSlope(float x) {
   float s, oneMinusS;
   sigmoidPair(x, s, oneMinusS);
   return s * (1.0f + x * oneMinusS);
 }
 
 /// gelu (erf): Phi(x) + x phi(x).
-HYBRID_ACTIVATION_HD float geluErfSlope(float x) {
+HYBRID_HOST_DEVICE float geluErfSlope(float x) {
   const float kInvSqrt2 = 0.7071067811865476f;
   const float kInvSqrt2Pi = 0.3989422804014327f;
   const float cdf = 0.5f * erfcf(-x * kInvSqrt2);
@@ -93,7 +88,7 @@ HYBRID_ACTIVATION_HD float geluErfSlope(float x) {
 /// Past |x| = 20 the formula's f32 values are exactly 1 and -0 (t or 1 - t
 /// is 0); past ~1e13 its terms overflow into inf * 0 = NaN, so those values
 /// are returned directly there.
-HYBRID_ACTIVATION_HD float geluTanhSlope(float x) {
+HYBRID_HOST_DEVICE float geluTanhSlope(float x) {
   if (x > 20.0f)
     return 1.0f;
   if (x < -20.0f)
@@ -109,8 +104,7 @@ HYBRID_ACTIVATION_HD float geluTanhSlope(float x) {
 
 /// grad_out act'(x), in f32. relu's is grad_out where x > 0, else 0 (as a
 /// select, so an infinite grad_out is not multiplied by 0).
-HYBRID_ACTIVATION_HD float activationGrad(Activation a, float x,
-                                          float gradOut) {
+HYBRID_HOST_DEVICE float activationGrad(Activation a, float x, float gradOut) {
   switch (a) {
   case Activation::None:
     return gradOut;
@@ -128,4 +122,4 @@ HYBRID_ACTIVATION_HD float activationGrad(Activation a, float x,
 
 } // namespace hybrid::activation
 
-#undef HYBRID_ACTIVATION_HD
+#undef HYBRID_HOST_DEVICE

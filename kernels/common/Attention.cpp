@@ -8,13 +8,11 @@ namespace {
 
 /// What forward and backward share: query, key, value, the limits, the
 /// additive mask and the key mask.
-AttentionProblem describeInputs(const ConstTensor &query,
-                                const ConstTensor &key,
-                                const ConstTensor &value,
-                                const ConstTensor *mask,
-                                const ConstTensor *keyMask, double scale,
-                                bool causal, int64_t window,
-                                const char *kernel) {
+AttentionProblem
+describeInputs(const ConstTensor &query, const ConstTensor &key,
+               const ConstTensor &value, const ConstTensor *mask,
+               const ConstTensor *keyMask, double scale, bool causal,
+               int64_t window, const char *kernel) {
   expectFloat(query.dtype, kernel, "query");
   expectSameDType(key, query, kernel, "key", "query");
   expectSameDType(value, query, kernel, "value", "query");
@@ -78,9 +76,9 @@ AttentionProblem describeInputs(const ConstTensor &query,
 
 AttentionProblem describeAttention(const AttentionArgs &a) {
   const char *kernel = "attention";
-  AttentionProblem p = describeInputs(
-      a.query, a.key, a.value, a.mask, a.keyMask, a.attrs.scale,
-      a.attrs.causal, a.attrs.slidingWindow, kernel);
+  AttentionProblem p =
+      describeInputs(a.query, a.key, a.value, a.mask, a.keyMask, a.attrs.scale,
+                     a.attrs.causal, a.attrs.slidingWindow, kernel);
   expectDType(a.out, p.dtype, kernel, "result");
   expectShape(a.out, {p.B, p.Hq, p.T, p.Dv}, kernel, "result");
   if (const ConstTensor *slopes = a.alibiSlopes) {
@@ -118,8 +116,7 @@ AttentionAppend describeAttentionAppend(const AttentionArgs &a,
   append.Tn = keys.shape[2];
   if (append.Tn > p.S)
     fail(kernel, "append_key " + shapeToString(keys.shape) +
-                     " is longer than the cache " +
-                     shapeToString(a.key.shape));
+                     " is longer than the cache " + shapeToString(a.key.shape));
   expectShape(keys, {p.B, p.Hkv, append.Tn, p.Dh}, kernel, "append_key");
   expectShape(values, {p.B, p.Hkv, append.Tn, p.Dv}, kernel, "append_value");
   expectDType(at, DType::I64, kernel, "append_at");
@@ -136,9 +133,9 @@ AttentionAppend describeAttentionAppend(const AttentionArgs &a,
 
 AttentionProblem describeAttentionGrad(const AttentionGradArgs &a) {
   const char *kernel = "attention_grad";
-  AttentionProblem p = describeInputs(
-      a.query, a.key, a.value, a.mask, a.keyMask, a.attrs.scale,
-      a.attrs.causal, a.attrs.slidingWindow, kernel);
+  AttentionProblem p =
+      describeInputs(a.query, a.key, a.value, a.mask, a.keyMask, a.attrs.scale,
+                     a.attrs.causal, a.attrs.slidingWindow, kernel);
   expectSameDType(a.gradOut, a.query, kernel, "grad_out", "query");
   expectShape(a.gradOut, {p.B, p.Hq, p.T, p.Dv}, kernel, "grad_out");
   const Tensor *grads[] = {&a.gradQuery, &a.gradKey, &a.gradValue};

@@ -25,14 +25,14 @@ struct AttentionProblem : AttentionLimits {
 
   using AttentionLimits::keyRange;
   /// keyRange over all S keys (no key_length: the backward, a prompt).
-  HYBRID_ATTENTION_HD void keyRange(int64_t i, int64_t &begin,
-                                    int64_t &end) const {
+  HYBRID_HOST_DEVICE void keyRange(int64_t i, int64_t &begin,
+                                   int64_t &end) const {
     keyRange(i, S, begin, end);
   }
 
   /// Element offset of the mask's (b, h, i, j).
-  HYBRID_ATTENTION_HD int64_t maskAt(int64_t b, int64_t h, int64_t i,
-                                     int64_t j) const {
+  HYBRID_HOST_DEVICE int64_t maskAt(int64_t b, int64_t h, int64_t i,
+                                    int64_t j) const {
     return b * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2] +
            j * maskStrides[3];
   }

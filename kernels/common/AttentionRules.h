@@ -5,14 +5,9 @@
 // defined once and usable in host and device code.
 #pragma once
 
+#include "common/HostDevice.h"
 #include <cmath>
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define HYBRID_ATTENTION_HD __host__ __device__ __forceinline__
-#else
-#define HYBRID_ATTENTION_HD inline
-#endif
 
 namespace hybrid::kernels {
 
@@ -29,8 +24,8 @@ struct AttentionLimits {
   /// Visible keys [begin, end) of query row i among the first `keys` keys
   /// (a KV cache's filled slots, else S), before the key mask: the causal
   /// and sliding-window limits aligned to the end of those keys.
-  HYBRID_ATTENTION_HD void keyRange(int64_t i, int64_t keys, int64_t &begin,
-                                    int64_t &end) const {
+  HYBRID_HOST_DEVICE void keyRange(int64_t i, int64_t keys, int64_t &begin,
+                                   int64_t &end) const {
     const int64_t last = i + keys - T; // the key aligned with query i
     begin = 0;
     end = keys;
@@ -41,7 +36,7 @@ struct AttentionLimits {
   }
 
   /// Whether key j of batch row b is a token (not padding).
-  HYBRID_ATTENTION_HD bool keyVisible(int64_t b, int64_t j) const {
+  HYBRID_HOST_DEVICE bool keyVisible(int64_t b, int64_t j) const {
     if (!keyMask)
       return true;
     const int64_t e = b * S + j;
@@ -53,14 +48,14 @@ struct AttentionLimits {
 /// The online softmax's step: what a sum of exp(x - m) becomes when its
 /// maximum rises to mNew, exp(m - mNew), and 0 while nothing was summed
 /// (m = -inf; never NaN). exp2Carry is the same in base-2 score units.
-HYBRID_ATTENTION_HD float softmaxCarry(float m, float mNew) {
+HYBRID_HOST_DEVICE float softmaxCarry(float m, float mNew) {
 #if defined(__CUDA_ARCH__)
   return m == -INFINITY ? 0.0f : expf(m - mNew);
 #else
   return m == -INFINITY ? 0.0f : std::exp(m - mNew);
 #endif
 }
-HYBRID_ATTENTION_HD float softmaxCarry2(float m, float mNew) {
+HYBRID_HOST_DEVICE float softmaxCarry2(float m, float mNew) {
 #if defined(__CUDA_ARCH__)
   return m == -INFINITY ? 0.0f : exp2f(m - mNew);
 #else

@@ -76,10 +76,10 @@ enum class Binding { Run, ShapesOnly };
 
 /// Checks `call` has `operands` operands (absent optional ones counted), or
 /// `least` when the op lets a call leave off its last ones (an attention
-/// that does not append: its appended keys), and `results` results, that operand i is present where
-/// bit i of `required` is set, that shapes are non-negative, dtypes valid
-/// and, for Binding::Run, that non-empty tensors have data. Throws
-/// hybrid::Error("<kernel>: ...").
+/// that does not append: its appended keys), and `results` results, that
+/// operand i is present where bit i of `required` is set, that shapes are
+/// non-negative, dtypes valid and, for Binding::Run, that non-empty tensors
+/// have data. Throws hybrid::Error("<kernel>: ...").
 void checkCall(const Call &call, const char *kernel, size_t least,
                size_t operands, uint64_t required, size_t results,
                Binding binding = Binding::Run);

@@ -57,8 +57,8 @@ void expectOperands(const Call &call, const char *kernel, size_t required,
                      std::to_string(results) + " result(s), got " +
                      std::to_string(call.operands.size()) + " and " +
                      std::to_string(call.results.size()));
-  const uint64_t mask = required >= 64 ? ~uint64_t(0)
-                                       : (uint64_t(1) << required) - 1;
+  const uint64_t mask =
+      required >= 64 ? ~uint64_t(0) : (uint64_t(1) << required) - 1;
   checkCall(call, kernel, operands, operands, mask, results);
 }
 

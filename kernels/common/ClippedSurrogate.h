@@ -6,15 +6,10 @@
 
 #include "common/Check.h"
 
+#include "common/HostDevice.h"
 #include <cmath>
 #include <cstdint>
 #include <string>
-
-#if defined(__CUDACC__)
-#define HYBRID_SURROGATE_HD __host__ __device__ __forceinline__
-#else
-#define HYBRID_SURROGATE_HD inline
-#endif
 
 namespace hybrid::kernels {
 
@@ -27,7 +22,7 @@ struct ClippedSurrogateProblem {
 
 namespace surrogate {
 
-HYBRID_SURROGATE_HD float ratio(float logp, float old, float mask) {
+HYBRID_HOST_DEVICE float ratio(float logp, float old, float mask) {
 #if defined(__CUDA_ARCH__)
   return expf((logp - old) * mask);
 #else
@@ -36,33 +31,32 @@ HYBRID_SURROGATE_HD float ratio(float logp, float old, float mask) {
 }
 
 /// torch.clamp: NaN stays NaN.
-HYBRID_SURROGATE_HD float clamp(float r, float lo, float hi) {
+HYBRID_HOST_DEVICE float clamp(float r, float lo, float hi) {
   return r < lo ? lo : r > hi ? hi : r;
 }
 
 /// torch.maximum: NaN propagates.
-HYBRID_SURROGATE_HD float maximum(float a, float b) {
+HYBRID_HOST_DEVICE float maximum(float a, float b) {
   return (a > b || a != a) ? a : b;
 }
 
 } // namespace surrogate
 
 /// max(-A r, -A clamp(r, lo, hi)) mask, r = exp((logp - old) mask).
-HYBRID_SURROGATE_HD float clippedSurrogate(float logp, float old, float adv,
-                                           float mask, float lo, float hi) {
+HYBRID_HOST_DEVICE float clippedSurrogate(float logp, float old, float adv,
+                                          float mask, float lo, float hi) {
   const float r = surrogate::ratio(logp, old, mask);
   const float negA = -adv;
-  return surrogate::maximum(negA * r,
-                            negA * surrogate::clamp(r, lo, hi)) *
+  return surrogate::maximum(negA * r, negA * surrogate::clamp(r, lo, hi)) *
          mask;
 }
 
 /// d loss / d logp at upstream gradient g, as torch autograd computes it:
 /// torch.maximum splits a tie's gradient in halves and the clamp passes
 /// its part inside [lo, hi] only.
-HYBRID_SURROGATE_HD float clippedSurrogateGrad(float logp, float old,
-                                               float adv, float mask, float g,
-                                               float lo, float hi) {
+HYBRID_HOST_DEVICE float clippedSurrogateGrad(float logp, float old, float adv,
+                                              float mask, float g, float lo,
+                                              float hi) {
   const float r = surrogate::ratio(logp, old, mask);
   const float negA = -adv;
   const float pg1 = negA * r, pg2 = negA * surrogate::clamp(r, lo, hi);

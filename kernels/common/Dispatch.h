@@ -10,12 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define HYBRID_DISPATCH_HD __host__ __device__
-#else
-#define HYBRID_DISPATCH_HD
-#endif
-
 namespace hybrid::kernels {
 
 /// Calls fn(S{}) with S the storage type of float dtype `dt`.
@@ -91,8 +85,7 @@ decltype(auto) visitAnyAs(DType dt, const char *kernel, const char *what,
 
 /// Calls fn(W{}) with W the unsigned word of `elementSize` bytes: kernels
 /// that only move elements never look inside them.
-template <typename Fn>
-decltype(auto) visitWord(size_t elementSize, Fn &&fn) {
+template <typename Fn> decltype(auto) visitWord(size_t elementSize, Fn &&fn) {
   switch (elementSize) {
   case 1:
     return fn(uint8_t{});

@@ -5,7 +5,7 @@
 #include "Kernels.h"
 #include "Parallel.h"
 
-#include "common/ActivationGradProblem.h"
+#include "common/ActivationGrad.h"
 
 namespace hybrid::cpu::kernels {
 

@@ -1,5 +1,5 @@
 // adamw_update: torch.optim.AdamW's update of one parameter in one pass
-// (Ops.h's AdamWUpdate): common/AdamWProblem.h's element update, in f32 and
+// (Ops.h's AdamWUpdate): common/AdamW.h's element update, in f32 and
 // in the order of operations of the elementwise ops hg-adamw composed it
 // from before, so that its results are their bits (CMakeLists.txt keeps the
 // compiler from contracting the products and sums into fused multiply-adds,
@@ -11,7 +11,7 @@
 #include "Kernels.h"
 #include "Parallel.h"
 
-#include "common/AdamWProblem.h"
+#include "common/AdamW.h"
 
 #include <type_traits>
 

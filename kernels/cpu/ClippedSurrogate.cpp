@@ -31,8 +31,8 @@ void clippedSurrogateGrad(const KernelCall &call) {
               *g = a.grad.as<float>();
   float *out = a.gradLogprobs.as<float>();
   for (int64_t i = 0; i < p.n; ++i)
-    out[i] = ::hybrid::kernels::clippedSurrogateGrad(
-        logp[i], old[i], adv[i], mask[i], g[i], p.lo, p.hi);
+    out[i] = ::hybrid::kernels::clippedSurrogateGrad(logp[i], old[i], adv[i],
+                                                     mask[i], g[i], p.lo, p.hi);
 }
 
 } // namespace hybrid::cpu::kernels

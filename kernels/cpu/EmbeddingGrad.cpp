@@ -9,7 +9,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/EmbeddingGradProblem.h"
+#include "common/EmbeddingGrad.h"
 
 #include <algorithm>
 

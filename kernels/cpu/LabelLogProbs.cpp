@@ -10,7 +10,7 @@
 #include "Parallel.h"
 #include "Softmax.h"
 
-#include "common/LabelLogProbsProblem.h"
+#include "common/LabelLogProbs.h"
 
 #include <cmath>
 

@@ -8,7 +8,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/NormProblem.h"
+#include "common/Norm.h"
 
 namespace hybrid::cpu::kernels {
 namespace {

@@ -15,7 +15,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/LinearProblem.h"
+#include "common/Linear.h"
 
 #include <algorithm>
 #include <cstring>

@@ -8,7 +8,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/MatMulProblem.h"
+#include "common/MatMul.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/ReduceProblem.h"
+#include "common/Reduce.h"
 
 #include <algorithm>
 #include <type_traits>
@@ -16,7 +16,7 @@
 namespace hybrid::cpu::kernels {
 namespace {
 
-/// How the shared folds (common/ReduceProblem.h) read and write floats.
+/// How the shared folds (common/Reduce.h) read and write floats.
 struct Elements {
   template <typename S> static float toFloat(S x) { return cpu::toFloat(x); }
   template <typename S> static S fromFloat(float x) {

@@ -9,7 +9,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/SamplingProblem.h"
+#include "common/Sampling.h"
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 

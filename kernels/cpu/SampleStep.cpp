@@ -10,7 +10,7 @@
 #include "Scratch.h"
 #include "Softmax.h"
 
-#include "common/SamplingProblem.h"
+#include "common/Sampling.h"
 
 #include "hybrid/Philox.h"
 

@@ -7,7 +7,7 @@
 #include "Parallel.h"
 #include "Scratch.h"
 
-#include "common/SoftmaxProblem.h"
+#include "common/Softmax.h"
 
 #include <algorithm>
 #include <cmath>

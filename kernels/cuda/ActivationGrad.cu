@@ -6,7 +6,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 
-#include "common/ActivationGradProblem.h"
+#include "common/ActivationGrad.h"
 
 namespace hybrid::cuda::kernels {
 namespace {

@@ -3,7 +3,7 @@
 // (float4s of the parameter and moments, four bf16/f16 of a half-precision
 // gradient or working parameter in one 8-byte access; a scalar loop takes
 // the tail, or everything when a buffer is not aligned for its group). The
-// arithmetic is common/AdamWProblem.h's, the CPU kernel's too, each
+// arithmetic is common/AdamW.h's, the CPU kernel's too, each
 // product, sum, quotient and square root rounded on its own (the _rn
 // intrinsics: nvcc would fuse multiply-adds), so both give the same bits; a
 // bf16/f16
@@ -12,7 +12,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 
-#include "common/AdamWProblem.h"
+#include "common/AdamW.h"
 
 #include <cstdint>
 #include <type_traits>

@@ -555,8 +555,7 @@ __global__ void __launch_bounds__(32 * kDecodeWarps)
   float factor[kDecodeWarps], lBlock = 0;
 #pragma unroll
   for (int w = 0; w < kDecodeWarps; ++w) {
-    factor[w] =
-        w >= warps ? 0.0f : softmaxCarry(warpM[w], mBlock);
+    factor[w] = w >= warps ? 0.0f : softmaxCarry(warpM[w], mBlock);
     lBlock += w < warps ? warpL[w] * factor[w] : 0.0f;
   }
   // The block's output column d, unnormalised.
@@ -1184,8 +1183,7 @@ void attention(const CudaCall &call) {
   }
   p.splits = plan.splits;
   p.partial = static_cast<float *>(call.scratch);
-  const auto elementSize =
-      static_cast<int64_t>(dtypeSize(p.dtype));
+  const auto elementSize = static_cast<int64_t>(dtypeSize(p.dtype));
   p.stageWords = reinterpret_cast<uintptr_t>(p.k) % 16 == 0 &&
                  reinterpret_cast<uintptr_t>(p.v) % 16 == 0 &&
                  p.Dh * elementSize % 16 == 0 && p.Dv * elementSize % 16 == 0;
@@ -1283,8 +1281,8 @@ void attention(const CudaCall &call) {
 
 size_t attentionScratchBytes(const CudaCall &call) {
   try {
-    return planAttention(describe(AttentionArgs::bind(
-                             call, "attention", Binding::ShapesOnly)))
+    return planAttention(describe(AttentionArgs::bind(call, "attention",
+                                                      Binding::ShapesOnly)))
         .scratch;
   } catch (...) {
     return 0; // the run reports malformed calls

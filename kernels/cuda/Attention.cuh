@@ -183,8 +183,8 @@ void launchDecodeMma(const AttnParams &p, DType dtype, Context *context,
 /// scratch: the rows' statistics. in = q, k, v, grad_out; out = dq, dk, dv.
 bool attentionGradMmaPlanned(const AttentionProblem &p);
 size_t attentionGradMmaScratch(const AttentionProblem &p);
-void attentionGradMma(const AttentionProblem &p,
-                      const void *const (&in)[4], void *const (&out)[3],
-                      void *scratch, Context *context, cudaStream_t stream);
+void attentionGradMma(const AttentionProblem &p, const void *const (&in)[4],
+                      void *const (&out)[3], void *scratch, Context *context,
+                      cudaStream_t stream);
 
 } // namespace hybrid::cuda::kernels

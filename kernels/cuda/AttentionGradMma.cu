@@ -152,9 +152,9 @@ __device__ __forceinline__ float probability(float x, float lse, bool visible) {
 /// Kernel 2: dK and dV of keys [j0, j0 + kTile) of (b, hk) = blockIdx.y.
 template <typename S, bool kPlain>
 __global__ void __launch_bounds__(kThreads)
-    keyValueGradKernel(AttentionProblem p, const S *q, const S *k,
-                       const S *v, const S *gradOut, const float *lse,
-                       const float *dsum, S *gradK, S *gradV) {
+    keyValueGradKernel(AttentionProblem p, const S *q, const S *k, const S *v,
+                       const S *gradOut, const float *lse, const float *dsum,
+                       S *gradK, S *gradV) {
   awaitInputs();
   extern __shared__ float4 gradShared4[];
   S *Qs = reinterpret_cast<S *>(gradShared4); // [2][kTile][kStride]

@@ -11,8 +11,8 @@ namespace hybrid::cuda::kernels {
 namespace {
 
 __global__ void surrogateKernel(const float *logp, const float *old,
-                                const float *adv, const float *mask,
-                                float *out, int64_t n, float lo, float hi) {
+                                const float *adv, const float *mask, float *out,
+                                int64_t n, float lo, float hi) {
   awaitInputs();
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -29,8 +29,8 @@ __global__ void surrogateGradKernel(const float *logp, const float *old,
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < n; i += stride)
-    out[i] = ::hybrid::kernels::clippedSurrogateGrad(
-        logp[i], old[i], adv[i], mask[i], g[i], lo, hi);
+    out[i] = ::hybrid::kernels::clippedSurrogateGrad(logp[i], old[i], adv[i],
+                                                     mask[i], g[i], lo, hi);
 }
 
 const float *f32(const ConstTensor &t) {

@@ -12,7 +12,7 @@
 // nothing.
 #include "Device.cuh"
 #include "Kernels.h"
-#include "common/EmbeddingGradProblem.h"
+#include "common/EmbeddingGrad.h"
 
 #include <limits>
 

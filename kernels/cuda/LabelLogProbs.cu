@@ -10,7 +10,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 
-#include "common/LabelLogProbsProblem.h"
+#include "common/LabelLogProbs.h"
 
 namespace hybrid::cuda::kernels {
 namespace {

@@ -11,7 +11,7 @@
 #include "Gemm.h"
 #include "Kernels.h"
 
-#include "common/LinearProblem.h"
+#include "common/Linear.h"
 
 #include <string>
 #include <vector>

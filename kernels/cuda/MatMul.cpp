@@ -8,7 +8,7 @@
 #include "Kernels.h"
 #include "Strided.h"
 
-#include "common/MatMulProblem.h"
+#include "common/MatMul.h"
 
 namespace hybrid::cuda::kernels {
 

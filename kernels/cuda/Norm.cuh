@@ -1,5 +1,5 @@
 // What layer_norm, rms_norm and layer_norm_grad share on the device (the
-// call's problem is kernels/common/NormProblem.h's): norm weights that do
+// call's problem is kernels/common/Norm.h's): norm weights that do
 // not have the row's own shape expanded to f32 in scratch, a block-wide
 // double sum, staging a row into shared memory as f32 with 16-byte loads
 // where aligned (the statistics and the output then read it from there,
@@ -10,7 +10,7 @@
 
 #include "Elementwise.cuh"
 
-#include "common/NormProblem.h"
+#include "common/Norm.h"
 
 #include <algorithm>
 #include <type_traits>

@@ -14,7 +14,7 @@
 #include "Elementwise.cuh"
 #include "Kernels.h"
 
-#include "common/ReduceProblem.h"
+#include "common/Reduce.h"
 
 #include <algorithm>
 #include <limits>
@@ -24,7 +24,7 @@
 namespace hybrid::cuda::kernels {
 namespace {
 
-/// How the shared folds (common/ReduceProblem.h) read and write floats.
+/// How the shared folds (common/Reduce.h) read and write floats.
 struct Elements {
   template <typename S> __device__ static float toFloat(S x) {
     return cuda::toFloat(x);

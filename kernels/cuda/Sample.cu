@@ -12,7 +12,7 @@
 #include "Device.cuh"
 #include "Kernels.h"
 
-#include "common/SamplingProblem.h"
+#include "common/Sampling.h"
 #include "common/TokenWeights.h"
 #include "hybrid/Philox.h"
 

@@ -6,7 +6,7 @@
 #include "Elementwise.cuh"
 #include "Kernels.h"
 
-#include "common/SoftmaxProblem.h"
+#include "common/Softmax.h"
 
 namespace hybrid::cuda::kernels {
 namespace {

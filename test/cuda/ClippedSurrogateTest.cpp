@@ -26,10 +26,9 @@ TEST_F(ClippedSurrogateTest, MatchesCpu) {
     const Tolerance tol{1e-6, 1e-5};
     for (auto [low, high] : {std::pair{0.2, 0.2}, std::pair{0.2, 0.28}}) {
       const std::string what = shapeToString(shape) + " clip " +
-                               std::to_string(low) + "/" +
-                               std::to_string(high);
-      expectMatchesCpu(ops::ClippedSurrogate{low, high},
-                       {logp, old, adv, mask}, {HostTensor(DType::F32, shape)},
+                               std::to_string(low) + "/" + std::to_string(high);
+      expectMatchesCpu(ops::ClippedSurrogate{low, high}, {logp, old, adv, mask},
+                       {HostTensor(DType::F32, shape)},
                        "clipped_surrogate " + what, &tol);
       expectMatchesCpu(ops::ClippedSurrogateGrad{low, high},
                        {logp, old, adv, mask, g},

@@ -42,13 +42,13 @@ TEST(ClippedSurrogate, EachBranchOfTheClip) {
             {&t.logp, &t.old, &t.adv, &t.mask, &g}, grad);
   std::vector<double> want;
   for (int i = 0; i < 7; ++i)
-    want.push_back(lossRef(t.logp.at(i), t.old.at(i), t.adv.at(i),
-                           t.mask.at(i), 0.8, 1.2));
+    want.push_back(lossRef(t.logp.at(i), t.old.at(i), t.adv.at(i), t.mask.at(i),
+                           0.8, 1.2));
   expectNear(loss, want, 1e-6, 1e-6, "loss");
   const double r0 = std::exp(0.05);
   // d/dlogp of -A r where the unclipped term counts, else 0.
-  expectNear(grad, {-2.0 * r0, 0, 1.5 * 1.5, 0, -0.5 * 0.5, 0, 0}, 1e-6,
-             1e-6, "grad");
+  expectNear(grad, {-2.0 * r0, 0, 1.5 * 1.5, 0, -0.5 * 0.5, 0, 0}, 1e-6, 1e-6,
+             "grad");
 }
 
 TEST(ClippedSurrogate, AsymmetricBoundsClipWhereDapoSays) {
@@ -60,8 +60,7 @@ TEST(ClippedSurrogate, AsymmetricBoundsClipWhereDapoSays) {
   runKernel(ops::ClippedSurrogate{0.2, 0.2}, {&logp, &old, &adv, &mask}, loss);
   // Symmetric: clamp(1.25) = 1.2 and max(-1.25, -1.2) = -1.2.
   expectNear(loss, {-1.2, -1.2}, 1e-6, 1e-6, "symmetric");
-  runKernel(ops::ClippedSurrogate{0.2, 0.28}, {&logp, &old, &adv, &mask},
-            loss);
+  runKernel(ops::ClippedSurrogate{0.2, 0.28}, {&logp, &old, &adv, &mask}, loss);
   expectNear(loss, {-1.25, -1.25}, 1e-6, 1e-6, "asymmetric");
 }
 
@@ -73,8 +72,8 @@ TEST(ClippedSurrogate, OnTheBoundTorchMaxSplitsTheGradient) {
   const float r = std::exp(static_cast<float>(logp.at(0)));
   const double clip = static_cast<double>(r) - 1.0; // the bound at r itself
   HostTensor grad(DType::F32, {1});
-  runKernel(ops::ClippedSurrogateGrad{0.2, clip}, {&logp, &old, &adv, &mask, &g},
-            grad);
+  runKernel(ops::ClippedSurrogateGrad{0.2, clip},
+            {&logp, &old, &adv, &mask, &g}, grad);
   expectNear(grad, {2.0 * -3.0 * r}, 1e-6, 1e-6, "tie");
 }
 

@@ -56,16 +56,14 @@ LogicalResult inferSameShape(MLIRContext *context,
                              std::optional<Location> location, StringRef name,
                              ValueRange operands, ResultElement element,
                              SmallVectorImpl<Type> &inferred) {
-  FailureOr<SmallVector<int64_t>> shape =
-      commonShape(location, name, operands);
+  FailureOr<SmallVector<int64_t>> shape = commonShape(location, name, operands);
   if (failed(shape))
     return failure();
   Type type =
-      element == ResultElement::F32    ? Float32Type::get(context)
-      : element == ResultElement::Bool ? IntegerType::get(context, 1)
-                                       : cast<RankedTensorType>(
-                                             operands.front().getType())
-                                             .getElementType();
+      element == ResultElement::F32 ? Float32Type::get(context)
+      : element == ResultElement::Bool
+          ? IntegerType::get(context, 1)
+          : cast<RankedTensorType>(operands.front().getType()).getElementType();
   inferred.push_back(RankedTensorType::get(*shape, type));
   return success();
 }

@@ -1,5 +1,5 @@
 // activation_grad's host-side checks, shared by every backend.
-#include "common/ActivationGradProblem.h"
+#include "common/ActivationGrad.h"
 
 #include "common/Check.h"
 

@@ -3,14 +3,9 @@
 
 #include "common/KernelArgs.h"
 
+#include "common/HostDevice.h"
 #include <cmath>
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define HYBRID_ADAMW_HD __host__ __device__ __forceinline__
-#else
-#define HYBRID_ADAMW_HD inline
-#endif
 
 namespace hybrid::kernels {
 
@@ -50,35 +45,35 @@ namespace rn {
 // own: the _rn intrinsics on the device (nvcc would fuse multiply-adds),
 // plain operators on the host, whose callers are compiled without
 // contraction (cpu/CMakeLists.txt: -ffp-contract=off for AdamW.cpp).
-HYBRID_ADAMW_HD float mul(float a, float b) {
+HYBRID_HOST_DEVICE float mul(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-HYBRID_ADAMW_HD float add(float a, float b) {
+HYBRID_HOST_DEVICE float add(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fadd_rn(a, b);
 #else
   return a + b;
 #endif
 }
-HYBRID_ADAMW_HD float sub(float a, float b) {
+HYBRID_HOST_DEVICE float sub(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fsub_rn(a, b);
 #else
   return a - b;
 #endif
 }
-HYBRID_ADAMW_HD float div(float a, float b) {
+HYBRID_HOST_DEVICE float div(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fdiv_rn(a, b);
 #else
   return a / b;
 #endif
 }
-HYBRID_ADAMW_HD float sqrt(float a) {
+HYBRID_HOST_DEVICE float sqrt(float a) {
 #if defined(__CUDA_ARCH__)
   return __fsqrt_rn(a);
 #else
@@ -89,7 +84,7 @@ HYBRID_ADAMW_HD float sqrt(float a) {
 } // namespace rn
 
 /// The coefficients from the call's scalars.
-HYBRID_ADAMW_HD AdamWCoefficients adamwCoefficients(const AdamWScalars &s) {
+HYBRID_HOST_DEVICE AdamWCoefficients adamwCoefficients(const AdamWScalars &s) {
   AdamWCoefficients c;
   c.beta1 = *s.beta1;
   c.oneMinusBeta1 = rn::sub(1.0f, c.beta1);
@@ -107,8 +102,8 @@ HYBRID_ADAMW_HD AdamWCoefficients adamwCoefficients(const AdamWScalars &s) {
 /// step_size (m' / (sqrt(v') / bias_correction2_sqrt + eps)), in this
 /// order on every backend: the order of the elementwise ops hg-adamw
 /// composed it from, so that every backend gives their bits.
-HYBRID_ADAMW_HD void adamwUpdateElement(const AdamWCoefficients &c, float g,
-                                        float &p, float &m, float &v) {
+HYBRID_HOST_DEVICE void adamwUpdateElement(const AdamWCoefficients &c, float g,
+                                           float &p, float &m, float &v) {
   m = rn::add(rn::mul(c.beta1, m), rn::mul(c.oneMinusBeta1, g));
   v = rn::add(rn::mul(c.beta2, v), rn::mul(c.oneMinusBeta2, rn::mul(g, g)));
   const float denom = rn::add(rn::div(rn::sqrt(v), c.rootBc2), c.eps);
@@ -118,4 +113,4 @@ HYBRID_ADAMW_HD void adamwUpdateElement(const AdamWCoefficients &c, float g,
 
 } // namespace hybrid::kernels
 
-#undef HYBRID_ADAMW_HD
+#undef HYBRID_HOST_DEVICE

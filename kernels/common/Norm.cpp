@@ -1,5 +1,5 @@
 // The norms' host-side checks and shapes, shared by every backend.
-#include "common/NormProblem.h"
+#include "common/Norm.h"
 
 #include "common/Check.h"
 

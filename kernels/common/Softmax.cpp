@@ -1,5 +1,5 @@
 // softmax's host-side checks and shape, shared by every backend.
-#include "common/SoftmaxProblem.h"
+#include "common/Softmax.h"
 
 #include "common/Check.h"
 

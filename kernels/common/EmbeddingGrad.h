@@ -3,13 +3,8 @@
 
 #include "common/KernelArgs.h"
 
+#include "common/HostDevice.h"
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define HYBRID_EMBEDDING_GRAD_HD __host__ __device__ __forceinline__
-#else
-#define HYBRID_EMBEDDING_GRAD_HD inline
-#endif
 
 namespace hybrid::kernels {
 
@@ -31,10 +26,10 @@ EmbeddingGradProblem embeddingGradShape(const Shape &ids, const Shape &gradOut,
 EmbeddingGradProblem describeEmbeddingGrad(const EmbeddingGradArgs &a);
 
 /// The table row id adds to: the id itself in [0, rows), else -1 (nothing).
-HYBRID_EMBEDDING_GRAD_HD int64_t tableRowOf(int64_t id, int64_t rows) {
+HYBRID_HOST_DEVICE int64_t tableRowOf(int64_t id, int64_t rows) {
   return id >= 0 && id < rows ? id : -1;
 }
 
 } // namespace hybrid::kernels
 
-#undef HYBRID_EMBEDDING_GRAD_HD
+#undef HYBRID_HOST_DEVICE

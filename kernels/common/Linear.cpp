@@ -1,5 +1,5 @@
 // linear's and linear_group's host-side checks and sizes, for every backend.
-#include "common/LinearProblem.h"
+#include "common/Linear.h"
 
 #include "common/Check.h"
 

@@ -1,5 +1,5 @@
 // label_log_probs' and its backward's host-side checks, for every backend.
-#include "common/LabelLogProbsProblem.h"
+#include "common/LabelLogProbs.h"
 
 #include "common/Check.h"
 

@@ -1,5 +1,5 @@
 // matmul's host-side checks and sizes, shared by every backend.
-#include "common/MatMulProblem.h"
+#include "common/MatMul.h"
 
 #include "common/Check.h"
 

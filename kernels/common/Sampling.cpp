@@ -1,5 +1,5 @@
 // sample's and sample_step's host-side checks, shared by every backend.
-#include "common/SamplingProblem.h"
+#include "common/Sampling.h"
 
 #include "common/Check.h"
 

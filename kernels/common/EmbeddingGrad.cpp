@@ -1,5 +1,5 @@
 // embedding_grad's host-side checks and sizes, shared by every backend.
-#include "common/EmbeddingGradProblem.h"
+#include "common/EmbeddingGrad.h"
 
 #include "common/Check.h"
 

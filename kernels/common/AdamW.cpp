@@ -1,5 +1,5 @@
 // adamw_update's host-side checks, shared by every backend.
-#include "common/AdamWProblem.h"
+#include "common/AdamW.h"
 
 #include "common/Check.h"
 

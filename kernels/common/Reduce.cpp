@@ -1,5 +1,5 @@
 // reduce's host-side checks and shape, shared by every backend.
-#include "common/ReduceProblem.h"
+#include "common/Reduce.h"
 
 #include "common/Check.h"
 
