@@ -7,7 +7,7 @@
 
 #include "hybrid/Ops.h"
 
-#include "common/HostDevice.h"
+#include "hybrid/HostDevice.h"
 #include <math.h>
 
 namespace hybrid::activation {
@@ -122,4 +122,3 @@ HYBRID_HOST_DEVICE float activationGrad(Activation a, float x, float gradOut) {
 
 } // namespace hybrid::activation
 
-#undef HYBRID_HOST_DEVICE

@@ -3,7 +3,7 @@
 
 #include "common/KernelArgs.h"
 
-#include "common/HostDevice.h"
+#include "hybrid/HostDevice.h"
 #include <cmath>
 #include <cstdint>
 
@@ -113,4 +113,3 @@ HYBRID_HOST_DEVICE void adamwUpdateElement(const AdamWCoefficients &c, float g,
 
 } // namespace hybrid::kernels
 
-#undef HYBRID_HOST_DEVICE

@@ -5,7 +5,7 @@
 // defined once and usable in host and device code.
 #pragma once
 
-#include "common/HostDevice.h"
+#include "hybrid/HostDevice.h"
 #include <cmath>
 #include <cstdint>
 

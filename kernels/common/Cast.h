@@ -7,7 +7,7 @@
 #pragma once
 
 #include "common/Check.h"
-#include "common/HostDevice.h"
+#include "hybrid/HostDevice.h"
 #include "common/KernelArgs.h"
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 
 #include "common/Check.h"
 
-#include "common/HostDevice.h"
+#include "hybrid/HostDevice.h"
 #include <cmath>
 #include <cstdint>
 #include <string>

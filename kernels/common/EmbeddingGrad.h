@@ -3,7 +3,7 @@
 
 #include "common/KernelArgs.h"
 
-#include "common/HostDevice.h"
+#include "hybrid/HostDevice.h"
 #include <cstdint>
 
 namespace hybrid::kernels {
@@ -32,4 +32,3 @@ HYBRID_HOST_DEVICE int64_t tableRowOf(int64_t id, int64_t rows) {
 
 } // namespace hybrid::kernels
 
-#undef HYBRID_HOST_DEVICE

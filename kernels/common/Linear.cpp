@@ -60,23 +60,6 @@ LinearProblem linearShape(const Shape &input, const Shape &weight,
   return p;
 }
 
-LinearArgs bindLinear(const Call &call) {
-  if (call.operands.size() > ops::Linear::In::residual + 1)
-    return LinearArgs::bind(call, "linear");
-  // Without the prologue's two operands: (input, weight, bias?, residual?).
-  using In = ops::Linear::In;
-  checkCall(call, "linear", In::residual + 1,
-            1u << In::input | 1u << In::weight, 1);
-  return {call.attrs<ops::Linear>(),
-          call.operands[In::input],
-          call.operands[In::weight],
-          optional(call, In::bias),
-          optional(call, In::residual),
-          nullptr,
-          nullptr,
-          call.results[ops::Linear::Out::out]};
-}
-
 LinearProblem describeLinear(const LinearArgs &a) {
   const ConstTensor &input = a.input;
   expectFloat(input.dtype, "linear", "input");

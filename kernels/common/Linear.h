@@ -29,10 +29,6 @@ struct LinearProblem {
 /// input of rank 0 or a weight that does not take the input's features.
 LinearProblem linearShape(const Shape &input, const Shape &weight, bool transW);
 
-/// linear's operands and result. A linear without a norm prologue may leave
-/// its last two operands off (four operands), as the kernels always allowed.
-LinearArgs bindLinear(const Call &call);
-
 /// Checks the call (float input; weight, bias, residual, norm operands and
 /// result of its dtype; a bias of N elements, a residual of the result's
 /// shape, a valid activation, a valid prologue for K) and describes it.

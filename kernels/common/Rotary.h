@@ -6,7 +6,7 @@
 // as HF does, so both conventions of filling the halves work.
 #pragma once
 
-#include "common/HostDevice.h"
+#include "hybrid/HostDevice.h"
 #include "common/KernelArgs.h"
 
 #include <cstdint>

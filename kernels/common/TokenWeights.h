@@ -8,7 +8,8 @@
 // token with parallel histograms, and they agree exactly.
 #pragma once
 
-#include "hybrid/Philox.h" // HYBRID_HOST_DEVICE
+#include "hybrid/HostDevice.h"
+#include "hybrid/Philox.h"
 
 #include <cmath>
 #include <cstdint>
@@ -21,7 +22,7 @@ namespace hybrid::sampling {
 /// exact as an integer and as a double. At most 40, so a weight fits in 41
 /// bits. A token whose probability is below 2^-q of the likeliest one gets
 /// weight 0 and is never drawn (2^-36 ~ 1.5e-11 for V = 128,256).
-HYBRID_HOST_DEVICE inline int weightBits(int64_t V) {
+HYBRID_HOST_DEVICE int weightBits(int64_t V) {
   int width = 0; // the bit width of V
   for (uint64_t v = static_cast<uint64_t>(V); v != 0; v >>= 1)
     ++width;
@@ -30,7 +31,7 @@ HYBRID_HOST_DEVICE inline int weightBits(int64_t V) {
 
 /// a * b + c rounded once (IEEE fma): the same bits on every compiler and
 /// device, where a separate multiply and add could be contracted or not.
-HYBRID_HOST_DEVICE inline double fusedMulAdd(double a, double b, double c) {
+HYBRID_HOST_DEVICE double fusedMulAdd(double a, double b, double c) {
 #if defined(__CUDA_ARCH__)
   return __fma_rn(a, b, c);
 #else
@@ -39,7 +40,7 @@ HYBRID_HOST_DEVICE inline double fusedMulAdd(double a, double b, double c) {
 }
 
 /// 2^e exactly, for e in the normal range.
-HYBRID_HOST_DEVICE inline double powerOfTwo(int e) {
+HYBRID_HOST_DEVICE double powerOfTwo(int e) {
   const uint64_t bits = static_cast<uint64_t>(1023 + e) << 52;
 #if defined(__CUDA_ARCH__)
   return __longlong_as_double(static_cast<long long>(bits));
@@ -56,7 +57,7 @@ HYBRID_HOST_DEVICE inline double powerOfTwo(int e) {
 /// its Taylor polynomial of degree 10 in Horner form, then an exact scaling.
 /// Every step is one correctly rounded IEEE operation (fma, conversion,
 /// multiplication by a power of two), so host and device agree bit for bit.
-HYBRID_HOST_DEVICE inline uint64_t scaledExp(float x, int q) {
+HYBRID_HOST_DEVICE uint64_t scaledExp(float x, int q) {
   constexpr double kLn2 = 0x1.62e42fefa39efp-1;
   constexpr double kInvLn2 = 0x1.71547652b82fep+0;
   constexpr double kLn2Hi = 0x1.62e42feep-1;       // 32 bits of ln 2
@@ -97,7 +98,7 @@ HYBRID_HOST_DEVICE inline uint64_t scaledExp(float x, int q) {
 /// for tiny T. (l - top) / T is computed in f32, as IEEE requires on both
 /// backends. With top = +inf the +inf logits share everything (2^q each).
 /// NaN and -inf logits weigh 0.
-HYBRID_HOST_DEVICE inline uint64_t tokenWeight(float l, float top,
+HYBRID_HOST_DEVICE uint64_t tokenWeight(float l, float top,
                                                float temperature, int q) {
   if (top == INFINITY)
     return l == INFINITY ? uint64_t{1} << q : 0;

@@ -8,7 +8,7 @@
 
 #include "common/ActivationMath.h"
 #include "common/Check.h"
-#include "common/HostDevice.h"
+#include "hybrid/HostDevice.h"
 #include "common/KernelArgs.h"
 
 #include <math.h>

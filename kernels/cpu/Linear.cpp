@@ -153,7 +153,7 @@ ScratchLayout linearGroupScratch(const KernelCall &call) {
 } // namespace
 
 void linear(const KernelCall &call) {
-  const LinearArgs a = bindLinear(call);
+  const auto a = LinearArgs::bind(call, "linear");
   const LinearProblem s = describeLinear(a);
   checkGemmSizes(s.M, s.N, s.K, "linear");
   const ScratchLayout layout = linearScratch(call);

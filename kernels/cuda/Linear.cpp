@@ -85,7 +85,7 @@ GemmProblem productOf(DType dtype, int64_t M, int64_t N, int64_t K,
 } // namespace
 
 void linear(const CudaCall &call) {
-  const LinearArgs a = bindLinear(call);
+  const auto a = LinearArgs::bind(call, "linear");
   const LinearProblem s = describeLinear(a);
   GemmProblem p = productOf(s.dtype, s.M, s.N, s.K, a.input.data, a.weight.data,
                             s.ldw(), s.transW, a.bias ? a.bias->data : nullptr,

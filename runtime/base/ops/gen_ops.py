@@ -475,7 +475,7 @@ def emit_kernel_args():
         # A call may leave off the trailing operands that only some of the
         # op's calls take (attention's appended keys).
         least = n_in
-        while least > 0 and op.buffer_ins[least - 1].required_when:
+        while least > 0 and op.buffer_ins[least - 1].trailing:
             least -= 1
         out.append(f"    checkCall(call, kernel, {least}, {n_in}, {mask}u, "
                    f"{result_count_expr(op)}, binding);")

@@ -98,14 +98,17 @@ class Operand:
     # An optional operand that a struct field makes required (attention's
     # appended keys exactly when it appends).
     required_when: Optional[str] = None
+    # Whether a kernel call may leave it off (with every trailing one after
+    # it) instead of passing it absent: the operands only some calls take.
+    trailing: bool = False
 
 
 def In(name, doc=""):
     return Operand(name, "in", doc=doc)
 
 
-def Opt(name, keyword=None, doc="", required_when=None):
-    return Operand(name, "opt", keyword, doc, required_when)
+def Opt(name, keyword=None, doc="", required_when=None, trailing=False):
+    return Operand(name, "opt", keyword, doc, required_when, trailing)
 
 
 def Var(name, doc=""):

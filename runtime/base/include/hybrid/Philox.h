@@ -4,18 +4,14 @@
 // code, so every backend draws the same numbers.
 #pragma once
 
-#include <cstdint>
+#include "hybrid/HostDevice.h"
 
-#if defined(__CUDACC__)
-#define HYBRID_HOST_DEVICE __host__ __device__
-#else
-#define HYBRID_HOST_DEVICE
-#endif
+#include <cstdint>
 
 namespace hybrid {
 
 /// Philox4x32 with 10 rounds on counter (c0..c3) and key (k0, k1).
-HYBRID_HOST_DEVICE inline void philox4x32(uint32_t c[4], uint32_t k0,
+HYBRID_HOST_DEVICE void philox4x32(uint32_t c[4], uint32_t k0,
                                           uint32_t k1) {
   constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
   constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
@@ -36,7 +32,7 @@ HYBRID_HOST_DEVICE inline void philox4x32(uint32_t c[4], uint32_t k0,
 
 /// A uniform float in [0, 1) for sampling row `row` at step `counter` under
 /// `seed`: the top 24 bits of the first Philox output word.
-HYBRID_HOST_DEVICE inline float philoxUniform(uint64_t seed, uint64_t counter,
+HYBRID_HOST_DEVICE float philoxUniform(uint64_t seed, uint64_t counter,
                                               uint64_t row) {
   uint32_t c[4] = {
       static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32),
