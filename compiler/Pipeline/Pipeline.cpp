@@ -194,6 +194,15 @@ void buildTrainPipeline(mlir::OpPassManager &pm,
   autodiff.lossScale = "opt.loss_scale";
   autodiff.lossScaleF16Only = true;
   pm.addPass(hg::createAutodiff(autodiff));
+  if (options.ppo) {
+    hg::PpoLossesOptions ppo;
+    ppo.clipLow = options.clipLow;
+    ppo.clipHigh = options.clipHigh;
+    pm.addPass(hg::createPpoLosses(ppo));
+    hg::AutodiffOptions actor = autodiff;
+    actor.function = "ppo_actor_loss";
+    pm.addPass(hg::createAutodiff(actor));
+  }
   // @forward_vjp: the same backward pass seeded by the cotangent of the
   // logits (a loss computed outside the model: PPO), for @backward.
   hg::AutodiffOptions vjp = autodiff;

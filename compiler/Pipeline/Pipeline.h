@@ -39,6 +39,12 @@ struct CompileOptions {
   /// @forward_loss (HF's causal-LM loss), @forward_loss_grad (its
   /// gradients) and @train_step (gradients, then AdamW in place).
   bool train = false;
+  /// With train: also DeepSpeed-Chat's PPO losses (hg-ppo-losses), each
+  /// with its accumulation executable (@ppo_actor_forward_backward), the
+  /// policy ratio clipped to [1 - clipLow, 1 + clipHigh].
+  bool ppo = false;
+  double clipLow = 0.2;
+  double clipHigh = 0.2;
   /// The training executables' update rule.
   enum class Optimizer { AdamW, Sgd };
   Optimizer optimizer = Optimizer::AdamW;

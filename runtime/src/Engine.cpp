@@ -242,6 +242,29 @@ float Engine::forwardBackward(const HostTensor &inputIds,
   return out.at("loss").as<float>()[0];
 }
 
+float Engine::accumulate(const std::string &name, const NamedTensors &inputs) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!hasExecutable(name) || !hasExecutable("step")) {
+    std::string known;
+    for (const std::string &e : executableNames())
+      if (e.size() > 16 && e.rfind("_forward_backward") == e.size() - 17)
+        known += (known.empty() ? "" : ", ") + e;
+    throw Error("bundle '" + bundle_->model + "' has no executable '" + name +
+                "' to train with (" +
+                (known.empty() ? std::string("it has no other loss; compile "
+                                             "with hybridc --train --ppo")
+                               : "it has " + known) +
+                ")");
+  }
+  if (!optimizerStarted())
+    initOptimizer();
+  Executable &e = executable(name);
+  NamedTensors out = e.run(e.withDefaults(inputs));
+  ++microBatches_;
+  trainSeconds_ += secondsSince(start);
+  return out.at("loss").as<float>()[0];
+}
+
 void Engine::backward(const HostTensor &inputIds, const HostTensor &gradLogits,
                       const HostTensor *attentionMask) {
   const auto start = std::chrono::steady_clock::now();

@@ -202,6 +202,21 @@ cl::opt<bool>
                    "@train_step, @forward_backward and @step (accumulation), "
                    "@backward (a custom loss's gradient w.r.t. the logits)"),
           inCompile);
+cl::opt<bool>
+    ppo("ppo",
+        cl::desc("With --train: also DeepSpeed-Chat's PPO actor loss "
+                 "(@ppo_actor_loss over old_logprobs, advantages and "
+                 "action_mask) and @ppo_actor_forward_backward"),
+        inCompile);
+cl::opt<double> cliprange(
+    "cliprange",
+    cl::desc("--ppo: the policy ratio's clip range (default 0.2)"),
+    cl::value_desc("EPS"), cl::init(0.2), inCompile);
+cl::opt<double> clipHigh(
+    "clip-high",
+    cl::desc("--ppo: the ratio's clip above 1 when it differs from "
+             "--cliprange (DAPO's clip-higher)"),
+    cl::value_desc("EPS"), inCompile);
 cl::opt<CompileOptions::Optimizer, false,
         NamedValueParser<CompileOptions::Optimizer>>
     optimizer("optimizer",
@@ -305,6 +320,14 @@ std::optional<int> parseArguments(int argc, char **argv) {
     return usageError("--dtype needs a type (float32, bfloat16, float16)");
   if (optimizer.getNumOccurrences() && !train)
     return usageError("--optimizer applies to --train");
+  if (ppo && !train)
+    return usageError("--ppo applies to --train");
+  if ((cliprange.getNumOccurrences() || clipHigh.getNumOccurrences()) && !ppo)
+    return usageError("--cliprange and --clip-high apply to --ppo");
+  if (!(cliprange >= 0 && cliprange < 1))
+    return usageError("--cliprange must be in [0, 1)");
+  if (clipHigh.getNumOccurrences() && !(clipHigh >= 0))
+    return usageError("--clip-high must be >= 0");
   if (!compileTo.getNumOccurrences() && !emit.getNumOccurrences() &&
       output.empty())
     return usageError("no output file given (-o OUT.hyb)");
@@ -336,6 +359,9 @@ hybridc::CompileRequest compileRequest() {
   options.generation = generation;
   options.train = train;
   options.optimizer = optimizer;
+  options.ppo = ppo;
+  options.clipLow = cliprange;
+  options.clipHigh = clipHigh.getNumOccurrences() ? clipHigh : cliprange;
   options.zeroStage = zeroStage.getValue().value;
   options.worldSize = worldSize.getValue().value;
   options.prefetchBucketSize = prefetchBucketSize.getValue().value;

@@ -119,6 +119,9 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     top.setInsertionPointAfter(func);
     auto grad = cast<func::FuncOp>(top.clone(*func));
     grad.setSymName(name);
+    // The gradient function is not itself a loss the optimizer trains on.
+    grad->removeAttr("hg.loss");
+    grad->removeAttr("hg.accumulate");
     Block &body = grad.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     Value seedValue = ret.getOperand(*seedIndex);

@@ -9,7 +9,10 @@
 //  * @init_optimizer: the optimizer state that does not start at zero;
 //  * @backward, when the module has @forward_vjp (hg-autodiff
 //    cotangent=logits): the gradients of a loss computed elsewhere, from
-//    its cotangent `grad_logits`, added to the same accumulators.
+//    its cotangent `grad_logits`, added to the same accumulators;
+//  * for each other loss of the same parameters (a function marked
+//    `hg.loss`, hg-ppo-losses), the accumulation its `hg.accumulate` names,
+//    built from its gradient (@<loss>_grad) as @forward_backward is.
 // Precision plan. A parameter stored in bf16 or f16 (the working weights,
 // the one copy every executable reads) is updated through an f32 master
 // copy, state `opt.master.<name>`: the rule reads and writes the master and
@@ -382,8 +385,9 @@ void buildTrainStep(func::FuncOp source, UpdateRule &rule) {
   s.finish();
 }
 
-/// @forward_backward (from @forward_loss_grad: the loss) or @backward (from
-/// @forward_vjp: nothing else): the gradients go into the accumulators.
+/// @forward_backward (from @forward_loss_grad: the loss), @backward (from
+/// @forward_vjp: nothing else) or another loss's accumulation: the
+/// gradients go into the accumulators.
 void buildAccumulation(func::FuncOp source, StringRef name) {
   func::FuncOp f = cloneAs(source, name);
   StepBuilder s(f);
@@ -401,6 +405,14 @@ void buildAccumulation(func::FuncOp source, StringRef name) {
     s.result(s.b().create<AddOp>(s.loc(), acc, g), "hg.state", state);
   }
   s.finish();
+}
+
+/// The parameters' names, in order: what @step's accumulators are.
+SmallVector<std::string> trainableNames(func::FuncOp f) {
+  SmallVector<std::string> out;
+  for (const Trainable &t : trainables(f))
+    out.push_back(t.name);
+  return out;
 }
 
 /// @step: the accumulated gradients, scaled (and unscaled) and clipped,
@@ -501,13 +513,7 @@ LogicalResult buildOptimizerExecutables(ModuleOp module, StringRef pass,
   if (vjp) {
     // @step reads one accumulator per parameter of @forward_loss_grad:
     // @backward must fill exactly those.
-    auto names = [](func::FuncOp f) {
-      SmallVector<std::string> out;
-      for (const Trainable &t : trainables(f))
-        out.push_back(t.name);
-      return out;
-    };
-    if (names(vjp) != names(source))
+    if (trainableNames(vjp) != trainableNames(source))
       return vjp.emitError()
              << pass
              << ": @forward_vjp's parameters differ from @forward_loss_grad's";
@@ -519,12 +525,38 @@ LogicalResult buildOptimizerExecutables(ModuleOp module, StringRef pass,
   bool masters = llvm::any_of(trainables(source), [&](const Trainable &t) {
     return needsMaster(source.getArgument(t.arg));
   });
+  // Other losses of the same parameters (hg-ppo-losses: `hg.loss`, their
+  // accumulation named by `hg.accumulate`) fill the same accumulators.
+  SmallVector<std::pair<func::FuncOp, StringRef>> losses;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto accumulate = f->getAttrOfType<StringAttr>("hg.accumulate");
+    if (!f->hasAttr("hg.loss") || !accumulate)
+      continue;
+    auto grad = module.lookupSymbol<func::FuncOp>((f.getName() + "_grad").str());
+    if (!grad)
+      return f.emitError() << pass << ": no @" << f.getName()
+                           << "_grad (run hg-autodiff on it first)";
+    if (module.lookupSymbol(accumulate))
+      return f.emitError() << pass << ": @" << accumulate.getValue()
+                           << " exists already";
+    if (trainableNames(grad) != trainableNames(source))
+      return grad.emitError() << pass << ": @" << grad.getName()
+                              << "'s parameters differ from "
+                                 "@forward_loss_grad's";
+    if (isLossScaled(grad) != isLossScaled(source))
+      return grad.emitError() << pass << ": @" << grad.getName()
+                              << " and @forward_loss_grad must both carry "
+                                 "the loss scale or neither";
+    losses.push_back({grad, accumulate.getValue()});
+  }
   if (masters || isLossScaled(source))
     buildInitOptimizer(source);
   buildStep(source, rule);
   buildAccumulation(source, "forward_backward");
   if (vjp)
     buildAccumulation(vjp, "backward");
+  for (auto [grad, name] : losses)
+    buildAccumulation(grad, name);
   buildTrainStep(source, rule);
   return success();
 }

@@ -20,6 +20,28 @@ def CausalLmLoss : Pass<"hg-causal-lm-loss", "mlir::ModuleOp"> {
   }];
 }
 
+def PpoLosses : Pass<"hg-ppo-losses", "mlir::ModuleOp"> {
+  let summary = "DeepSpeed-Chat's PPO actor loss as a function of the model";
+  let description = [{
+    Adds @ppo_actor_loss, a copy of @logprobs (hg-causal-lm-loss) that
+    takes the experience as inputs of the log-probabilities' shape [batch,
+    seq - 1] (position t scores token t + 1): `old_logprobs`, `advantages`
+    and `action_mask` (f32, 1 for the answer's tokens, 0 for the prompt and
+    padding), and returns `loss` [1]: the clipped surrogate
+    (hg.clipped_surrogate, clip range [1 - clip-low, 1 + clip-high]) summed
+    over the actions and divided by their count, as DeepSpeed-Chat's
+    actor_loss_fn. The function is marked `hg.loss`, and `hg.accumulate`
+    names the executable the optimizer pass builds from its gradient
+    (@ppo_actor_forward_backward).
+  }];
+  let options = [
+    Option<"clipLow", "clip-low", "double", "0.2",
+           "the ratio's clip below 1 (DeepSpeed-Chat's cliprange)">,
+    Option<"clipHigh", "clip-high", "double", "0.2",
+           "the ratio's clip above 1 (DAPO's clip-higher; cliprange)">
+  ];
+}
+
 def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
   let summary = "The optimizer executables: AdamW in place, accumulation";
   let description = [{

@@ -95,6 +95,14 @@ public:
   /// hybrid::Error when the bundle has no training executables.
   float forwardBackward(const HostTensor &inputIds,
                         const HostTensor *attentionMask = nullptr);
+  /// One micro-batch of another loss the bundle was compiled with (hybridc
+  /// --train --ppo: "ppo_actor_forward_backward", inputs input_ids,
+  /// attention_mask, old_logprobs, advantages and action_mask): runs the
+  /// named accumulation executable on `inputs` (by name; defaults filled),
+  /// adds its gradients to the accumulators forwardBackward fills, counts
+  /// one micro-batch for step() and returns the loss. Throws hybrid::Error
+  /// when the bundle has no such executable, naming the ones it has.
+  float accumulate(const std::string &executable, const NamedTensors &inputs);
   /// The backward pass of a loss computed outside the model (PPO and other
   /// custom objectives), from its gradient with respect to the logits:
   /// runs @backward (a bundle compiled with hybridc --train) on input_ids
