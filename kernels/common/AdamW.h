@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common/KernelArgs.h"
+#include "common/RoundedMath.h"
 
 #include "hybrid/HostDevice.h"
 #include <cmath>
@@ -39,50 +40,6 @@ struct AdamWCoefficients {
       decayFactor;
 };
 
-namespace rn {
-
-// Each product, sum, quotient and square root rounded to nearest on its
-// own: the _rn intrinsics on the device (nvcc would fuse multiply-adds),
-// plain operators on the host, whose callers are compiled without
-// contraction (cpu/CMakeLists.txt: -ffp-contract=off for AdamW.cpp).
-HYBRID_HOST_DEVICE float mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-HYBRID_HOST_DEVICE float add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-HYBRID_HOST_DEVICE float sub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-HYBRID_HOST_DEVICE float div(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-HYBRID_HOST_DEVICE float sqrt(float a) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
-#else
-  return std::sqrt(a);
-#endif
-}
-
-} // namespace rn
-
 /// The coefficients from the call's scalars.
 HYBRID_HOST_DEVICE AdamWCoefficients adamwCoefficients(const AdamWScalars &s) {
   AdamWCoefficients c;
@@ -112,4 +69,3 @@ HYBRID_HOST_DEVICE void adamwUpdateElement(const AdamWCoefficients &c, float g,
 }
 
 } // namespace hybrid::kernels
-

@@ -744,7 +744,8 @@ def emit_hg_to_hrt():
            "compiler/Conversion/HgToHrt/Commands.cpp.", "",
            "void populateCommandPatterns(HgToHrtPatterns &patterns) {"]
     for op in hg_ops():
-        assert len(op.outs) == 1, f"{op.name}: one result lowers one to one"
+        assert all(o.kind == "out" for o in op.outs), (
+            f"{op.name}: only plain results lower one to one")
         args = [f"lowering.buffer(op.get{pascal(o.name)}())"
                 for o in op.buffer_ins]
         for a in op.ods_attrs:
@@ -754,8 +755,20 @@ def emit_hg_to_hrt():
         out.append(f"  patterns.add<hg::{op.name}Op>(")
         out.append(f"      [](hg::{op.name}Op op, ExecutableLowering &lowering) "
                    "{")
-        out.append(f"        return lowering.command<hrt::{op.name}Op>(")
-        out.append("            op, " + ",\n            ".join(args) + ");")
+        if len(op.outs) == 1:
+            out.append(f"        return lowering.command<hrt::{op.name}Op>(")
+            out.append("            op, " + ",\n            ".join(args) +
+                       ");")
+        else:
+            # Every result's buffer first, in order, then the command.
+            for o in op.outs:
+                out.append(f"        Value {camel(o.name)} = lowering."
+                           f"resultBuffer(op.get{pascal(o.name)}());")
+            results = [camel(o.name) for o in op.outs]
+            out.append(f"        lowering.builder().create<hrt::{op.name}Op>(")
+            out.append("            op.getLoc(), " + ",\n            ".join(
+                results + args) + ");")
+            out.append("        return success();")
         out.append("      });")
     out += ["}", ""]
     return "\n".join(out)
