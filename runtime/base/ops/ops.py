@@ -570,4 +570,157 @@ OPS = [
        hg=HgForm(types={o: "F32Tensor" for o in (
            "logprobs", "old_logprobs", "advantages", "mask", "grad",
            "grad_logprobs")})),
+    Op("ClippedValueLoss", "clipped_value_loss",
+       "PPO's clipped value loss per token (hybrid::ops::ClippedValueLoss)",
+       "The critic's clipped value loss per token, as DeepSpeed-Chat's "
+       "critic_loss_fn computes it before its 0.5 and masked mean: (values, "
+       "old_values, returns, mask) -> loss, all f32 of one shape. In f32 and "
+       "in torch's order: vc = min(max(values, old_values - clip), "
+       "old_values + clip) (torch.clamp with tensor bounds, clip rounded to "
+       "f32); loss = max((values - returns)^2, (vc - returns)^2) mask, NaN "
+       "propagating as torch.max does. The 0.5 and the average (PPO's "
+       "reduce_sum(loss) / reduce_sum(mask): masked_mean) are the graph's, "
+       "as clipped_surrogate's are.",
+       outs=[Out("loss")],
+       ins=[In("values"), In("old_values"), In("returns"), In("mask")],
+       attrs=[Attr("clip", "f64", 0.2, ods="default")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in (
+           "values", "old_values", "returns", "mask", "loss")})),
+    Op("ClippedValueLossGrad", "clipped_value_loss_grad",
+       "clipped_value_loss's backward (hybrid::ops::ClippedValueLossGrad)",
+       "ClippedValueLoss's backward with respect to values: (values, "
+       "old_values, returns, mask, grad) -> grad_values, all f32 of one "
+       "shape; torch autograd's gradient, in its order: t = grad mask; "
+       "torch.max gives t to the larger square (t / 2 to each on a tie); "
+       "grad_values = t1 (2 (values - returns)) + t2 (2 (vc - returns)), the "
+       "second term only where old_values - clip <= values <= old_values + "
+       "clip (the clamp passes its gradient inside its bounds, bounds "
+       "included).",
+       outs=[Out("grad_values")],
+       ins=[In("values"), In("old_values"), In("returns"), In("mask"),
+            In("grad")],
+       attrs=[Attr("clip", "f64", 0.2, ods="default")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in (
+           "values", "old_values", "returns", "mask", "grad",
+           "grad_values")})),
+    Op("PpoRewards", "ppo_rewards",
+       "PPO's per-token rewards with the KL penalty "
+       "(hybrid::ops::PpoRewards)",
+       "DeepSpeed-Chat's compute_rewards and the zeroing after each "
+       "sequence's end that train_rlhf does before GAE: (logprobs [B, L], "
+       "ref_logprobs [B, L], reward_scores [B], action_mask [B, L], values "
+       "[B, L], kl_ctl [1]) -> (rewards [B, L], old_values [B, L]), all f32. "
+       "Per row b, ends = start + sum(action_mask[b, start:]) + 1; for t < "
+       "ends: rewards = (-kl_ctl) (logprobs - ref_logprobs), old_values = "
+       "values; at t = min(ends, L) - 1 the reward adds clamp(score, "
+       "-clip_reward_value, clip_reward_value) (bounds rounded to f32); for "
+       "t >= ends both are 0. kl_ctl is an operand because adaptive KL "
+       "controllers change it between steps; start (the first action's "
+       "position, DeepSpeed-Chat's prompt length - 1) and the clip are fixed.",
+       outs=[Out("rewards"), Out("old_values")],
+       ins=[In("logprobs"), In("ref_logprobs"), In("reward_scores"),
+            In("action_mask"), In("values"), In("kl_ctl")],
+       attrs=[Attr("start", "i64", 0),
+              Attr("clip_reward_value", "f64", 5.0, ods="default")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in (
+           "logprobs", "ref_logprobs", "reward_scores", "action_mask",
+           "values", "kl_ctl", "rewards", "old_values")}, shape="custom")),
+    Op("Gae", "gae",
+       "generalised advantage estimation (hybrid::ops::Gae)",
+       "Generalised advantage estimation over positions [start, L), as "
+       "DeepSpeed-Chat's get_advantages_and_returns: (rewards [B, L], values "
+       "[B, L]) -> (advantages [B, L - start], returns [B, L - start]), all "
+       "f32; values are the old values, zeroed past each sequence's end "
+       "(PpoRewards' second result). Per row, from t = L - 1 down to start, "
+       "in f32 and in this order: delta = (rewards[t] + gamma next) - "
+       "values[t] with next = values[t + 1] (0 at L - 1); last = delta + "
+       "(gamma lam) last (last starts at 0; gamma lam is one f32, the "
+       "product of the two in double as Python computes it); advantages[t - "
+       "start] = last; returns = advantages + values[:, start:].",
+       outs=[Out("advantages"), Out("returns")],
+       ins=[In("rewards"), In("values")],
+       attrs=[Attr("start", "i64", 0), Attr("gamma", "f64", 1.0, ods="default"),
+              Attr("lam", "f64", 0.95, ods="default")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in (
+           "rewards", "values", "advantages", "returns")}, shape="custom")),
+    Op("MaskedWhiten", "masked_whiten",
+       "whiten under a mask (hybrid::ops::MaskedWhiten)",
+       "TRL's masked_whiten of advantages: (input, mask) -> result, all f32 "
+       "of one shape. mean = sum(input mask) / sum(mask); var = sum((input - "
+       "mean)^2 mask) / sum(mask), times sum(mask) / (sum(mask) - 1) when "
+       "unbiased (TRL's default); result = (input - mean) rsqrt(var + "
+       "epsilon), plus mean again unless shift_mean, for every element (the "
+       "masked ones too). Sums run in double and are rounded to f32 once; "
+       "the rest is f32. One masked element with unbiased gives NaN, as "
+       "torch does.",
+       outs=[Out()], ins=[In("input"), In("mask")],
+       attrs=[Attr("shift_mean", "bool", True, ods="default"),
+              Attr("unbiased", "bool", True, ods="default"),
+              Attr("epsilon", "f64", 1e-8, ods="default")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in ("input", "mask", "out")})),
+    Op("GroupAdvantages", "group_advantages",
+       "GRPO's group-relative advantages (hybrid::ops::GroupAdvantages)",
+       "GRPO's group-relative advantages of per-sequence scores, as TRL's "
+       "GRPOTrainer computes them: (scores [B]) -> advantages [B], f32; B = "
+       "prompts x group_size, a prompt's samples contiguous. a = s - mean "
+       "over the group, divided by (std + epsilon) when `scale` (TRL's "
+       "scale_rewards; std unbiased as torch.std, so group_size >= 2). Mean "
+       "and variance are summed in double and rounded to f32 once; the rest "
+       "is f32.",
+       outs=[Out("advantages")], ins=[In("scores")],
+       attrs=[Attr("group_size", "i64", 1),
+              Attr("scale", "bool", True, ods="default"),
+              Attr("epsilon", "f64", 1e-4, ods="default")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in ("scores", "advantages")})),
+    Op("KlK3", "kl_k3",
+       "the k3 estimate of KL to the reference per token "
+       "(hybrid::ops::KlK3)",
+       "The k3 estimator of KL(policy || reference) per token (GRPO's "
+       "penalty, TRL's per_token_kl): (logprobs, ref_logprobs) -> kl, all "
+       "f32 of one shape; d = ref_logprobs - logprobs, kl = (exp(d) - d) - 1 "
+       "in f32.",
+       outs=[Out("kl")], ins=[In("logprobs"), In("ref_logprobs")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in (
+           "logprobs", "ref_logprobs", "kl")})),
+    Op("KlK3Grad", "kl_k3_grad",
+       "kl_k3's backward (hybrid::ops::KlK3Grad)",
+       "KlK3's backward with respect to logprobs: (logprobs, ref_logprobs, "
+       "grad) -> grad_logprobs, all f32 of one shape; torch autograd's "
+       "grad - grad exp(ref_logprobs - logprobs).",
+       outs=[Out("grad_logprobs")],
+       ins=[In("logprobs"), In("ref_logprobs"), In("grad")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in (
+           "logprobs", "ref_logprobs", "grad", "grad_logprobs")})),
+    Op("MaskedMean", "masked_mean",
+       "a per-token loss averaged under a mask (hybrid::ops::MaskedMean)",
+       "A per-token loss averaged under a mask: (input [..., T], mask [..., "
+       "T]) -> f32 [] (rank 0), f32 operands of one shape. Token level "
+       "(PPO's, DAPO's): sum(input mask) / sum(mask). per_sequence (GRPO's): "
+       "the mean over rows of sum_t(input mask) / sum_t(mask). Sums run in "
+       "double and are rounded to f32 once, each division and the mean's "
+       "are f32; a row (or all) masked out gives NaN as torch does.",
+       outs=[Out()], ins=[In("input"), In("mask")],
+       attrs=[Attr("per_sequence", "bool", False, ods="default")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in ("input", "mask", "out")},
+                 shape="custom")),
+    Op("MaskedMeanGrad", "masked_mean_grad",
+       "masked_mean's backward (hybrid::ops::MaskedMeanGrad)",
+       "MaskedMean's backward with respect to its input: (mask [..., T], "
+       "grad []) -> grad_input [..., T], f32; torch autograd's (grad / "
+       "sum(mask)) mask, or per_sequence ((grad / rows) / sum_t(mask)) mask "
+       "per row.",
+       outs=[Out("grad_input")], ins=[In("mask"), In("grad")],
+       attrs=[Attr("per_sequence", "bool", False, ods="default")],
+       verifier=False,
+       hg=HgForm(types={o: "F32Tensor" for o in (
+           "mask", "grad", "grad_input")}, shape="custom")),
 ]
