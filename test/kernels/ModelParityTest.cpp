@@ -4,6 +4,7 @@
 // HF's tokens. This checks the kernels' numerics on real models independently
 // of the compiler that will normally do the composing.
 #include "KernelTestSupport.h"
+#include "SafeTensorsReader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,35 +15,6 @@
 
 namespace hybrid::cpu::test {
 namespace {
-
-/// The tensors of a safetensors file, by name (F32 and I64 only).
-std::map<std::string, HostTensor> readSafeTensors(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return {};
-  uint64_t headerSize = 0;
-  in.read(reinterpret_cast<char *>(&headerSize), 8);
-  std::string header(headerSize, '\0');
-  in.read(header.data(), headerSize);
-  std::stringstream rest;
-  rest << in.rdbuf();
-  const std::string data = rest.str();
-  std::map<std::string, HostTensor> tensors;
-  const nlohmann::json index = nlohmann::json::parse(header);
-  for (auto &[name, info] : index.items()) {
-    if (name == "__metadata__")
-      continue;
-    std::string dtype = info["dtype"];
-    HostTensor t(dtype == "I64" ? DType::I64 : DType::F32,
-                 info["shape"].get<Shape>());
-    EXPECT_TRUE(dtype == "F32" || dtype == "I64") << name << " " << dtype;
-    size_t begin = info["data_offsets"][0], end = info["data_offsets"][1];
-    EXPECT_EQ(end - begin, t.numel() * dtypeSize(t.dtype)) << name;
-    std::memcpy(t.b(), data.data() + begin, end - begin);
-    tensors.emplace(name, std::move(t));
-  }
-  return tensors;
-}
 
 /// A model's weights and reference outputs; skips the test when absent.
 struct Fixture {
