@@ -774,6 +774,76 @@ LogicalResult inferAttention(AttentionOp::Adaptor a, Inference &inf) {
   return inf.result(shape, q->getElementType());
 }
 
+/// A [B, L] operand of the RLHF experience ops: the shape, static where
+/// any of `others` (of rank 2) says.
+FailureOr<SmallVector<int64_t>> rowsByPositions(Inference &inf, Value first,
+                                                StringRef name,
+                                                ValueRange others) {
+  FailureOr<RankedTensorType> t = inf.tensorOfRank(first, name, 2);
+  if (failed(t))
+    return failure();
+  SmallVector<int64_t> shape(t->getShape());
+  for (Value v : others)
+    if (auto o = dyn_cast<RankedTensorType>(v.getType());
+        o && o.getRank() == 2)
+      for (auto [dim, other] : llvm::zip(shape, o.getShape()))
+        if (ShapedType::isDynamic(dim))
+          dim = other;
+  return shape;
+}
+
+/// rewards and old_values, both [B, L] f32.
+LogicalResult inferPpoRewards(PpoRewardsOp::Adaptor a, Inference &inf) {
+  FailureOr<SmallVector<int64_t>> shape =
+      rowsByPositions(inf, a.getLogprobs(), "logprobs",
+                      {a.getRefLogprobs(), a.getActionMask(), a.getValues()});
+  if (failed(shape))
+    return failure();
+  Type f32 = Float32Type::get(a.getLogprobs().getContext());
+  (void)inf.result(*shape, f32);
+  return inf.result(*shape, f32);
+}
+
+/// advantages and returns, both [B, L - start] f32.
+LogicalResult inferGae(GaeOp::Adaptor a, Inference &inf) {
+  FailureOr<SmallVector<int64_t>> shape =
+      rowsByPositions(inf, a.getRewards(), "rewards", {a.getValues()});
+  if (failed(shape))
+    return failure();
+  const auto start = static_cast<int64_t>(a.getStart());
+  int64_t &positions = (*shape)[1];
+  if (start < 0 || (!ShapedType::isDynamic(positions) && start >= positions))
+    return inf.emit() << "start " << start << " must lie in [0, L) of rewards "
+                      << formatShape(*shape),
+           failure();
+  if (!ShapedType::isDynamic(positions))
+    positions -= start;
+  Type f32 = Float32Type::get(a.getRewards().getContext());
+  (void)inf.result(*shape, f32);
+  return inf.result(*shape, f32);
+}
+
+/// One f32 (rank 0).
+LogicalResult inferMaskedMean(MaskedMeanOp::Adaptor a, Inference &inf) {
+  FailureOr<RankedTensorType> in = inf.tensor(a.getInput(), "input");
+  if (failed(in))
+    return failure();
+  if (in->getRank() == 0)
+    return inf.emit() << "expects input [..., T], got " << *in, failure();
+  return inf.result({}, Float32Type::get(in->getContext()));
+}
+
+/// The mask's shape, f32.
+LogicalResult inferMaskedMeanGrad(MaskedMeanGradOp::Adaptor a,
+                                  Inference &inf) {
+  FailureOr<RankedTensorType> mask = inf.tensor(a.getMask(), "mask");
+  if (failed(mask))
+    return failure();
+  if (mask->getRank() == 0)
+    return inf.emit() << "expects mask [..., T], got " << *mask, failure();
+  return inf.result(*mask);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -886,6 +956,10 @@ HG_INFER_RETURN_TYPES(CacheWriteOp, inferCacheWrite)
 HG_INFER_RETURN_TYPES(SampleOp, inferSample)
 HG_INFER_RETURN_TYPES(SampleStepOp, inferSampleStep)
 HG_INFER_RETURN_TYPES(AdamWUpdateOp, inferAdamWUpdate)
+HG_INFER_RETURN_TYPES(PpoRewardsOp, inferPpoRewards)
+HG_INFER_RETURN_TYPES(GaeOp, inferGae)
+HG_INFER_RETURN_TYPES(MaskedMeanOp, inferMaskedMean)
+HG_INFER_RETURN_TYPES(MaskedMeanGradOp, inferMaskedMeanGrad)
 
 #undef HG_INFER_RETURN_TYPES
 
@@ -1645,5 +1719,71 @@ LogicalResult AdamWUpdateOp::verify() {
       return emitOpError() << "expects " << name << " as tensor<1xf32>, got "
                            << t;
   }
+  return success();
+}
+
+/// Each of `values` has `shape` (a [B, L] operand of an RLHF op).
+static LogicalResult
+checkSameShape(Operation *op, ArrayRef<int64_t> shape, StringRef like,
+               ArrayRef<std::pair<Value, StringRef>> values) {
+  for (auto [value, name] : values) {
+    RankedTensorType t = tensorTypeOf(value);
+    if (failed(verifyCompatibleShape(t.getShape(), shape)))
+      return op->emitOpError() << "expects " << name << " of " << like
+                               << "'s shape " << formatShape(shape) << ", got "
+                               << t;
+  }
+  return success();
+}
+
+LogicalResult PpoRewardsOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  ArrayRef<int64_t> shape = getLogprobs().getType().getShape();
+  if (failed(checkSameShape(*this, shape, "logprobs",
+                            {{getRefLogprobs(), "ref_logprobs"},
+                             {getActionMask(), "action_mask"},
+                             {getValues(), "values"}})))
+    return failure();
+  RankedTensorType scores = getRewardScores().getType();
+  if (scores.getRank() != 1 || dimsConflict(scores.getDimSize(0), shape[0]))
+    return emitOpError() << "expects reward_scores [B] = "
+                         << formatShape(shape.take_front())
+                         << " like the logprobs' rows, got " << scores;
+  RankedTensorType kl = getKlCtl().getType();
+  if (kl.getRank() != 1 || dimsConflict(kl.getDimSize(0), 1))
+    return emitOpError() << "expects kl_ctl as tensor<1xf32>, got " << kl;
+  const auto start = static_cast<int64_t>(getStart());
+  if (start < 0 || (!ShapedType::isDynamic(shape[1]) && start >= shape[1]))
+    return emitOpError() << "start " << start
+                         << " must lie in [0, L) of logprobs "
+                         << formatShape(shape);
+  if (!(getClipRewardValue().convertToDouble() >= 0))
+    return emitOpError() << "clip_reward_value must be >= 0, got "
+                         << formatFloat(getClipRewardValue());
+  return success();
+}
+
+LogicalResult GaeOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  return checkSameShape(*this, getRewards().getType().getShape(), "rewards",
+                        {{getValues(), "values"}});
+}
+
+LogicalResult MaskedMeanOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  return checkSameShape(*this, getInput().getType().getShape(), "input",
+                        {{getMask(), "mask"}});
+}
+
+LogicalResult MaskedMeanGradOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  if (getGrad().getType().getRank() != 0)
+    return emitOpError() << "expects grad as tensor<f32> (masked_mean's "
+                            "result), got "
+                         << getGrad().getType();
   return success();
 }

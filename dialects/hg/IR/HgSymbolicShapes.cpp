@@ -269,6 +269,8 @@ FailureOr<SymShape> ruleFor(Operation *op, ArrayRef<SymShape> in,
       .Case<SampleOp>([&](Operation *) -> FailureOr<SymShape> {
         return SymShape{in[0][0]};
       })
+      .Case<MaskedMeanOp>(
+          [&](Operation *) -> FailureOr<SymShape> { return SymShape{}; })
       .Default([&](Operation *o) -> FailureOr<SymShape> {
         // Shape-preserving hg ops: unary math, cast, clip, cumsum, trilu,
         // softmax, norms, rotary.
@@ -390,6 +392,16 @@ inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
               shapeOf(grad.getValueMutable())};
   } else if (auto grad = dyn_cast<LayerNormGradOp>(op)) {
     shapes = layerNormGradShapes(grad, operandShapes[0]);
+  } else if (auto rewards = dyn_cast<PpoRewardsOp>(op)) {
+    // rewards and old_values: the log-probabilities' [B, L].
+    shapes = {operandShapes[0], operandShapes[0]};
+  } else if (auto gae = dyn_cast<GaeOp>(op)) {
+    // advantages and returns: [B, L - start].
+    SymShape s = operandShapes[0];
+    if (s.size() != 2)
+      return explain(why, "gae of rewards that are not [B, L]");
+    s[1] = s[1] - SymExpr(static_cast<int64_t>(gae.getStart()));
+    shapes = {s, s};
   } else {
     FailureOr<SymShape> shape =
         inferSymbolicShape(op, operandShapes, symbols, why);

@@ -475,6 +475,31 @@ LogicalResult vjp(ClippedSurrogateOp op, VjpContext &c, ArrayRef<Value> g,
   return success();
 }
 
+LogicalResult vjp(ClippedValueLossOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // Only the critic's values train: old values, returns and mask are
+  // experience, constants of the step.
+  out[0] = c.builder().create<ClippedValueLossGradOp>(
+      c.loc(), op.getValues(), op.getOldValues(), op.getReturns(),
+      op.getMask(), g[0], op.getClipAttr());
+  return success();
+}
+
+LogicalResult vjp(KlK3Op op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
+  // The reference model is frozen: only the policy's log-probabilities.
+  out[0] = c.builder().create<KlK3GradOp>(c.loc(), op.getLogprobs(),
+                                          op.getRefLogprobs(), g[0]);
+  return success();
+}
+
+LogicalResult vjp(MaskedMeanOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // The mask is data: the input's gradient only.
+  out[0] = c.builder().create<MaskedMeanGradOp>(c.loc(), op.getMask(), g[0],
+                                                op.getPerSequenceAttr());
+  return success();
+}
+
 LogicalResult vjp(RotaryOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   // Over the first R = rotary_dim features, y = x cos + rot(x) sin with
   // rot(x) = [-x2, x1] (halves of those R): dx = g cos + rot^T(g sin),
@@ -630,6 +655,7 @@ void registerVjpRules(DialectRegistry &registry) {
            ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, MatMulOp, LinearOp,
            LayerNormOp, RmsNormOp, EmbeddingOp, RotaryOp, SliceOp, AttentionOp,
            LabelLogProbsOp, ClippedSurrogateOp>(context);
+    attach<ClippedValueLossOp, KlK3Op, MaskedMeanOp>(context);
   });
 }
 
