@@ -86,17 +86,25 @@ compile(mlir::MLIRContext &context, const CompileRequest &request,
       return phaseFailed(std::move(e));
     if (request.last == Phase::Hg)
       return std::move(result);
-    // The order of buildCompilePipeline.
+    // The order of buildCompilePipeline. The head is the module's: an .mlir
+    // input of a value model has one too.
+    const bool valueModel = isValueModel(op);
     if (options.train) {
-      if (!isLanguageModel(op))
-        return failure("--train: @forward is not a language model (int64 "
+      if (!isLanguageModel(op) && !valueModel)
+        return failure("--train: @forward is neither a language model (int64 "
                        "input_ids [batch, seq] -> logits [batch, seq, "
-                       "vocab])");
-      if (llvm::Error e = runTrainPipeline(op, options))
+                       "vocab]) nor a value model (-> values [batch, seq])");
+      CompileOptions train = options;
+      train.head = valueModel ? CompileOptions::Head::Value
+                              : CompileOptions::Head::CausalLm;
+      if (llvm::Error e = runTrainPipeline(op, train))
         return phaseFailed(std::move(e));
     }
     using Generation = CompileOptions::Generation;
-    if (options.generation != Generation::Off) {
+    if (valueModel && options.generation == Generation::On)
+      return failure("--generate: a value model (--head value) has no logits "
+                     "to generate from");
+    if (options.generation != Generation::Off && !valueModel) {
       bool languageModel = isLanguageModel(op);
       if (!languageModel && options.generation == Generation::On)
         return failure("--generate: @forward is not a language model (int64 "

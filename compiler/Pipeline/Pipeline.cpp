@@ -46,7 +46,13 @@ importModel(mlir::MLIRContext &context, const std::string &path,
   if (inputFiles)
     inputFiles->push_back(isFolder ? path + "/config.json" : path);
   if (isFolder || llvm::sys::path::filename(path) == "config.json")
-    return hf::importHfConfig(context, path, options.dtype);
+    return hf::importHfConfig(context, path, options.dtype,
+                              options.head == CompileOptions::Head::Value
+                                  ? hf::ModelHead::Value
+                                  : hf::ModelHead::CausalLm);
+  if (options.head != CompileOptions::Head::CausalLm)
+    return error("--head value applies to HF config.json models; " + path +
+                 " keeps the outputs it was written with");
   if (!options.dtype.empty())
     return error("--dtype applies to HF config.json models; " + path +
                  " keeps the element types it was written with");
@@ -114,11 +120,14 @@ llvm::Error runHgPipeline(mlir::ModuleOp module,
                   "the hg pipeline failed (see the diagnostics above)");
 }
 
-bool isLanguageModel(mlir::ModuleOp module) {
+/// Whether @forward takes input_ids [batch, seq] and returns a result
+/// named `result` of rank `rank` (whose last dim is static).
+static bool forwardMaps(mlir::ModuleOp module, llvm::StringRef result,
+                        int64_t rank) {
   auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
   if (!forward)
     return false;
-  bool ids = false, logits = false;
+  bool ids = false, found = false;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
     auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "hg.name");
     auto dims = forward.getArgAttrOfType<mlir::ArrayAttr>(i, "hg.dims");
@@ -131,11 +140,19 @@ bool isLanguageModel(mlir::ModuleOp module) {
     auto name = forward.getResultAttrOfType<mlir::StringAttr>(i, "hg.name");
     auto type = mlir::dyn_cast<mlir::RankedTensorType>(
         forward.getFunctionType().getResult(i));
-    if (name && name.getValue() == "logits" && type && type.getRank() == 3 &&
-        !type.isDynamicDim(2))
-      logits = true;
+    if (name && name.getValue() == result && type && type.getRank() == rank &&
+        (rank == 2 || !type.isDynamicDim(rank - 1)))
+      found = true;
   }
-  return ids && logits;
+  return ids && found;
+}
+
+bool isLanguageModel(mlir::ModuleOp module) {
+  return forwardMaps(module, "logits", 3);
+}
+
+bool isValueModel(mlir::ModuleOp module) {
+  return forwardMaps(module, "values", 2);
 }
 
 void buildGenerationPipeline(mlir::OpPassManager &pm,
@@ -187,27 +204,33 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
 
 void buildTrainPipeline(mlir::OpPassManager &pm,
                         const CompileOptions &options) {
-  pm.addPass(hg::createCausalLmLoss());
+  const bool valueHead = options.head == CompileOptions::Head::Value;
   hg::AutodiffOptions autodiff;
   autodiff.function = "forward_loss";
   // What the optimizer unscales by, where a parameter is f16.
   autodiff.lossScale = "opt.loss_scale";
   autodiff.lossScaleF16Only = true;
-  pm.addPass(hg::createAutodiff(autodiff));
+  // A value model has no loss of its own: @backward and @step, and with
+  // ppo the critic's loss.
+  if (!valueHead) {
+    pm.addPass(hg::createCausalLmLoss());
+    pm.addPass(hg::createAutodiff(autodiff));
+  }
   if (options.ppo) {
     hg::PpoLossesOptions ppo;
     ppo.clipLow = options.clipLow;
     ppo.clipHigh = options.clipHigh;
     pm.addPass(hg::createPpoLosses(ppo));
     hg::AutodiffOptions actor = autodiff;
-    actor.function = "ppo_actor_loss";
+    actor.function = valueHead ? "critic_loss" : "ppo_actor_loss";
     pm.addPass(hg::createAutodiff(actor));
   }
   // @forward_vjp: the same backward pass seeded by the cotangent of the
-  // logits (a loss computed outside the model: PPO), for @backward.
+  // logits or values (a loss computed outside the model: PPO), for
+  // @backward.
   hg::AutodiffOptions vjp = autodiff;
   vjp.function = "forward";
-  vjp.cotangent = "logits";
+  vjp.cotangent = valueHead ? "values" : "logits";
   pm.addPass(hg::createAutodiff(vjp));
   if (options.optimizer == CompileOptions::Optimizer::Sgd)
     pm.addPass(hg::createSgd());
@@ -271,7 +294,9 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   buildHgPipeline(pm, options);
   if (options.train)
     buildTrainPipeline(pm, options);
-  if (options.generation != CompileOptions::Generation::Off)
+  // A value head has no logits to sample from.
+  if (options.generation != CompileOptions::Generation::Off &&
+      options.head != CompileOptions::Head::Value)
     buildGenerationPipeline(pm, options);
   buildHrtPipeline(pm, options);
 }
@@ -352,6 +377,21 @@ template <typename Base> struct ZeroOptions : Base {
   }
 };
 
+template <typename Base> struct HeadOption : Base {
+  PassOptions::Option<CompileOptions::Head> head{
+      *this, "head",
+      llvm::cl::desc("What @forward ends in (train: the lowering it takes)"),
+      llvm::cl::init(defaults().head),
+      llvm::cl::values(clEnumValN(CompileOptions::Head::CausalLm, "causal-lm",
+                                  "logits: the causal-LM loss"),
+                       clEnumValN(CompileOptions::Head::Value, "value",
+                                  "values: @backward from grad_values"))};
+  void read(CompileOptions &options) const {
+    Base::read(options);
+    options.head = head;
+  }
+};
+
 /// Which phases the whole pipeline runs.
 template <typename Base> struct PhaseOptions : Base {
   PassOptions::Option<bool> train{
@@ -370,14 +410,14 @@ template <typename Base> struct PhaseOptions : Base {
 
 struct HgPipelineOptions : FuseOption<Root<HgPipelineOptions>> {};
 struct TrainPipelineOptions
-    : OptimizerOption<FuseOption<Root<TrainPipelineOptions>>> {};
+    : HeadOption<OptimizerOption<FuseOption<Root<TrainPipelineOptions>>>> {};
 struct GenerationPipelineOptions
     : NormProloguesOption<Root<GenerationPipelineOptions>> {};
 struct HrtPipelineOptions : ZeroOptions<FuseOption<Root<HrtPipelineOptions>>> {
 };
 struct CompilePipelineOptions
-    : PhaseOptions<ZeroOptions<OptimizerOption<
-          NormProloguesOption<FuseOption<Root<CompilePipelineOptions>>>>>> {};
+    : PhaseOptions<HeadOption<ZeroOptions<OptimizerOption<
+          NormProloguesOption<FuseOption<Root<CompilePipelineOptions>>>>>>> {};
 
 /// Registers `build` as the pipeline `name`, taking Options.
 template <typename Options>
@@ -402,7 +442,7 @@ void registerPipelines() {
   registerPipeline<TrainPipelineOptions>(
       "hybrid-train-pipeline",
       "hybridc --train: a language model's loss, gradients and optimizer "
-      "executables",
+      "executables (head=value: a value model's @backward and @step)",
       buildTrainPipeline);
   registerPipeline<GenerationPipelineOptions>(
       "hybrid-generation-pipeline",

@@ -35,9 +35,19 @@ struct CompileOptions {
   /// keeps @forward alone; On makes that an error; Off skips them.
   enum class Generation { Auto, On, Off };
   Generation generation = Generation::Auto;
-  /// Whether to add the training executables of a language model:
+  /// What an HF config model's @forward ends in: the LM head (logits
+  /// [batch, seq, vocab]) or DeepSpeed-Chat's value head (values [batch,
+  /// seq] and scores [batch], the base model's parameter names plus
+  /// v_head.weight: a critic or reward model). A value model has no
+  /// generation executables. Other inputs keep the head they were written
+  /// with; --head value is an error for them.
+  enum class Head { CausalLm, Value };
+  Head head = Head::CausalLm;
+  /// Whether to add the training executables: for a language model
   /// @forward_loss (HF's causal-LM loss), @forward_loss_grad (its
-  /// gradients) and @train_step (gradients, then AdamW in place).
+  /// gradients), @train_step (gradients, then AdamW in place),
+  /// @forward_backward, @step and @backward (from grad_logits); for a value
+  /// model (head Value) @backward from grad_values and @step.
   bool train = false;
   /// With train: also DeepSpeed-Chat's PPO losses (hg-ppo-losses), each
   /// with its accumulation executable (@ppo_actor_forward_backward), the
@@ -92,8 +102,8 @@ void buildGenerationPipeline(mlir::OpPassManager &pm,
 void buildHrtPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 /// The phases from the import to the planned hrt module, in hybridc's
 /// order: hg, train (options.train), generation (unless options.generation
-/// is Off), hrt. For a language model that can decode, what hybridc
-/// compile runs.
+/// is Off or options.head is Value), hrt. For a language model that can decode,
+/// what hybridc compile runs.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompileOptions &options);
 
@@ -109,6 +119,9 @@ llvm::Error runHgPipeline(mlir::ModuleOp module, const CompileOptions &options);
 /// Whether @forward has the shape hg-split-generation takes (input_ids
 /// [batch, seq] -> logits [batch, seq, vocab]).
 bool isLanguageModel(mlir::ModuleOp module);
+/// Whether @forward is a value model's (input_ids [batch, seq] -> values
+/// [batch, seq], the value head's).
+bool isValueModel(mlir::ModuleOp module);
 
 /// The inference lowering of @forward: @prefill and @decode over a KV
 /// cache (hg-split-generation, hg-kv-cache), then cleanup. With `declined`,
@@ -122,7 +135,9 @@ llvm::Error runGenerationPipeline(mlir::ModuleOp module,
 
 /// The training lowering of a language model's @forward: hg-causal-lm-loss,
 /// hg-autodiff (with fp16 loss scaling when a parameter is f16), hg-adamw
-/// or hg-sgd (options.optimizer), then cleanup.
+/// or hg-sgd (options.optimizer), then cleanup. For a value model
+/// (options.head Value) no loss yet: hg-autodiff cotangent=values, and the
+/// optimizer executables over its @forward_vjp (@backward, @step).
 llvm::Error runTrainPipeline(mlir::ModuleOp module,
                              const CompileOptions &options = {});
 

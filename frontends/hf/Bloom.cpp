@@ -66,7 +66,7 @@ ImportResult importBloom(mlir::MLIRContext &context, HfConfig &config) {
   if (llvm::Error error = config.takeError())
     return std::move(error);
 
-  DecoderBuilder b(context, config);
+  DecoderBuilder b(context, config, /*basePrefix=*/"transformer.");
   int64_t headDim = p.dim / p.heads;
   mlir::Value embed =
       b.param("transformer.word_embeddings.weight", {p.vocab, p.dim});

@@ -83,8 +83,10 @@ void readLlamaStyleParams(HfConfig &config, double defaultEpsilon,
 //===----------------------------------------------------------------------===//
 
 DecoderBuilder::DecoderBuilder(mlir::MLIRContext &context,
-                               const HfConfig &config)
-    : builder_(&context), modelType_(config.modelType().str()) {
+                               const HfConfig &config,
+                               llvm::StringRef basePrefix)
+    : builder_(&context), modelType_(config.modelType().str()),
+      head_(config.head()), basePrefix_(basePrefix.str()) {
   floatType_ = config.modelDtype() == "bfloat16"  ? builder_.getBF16Type()
                : config.modelDtype() == "float16" ? builder_.getF16Type()
                                                   : builder_.getF32Type();
@@ -131,6 +133,17 @@ mlir::Location DecoderBuilder::loc(const llvm::Twine &name) {
 
 Value DecoderBuilder::param(llvm::StringRef name,
                             llvm::ArrayRef<int64_t> shape) {
+  if (head_ == ModelHead::CausalLm)
+    return addParam(name, shape);
+  // Every parameter but the LM head's (which a value head never asks for)
+  // belongs to the base model.
+  assert(name.starts_with(basePrefix_) &&
+         "a trunk parameter outside the family's base prefix");
+  return addParam(name.drop_front(basePrefix_.size()), shape);
+}
+
+Value DecoderBuilder::addParam(llvm::StringRef name,
+                               llvm::ArrayRef<int64_t> shape) {
   int64_t elements = 1;
   for (int64_t d : shape)
     if (llvm::MulOverflow(elements, d, elements))
@@ -151,10 +164,13 @@ void DecoderBuilder::addTiedName(llvm::StringRef name) {
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 DecoderBuilder::finish(Value logits) {
   // Log-probabilities (sampling, PPO) want float32 whatever the weights.
-  auto logitsType = mlir::cast<mlir::RankedTensorType>(logits.getType());
-  if (!logitsType.getElementType().isF32())
-    logits = builder_.create<hg::CastOp>(
-        loc("logits"), logitsType.clone(builder_.getF32Type()), logits);
+  return finishReturning(
+      {{"logits", castTo(logits, builder_.getF32Type(), "logits")}});
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+DecoderBuilder::finishReturning(
+    llvm::ArrayRef<std::pair<llvm::StringRef, Value>> results) {
   if (parameterCount_ > kMaxParameters)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -165,16 +181,20 @@ DecoderBuilder::finish(Value logits) {
             " parameters, above the limit of " +
             std::to_string(kMaxParameters) + " (2^40) (model_type " +
             modelType_ + ")");
-  builder_.create<mlir::func::ReturnOp>(loc("logits"), logits);
+  llvm::SmallVector<Value> values;
+  for (const auto &[name, value] : results)
+    values.push_back(value);
+  builder_.create<mlir::func::ReturnOp>(loc(results.front().first), values);
   if (maxSeq_ > 0)
     forward_->setAttr("hg.dim_max",
                       builder_.getDictionaryAttr(builder_.getNamedAttr(
                           "seq", builder_.getI64IntegerAttr(maxSeq_))));
   mlir::Block &entry = forward_.getBody().front();
   forward_.setFunctionType(builder_.getFunctionType(
-      entry.getArgumentTypes(), mlir::TypeRange{logits.getType()}));
+      entry.getArgumentTypes(), mlir::TypeRange(mlir::ValueRange(values))));
   forward_.setAllArgAttrs(argAttrs_);
-  forward_.setResultAttr(0, "hg.name", builder_.getStringAttr("logits"));
+  for (auto [i, result] : llvm::enumerate(results))
+    forward_.setResultAttr(i, "hg.name", builder_.getStringAttr(result.first));
   if (!tiedNames_.empty())
     module_.get()->setAttr("hg.tied", builder_.getArrayAttr(tiedNames_));
 
@@ -458,8 +478,54 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 DecoderBuilder::finishWithLmHead(Value h, bool tied, Value embeddingTable,
                                  llvm::StringRef headName, int64_t vocab,
                                  int64_t dim) {
+  if (head_ == ModelHead::Value)
+    return finishWithValueHead(h, dim, headName);
   Value weight = lmHeadWeight(tied, embeddingTable, headName, vocab, dim);
   return finish(linear(h, weight, Value(), "lm_head"));
+}
+
+/// Wrappers under which value-model checkpoints hold the base model:
+/// DeepSpeed-Chat's RewardModel (its own spelling) and a module that names
+/// it `trunk` (the PPO oracle's critic and reward model).
+constexpr llvm::StringLiteral kTrunkWrappers[] = {"rwtranformer.", "trunk."};
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+DecoderBuilder::finishWithValueHead(Value h, int64_t dim,
+                                    llvm::StringRef headName) {
+  Value weight = addParam("v_head.weight", {1, dim});
+  Value values = linear(h, weight, Value(), "v_head");
+  values = reshape(values, {"batch", "seq"}, "values");
+  values = castTo(values, builder_.getF32Type(), "values");
+
+  // The score is the value at the row's last token: number the positions
+  // 1..seq, keep the tokens' numbers, and pick the position whose number
+  // is the row's largest (none in a row without tokens: its score is 0).
+  mlir::Type i64 = builder_.getI64Type();
+  Value numbers = builder_.create<hg::IotaOp>(
+      loc("scores.positions"),
+      mlir::RankedTensorType::get({mlir::ShapedType::kDynamic}, i64),
+      shapeAttr({"seq"}), builder_.getF64FloatAttr(1),
+      builder_.getF64FloatAttr(1));
+  Value numbered =
+      mul(castTo(attentionMask_, i64, "scores.mask"), numbers, "scores.tokens");
+  Value last = builder_.create<hg::ReduceMaxOp>(loc("scores.last"), numbered,
+                                                llvm::ArrayRef<int64_t>{1},
+                                                /*keepdims=*/true);
+  Value isLast =
+      builder_.create<hg::EqualOp>(loc("scores.is_last"), numbers, last);
+  Value zero = constant({0.0f}, {1}, "scores.zero", builder_.getF32Type());
+  Value picked =
+      builder_.create<hg::SelectOp>(loc("scores.pick"), isLast, values, zero);
+  Value scores = builder_.create<hg::ReduceSumOp>(
+      loc("scores"), picked, llvm::ArrayRef<int64_t>{1}, /*keepdims=*/false);
+
+  llvm::SmallVector<llvm::StringRef> prefixes = {basePrefix_};
+  prefixes.append(std::begin(kTrunkWrappers), std::end(kTrunkWrappers));
+  module_.get()->setAttr("hg.checkpoint_prefixes",
+                         builder_.getStrArrayAttr(prefixes));
+  module_.get()->setAttr("hg.checkpoint_extras",
+                         builder_.getStrArrayAttr({headName}));
+  return finishReturning({{"values", values}, {"scores", scores}});
 }
 
 Value DecoderBuilder::gatedActivation(Value gate, Value up, Activation act,

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hybridc::hf {
@@ -86,8 +87,14 @@ constexpr int64_t kMaxParameters = int64_t(1) << 40;
 class DecoderBuilder {
 public:
   /// Starts module { func.func @forward(%input_ids: tensor<?x?xi64>) }
-  /// tagged with the config's model_type and source folder.
-  DecoderBuilder(mlir::MLIRContext &context, const HfConfig &config);
+  /// tagged with the config's model_type and source folder. `basePrefix`
+  /// is what the family's causal-LM class puts before its base model's
+  /// parameter names ("transformer." in GPT-2, "model." in Llama and OPT):
+  /// families name parameters as the causal-LM checkpoint does, and with a
+  /// value head (config.head()) param() drops the prefix, naming them as
+  /// HF's AutoModel does.
+  DecoderBuilder(mlir::MLIRContext &context, const HfConfig &config,
+                 llvm::StringRef basePrefix);
 
   mlir::OpBuilder &builder() { return builder_; }
   mlir::MLIRContext *context() { return builder_.getContext(); }
@@ -104,7 +111,8 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// A checkpoint tensor: a new argument of @forward tagged
-  /// {hg.param = name} with the checkpoint's shape.
+  /// {hg.param = name} with the checkpoint's shape. `name` is the causal-LM
+  /// checkpoint's; a value-head model's trunk drops the base prefix.
   mlir::Value param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape);
   /// Records a checkpoint name that is tied to another parameter (the
   /// runtime accepts it as an extra tensor): module attr hg.tied.
@@ -199,13 +207,34 @@ public:
   /// verifier failure is an internal error naming the op. A model of more
   /// than kMaxParameters parameters is a config error.
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> finish(mlir::Value logits);
-  /// Ends @forward with the LM head, logits = h . weight^T (see finish and
-  /// lmHeadWeight).
+  /// Ends @forward with the model's head on `h`, the base model's last
+  /// hidden state [batch, seq, dim]: the LM head, logits = h . weight^T
+  /// (see finish and lmHeadWeight), or with a value head
+  /// finishWithValueHead (which ignores the LM head's arguments but
+  /// `headName`).
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
   finishWithLmHead(mlir::Value h, bool tied, mlir::Value embeddingTable,
                    llvm::StringRef headName, int64_t vocab, int64_t dim);
+  /// Ends @forward with DeepSpeed-Chat's value head: v_head = Linear(dim,
+  /// 1, bias=False), parameter `v_head.weight` [1, dim]; returns `values`
+  /// f32 [batch, seq] (each position's value) and `scores` f32 [batch]
+  /// (the value at each row's last position whose attention_mask is 1:
+  /// RewardModel's chosen_end_scores; 0 for a row without one). Records
+  /// for the runtime where else a checkpoint may hold the parameters
+  /// (module attributes hg.checkpoint_prefixes: the base prefix of a
+  /// causal-LM checkpoint, and DeepSpeed-Chat's and a `trunk` wrapper's
+  /// names; hg.checkpoint_extras: the causal LM's head `headName`, which
+  /// such a checkpoint holds unused).
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+  finishWithValueHead(mlir::Value h, int64_t dim, llvm::StringRef headName);
 
 private:
+  /// The @forward argument behind param(), named `name` as it is.
+  mlir::Value addParam(llvm::StringRef name, llvm::ArrayRef<int64_t> shape);
+  /// Returns `results` (hg.name, value) from @forward and verifies the
+  /// module (see finish).
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> finishReturning(
+      llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Value>> results);
   /// The LM head weight [vocab, dim]: the embedding table when `tied` (the
   /// checkpoint name `headName` is then listed in hg.tied), else the
   /// parameter `headName`.
@@ -216,6 +245,8 @@ private:
 
   mlir::OpBuilder builder_;
   std::string modelType_;
+  ModelHead head_;
+  std::string basePrefix_;
   mlir::Type floatType_;
   int64_t maxSeq_ = 0;
   mlir::OwningOpRef<mlir::ModuleOp> module_;

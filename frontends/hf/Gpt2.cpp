@@ -53,7 +53,7 @@ ImportResult importGpt2(mlir::MLIRContext &context, HfConfig &config) {
   if (llvm::Error error = config.takeError())
     return std::move(error);
 
-  DecoderBuilder b(context, config);
+  DecoderBuilder b(context, config, /*basePrefix=*/"transformer.");
   int64_t headDim = p.dim / p.heads;
   mlir::Value wte = b.param("transformer.wte.weight", {p.vocab, p.dim});
   mlir::Value wpe = b.param("transformer.wpe.weight", {p.positions, p.dim});

@@ -50,7 +50,7 @@ ImportResult importGptNeoX(mlir::MLIRContext &context, HfConfig &config) {
   if (llvm::Error error = config.takeError())
     return std::move(error);
 
-  DecoderBuilder b(context, config);
+  DecoderBuilder b(context, config, /*basePrefix=*/"gpt_neox.");
   int64_t headDim = p.dim / p.heads;
   mlir::Value embed = b.param("gpt_neox.embed_in.weight", {p.vocab, p.dim});
   mlir::Value h = b.embedding(embed, b.inputIds(), "embed.tokens");

@@ -15,6 +15,16 @@
 
 namespace hybridc::hf {
 
+/// What a model ends in after its base model's final norm.
+enum class ModelHead {
+  /// The LM head: logits [batch, seq, vocab] (HF's *ForCausalLM).
+  CausalLm,
+  /// DeepSpeed-Chat's RewardModel / critic: v_head = Linear(hidden, 1,
+  /// bias=False) over HF's AutoModel, per-token values and each row's
+  /// score.
+  Value,
+};
+
 /// A number as a message shows it: "0.5", "1e+06", "64".
 std::string formatNumber(double value);
 
@@ -105,6 +115,10 @@ public:
   /// other is an error naming it.
   llvm::Error setModelDtype(llvm::StringRef override);
 
+  /// The head the model is built with (a compile option, not a key).
+  ModelHead head() const { return head_; }
+  void setHead(ModelHead head) { head_ = head; }
+
 private:
   HfConfig(llvm::json::Object root, std::string modelType,
            std::string sourceDir)
@@ -114,6 +128,7 @@ private:
   /// The value at `key` (after aliases), or null when absent or null.
   const llvm::json::Value *lookup(llvm::StringRef key) const;
   std::string modelDtype_ = "float32";
+  ModelHead head_ = ModelHead::CausalLm;
   const llvm::json::Value *lookupPath(llvm::StringRef key) const;
   void missing(llvm::StringRef key);
   /// The value at `key` as `read` (a json::Value getter) gives it, or

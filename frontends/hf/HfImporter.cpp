@@ -42,12 +42,13 @@ llvm::ArrayRef<llvm::StringRef> supportedModelTypes() {
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importHfConfig(mlir::MLIRContext &context, llvm::StringRef dir,
-               llvm::StringRef dtype) {
+               llvm::StringRef dtype, ModelHead head) {
   llvm::Expected<HfConfig> config = HfConfig::load(dir);
   if (!config)
     return config.takeError();
   if (llvm::Error e = config->setModelDtype(dtype))
     return std::move(e);
+  config->setHead(head);
   const ModelFamily *family =
       llvm::find_if(kFamilies, [&](const ModelFamily &f) {
         return f.modelType == config->modelType();

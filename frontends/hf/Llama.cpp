@@ -99,7 +99,7 @@ ImportResult importLlama(mlir::MLIRContext &context, HfConfig &config) {
   if (llvm::Error error = config.takeError())
     return std::move(error);
 
-  DecoderBuilder b(context, config);
+  DecoderBuilder b(context, config, /*basePrefix=*/"model.");
   mlir::Value embed = b.param("model.embed_tokens.weight", {p.vocab, p.dim});
   mlir::Value h = b.embedding(embed, b.inputIds(), "embed.tokens");
   RotaryTables rotary = b.rotaryTables(p.rope);

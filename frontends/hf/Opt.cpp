@@ -44,7 +44,7 @@ ImportResult importOpt(mlir::MLIRContext &context, HfConfig &config) {
   if (llvm::Error error = config.takeError())
     return std::move(error);
 
-  DecoderBuilder b(context, config);
+  DecoderBuilder b(context, config, /*basePrefix=*/"model.");
   // nn.LayerNorm's default epsilon; OPT has no config key for it.
   const double epsilon = 1e-5;
   int64_t headDim = p.dim / p.heads;

@@ -68,17 +68,32 @@ Engine::~Engine() = default;
 
 void Engine::loadWeights(const std::string &path,
                          const std::set<std::string> &allowedExtra) {
+  CheckpointBinding binding;
+  binding.allowedExtra = allowedExtra;
+  loadWeights(path, binding);
+}
+
+void Engine::loadWeights(const std::string &path,
+                         const CheckpointBinding &binding) {
   auto endsWith = [&](const char *suffix) {
     std::string s(suffix);
     return path.size() >= s.size() &&
            path.compare(path.size() - s.size(), s.size(), s) == 0;
   };
-  if (endsWith(".onnx"))
+  if (endsWith(".onnx")) {
+    if (!binding.prefix.empty() || !binding.zeroIfMissing.empty())
+      throw Error(path + ": a weights prefix and parameters starting at zero "
+                         "apply to safetensors checkpoints, not ONNX models");
     weights_->bindFromOnnx(path);
-  else {
-    std::set<std::string> extra = allowedExtra;
-    extra.insert(bundle_->tied.begin(), bundle_->tied.end());
-    weights_->bindFromSafeTensors(path, extra);
+  } else {
+    CheckpointBinding full = binding;
+    full.allowedExtra.insert(bundle_->tied.begin(), bundle_->tied.end());
+    full.allowedExtra.insert(bundle_->checkpointExtras.begin(),
+                             bundle_->checkpointExtras.end());
+    full.parameterPrefixes.insert(full.parameterPrefixes.end(),
+                                  bundle_->checkpointPrefixes.begin(),
+                                  bundle_->checkpointPrefixes.end());
+    weights_->bindFromSafeTensors(path, full);
   }
   releaseOptimizerStart();
 }
@@ -265,7 +280,16 @@ float Engine::accumulate(const std::string &name, const NamedTensors &inputs) {
   return out.at("loss").as<float>()[0];
 }
 
-void Engine::backward(const HostTensor &inputIds, const HostTensor &gradLogits,
+std::string Engine::backwardCotangent() const {
+  for (const ExecutableDesc &e : bundle_->executables)
+    if (e.name == "backward")
+      for (const PortDesc &port : e.inputs)
+        if (port.name.rfind("grad_", 0) == 0)
+          return port.name;
+  return {};
+}
+
+void Engine::backward(const HostTensor &inputIds, const HostTensor &cotangent,
                       const HostTensor *attentionMask) {
   const auto start = std::chrono::steady_clock::now();
   if (!hasExecutable("backward") || !hasExecutable("step"))
@@ -273,27 +297,31 @@ void Engine::backward(const HostTensor &inputIds, const HostTensor &gradLogits,
                 "' has no backward executable (compile it with hybridc "
                 "--train)");
   Executable &bw = executable("backward");
-  // The logits' shape: input_ids' [batch, seq] and the vocabulary.
+  // The cotangent's shape: input_ids' [batch, seq] and, for the logits,
+  // the vocabulary.
+  const std::string name = backwardCotangent();
   const ExecutableDesc &desc = bw.desc();
   const SymShape &port =
-      desc.buffers.at(desc.inputs.at(bw.inputIndex("grad_logits")).buffer)
-          .shape;
-  assert(port.size() == 3 && port[2].constant() &&
-         "grad_logits is [batch, seq, vocab]");
+      desc.buffers.at(desc.inputs.at(bw.inputIndex(name)).buffer).shape;
+  assert(port.size() >= 2 && "a cotangent is [batch, seq, ...]");
   const Shape &ids = inputIds.shape();
   if (ids.size() != 2)
     throw Error("backward: input_ids must be i64 [batch, seq], got " +
                 shapeToString(ids));
-  const Shape expected = {ids[0], ids[1], *port[2].constant()};
-  if (gradLogits.dtype() != DType::F32 || gradLogits.shape() != expected)
-    throw Error("backward: grad_logits must be f32 " + shapeToString(expected) +
-                " (the logits of input_ids " + shapeToString(ids) + "), got " +
-                dtypeName(gradLogits.dtype()) + " " +
-                shapeToString(gradLogits.shape()));
+  Shape expected = {ids[0], ids[1]};
+  for (size_t d = 2; d < port.size(); ++d) {
+    assert(port[d].constant() && "a cotangent's trailing dims are static");
+    expected.push_back(*port[d].constant());
+  }
+  const std::string output = name.substr(5);
+  if (cotangent.dtype() != DType::F32 || cotangent.shape() != expected)
+    throw Error("backward: " + name + " must be f32 " +
+                shapeToString(expected) + " (the " + output + " of input_ids " +
+                shapeToString(ids) + "), got " + dtypeName(cotangent.dtype()) +
+                " " + shapeToString(cotangent.shape()));
   if (!optimizerStarted())
     initOptimizer();
-  bw.run(
-      tokenInputs(bw, inputIds, attentionMask, {{"grad_logits", gradLogits}}));
+  bw.run(tokenInputs(bw, inputIds, attentionMask, {{name, cotangent}}));
   ++microBatches_;
   trainSeconds_ += secondsSince(start);
 }

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace hybrid {
@@ -206,8 +207,56 @@ std::optional<size_t> WeightStore::find(const std::string &name) const {
 
 void WeightStore::bindFromSafeTensors(
     const std::string &path, const std::set<std::string> &allowedExtra) {
+  CheckpointBinding binding;
+  binding.allowedExtra = allowedExtra;
+  bindFromSafeTensors(path, binding);
+}
+
+void WeightStore::bindFromSafeTensors(const std::string &path,
+                                      const CheckpointBinding &binding) {
   SafeTensorsCheckpoint ckpt = openCheckpoint(path);
   const std::string &what = ckpt.what;
+  for (const std::string &name : binding.zeroIfMissing)
+    if (!byName_.count(name))
+      throw Error(what + ": '" + name +
+                  "' may start at zero, but the bundle has no such parameter");
+
+  // Which tensor each parameter reads: the one named as it is, or with one
+  // of the binding's parameter prefixes, after binding.prefix.
+  using Source = std::pair<size_t, const SafeTensorsEntry *>;
+  std::unordered_map<std::string, std::pair<std::string, Source>> bound;
+  std::string firstExtra;
+  size_t extra = 0;
+  bool selected = false;
+  auto startsWith = [](std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+  };
+  for (const auto &[tensor, where] : ckpt.tensors) {
+    std::string_view name = tensor;
+    if (!binding.prefix.empty()) {
+      if (!startsWith(name, binding.prefix))
+        continue;
+      name.remove_prefix(binding.prefix.size());
+      selected = true;
+    }
+    std::string param(name);
+    for (auto prefix = binding.parameterPrefixes.begin();
+         !byName_.count(param) && prefix != binding.parameterPrefixes.end();
+         ++prefix)
+      if (startsWith(name, *prefix))
+        param = name.substr(prefix->size());
+    if (!byName_.count(param)) {
+      if (!binding.allowedExtra.count(std::string(name)) && !extra++)
+        firstExtra = tensor;
+      continue;
+    }
+    auto [it, inserted] = bound.emplace(param, std::make_pair(tensor, where));
+    if (!inserted)
+      throw Error(what + ": tensors '" + it->second.first + "' and '" + tensor +
+                  "' both hold parameter '" + param + "'");
+  }
+  if (!binding.prefix.empty() && !selected)
+    throw Error(what + ": no tensor name starts with '" + binding.prefix + "'");
 
   // Validate everything before copying anything.
   std::vector<const SafeTensorsEntry *> sources(params_.size());
@@ -217,43 +266,44 @@ void WeightStore::bindFromSafeTensors(
   size_t missing = 0;
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamDesc &p = params_[i];
-    auto it = ckpt.tensors.find(p.name);
-    if (it == ckpt.tensors.end()) {
-      if (!missing++)
+    auto found = bound.find(p.name);
+    if (found == bound.end()) {
+      if (!binding.zeroIfMissing.count(p.name) && !missing++)
         firstMissing = p.name;
       continue;
     }
-    const SafeTensorsEntry &e = *it->second.second;
+    const Source *it = &found->second.second;
+    const std::string &tensor = found->second.first;
+    const SafeTensorsEntry &e = *it->second;
     if (!p.layout.empty())
       throw Error(what + ": parameter '" + p.name + "' has layout '" +
                   p.layout + "', which this runtime cannot load");
     if (e.shape != p.shape)
-      throw Error(what + ": tensor '" + p.name + "' has shape " +
+      throw Error(what + ": tensor '" + tensor + "' has shape " +
                   shapeToString(e.shape) + ", the bundle expects " +
                   shapeToString(p.shape));
     if (!safeTensorsConvertible(e.dtype, p.dtype))
-      throw Error(what + ": tensor '" + p.name + "' is " +
+      throw Error(what + ": tensor '" + tensor + "' is " +
                   safeTensorsDTypeName(e.dtype) + ", the bundle expects " +
                   dtypeName(p.dtype));
     // Narrowing checks every value: convert now, before anything is copied.
     if (p.dtype == DType::I32 && e.dtype == SafeTensorsDType::I64) {
       narrowed[i].resize(sizes_[i]);
-      ckpt.files[it->second.first].convertInto(e, p.dtype, narrowed[i].data());
+      ckpt.files[it->first].convertInto(e, p.dtype, narrowed[i].data());
     }
     sources[i] = &e;
-    files[i] = &ckpt.files[it->second.first];
+    files[i] = &ckpt.files[it->first];
   }
+  // Tensors named otherwise than the parameters (another model's, or under
+  // a prefix not given) explain missing ones best: name one.
   if (missing)
-    throw Error(what + ": missing tensor '" + firstMissing +
+    throw Error(what + ": missing tensor '" + binding.prefix + firstMissing +
                 "' (bundle parameter " +
                 describe(params_[*find(firstMissing)]) + ")" +
-                andMore(missing - 1, "missing"));
-  std::string firstExtra;
-  size_t extra = 0;
-  for (auto &[name, where] : ckpt.tensors)
-    if (!byName_.count(name) && !allowedExtra.count(name))
-      if (!extra++)
-        firstExtra = name;
+                andMore(missing - 1, "missing") +
+                (extra ? "; the checkpoint's '" + firstExtra +
+                             "' is no parameter" + andMore(extra - 1, "such")
+                       : ""));
   if (extra)
     throw Error(what + ": unexpected tensor '" + firstExtra +
                 "' (not a parameter of the bundle)" +
@@ -262,6 +312,11 @@ void WeightStore::bindFromSafeTensors(
   ensureStorage();
   std::vector<uint8_t> staging;
   for (size_t i = 0; i < params_.size(); ++i) {
+    if (!sources[i]) { // binding.zeroIfMissing
+      device_->fillZero(mutableData(i), sizes_[i], *stream_);
+      device_->synchronize(*stream_);
+      continue;
+    }
     const SafeTensorsEntry &e = *sources[i];
     const void *src = e.data;
     if (!narrowed[i].empty()) {

@@ -23,6 +23,8 @@ void expectSameBundle(const BundleDesc &a, const BundleDesc &b) {
   EXPECT_EQ(a.model, b.model);
   EXPECT_EQ(a.source, b.source);
   EXPECT_EQ(a.tied, b.tied);
+  EXPECT_EQ(a.checkpointPrefixes, b.checkpointPrefixes);
+  EXPECT_EQ(a.checkpointExtras, b.checkpointExtras);
   ASSERT_EQ(a.params.size(), b.params.size());
   for (size_t i = 0; i < a.params.size(); ++i) {
     EXPECT_EQ(a.params[i].name, b.params[i].name);
@@ -201,6 +203,8 @@ BundleDesc richBundle() {
   e.workspaceAlignment = 512;
   b.executables.push_back(e);
   b.tied = {"lm_head.weight"};
+  b.checkpointPrefixes = {"transformer.", "trunk."};
+  b.checkpointExtras = {"lm_head.weight"};
   return b;
 }
 

@@ -224,6 +224,78 @@ TEST_P(WeightStoreOnDevice, SaveThenBindRoundTrips) {
   EXPECT_EQ(values(a, 0), values(b, 0));
 }
 
+// A value model's weights under other names: one model of several in a
+// file (CheckpointBinding::prefix), a wrapper or a causal LM's base prefix
+// before the parameter names, a fresh head at zero.
+TEST_P(WeightStoreOnDevice, BindsUnderPrefixes) {
+  TempDir dir;
+  Checkpoint c, other;
+  other.bias = {7, 8, 9};
+  std::vector<float> head = {3, 3};
+  writeSafeTensors(
+      dir.file("two.safetensors"),
+      {{"critic.trunk.layer.weight",
+        SafeTensorsDType::F32,
+        {2, 3},
+        c.weight.data()},
+       {"critic.trunk.layer.bias", SafeTensorsDType::F32, {3}, c.bias.data()},
+       {"reward.trunk.layer.weight",
+        SafeTensorsDType::F32,
+        {2, 3},
+        other.weight.data()},
+       {"reward.trunk.layer.bias",
+        SafeTensorsDType::F32,
+        {3},
+        other.bias.data()},
+       {"reward.head", SafeTensorsDType::F32, {2}, head.data()}});
+  WeightStore w(twoParams(), device());
+  CheckpointBinding binding;
+  binding.parameterPrefixes = {"transformer.", "trunk."};
+  binding.prefix = "reward.";
+  // reward.head is no parameter: unexpected, unless allowed.
+  expectError(
+      [&] { w.bindFromSafeTensors(dir.file("two.safetensors"), binding); },
+      {"unexpected tensor 'reward.head'"});
+  binding.allowedExtra = {"head"};
+  w.bindFromSafeTensors(dir.file("two.safetensors"), binding);
+  EXPECT_EQ(values(w, 1), other.bias);
+  binding.prefix = "critic.";
+  w.bindFromSafeTensors(dir.file("two.safetensors"), binding);
+  EXPECT_EQ(values(w, 1), c.bias);
+  binding.prefix = "actor.";
+  expectError(
+      [&] { w.bindFromSafeTensors(dir.file("two.safetensors"), binding); },
+      {"no tensor name starts with 'actor.'"});
+
+  // A causal LM's names; the bias missing unless it may start at zero.
+  writeSafeTensors(dir.file("lm.safetensors"), {{"transformer.layer.weight",
+                                                 SafeTensorsDType::F32,
+                                                 {2, 3},
+                                                 c.weight.data()}});
+  CheckpointBinding lm;
+  lm.parameterPrefixes = {"transformer."};
+  expectError([&] { w.bindFromSafeTensors(dir.file("lm.safetensors"), lm); },
+              {"missing tensor 'layer.bias'"});
+  lm.zeroIfMissing = {"layer.bias"};
+  w.bindFromSafeTensors(dir.file("lm.safetensors"), lm);
+  EXPECT_EQ(values(w, 0), c.weight);
+  EXPECT_EQ(values(w, 1), std::vector<float>(3, 0.0f));
+  lm.zeroIfMissing = {"lm_head.weight"};
+  expectError([&] { w.bindFromSafeTensors(dir.file("lm.safetensors"), lm); },
+              {"'lm_head.weight' may start at zero", "no such parameter"});
+
+  // Two tensors of one parameter.
+  writeCheckpoint(
+      dir.file("both.safetensors"), c,
+      {{"trunk.layer.bias", SafeTensorsDType::F32, {3}, other.bias.data()}});
+  CheckpointBinding wrapped;
+  wrapped.parameterPrefixes = {"trunk."};
+  expectError(
+      [&] { w.bindFromSafeTensors(dir.file("both.safetensors"), wrapped); },
+      {"tensors 'layer.bias' and 'trunk.layer.bias' both hold parameter "
+       "'layer.bias'"});
+}
+
 TEST_P(WeightStoreOnDevice, BindsTheGpt2Fixture) {
   std::string path = fixturesDir() + "/gpt2/model.safetensors";
   if (!fileExists(path))

@@ -178,6 +178,15 @@ void WeightFlags::addTo(CLI::App &cmd, bool random) {
                  "buffers); repeatable")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->expected(1);
+  cmd.add_option("--weights-prefix", prefix,
+                 "read only the checkpoint's tensors named PREFIX..., "
+                 "without it (one model of several in a file: critic.)");
+  cmd.add_option("--zero-missing", zeroMissing,
+                 "a parameter the checkpoint may lack, which then starts at "
+                 "zero (a fresh v_head.weight on a causal LM's trunk); "
+                 "repeatable")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->expected(1);
 }
 
 std::string WeightFlags::label() const {
@@ -187,10 +196,18 @@ std::string WeightFlags::label() const {
 }
 
 void WeightFlags::bind(Engine &engine) const {
-  if (randomSeed)
+  if (randomSeed) {
+    if (prefix || !zeroMissing.empty())
+      throw UsageError{"--weights-prefix and --zero-missing apply to "
+                       "--weights, not --random-weights"};
     engine.initRandom(*randomSeed);
-  else
-    engine.loadWeights(*path, allowed());
+    return;
+  }
+  CheckpointBinding binding;
+  binding.prefix = prefix.value_or("");
+  binding.allowedExtra = allowed();
+  binding.zeroIfMissing = {zeroMissing.begin(), zeroMissing.end()};
+  engine.loadWeights(*path, binding);
 }
 
 void EngineFlags::addTo(CLI::App &cmd, bool randomWeights) {

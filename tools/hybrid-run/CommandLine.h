@@ -106,12 +106,15 @@ struct DeviceFlags {
   std::shared_ptr<Device> open(const CLI::App &cmd) const;
 };
 
-/// --weights (and --random-weights where a subcommand times random ones)
-/// and --allow-extra: what the engine's weights come from.
+/// --weights (and --random-weights where a subcommand times random ones),
+/// --allow-extra, --weights-prefix and --zero-missing: what the engine's
+/// weights come from.
 struct WeightFlags {
   std::optional<std::string> path;
   std::optional<uint64_t> randomSeed;
   std::vector<std::string> allowExtra;
+  std::optional<std::string> prefix;
+  std::vector<std::string> zeroMissing;
   void addTo(CLI::App &cmd, bool random);
   std::set<std::string> allowed() const {
     return {allowExtra.begin(), allowExtra.end()};

@@ -185,12 +185,17 @@ struct Info {
                       : (", from initializer " + p.source).c_str());
     std::printf("constants: %zu (%s)\n", b.constants.size(),
                 humanBytes(static_cast<double>(constBytes)).c_str());
-    if (!b.tied.empty()) {
-      std::string tied;
-      for (const std::string &t : b.tied)
-        tied += (tied.empty() ? "" : ", ") + t;
-      std::printf("tied: %s\n", tied.c_str());
-    }
+    auto list = [](const char *label, const std::vector<std::string> &names) {
+      if (names.empty())
+        return;
+      std::string joined;
+      for (const std::string &n : names)
+        joined += (joined.empty() ? "" : ", ") + n;
+      std::printf("%s: %s\n", label, joined.c_str());
+    };
+    list("tied", b.tied);
+    list("checkpoint prefixes", b.checkpointPrefixes);
+    list("checkpoint extras", b.checkpointExtras);
     std::printf("states: %zu\n", b.states.size());
     for (const StateDesc &st : b.states)
       std::printf("  state %s: %s%s\n", st.name.c_str(), dtypeName(st.dtype),

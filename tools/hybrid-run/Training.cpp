@@ -26,7 +26,13 @@ OpenedEngine openForTraining(const CLI::App &cmd, const DeviceFlags &device,
                              const std::string &bundlePath,
                              const char *executable, const char *missing) {
   OpenedEngine opened = openEngine(device.open(cmd), bundlePath);
-  if (!opened.engine.hasExecutable(executable))
+  const Engine &engine = opened.engine;
+  if (!engine.hasExecutable(executable) && engine.hasExecutable("backward"))
+    throw Error(bundlePath + ": no " + missing +
+                " (the model has no loss of its own, a value head: it trains "
+                "through hybrid-run backward from " +
+                engine.backwardCotangent() + ")");
+  if (!engine.hasExecutable(executable))
     throw Error(bundlePath + ": no " + missing +
                 " (compile the model with hybridc --train)");
   return opened;
@@ -231,16 +237,18 @@ struct Backward {
   void declare(CLI::App &cmd) {
     describe(cmd,
              "The backward pass of a loss computed outside the model, from "
-             "its gradient w.r.t. the logits",
-             "Writes the gradient of sum(logits * grad_logits), as step() "
-             "would read it; the\nforward pass is recomputed (no activations "
-             "are kept between calls).");
+             "its gradient w.r.t. the logits (or a value model's values)",
+             "Writes the gradient of sum(logits * grad_logits), or of "
+             "sum(values * grad_values)\nfor a value model (hybridc --head "
+             "value), as step() would read it; the\nforward pass is "
+             "recomputed (no activations are kept between calls).");
     flags.addTo(cmd, /*randomWeights=*/false);
     cmd.add_option("--out", out,
                    "safetensors file for grad.<name> per trainable parameter");
     cmd.add_option("--inputs", inputs,
                    "safetensors file holding int64 input_ids [B,T] (and "
-                   "attention_mask) and float32 grad_logits [B,T,V]");
+                   "attention_mask) and float32 grad_logits [B,T,V] (a "
+                   "value model: grad_values [B,T])");
   }
 
   int run(const CLI::App &cmd) const {
@@ -256,14 +264,15 @@ struct Backward {
     flags.weights.bind(engine);
     SafeTensorsFile in = SafeTensorsFile::open(inputsPath);
     const TokenBatch batch = readTokenBatch(in);
-    const SafeTensorsEntry *g = in.find("grad_logits");
+    const std::string name = engine.backwardCotangent();
+    const char *shape = name == "grad_logits" ? "float32 [batch, seq, vocab]"
+                                              : "float32 [batch, seq]";
+    const SafeTensorsEntry *g = in.find(name);
     if (!g)
-      throw Error(inputsPath +
-                  ": no tensor 'grad_logits' (float32 [batch, seq, vocab])");
+      throw Error(inputsPath + ": no tensor '" + name + "' (" + shape + ")");
     if (g->dtype != SafeTensorsDType::F32)
-      throw Error(inputsPath + ": grad_logits is " +
-                  safeTensorsDTypeName(g->dtype) +
-                  "; it must be float32 [batch, seq, vocab]");
+      throw Error(inputsPath + ": " + name + " is " +
+                  safeTensorsDTypeName(g->dtype) + "; it must be " + shape);
     const auto start = std::chrono::steady_clock::now();
     engine.backward(batch.inputIds, in.toHost(*g, DType::F32), batch.mask());
     const double ms = std::chrono::duration<double, std::milli>(

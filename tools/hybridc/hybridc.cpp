@@ -173,6 +173,21 @@ cl::opt<std::string> dtype(
              "float32, bfloat16 or float16 (default: the config's "
              "torch_dtype)"),
     cl::value_desc("TYPE"), inCompile);
+cl::opt<CompileOptions::Head, false, NamedValueParser<CompileOptions::Head>>
+    head("head",
+         cl::desc("What an HF config model ends in (default causal-lm); "
+                  "value: DeepSpeed-Chat's critic / reward model, the base "
+                  "model (AutoModel's parameter names) and v_head.weight "
+                  "[1, hidden], @forward returning values [batch, seq] and "
+                  "scores [batch] (the value at each row's last token); no "
+                  "@prefill/@decode, and --train adds @backward from "
+                  "grad_values and @step"),
+         cl::value_desc("HEAD"),
+         cl::values(clEnumValN(CompileOptions::Head::CausalLm, "causal-lm",
+                               "the LM head: logits"),
+                    clEnumValN(CompileOptions::Head::Value, "value",
+                               "v_head: values and scores")),
+         inCompile);
 cl::opt<bool> noFuse("no-fuse",
                      cl::desc("Skip the fusion passes (canonicalise only; "
                               "also hrt-group-linears and "
@@ -367,6 +382,7 @@ hybridc::CompileRequest compileRequest() {
   options.prefetchBucketSize = prefetchBucketSize.getValue().value;
   options.maxReuseDistance = maxReuseDistance.getValue().value;
   options.dtype = dtype;
+  options.head = head;
   options.normPrologues = normPrologues;
   return request;
 }

@@ -407,10 +407,15 @@ llvm::Expected<hybrid::BundleDesc> translateHrtToBundle(ModuleOp module) {
     bundle.model = model.str();
   if (auto source = module->getAttrOfType<StringAttr>("hg.source"))
     bundle.source = source.str();
-  if (auto tied = module->getAttrOfType<ArrayAttr>("hg.tied"))
-    for (Attribute t : tied)
-      if (auto s = dyn_cast<StringAttr>(t))
-        bundle.tied.push_back(s.str());
+  auto strings = [&](StringRef attr, std::vector<std::string> &out) {
+    if (auto list = module->getAttrOfType<ArrayAttr>(attr))
+      for (Attribute a : list)
+        if (auto s = dyn_cast<StringAttr>(a))
+          out.push_back(s.str());
+  };
+  strings("hg.tied", bundle.tied);
+  strings("hg.checkpoint_prefixes", bundle.checkpointPrefixes);
+  strings("hg.checkpoint_extras", bundle.checkpointExtras);
   // What hrt-zero-partition recorded: the group the collectives run over.
   if (auto ranks = module->getAttrOfType<IntegerAttr>("hrt.world_size"))
     bundle.worldSize = static_cast<int32_t>(ranks.getInt());

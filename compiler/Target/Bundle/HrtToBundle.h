@@ -14,7 +14,8 @@ namespace hybridc {
 /// Serialises every hrt.executable of `module` (each must be planned by
 /// hrt-plan-memory). Parameters are shared by name across executables, as
 /// are state buffers; a name used with two dtypes or shapes is an error.
-/// Module attributes hg.model, hg.source and hg.tied travel too.
+/// Module attributes hg.model, hg.source, hg.tied, hg.checkpoint_prefixes
+/// and hg.checkpoint_extras travel too.
 llvm::Expected<hybrid::BundleDesc> translateHrtToBundle(mlir::ModuleOp module);
 
 } // namespace hybridc

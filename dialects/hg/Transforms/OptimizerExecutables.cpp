@@ -1,5 +1,6 @@
-// The optimizer executables over @forward_loss_grad that hg-adamw and
-// hg-sgd build, each with its own update rule:
+// The optimizer executables over @forward_loss_grad (or, for a model with
+// no loss of its own, @forward_vjp: @step, @init_optimizer and @backward
+// only) that hg-adamw and hg-sgd build, each with its own update rule:
 //  * @train_step: one batch's loss and gradients, then the update;
 //  * @forward_backward: a micro-batch's loss; its gradients added to f32
 //    accumulators (state `opt.grad.<name>`);
@@ -500,17 +501,21 @@ void buildInitOptimizer(func::FuncOp source) {
 
 LogicalResult buildOptimizerExecutables(ModuleOp module, StringRef pass,
                                         UpdateRule &rule) {
-  auto source = module.lookupSymbol<func::FuncOp>("forward_loss_grad");
+  auto loss = module.lookupSymbol<func::FuncOp>("forward_loss_grad");
+  auto vjp = module.lookupSymbol<func::FuncOp>("forward_vjp");
+  // A model without a loss of its own (a value head, whose losses are
+  // computed outside it) trains through @backward alone.
+  func::FuncOp source = loss ? loss : vjp;
   if (!source)
     return module.emitError() << pass
-                              << ": no @forward_loss_grad (run "
-                                 "hg-causal-lm-loss and hg-autodiff first)";
-  auto vjp = module.lookupSymbol<func::FuncOp>("forward_vjp");
+                              << ": no @forward_loss_grad or @forward_vjp "
+                                 "(run hg-causal-lm-loss and hg-autodiff, or "
+                                 "hg-autodiff cotangent=..., first)";
   for (StringRef name :
        {"train_step", "forward_backward", "step", "init_optimizer", "backward"})
     if (module.lookupSymbol(name))
       return module.emitError() << pass << ": @" << name << " exists already";
-  if (vjp) {
+  if (loss && vjp) {
     // @step reads one accumulator per parameter of @forward_loss_grad:
     // @backward must fill exactly those.
     if (trainableNames(vjp) != trainableNames(source))
@@ -541,23 +546,25 @@ LogicalResult buildOptimizerExecutables(ModuleOp module, StringRef pass,
                            << " exists already";
     if (trainableNames(grad) != trainableNames(source))
       return grad.emitError() << pass << ": @" << grad.getName()
-                              << "'s parameters differ from "
-                                 "@forward_loss_grad's";
+                              << "'s parameters differ from @"
+                              << source.getName() << "'s";
     if (isLossScaled(grad) != isLossScaled(source))
-      return grad.emitError() << pass << ": @" << grad.getName()
-                              << " and @forward_loss_grad must both carry "
-                                 "the loss scale or neither";
+      return grad.emitError() << pass << ": @" << grad.getName() << " and @"
+                              << source.getName()
+                              << " must both carry the loss scale or neither";
     losses.push_back({grad, accumulate.getValue()});
   }
   if (masters || isLossScaled(source))
     buildInitOptimizer(source);
   buildStep(source, rule);
-  buildAccumulation(source, "forward_backward");
   if (vjp)
     buildAccumulation(vjp, "backward");
   for (auto [grad, name] : losses)
     buildAccumulation(grad, name);
-  buildTrainStep(source, rule);
+  if (loss) {
+    buildAccumulation(loss, "forward_backward");
+    buildTrainStep(loss, rule);
+  }
   return success();
 }
 

@@ -101,8 +101,11 @@ public:
 };
 
 /// Adds @step, @forward_backward, @train_step and, when the plan needs
-/// one, @init_optimizer over @forward_loss_grad, updating with `rule`;
-/// errors name `pass`. See hg-adamw's description (Passes.td).
+/// one, @init_optimizer over @forward_loss_grad, updating with `rule`, and
+/// @backward over @forward_vjp when there is one; without
+/// @forward_loss_grad (a value model: no loss of its own), @step,
+/// @init_optimizer and @backward over @forward_vjp. Errors name `pass`.
+/// See hg-adamw's description (Passes.td).
 mlir::LogicalResult buildOptimizerExecutables(mlir::ModuleOp module,
                                               llvm::StringRef pass,
                                               UpdateRule &rule);

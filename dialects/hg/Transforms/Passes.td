@@ -62,6 +62,10 @@ def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
       `cotangent=logits`): the gradients of a loss computed outside the
       model, from its cotangent `grad_logits`, added to the same
       accumulators.
+    A module with @forward_vjp and no @forward_loss_grad (a value model,
+    `cotangent=values`: its losses are computed outside it) gets @step,
+    @init_optimizer and @backward over @forward_vjp, no @train_step or
+    @forward_backward.
     Precision plan (shared with hg-sgd). A bf16 or f16 parameter is updated
     through an f32 master copy (state `opt.master.<name>`) and written back
     as its cast: here the update's own fourth result (hg.adamw_update's

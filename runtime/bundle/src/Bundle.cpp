@@ -101,9 +101,12 @@ public:
     for (const ExecutableDesc &e : b.executables)
       executables.push_back(executable(e));
     auto tied = stringOffsets(b.tied);
+    auto prefixes = stringOffsets(b.checkpointPrefixes);
+    auto extras = stringOffsets(b.checkpointExtras);
     auto root = fb::CreateBundleDirect(
         fbb_, b.producer.c_str(), b.model.c_str(), b.source.c_str(), &params,
-        &states, &constants, &executables, &tied, b.worldSize, b.zeroStage);
+        &states, &constants, &executables, &tied, b.worldSize, b.zeroStage,
+        &prefixes, &extras);
     fb::FinishBundleBuffer(fbb_, root);
 
     uint64_t size = fbb_.GetSize();
@@ -230,6 +233,8 @@ public:
     b.tied = strings(root.tied());
     b.worldSize = root.world_size();
     b.zeroStage = root.zero_stage();
+    b.checkpointPrefixes = strings(root.checkpoint_prefixes());
+    b.checkpointExtras = strings(root.checkpoint_extras());
     return b;
   }
 

@@ -56,6 +56,12 @@ public:
   /// (f32 masters, loss scale) starts again from the new weights.
   void loadWeights(const std::string &path,
                    const std::set<std::string> &allowedExtra = {});
+  /// The same from a safetensors checkpoint named as `binding` says (a
+  /// prefix selecting one model of several, parameters that may start at
+  /// zero), with the bundle's checkpoint prefixes and extras added to it
+  /// (a value model binds a causal LM's or a reward model's checkpoint).
+  /// An .onnx path takes no prefix and no zeroIfMissing.
+  void loadWeights(const std::string &path, const CheckpointBinding &binding);
   /// Deterministic demo weights (see WeightStore::initRandom); as
   /// loadWeights for initOptimizer().
   void initRandom(uint64_t seed);
@@ -104,19 +110,23 @@ public:
   /// when the bundle has no such executable, naming the ones it has.
   float accumulate(const std::string &executable, const NamedTensors &inputs);
   /// The backward pass of a loss computed outside the model (PPO and other
-  /// custom objectives), from its gradient with respect to the logits:
-  /// runs @backward (a bundle compiled with hybridc --train) on input_ids
-  /// i64 [batch, seq] (and attentionMask, as in forwardBackward) and
-  /// gradLogits f32 [batch, seq, vocab], the cotangent of forward()'s
-  /// logits, and adds d sum(logits * gradLogits) / d param to the same
-  /// accumulators forwardBackward fills; it counts as one micro-batch for
-  /// step(), which averages over them. No activations are kept between
-  /// calls: @backward recomputes the forward pass on the weights as they
-  /// are now, so call it before step() changes them. Throws hybrid::Error,
-  /// one line naming grad_logits and both shapes, when gradLogits is not
-  /// f32 of the logits' shape.
-  void backward(const HostTensor &inputIds, const HostTensor &gradLogits,
+  /// custom objectives), from its gradient with respect to the model's
+  /// output: runs @backward (a bundle compiled with hybridc --train) on
+  /// input_ids i64 [batch, seq] (and attentionMask, as in forwardBackward)
+  /// and `cotangent`, f32 of forward()'s output's shape: grad_logits
+  /// [batch, seq, vocab] for a language model, grad_values [batch, seq] for
+  /// a value model (backwardCotangent() says which), and adds d sum(output
+  /// * cotangent) / d param to the same accumulators forwardBackward fills;
+  /// it counts as one micro-batch for step(), which averages over them. No
+  /// activations are kept between calls: @backward recomputes the forward
+  /// pass on the weights as they are now, so call it before step() changes
+  /// them. Throws hybrid::Error, one line naming the cotangent and both
+  /// shapes, when `cotangent` is not f32 of the output's shape.
+  void backward(const HostTensor &inputIds, const HostTensor &cotangent,
                 const HostTensor *attentionMask = nullptr);
+  /// The input of @backward that backward() fills: "grad_logits" or
+  /// "grad_values"; empty without @backward.
+  std::string backwardCotangent() const;
   /// Each position's log-probability of the next token, f32 [batch, seq -
   /// 1]: position t's log-softmax at input_ids[:, t + 1] (@logprobs of a
   /// bundle compiled with hybridc --train; what PPO computes for the actor

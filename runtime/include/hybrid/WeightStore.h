@@ -15,6 +15,31 @@
 
 namespace hybrid {
 
+/// How a safetensors checkpoint's tensor names bind parameters, beyond a
+/// tensor named as its parameter.
+struct CheckpointBinding {
+  // User-provided, so that this is no aggregate: a braced list of names,
+  // bindFromSafeTensors(path, {"lm_head.weight"}), stays the set of allowed
+  // extras of the other overload instead of becoming ambiguous.
+  CheckpointBinding() {}
+
+  /// When set, only the tensors whose names start with it are read, as
+  /// their names without it; the others are ignored (one model of several
+  /// in a file: "critic.").
+  std::string prefix;
+  /// Prefixes a tensor's name may carry before its parameter's name
+  /// (BundleDesc::checkpointPrefixes: a value model's trunk under a causal
+  /// LM's "transformer." or a reward model's "rwtranformer."); tried, in
+  /// order, for a name that is no parameter itself.
+  std::vector<std::string> parameterPrefixes;
+  /// Tensors that may be present without being parameters (tied weights,
+  /// registered buffers, a causal LM's head in a value model's trunk).
+  std::set<std::string> allowedExtra;
+  /// Parameters the checkpoint may lack: they start at zero (a fresh value
+  /// head, v_head.weight, on a causal LM's trunk).
+  std::set<std::string> zeroIfMissing;
+};
+
 /// Parameters may be f32, bf16, f16, i32, i64 or bool; the store holds each
 /// in its bundle dtype, and checkpoints of another dtype convert on load.
 ///
@@ -47,6 +72,11 @@ public:
   /// weights, registered buffers). Throws hybrid::Error.
   void bindFromSafeTensors(const std::string &path,
                            const std::set<std::string> &allowedExtra = {});
+  /// The same with tensors named as `binding` says. Two tensors that name
+  /// one parameter are an error naming both; a binding.prefix no tensor
+  /// carries, or a zeroIfMissing name that is no parameter, is an error.
+  void bindFromSafeTensors(const std::string &path,
+                           const CheckpointBinding &binding);
 
   /// Binds every parameter from the initializers of an ONNX model, by name
   /// (by ParamDesc::source where set: several parameters may start from one

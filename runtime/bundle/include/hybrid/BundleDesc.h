@@ -174,6 +174,13 @@ struct BundleDesc {
   /// (their collectives run over it) and the ZeRO stage (0-3).
   int32_t worldSize = 1;
   int32_t zeroStage = 0;
+  /// Prefixes a checkpoint may put before parameter names, stripped when
+  /// binding (a value model's trunk: the causal-LM checkpoint's base
+  /// prefix, "transformer.", and the wrappers value-model checkpoints use).
+  std::vector<std::string> checkpointPrefixes;
+  /// Checkpoint tensors no parameter binds that a checkpoint may hold (a
+  /// value model: the causal LM's head); binding skips them.
+  std::vector<std::string> checkpointExtras;
 };
 
 } // namespace hybrid
