@@ -1102,3 +1102,99 @@ func.func @clipped_surrogate_type(%a: tensor<2x3xbf16>) {
   %0 = hg.clipped_surrogate %a, %a, %a, %a : tensor<2x3xbf16>, tensor<2x3xbf16>, tensor<2x3xbf16>, tensor<2x3xbf16> -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @gae_result(%r: tensor<2x15xf32>) {
+  // expected-error @+1 {{'hg.gae' op result type 'tensor<2x15xf32>', 'tensor<2x15xf32>' is incompatible with the inferred type 'tensor<2x8xf32>', 'tensor<2x8xf32>'}}
+  %a:2 = hg.gae %r, %r {start = 7 : i64} : tensor<2x15xf32>, tensor<2x15xf32> -> tensor<2x15xf32>, tensor<2x15xf32>
+  return
+}
+
+// -----
+
+func.func @gae_start(%r: tensor<2x5xf32>) {
+  // expected-error @+1 {{'hg.gae' op start 5 must lie in [0, L) of rewards [2, 5]}}
+  %a:2 = hg.gae %r, %r {start = 5 : i64} : tensor<2x5xf32>, tensor<2x5xf32> -> tensor<2x0xf32>, tensor<2x0xf32>
+  return
+}
+
+// -----
+
+func.func @gae_values(%r: tensor<2x5xf32>, %v: tensor<2x6xf32>) {
+  // expected-error @+1 {{'hg.gae' op expects values of rewards's shape [2, 5], got 'tensor<2x6xf32>'}}
+  %a:2 = hg.gae %r, %v {start = 1 : i64} : tensor<2x5xf32>, tensor<2x6xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @ppo_rewards_scores(%x: tensor<2x5xf32>, %s: tensor<3xf32>, %k: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.ppo_rewards' op expects reward_scores [B] = [2] like the logprobs' rows, got 'tensor<3xf32>'}}
+  %r:2 = hg.ppo_rewards %x, %x, %s, %x, %x, %k {start = 1 : i64} : tensor<2x5xf32>, tensor<2x5xf32>, tensor<3xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<1xf32> -> tensor<2x5xf32>, tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @ppo_rewards_kl(%x: tensor<2x5xf32>, %s: tensor<2xf32>, %k: tensor<2xf32>) {
+  // expected-error @+1 {{'hg.ppo_rewards' op expects kl_ctl as tensor<1xf32>, got 'tensor<2xf32>'}}
+  %r:2 = hg.ppo_rewards %x, %x, %s, %x, %x, %k {start = 1 : i64} : tensor<2x5xf32>, tensor<2x5xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2xf32> -> tensor<2x5xf32>, tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @ppo_rewards_start(%x: tensor<2x5xf32>, %s: tensor<2xf32>, %k: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.ppo_rewards' op start 5 must lie in [0, L) of logprobs [2, 5]}}
+  %r:2 = hg.ppo_rewards %x, %x, %s, %x, %x, %k {start = 5 : i64} : tensor<2x5xf32>, tensor<2x5xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<1xf32> -> tensor<2x5xf32>, tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @ppo_rewards_mask(%x: tensor<2x5xf32>, %m: tensor<2x4xf32>, %s: tensor<2xf32>, %k: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.ppo_rewards' op expects action_mask of logprobs's shape [2, 5], got 'tensor<2x4xf32>'}}
+  %r:2 = hg.ppo_rewards %x, %x, %s, %m, %x, %k {start = 1 : i64} : tensor<2x5xf32>, tensor<2x5xf32>, tensor<2xf32>, tensor<2x4xf32>, tensor<2x5xf32>, tensor<1xf32> -> tensor<2x5xf32>, tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @masked_mean_mask(%x: tensor<2x5xf32>, %m: tensor<2x4xf32>) {
+  // expected-error @+1 {{'hg.masked_mean' op expects mask of input's shape [2, 5], got 'tensor<2x4xf32>'}}
+  %0 = hg.masked_mean %x, %m : tensor<2x5xf32>, tensor<2x4xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @masked_mean_result(%x: tensor<2x5xf32>) {
+  // expected-error @+1 {{'hg.masked_mean' op result type 'tensor<1xf32>' is incompatible with the inferred type 'tensor<f32>'}}
+  %0 = hg.masked_mean %x, %x : tensor<2x5xf32>, tensor<2x5xf32> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @masked_mean_grad(%m: tensor<2x5xf32>, %g: tensor<1xf32>) {
+  // expected-error @+1 {{'hg.masked_mean_grad' op expects grad as tensor<f32> (masked_mean's result), got 'tensor<1xf32>'}}
+  %0 = hg.masked_mean_grad %m, %g : tensor<2x5xf32>, tensor<1xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @clipped_value_loss_shapes(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+1 {{'hg.clipped_value_loss' op expects every operand of one shape, got [2, 3] and [2, 4] (operand 2)}}
+  %0 = hg.clipped_value_loss %a, %a, %b, %a : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x4xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @kl_k3_type(%a: tensor<2x3xbf16>) {
+  // expected-error @+1 {{'hg.kl_k3' op operand #0 must be ranked tensor of 32-bit float values}}
+  %0 = hg.kl_k3 %a, %a : tensor<2x3xbf16>, tensor<2x3xbf16> -> tensor<2x3xf32>
+  return
+}

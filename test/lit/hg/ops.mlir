@@ -298,3 +298,40 @@ func.func @clipped_surrogate(%p: tensor<2x?xf32>, %q: tensor<?x5xf32>) {
   %1 = hg.clipped_surrogate_grad %p, %p, %p, %p, %p {clip_low = 0.2 : f64, clip_high = 0.28 : f64} : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
   return
 }
+
+// The RLHF ops: PPO's experience (rewards, GAE with its [B, L - start]
+// results, whitening), the critic's clipped value loss, GRPO's group
+// advantages, k3 KL and masked means; defaults are not printed.
+// CHECK-LABEL: func.func @rlhf
+// CHECK-SAME: (%[[LP:[^:]+]]: tensor<2x?xf32>, %[[S:[^:]+]]: tensor<2xf32>, %[[K:[^:]+]]: tensor<1xf32>, %[[G:[^:]+]]: tensor<f32>)
+func.func @rlhf(%lp: tensor<2x?xf32>, %s: tensor<2xf32>, %kl: tensor<1xf32>, %g: tensor<f32>) {
+  // CHECK: %[[RW:[^,]+]], %[[OV:.+]] = hg.ppo_rewards %[[LP]], %[[LP]], %[[S]], %[[LP]], %[[LP]], %[[K]] {start = 7 : i64} : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<1xf32> -> tensor<2x?xf32>, tensor<2x?xf32>
+  %r:2 = hg.ppo_rewards %lp, %lp, %s, %lp, %lp, %kl {start = 7 : i64, clip_reward_value = 5.0 : f64} : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<1xf32> -> tensor<2x?xf32>, tensor<2x?xf32>
+  // CHECK: hg.gae %[[RW]], %[[OV]] {lam = 9.000000e-01 : f64, start = 7 : i64} : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>, tensor<2x?xf32>
+  %a:2 = hg.gae %r#0, %r#1 {start = 7 : i64, lam = 0.9 : f64} : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>, tensor<2x?xf32>
+  // CHECK: hg.masked_whiten %{{.+}}, %[[LP]] {shift_mean = false} : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  %w = hg.masked_whiten %a#0, %lp {shift_mean = false} : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  // CHECK: hg.clipped_value_loss %[[LP]], %[[LP]], %[[LP]], %[[LP]] : {{.+}} -> tensor<2x?xf32>
+  %v = hg.clipped_value_loss %lp, %lp, %lp, %lp {clip = 0.2 : f64} : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  // CHECK: hg.clipped_value_loss_grad %[[LP]], %[[LP]], %[[LP]], %[[LP]], %[[LP]] {clip = 5.000000e-01 : f64} : {{.+}} -> tensor<2x?xf32>
+  %dv = hg.clipped_value_loss_grad %lp, %lp, %lp, %lp, %lp {clip = 0.5 : f64} : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  // CHECK: hg.group_advantages %[[S]] {group_size = 2 : i64} : tensor<2xf32> -> tensor<2xf32>
+  %ga = hg.group_advantages %s {group_size = 2 : i64} : tensor<2xf32> -> tensor<2xf32>
+  // CHECK: hg.kl_k3 %[[LP]], %[[LP]] : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  %k = hg.kl_k3 %lp, %lp : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  // CHECK: hg.kl_k3_grad %[[LP]], %[[LP]], %[[LP]] : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  %dk = hg.kl_k3_grad %lp, %lp, %lp : tensor<2x?xf32>, tensor<2x?xf32>, tensor<2x?xf32> -> tensor<2x?xf32>
+  // CHECK: hg.masked_mean %[[LP]], %[[LP]] {per_sequence = true} : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<f32>
+  %m = hg.masked_mean %lp, %lp {per_sequence = true} : tensor<2x?xf32>, tensor<2x?xf32> -> tensor<f32>
+  // CHECK: hg.masked_mean_grad %[[LP]], %[[G]] : tensor<2x?xf32>, tensor<f32> -> tensor<2x?xf32>
+  %dm = hg.masked_mean_grad %lp, %g : tensor<2x?xf32>, tensor<f32> -> tensor<2x?xf32>
+  return
+}
+
+// GAE's results drop the first `start` positions.
+// CHECK-LABEL: func.func @gae_static
+func.func @gae_static(%r: tensor<2x15xf32>) -> tensor<2x8xf32> {
+  // CHECK: hg.gae {{.+}} -> tensor<2x8xf32>, tensor<2x8xf32>
+  %a:2 = hg.gae %r, %r {start = 7 : i64} : tensor<2x15xf32>, tensor<2x15xf32> -> tensor<2x8xf32>, tensor<2x8xf32>
+  return %a#0 : tensor<2x8xf32>
+}

@@ -30,6 +30,31 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   hrt.clipped_surrogate %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %pg : !hrt.buffer<f32, [batch, seq]> {clip_low = 0.1 : f64}
   // CHECK: hrt.clipped_surrogate_grad {{.+}}, %[[LP]] : <f32, [batch, seq]> into %{{.+}} : <f32, [batch, seq]>{{$}}
   hrt.clipped_surrogate_grad %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %pg : !hrt.buffer<f32, [batch, seq]>
+  // The RLHF ops: several results (rewards and old values, advantages and
+  // returns), a [1] scalar operand and a rank-0 mean.
+  %scores = hrt.alloc : !hrt.buffer<f32, [batch]>
+  %klc = hrt.alloc : !hrt.buffer<f32, [1]>
+  %rw = hrt.alloc : !hrt.buffer<f32, [batch, seq]>
+  %ov = hrt.alloc : !hrt.buffer<f32, [batch, seq]>
+  // CHECK: hrt.ppo_rewards %[[LP]] : <f32, [batch, seq]>, {{.+}}, %{{.+}} : <f32, [batch]>, {{.+}}, %{{.+}} : <f32, [1]> into %[[RW:[^ ]+]] : <f32, [batch, seq]>, %[[OV:[^ ]+]] : <f32, [batch, seq]> {start = 3 : i64}
+  hrt.ppo_rewards %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %scores : !hrt.buffer<f32, [batch]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %klc : !hrt.buffer<f32, [1]> into %rw : !hrt.buffer<f32, [batch, seq]>, %ov : !hrt.buffer<f32, [batch, seq]> {start = 3 : i64}
+  %adv = hrt.alloc : !hrt.buffer<f32, [batch, "seq-3"]>
+  %ret = hrt.alloc : !hrt.buffer<f32, [batch, "seq-3"]>
+  // CHECK: hrt.gae %[[RW]] : <f32, [batch, seq]>, %[[OV]] : <f32, [batch, seq]> into %{{.+}} : <f32, [batch, "seq-3"]>, %{{.+}} : <f32, [batch, "seq-3"]> {gamma = 5.000000e-01 : f64, start = 3 : i64}
+  hrt.gae %rw : !hrt.buffer<f32, [batch, seq]>, %ov : !hrt.buffer<f32, [batch, seq]> into %adv : !hrt.buffer<f32, [batch, "seq-3"]>, %ret : !hrt.buffer<f32, [batch, "seq-3"]> {start = 3 : i64, gamma = 0.5 : f64}
+  %mean = hrt.alloc : !hrt.buffer<f32, []>
+  // CHECK: hrt.masked_mean %[[LP]] : <f32, [batch, seq]>, %[[LP]] : <f32, [batch, seq]> into %[[MEAN:[^ ]+]] : <f32, []> {per_sequence = true}
+  hrt.masked_mean %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %mean : !hrt.buffer<f32, []> {per_sequence = true}
+  // CHECK: hrt.masked_mean_grad %[[LP]] : <f32, [batch, seq]>, %[[MEAN]] : <f32, []> into %{{.+}} : <f32, [batch, seq]>{{$}}
+  hrt.masked_mean_grad %lp : !hrt.buffer<f32, [batch, seq]>, %mean : !hrt.buffer<f32, []> into %rw : !hrt.buffer<f32, [batch, seq]>
+  // CHECK: hrt.clipped_value_loss {{.+}} into %{{.+}} : <f32, [batch, seq]> {clip = 5.000000e-01 : f64}
+  hrt.clipped_value_loss %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %rw : !hrt.buffer<f32, [batch, seq]> {clip = 0.5 : f64}
+  // CHECK: hrt.kl_k3_grad {{.+}} into %{{.+}} : <f32, [batch, seq]>{{$}}
+  hrt.kl_k3_grad %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %rw : !hrt.buffer<f32, [batch, seq]>
+  // CHECK: hrt.group_advantages %{{.+}} : <f32, [batch]> into %{{.+}} : <f32, [batch]> {group_size = 4 : i64, scale = false}
+  hrt.group_advantages %scores : !hrt.buffer<f32, [batch]> into %scores : !hrt.buffer<f32, [batch]> {group_size = 4 : i64, scale = false}
+  // CHECK: hrt.masked_whiten {{.+}} into %{{.+}} : <f32, [batch, seq]>{{$}}
+  hrt.masked_whiten %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %rw : !hrt.buffer<f32, [batch, seq]>
   %dact = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
   // CHECK: hrt.activation_grad gelu_tanh %{{.+}} : <f32, [batch, seq, 64]> grad %{{.+}} : <f32, [batch, seq, 64]> into %{{.+}} : <f32, [batch, seq, 64]>
   hrt.activation_grad gelu_tanh %x : !hrt.buffer<f32, [batch, seq, 64]> grad %dlogits : !hrt.buffer<f32, [batch, seq, 64]> into %dact : !hrt.buffer<f32, [batch, seq, 64]>

@@ -7,8 +7,8 @@ loss, both run by hybrid-run on the CPU backend.
                              [--max-rel R] [--model M]
 
 `init` writes the parameters of Inputs/autodiff/M.mlir (model, the
-default, rotary, attention or surrogate) and its input x ([5, 4] / [3, 4] /
-[5, 4] / [5, 4])
+default, rotary, attention, surrogate or rlhf) and its input x ([5, 4] / [3, 4] /
+[5, 4] / [5, 4] / [6, 4])
 with values spread
 over [-1.5, 1.5] (pseudo-random, fixed seed).
 `check` runs the bundle's forward_grad once, then forward twice per
@@ -36,6 +36,7 @@ MODELS = {
     "rotary": ({"w": [8, 4], "v": [8, 4]}, [3, 4]),
     "attention": ({"wq": [8, 4], "wk": [4, 4], "wv": [4, 4]}, [5, 4]),
     "surrogate": ({"w": [7, 4]}, [5, 4]),
+    "rlhf": ({"w": [7, 4]}, [6, 4]),
 }
 
 
