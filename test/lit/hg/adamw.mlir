@@ -54,7 +54,30 @@ func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
 
 // -----
 
-// expected-error @+1 {{hg-adamw: no @forward_loss_grad (run hg-causal-lm-loss and hg-autodiff first)}}
+// A model with no loss of its own (a value head): @forward_vjp alone gives
+// @step and @backward, no @train_step or @forward_backward.
+// CHECK-NOT: func.func @train_step
+// CHECK-NOT: func.func @forward_backward
+// CHECK-LABEL: func.func @backward
+// CHECK-SAME: %{{[^:]+}}: tensor<3xf32> {hg.name = "grad_values"}
+// CHECK-SAME: %[[ACC:[^:]+]]: tensor<3xf32> {hg.state = "opt.grad.w"}
+// CHECK-SAME: -> (tensor<3xf32> {hg.state = "opt.grad.w"})
+// CHECK: %[[SUM:.+]] = hg.add %[[ACC]], %{{.+}} : tensor<3xf32>, tensor<3xf32>
+// CHECK: return %[[SUM]]
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: {hg.state = "opt.grad.w"}
+// CHECK: hg.adamw_update
+func.func @forward_vjp(%x: tensor<3xf32> {hg.name = "x"},
+                       %w: tensor<3xf32> {hg.param = "w"},
+                       %g: tensor<3xf32> {hg.name = "grad_values"})
+    -> (tensor<3xf32> {hg.name = "grad.w"}) {
+  %0 = hg.mul %x, %g : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// expected-error @+1 {{hg-adamw: no @forward_loss_grad or @forward_vjp (run hg-causal-lm-loss and hg-autodiff, or hg-autodiff cotangent=..., first)}}
 module {
   func.func @forward(%x: tensor<3xf32>) -> tensor<3xf32> {
     return %x : tensor<3xf32>

@@ -67,7 +67,7 @@ func.func @forward_loss_grad(%x: tensor<3xf32> {hg.name = "x"},
 
 // -----
 
-// expected-error @+1 {{hg-sgd: no @forward_loss_grad (run hg-causal-lm-loss and hg-autodiff first)}}
+// expected-error @+1 {{hg-sgd: no @forward_loss_grad or @forward_vjp (run hg-causal-lm-loss and hg-autodiff, or hg-autodiff cotangent=..., first)}}
 module {
   func.func @forward(%x: tensor<3xf32>) -> tensor<3xf32> {
     return %x : tensor<3xf32>
