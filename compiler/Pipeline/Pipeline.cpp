@@ -220,10 +220,29 @@ void buildTrainPipeline(mlir::OpPassManager &pm,
     hg::PpoLossesOptions ppo;
     ppo.clipLow = options.clipLow;
     ppo.clipHigh = options.clipHigh;
+    ppo.cliprangeValue = options.cliprangeValue;
+    ppo.promptLength = options.promptLength;
+    ppo.clipRewardValue = options.clipRewardValue;
+    ppo.gamma = options.gamma;
+    ppo.lambda = options.lambda;
+    ppo.grpo = options.grpo;
+    ppo.groupSize = options.groupSize;
+    ppo.klBeta = options.klBeta;
+    ppo.perSequence = options.perSequence;
+    ppo.scaleAdvantages = options.scaleAdvantages;
     pm.addPass(hg::createPpoLosses(ppo));
-    hg::AutodiffOptions actor = autodiff;
-    actor.function = valueHead ? "critic_loss" : "ppo_actor_loss";
-    pm.addPass(hg::createAutodiff(actor));
+    llvm::SmallVector<llvm::StringRef, 2> losses;
+    if (valueHead)
+      losses.push_back("critic_loss");
+    else
+      losses.push_back("ppo_actor_loss");
+    if (options.grpo && !valueHead)
+      losses.push_back("grpo_loss");
+    for (llvm::StringRef loss : losses) {
+      hg::AutodiffOptions differentiate = autodiff;
+      differentiate.function = loss.str();
+      pm.addPass(hg::createAutodiff(differentiate));
+    }
   }
   // @forward_vjp: the same backward pass seeded by the cotangent of the
   // logits or values (a loss computed outside the model: PPO), for

@@ -55,6 +55,22 @@ struct CompileOptions {
   bool ppo = false;
   double clipLow = 0.2;
   double clipHigh = 0.2;
+  /// A value model's PPO: the critic loss's value clip, and the experience
+  /// maths' prompt length (0: none given), reward clip and GAE's gamma and
+  /// lambda (hg-ppo-losses).
+  /// With ppo, a language model: GRPO's loss too (@grpo_loss,
+  /// @grpo_advantages): samples per prompt, the k3 KL's coefficient, per
+  /// sequence (GRPO) or per token (DAPO) averaging, std-scaled advantages.
+  bool grpo = false;
+  int64_t groupSize = 1;
+  double klBeta = 0.04;
+  bool perSequence = true;
+  bool scaleAdvantages = true;
+  double cliprangeValue = 0.2;
+  int64_t promptLength = 0;
+  double clipRewardValue = 5.0;
+  double gamma = 1.0;
+  double lambda = 0.95;
   /// The training executables' update rule.
   enum class Optimizer { AdamW, Sgd };
   Optimizer optimizer = Optimizer::AdamW;

@@ -29,6 +29,14 @@ for m in gpt2 opt llama; do
   python3 test/lit/e2e/Inputs/round_to_bf16.py "$fixtures/$m/model.safetensors" \
     "$out/$m/model-bf16.safetensors"
   "$build/bin/hybridc" compile "$fixtures/$m/model.onnx" -o "$out/$m/onnx.hyb" -q
+  # The PPO step (hybrid-rlhf ppo-step --actor-bundle/--value-bundle, the
+  # GPU host having no hybridc) and its oracle.
+  "$build/bin/hybridc" compile "$fixtures/$m" --train --ppo --no-generate \
+    -o "$out/$m/ppo-actor.hyb" -q
+  "$build/bin/hybridc" compile "$fixtures/$m" --head value --train --ppo \
+    --prompt-length 8 -o "$out/$m/ppo-value.hyb" -q
+  cp "$fixtures/ppo/ppo_$m.safetensors" "$fixtures/ppo/ppo_${m}_value_models.safetensors" \
+    "$out/$m/"
 done
 # The optimizer tests' other training variants of gpt2 (bf16 is above).
 for variant in fp16:--dtype=float16 sgd:--optimizer=sgd; do

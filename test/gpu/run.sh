@@ -254,5 +254,20 @@ for extra in "" --release-cache --no-cuda-graph; do
   fi
 done
 
+# DeepSpeed-Chat's PPO step on the GPU (hybrid-rlhf ppo-step, f32; the
+# CPU's is test/lit/e2e/ppo-step.test) against the PPO oracles, within
+# issue 26's bounds.
+for m in gpt2 opt llama; do
+  d=$bundles/$m
+  if err=$($out/bin/hybrid-rlhf ppo-step --actor $d --actor-bundle $d/ppo-actor.hyb \
+      --value-bundle $d/ppo-value.hyb --value-models $d/ppo_${m}_value_models.safetensors \
+      --experience $d/ppo_$m.safetensors --out /tmp/ppo-$m.safetensors --device cuda 2>&1) &&
+    line=$(python3 test/lit/e2e/Inputs/check_ppo.py /tmp/ppo-$m.safetensors $d/ppo_$m.safetensors); then
+    echo "ok    $m ppo-step cuda vs the PPO oracle: $(echo "$line" | tr '\n' ';')"
+  else
+    fail "$m ppo-step cuda: $err $line"
+  fi
+done
+
 [ $failures -eq 0 ] && echo "all GPU checks passed" || echo "$failures GPU check(s) failed"
 [ $failures -eq 0 ]

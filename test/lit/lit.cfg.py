@@ -30,7 +30,7 @@ config.substitutions.append(("%python", config.python_executable))
 
 # Tests can say `REQUIRES: hybridc, hybrid-run` where a configuration may
 # lack a tool (HYBRIDC_ENABLE_COMPILER=OFF builds no hybridc).
-for tool in ("hybridc", "hybrid-run", "hybridc-opt", "onnx-writer"):
+for tool in ("hybridc", "hybrid-run", "hybrid-rlhf", "hybridc-opt", "onnx-writer"):
     if os.path.exists(os.path.join(config.hybridc_tools_dir, tool)):
         config.available_features.add(tool)
 

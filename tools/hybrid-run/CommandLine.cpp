@@ -107,7 +107,7 @@ std::string usageMessage(const CLI::ParseError &e, CLI::App &root) {
              root.get_subcommands([](CLI::App *) { return true; }))
           names += (names.empty() ? "" : ", ") + sub->get_name();
         return "unknown subcommand '" + first + "' (" + names +
-               "; see 'hybrid-run --help')";
+               "; see '" + root.get_name() + " --help')";
       }
       return prefix + "unexpected argument '" + first + "'";
     }

@@ -21,7 +21,7 @@ def CausalLmLoss : Pass<"hg-causal-lm-loss", "mlir::ModuleOp"> {
 }
 
 def PpoLosses : Pass<"hg-ppo-losses", "mlir::ModuleOp"> {
-  let summary = "DeepSpeed-Chat's PPO actor loss as a function of the model";
+  let summary = "DeepSpeed-Chat's PPO losses and experience maths";
   let description = [{
     Adds @ppo_actor_loss, a copy of @logprobs (hg-causal-lm-loss) that
     takes the experience as inputs of the log-probabilities' shape [batch,
@@ -33,12 +33,46 @@ def PpoLosses : Pass<"hg-ppo-losses", "mlir::ModuleOp"> {
     actor_loss_fn. The function is marked `hg.loss`, and `hg.accumulate`
     names the executable the optimizer pass builds from its gradient
     (@ppo_actor_forward_backward).
+    On a value model (@forward returning `values` [batch, seq]) instead:
+    @critic_loss, a copy of @forward over values[:, :-1] taking
+    `old_values`, `returns` and `action_mask` of that shape and returning
+    0.5 x the masked mean of hg.clipped_value_loss (clip
+    cliprange-value), DeepSpeed-Chat's critic_loss_fn, accumulated by
+    @critic_forward_backward; and @ppo_experience, DeepSpeed-Chat's
+    compute_rewards and GAE from the models' outputs: (logprobs,
+    ref_logprobs, values [batch, actions], reward_scores [batch],
+    action_mask, kl_ctl [1]) -> rewards, old_values, advantages and
+    returns (the last two from start = prompt-length - 1 on).
+    With grpo, a language model also gets @grpo_loss (inputs old_logprobs,
+    ref_logprobs, advantages, action_mask as @ppo_actor_loss's): the
+    clipped surrogate plus kl-beta x hg.kl_k3 per token, hg.masked_mean
+    per sequence (GRPO) or per token (DAPO), accumulated by
+    @grpo_forward_backward; and @grpo_advantages (scores [batch] ->
+    advantages [batch], hg.group_advantages over groups of group-size).
   }];
   let options = [
     Option<"clipLow", "clip-low", "double", "0.2",
            "the ratio's clip below 1 (DeepSpeed-Chat's cliprange)">,
     Option<"clipHigh", "clip-high", "double", "0.2",
-           "the ratio's clip above 1 (DAPO's clip-higher; cliprange)">
+           "the ratio's clip above 1 (DAPO's clip-higher; cliprange)">,
+    Option<"cliprangeValue", "cliprange-value", "double", "0.2",
+           "the value's clip around the old value">,
+    Option<"promptLength", "prompt-length", "int64_t", "0",
+           "a value model's experience: the prompts' (padded) length">,
+    Option<"clipRewardValue", "clip-reward-value", "double", "5.0",
+           "the reward score's clip">,
+    Option<"grpo", "grpo", "bool", "false",
+           "a language model: also @grpo_loss and @grpo_advantages">,
+    Option<"groupSize", "group-size", "int64_t", "1",
+           "GRPO: samples per prompt, contiguous in a batch">,
+    Option<"klBeta", "kl-beta", "double", "0.04",
+           "GRPO: the k3 KL penalty's coefficient (0: none)">,
+    Option<"perSequence", "per-sequence", "bool", "true",
+           "GRPO: average per sequence (GRPO) or per token (DAPO)">,
+    Option<"scaleAdvantages", "scale-advantages", "bool", "true",
+           "GRPO: divide the advantages by the group's std">,
+    Option<"gamma", "gamma", "double", "1.0", "GAE's discount">,
+    Option<"lambda", "lambda", "double", "0.95", "GAE's lambda">
   ];
 }
 
