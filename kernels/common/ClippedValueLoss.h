@@ -80,4 +80,16 @@ ClippedValueLossProblem describeClippedValueLoss(const Args &a,
   return p;
 }
 
+/// The backward's call: describeClippedValueLoss's checks and the upstream
+/// gradient's (f32, the values' shape).
+inline ClippedValueLossProblem
+describeClippedValueLossGrad(const ClippedValueLossGradArgs &a) {
+  const char *kernel = "clipped_value_loss_grad";
+  const ClippedValueLossProblem p =
+      describeClippedValueLoss(a, a.gradValues, kernel);
+  expectDType(a.grad, DType::F32, kernel, "grad");
+  expectShape(a.grad, a.values.shape, kernel, "grad");
+  return p;
+}
+
 } // namespace hybrid::kernels

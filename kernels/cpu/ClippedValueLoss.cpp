@@ -22,10 +22,7 @@ void clippedValueLoss(const KernelCall &call) {
 void clippedValueLossGrad(const KernelCall &call) {
   const auto a =
       ClippedValueLossGradArgs::bind(call, "clipped_value_loss_grad");
-  const ClippedValueLossProblem p =
-      describeClippedValueLoss(a, a.gradValues, "clipped_value_loss_grad");
-  expectDType(a.grad, DType::F32, "clipped_value_loss_grad", "grad");
-  expectShape(a.grad, a.values.shape, "clipped_value_loss_grad", "grad");
+  const ClippedValueLossProblem p = describeClippedValueLossGrad(a);
   const float *v = a.values.as<float>(), *old = a.oldValues.as<float>(),
               *ret = a.returns.as<float>(), *mask = a.mask.as<float>(),
               *g = a.grad.as<float>();

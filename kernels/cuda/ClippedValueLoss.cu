@@ -54,10 +54,7 @@ void clippedValueLoss(const CudaCall &call) {
 void clippedValueLossGrad(const CudaCall &call) {
   const auto a =
       ClippedValueLossGradArgs::bind(call, "clipped_value_loss_grad");
-  const ClippedValueLossProblem p =
-      describeClippedValueLoss(a, a.gradValues, "clipped_value_loss_grad");
-  expectDType(a.grad, DType::F32, "clipped_value_loss_grad", "grad");
-  expectShape(a.grad, a.values.shape, "clipped_value_loss_grad", "grad");
+  const ClippedValueLossProblem p = describeClippedValueLossGrad(a);
   if (p.n == 0)
     return;
   launch(valueLossGradKernel, gridFor(p.n), kThreads, 0, streamOf(call),

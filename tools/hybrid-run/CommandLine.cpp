@@ -6,11 +6,15 @@
 #include "hybrid/Escape.h"
 #include "hybrid/FileIdentity.h"
 #include "hybrid/OnnxInitializers.h"
+#include "hybrid/RuntimeVersion.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <new>
 #include <sys/stat.h>
 
 namespace hybrid::run {
@@ -86,6 +90,74 @@ CLI::Validator seedNumber() {
       return std::optional<std::string>();
     return std::optional(std::to_string(static_cast<uint64_t>(*v)));
   });
+}
+
+namespace {
+
+int failLine(const std::string &tool, int code, const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(),
+               escapeControlCharacters(message).c_str());
+  return code;
+}
+
+/// Parses argv and runs the subcommand it names.
+int parseAndRun(int argc, char **argv, const std::string &tool,
+                const char *description,
+                const std::vector<Subcommand (*)(CLI::App &)> &adds) {
+  CLI::App app(description, tool);
+  app.set_version_flag("--version", tool + " " + runtimeVersion());
+  // One subcommand per call, and after it, names of other subcommands are
+  // values (--executable forward), not subcommands.
+  app.require_subcommand(0, 1);
+  // A flag that takes one value takes it once: a repeated --weights is a
+  // mistake, not an override.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  std::vector<Subcommand> commands;
+  for (auto add : adds)
+    commands.push_back(add(app));
+
+  // `<tool> help [SUBCOMMAND]`, as --help.
+  if (argc >= 2 && std::strcmp(argv[1], "help") == 0) {
+    const CLI::App *shown = &app;
+    for (const Subcommand &c : commands)
+      if (argc >= 3 && c.app->get_name() == argv[2])
+        shown = c.app;
+    std::cout << (shown == &app ? app.help() : shown->help(app.get_name()));
+    return 0;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success &e) { // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    return failLine(tool, 2, usageMessage(e, app));
+  }
+  for (const Subcommand &c : commands)
+    if (c.app->parsed())
+      return c.run();
+  std::string names;
+  for (const Subcommand &c : commands)
+    names += (names.empty() ? "" : ", ") + c.app->get_name();
+  return failLine(tool, 2,
+                  "no subcommand (" + names + "; see '" + tool + " --help')");
+}
+
+} // namespace
+
+int runTool(int argc, char **argv, const std::string &tool,
+            const char *description,
+            const std::vector<Subcommand (*)(CLI::App &)> &adds) {
+  try {
+    return parseAndRun(argc, argv, tool, description, adds);
+  } catch (const UsageError &e) {
+    return failLine(tool, 2, e.message);
+  } catch (const std::bad_alloc &) {
+    return failLine(tool, 1, "out of memory");
+  } catch (const std::exception &e) {
+    return failLine(tool, 1, e.what());
+  } catch (...) {
+    return failLine(tool, 1, "unexpected failure");
+  }
 }
 
 std::string usageMessage(const CLI::ParseError &e, CLI::App &root) {

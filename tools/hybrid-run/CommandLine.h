@@ -43,6 +43,15 @@ template <typename Options> Subcommand subcommand(CLI::App &root) {
   return {cmd, [options, cmd] { return options->run(*cmd); }};
 }
 
+/// A tool's whole main over CLI11 (hybrid-run, hybrid-rlhf): --help shows
+/// `description`, --version "<tool> <runtime version>"; the subcommands
+/// `adds` make, in --help's order, one per call (`<tool> help [SUBCOMMAND]`
+/// is --help); runs the parsed one. Every error is one line "<tool>:
+/// error: ..." on stderr: exit 1, or 2 for usage errors.
+int runTool(int argc, char **argv, const std::string &tool,
+            const char *description,
+            const std::vector<Subcommand (*)(CLI::App &)> &adds);
+
 // The subcommands, in the order --help lists them (Inference.cpp,
 // Training.cpp, Inspection.cpp).
 Subcommand addForward(CLI::App &root);

@@ -20,6 +20,7 @@
 // out (advantages and returns zero there), so the losses compile in no
 // prompt length; the experience maths' GAE starts at the prompt's end.
 #include "dialects/hg/IR/HgOps.h"
+#include "dialects/hg/Transforms/FunctionPorts.h"
 #include "dialects/hg/Transforms/Passes.h"
 #include "dialects/hg/Transforms/ValueShapes.h"
 
@@ -98,15 +99,6 @@ private:
   func::FuncOp f_;
   func::ReturnOp ret_;
 };
-
-/// The index of `f`'s result named `name`.
-std::optional<unsigned> namedResult(func::FuncOp f, StringRef name) {
-  for (unsigned i = 0; i < f.getNumResults(); ++i)
-    if (auto n = f.getResultAttrOfType<StringAttr>(i, "hg.name");
-        n && n.getValue() == name)
-      return i;
-  return std::nullopt;
-}
 
 struct PpoLossesPass : impl::PpoLossesBase<PpoLossesPass> {
   using PpoLossesBase::PpoLossesBase;
