@@ -330,7 +330,8 @@ TEST_P(HybridEngineOnDevice, PaddingNeverCountsInTheLoss) {
         sum -= lp[static_cast<size_t>(b * (seq - 1) + t)];
         ++counted;
       }
-  ASSERT_EQ(counted, rows * (seq - 1) - pad);
+  // Position t scores token t + 1: the padding at 1..pad-1 is not scored.
+  ASSERT_EQ(counted, rows * (seq - 1) - (pad - 1));
   const float byDefault = engine().forwardBackward(ids_, &maskTensor);
   EXPECT_NEAR(byDefault, sum / counted, 1e-6 * std::abs(sum / counted));
   const auto defaultGrads = accumulators();
