@@ -57,6 +57,19 @@ Activation readActivation(HfConfig &config, llvm::StringRef key,
   return Activation::Identity;
 }
 
+std::optional<int64_t> readPaddingIdx(HfConfig &config, int64_t vocab) {
+  std::optional<int64_t> pad = config.getOptionalInt("pad_token_id");
+  if (!pad)
+    return std::nullopt;
+  if (*pad < -vocab || *pad >= vocab) {
+    config.reject("pad_token_id " + llvm::Twine(*pad) +
+                  " is not a row of the token embedding (vocab_size " +
+                  llvm::Twine(vocab) + ")");
+    return std::nullopt;
+  }
+  return *pad < 0 ? *pad + vocab : *pad;
+}
+
 void readLlamaStyleParams(HfConfig &config, double defaultEpsilon,
                           LlamaStyleParams &p) {
   p.vocab = config.getSize("vocab_size");
@@ -76,6 +89,7 @@ void readLlamaStyleParams(HfConfig &config, double defaultEpsilon,
   p.epsilon = config.getFloat("rms_norm_eps", defaultEpsilon);
   p.act = readActivation(config, "hidden_act", "silu");
   p.tied = config.getBool("tie_word_embeddings", false);
+  p.paddingIdx = readPaddingIdx(config, p.vocab);
 }
 
 //===----------------------------------------------------------------------===//
@@ -272,9 +286,12 @@ Value DecoderBuilder::positions(int64_t start, mlir::Type elementType,
   return castTo(pos, elementType, name);
 }
 
-Value DecoderBuilder::embedding(Value table, Value ids,
-                                const llvm::Twine &name) {
-  return builder_.create<hg::EmbeddingOp>(loc(name), table, ids);
+Value DecoderBuilder::embedding(Value table, Value ids, const llvm::Twine &name,
+                                std::optional<int64_t> paddingIdx) {
+  auto op = builder_.create<hg::EmbeddingOp>(loc(name), table, ids);
+  if (paddingIdx)
+    op.setPaddingIdx(*paddingIdx);
+  return op;
 }
 
 Value DecoderBuilder::linear(Value x, Value weight, Value bias,

@@ -52,12 +52,21 @@ enum class Activation {
 Activation readActivation(HfConfig &config, llvm::StringRef key,
                           llvm::StringRef defaultName);
 
+/// torch's padding_idx of the token embedding, for the families that build
+/// it as nn.Embedding(vocab, dim, padding_idx=config.pad_token_id) (OPT,
+/// Llama, Mistral, Qwen2, Phi-3; not GPT-2, GPT-NeoX, BLOOM): pad_token_id,
+/// a negative one counting from the end as in torch; none when the key is
+/// absent or null. An id outside the `vocab` rows is recorded on `config`
+/// (torch refuses it too).
+std::optional<int64_t> readPaddingIdx(HfConfig &config, int64_t vocab);
+
 /// What Llama-style configs (llama, mistral, qwen2, phi3) name alike.
 struct LlamaStyleParams {
   int64_t vocab, dim, inner, layers, heads, kvHeads, headDim;
   double epsilon;
   Activation act;
   bool tied;
+  std::optional<int64_t> paddingIdx; ///< all four build it with one
 };
 
 /// Reads the LlamaStyleParams into `p` (`defaultEpsilon` is the family's
@@ -136,8 +145,11 @@ public:
   /// [batch, seq] of `elementType`.
   mlir::Value positions(int64_t start, mlir::Type elementType,
                         const llvm::Twine &name);
+  /// Rows of `table` at `ids`; positions whose id is `paddingIdx` give
+  /// the table no gradient (torch's nn.Embedding padding_idx).
   mlir::Value embedding(mlir::Value table, mlir::Value ids,
-                        const llvm::Twine &name);
+                        const llvm::Twine &name,
+                        std::optional<int64_t> paddingIdx = std::nullopt);
   /// x . weight^T (+ bias) for weight [out, in]; with transposeWeight false
   /// the weight is [in, out] (GPT-2's Conv1D).
   mlir::Value linear(mlir::Value x, mlir::Value weight, mlir::Value bias,

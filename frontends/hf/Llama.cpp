@@ -101,7 +101,8 @@ ImportResult importLlama(mlir::MLIRContext &context, HfConfig &config) {
 
   DecoderBuilder b(context, config, /*basePrefix=*/"model.");
   mlir::Value embed = b.param("model.embed_tokens.weight", {p.vocab, p.dim});
-  mlir::Value h = b.embedding(embed, b.inputIds(), "embed.tokens");
+  mlir::Value h =
+      b.embedding(embed, b.inputIds(), "embed.tokens", p.paddingIdx);
   RotaryTables rotary = b.rotaryTables(p.rope);
 
   for (int64_t i = 0; i < p.layers; ++i) {

@@ -16,6 +16,7 @@ struct OptParams {
   int64_t vocab, positions, dim, embedDim, layers, heads, ffn;
   Activation act;
   bool preNorm, finalNorm, affineNorm, bias, tied;
+  std::optional<int64_t> paddingIdx;
 };
 
 OptParams readOpt(HfConfig &config) {
@@ -33,6 +34,7 @@ OptParams readOpt(HfConfig &config) {
   p.affineNorm = config.getBool("layer_norm_elementwise_affine", true);
   p.bias = config.getBool("enable_bias", true);
   p.tied = config.getBool("tie_word_embeddings", true);
+  p.paddingIdx = readPaddingIdx(config, p.vocab);
   config.requireDivisible("hidden_size", p.dim, "num_attention_heads", p.heads);
   return p;
 }
@@ -52,7 +54,8 @@ ImportResult importOpt(mlir::MLIRContext &context, HfConfig &config) {
 
   mlir::Value embed =
       b.param("model.decoder.embed_tokens.weight", {p.vocab, p.embedDim});
-  mlir::Value h = b.embedding(embed, b.inputIds(), "embed.tokens");
+  mlir::Value h =
+      b.embedding(embed, b.inputIds(), "embed.tokens", p.paddingIdx);
   if (project)
     h = b.linearLayer(h, "model.decoder.project_in", p.embedDim, p.dim,
                       /*hasBias=*/false, "embed.project_in");

@@ -38,7 +38,8 @@ ImportResult importPhi3(mlir::MLIRContext &context, HfConfig &config) {
 
   DecoderBuilder b(context, config, /*basePrefix=*/"model.");
   mlir::Value embed = b.param("model.embed_tokens.weight", {p.vocab, p.dim});
-  mlir::Value h = b.embedding(embed, b.inputIds(), "embed.tokens");
+  mlir::Value h =
+      b.embedding(embed, b.inputIds(), "embed.tokens", p.paddingIdx);
   RotaryTables rotary = b.rotaryTables(p.rope);
   int64_t qWidth = p.heads * p.headDim;
   int64_t kvWidth = p.kvHeads * p.headDim;

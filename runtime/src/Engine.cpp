@@ -213,18 +213,28 @@ void Engine::eval() {
 
 namespace {
 
-/// input_ids, `inputs` and, when given, attention_mask, for an executable of
-/// `exe`'s inputs (an error when it takes no mask).
+/// input_ids, `inputs` and, when given, attention_mask and labels, for an
+/// executable of `exe`'s inputs (an error when it takes no mask or labels).
 NamedTensors tokenInputs(const Executable &exe, const HostTensor &inputIds,
                          const HostTensor *attentionMask,
-                         NamedTensors inputs = {}) {
+                         NamedTensors inputs = {},
+                         const HostTensor *labels = nullptr) {
   inputs["input_ids"] = inputIds;
+  const auto &names = exe.inputNames();
+  auto takes = [&](const char *name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
   if (attentionMask) {
-    const auto &names = exe.inputNames();
-    if (std::find(names.begin(), names.end(), "attention_mask") == names.end())
+    if (!takes("attention_mask"))
       throw Error(exe.name() + ": this bundle's model takes no "
                                "attention_mask");
     inputs["attention_mask"] = *attentionMask;
+  }
+  if (labels) {
+    if (!takes("labels"))
+      throw Error(exe.name() + ": this bundle's loss takes no labels "
+                               "(compile it again with hybridc --train)");
+    inputs["labels"] = *labels;
   }
   return exe.withDefaults(inputs);
 }
@@ -242,7 +252,8 @@ HostTensor Engine::logprobs(const HostTensor &inputIds,
 }
 
 float Engine::forwardBackward(const HostTensor &inputIds,
-                              const HostTensor *attentionMask) {
+                              const HostTensor *attentionMask,
+                              const HostTensor *labels) {
   const auto start = std::chrono::steady_clock::now();
   if (!hasExecutable("forward_backward") || !hasExecutable("step"))
     throw Error("bundle '" + bundle_->model +
@@ -251,7 +262,8 @@ float Engine::forwardBackward(const HostTensor &inputIds,
   if (!optimizerStarted())
     initOptimizer();
   Executable &fb = executable("forward_backward");
-  NamedTensors out = fb.run(tokenInputs(fb, inputIds, attentionMask));
+  NamedTensors out =
+      fb.run(tokenInputs(fb, inputIds, attentionMask, {}, labels));
   ++microBatches_;
   trainSeconds_ += secondsSince(start);
   return out.at("loss").as<float>()[0];

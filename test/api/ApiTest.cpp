@@ -37,20 +37,31 @@ TEST(TokenDataset, NextCyclesThroughTheSequencesAndSeekMovesThePosition) {
             (std::vector<int64_t>{10, 11}));
 }
 
-TEST(TokenBatch, RowsAndFirstTokensKeepTheMaskAligned) {
+TEST(TokenBatch, RowsAndFirstTokensKeepTheMaskAndLabelsAligned) {
   TokenBatch batch{ids({2, 3}, {1, 2, 3, 4, 5, 6}),
-                   ids({2, 3}, {0, 1, 1, 1, 1, 1})};
+                   ids({2, 3}, {0, 1, 1, 1, 1, 1}),
+                   ids({2, 3}, {-100, 2, 3, -100, -100, 6})};
   TokenBatch prompts = batch.firstTokens(2);
   EXPECT_EQ(prompts.inputIds.toVector<int64_t>(),
             (std::vector<int64_t>{1, 2, 4, 5}));
   EXPECT_EQ(prompts.attentionMask->toVector<int64_t>(),
             (std::vector<int64_t>{0, 1, 1, 1}));
+  EXPECT_EQ(prompts.labels->toVector<int64_t>(),
+            (std::vector<int64_t>{-100, 2, -100, -100}));
   TokenBatch second = batch.rowsFrom(1, 1);
   EXPECT_EQ(second.inputIds.toVector<int64_t>(),
             (std::vector<int64_t>{4, 5, 6}));
   EXPECT_EQ(second.mask()->toVector<int64_t>(),
             (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(second.labelsOrNull()->toVector<int64_t>(),
+            (std::vector<int64_t>{-100, -100, 6}));
   expectError([&] { batch.firstTokens(4); }, {"first 4 tokens", "of 3"});
+  // The model's executables take no labels; the loss's do.
+  EXPECT_EQ(batch.inputs().count("labels"), 0u);
+  EXPECT_EQ(batch.lossInputs().at("labels").toVector<int64_t>(),
+            batch.labels->toVector<int64_t>());
+  EXPECT_EQ(batch.lossInputs().count("attention_mask"), 1u);
+  EXPECT_EQ(TokenBatch{batch.inputIds}.lossInputs().size(), 1u);
 }
 
 TEST(TokenBatch, ReadingNamesTheFileAndTheTensor) {
@@ -75,6 +86,22 @@ TEST(TokenBatch, ReadingNamesTheFileAndTheTensor) {
   SafeTensorsFile masked = SafeTensorsFile::open(path);
   expectError([&] { readTokenBatch(masked); },
               {"attention_mask is I64 [1,3]; expected int64 [1,2]"});
+
+  writeSafeTensors(
+      path, {{"input_ids", ids({1, 2}, {5, 6})},
+             {"labels", HostTensor::fromVector<int32_t>({1, 2}, {-100, 6})}});
+  EXPECT_EQ(
+      readTokenBatch(SafeTensorsFile::open(path)).labels->toVector<int64_t>(),
+      (std::vector<int64_t>{-100, 6}));
+  writeSafeTensors(path, {{"input_ids", ids({1, 2}, {5, 6})},
+                          {"labels", ids({2, 1}, {5, 6})}});
+  expectError([&] { readTokenBatch(SafeTensorsFile::open(path)); },
+              {path, "labels is I64 [2,1]; expected int64 [1,2]"});
+  writeSafeTensors(path,
+                   {{"input_ids", ids({1, 2}, {5, 6})},
+                    {"labels", HostTensor::fromVector<float>({1, 2}, {5, 6})}});
+  expectError([&] { readTokenBatch(SafeTensorsFile::open(path)); },
+              {"labels is F32 [1,2]; expected int64 [1,2]"});
 }
 
 TEST(TensorDiff, NanAndInfinityCompareAsTheParityTestsNeed) {

@@ -6,8 +6,9 @@
 // test made ours: forward, then generate, then forward gives identical
 // logits; after a step, generate uses the updated weights (no stale copy).
 // And the training API: forwardBackward over micro-batches, then step;
-// backward (a custom loss's gradient w.r.t. the logits) into the same
-// accumulators.
+// the loss's labels (padding never counts; -100 ignored; none counted
+// gives 0, not NaN); backward (a custom loss's gradient w.r.t. the
+// logits) into the same accumulators.
 #include "DeviceTest.h"
 #include "TestSupport.h"
 
@@ -302,6 +303,83 @@ TEST_P(HybridEngineOnDevice, LogprobsAverageToMinusTheLoss) {
   for (float v : lp.toVector<float>())
     sum += v;
   EXPECT_NEAR(-sum / static_cast<double>(lp.numel()), loss, 1e-5 * loss);
+}
+
+TEST_P(HybridEngineOnDevice, PaddingNeverCountsInTheLoss) {
+  // Row 0 left-padded by 5: the loss is the mean of -logprobs over the
+  // positions whose next token is not padding (the bundle's @logprobs),
+  // and the default labels are HF's input_ids.masked_fill(mask == 0, -100).
+  const int64_t rows = ids_.shape()[0], seq = ids_.shape()[1], pad = 5;
+  std::vector<int64_t> mask(static_cast<size_t>(rows * seq), 1);
+  std::vector<int64_t> labels = ids_.toVector<int64_t>();
+  for (int64_t t = 0; t < pad; ++t) {
+    mask[static_cast<size_t>(t)] = 0;
+    labels[static_cast<size_t>(t)] = -100;
+  }
+  const HostTensor maskTensor =
+      HostTensor::fromVector<int64_t>({rows, seq}, mask);
+  const HostTensor labelsTensor =
+      HostTensor::fromVector<int64_t>({rows, seq}, labels);
+  const std::vector<float> lp =
+      engine().logprobs(ids_, &maskTensor).toVector<float>();
+  double sum = 0;
+  int64_t counted = 0;
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t t = 0; t + 1 < seq; ++t)
+      if (mask[static_cast<size_t>(b * seq + t + 1)]) {
+        sum -= lp[static_cast<size_t>(b * (seq - 1) + t)];
+        ++counted;
+      }
+  // Position t scores token t + 1: the padding at 1..pad-1 is not scored.
+  ASSERT_EQ(counted, rows * (seq - 1) - (pad - 1));
+  const float byDefault = engine().forwardBackward(ids_, &maskTensor);
+  EXPECT_NEAR(byDefault, sum / counted, 1e-6 * std::abs(sum / counted));
+  const auto defaultGrads = accumulators();
+  engine().step(StepConfig()); // zeroes the accumulators
+  auto bundle = std::make_shared<const BundleDesc>(
+      readBundle(HYBRID_TEST_GPT2_TRAIN_BUNDLE));
+  Engine other = Engine::create(bundle, device());
+  other.loadWeights(kFixture, {"lm_head.weight"});
+  engine_ = std::make_unique<Engine>(std::move(other));
+  EXPECT_EQ(engine().forwardBackward(ids_, &maskTensor, &labelsTensor),
+            byDefault);
+  EXPECT_EQ(accumulators(), defaultGrads);
+}
+
+TEST_P(HybridEngineOnDevice, LabelsOfMinus100AreNotScored) {
+  // The prompt's labels -100 (training on the answer only): the mean over
+  // the answer's positions alone.
+  const int64_t rows = ids_.shape()[0], seq = ids_.shape()[1], prompt = 6;
+  std::vector<int64_t> labels = ids_.toVector<int64_t>();
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t t = 0; t < prompt; ++t)
+      labels[static_cast<size_t>(b * seq + t)] = -100;
+  const HostTensor answers =
+      HostTensor::fromVector<int64_t>({rows, seq}, labels);
+  const std::vector<float> lp = engine().logprobs(ids_).toVector<float>();
+  double sum = 0;
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t t = prompt - 1; t + 1 < seq; ++t)
+      sum -= lp[static_cast<size_t>(b * (seq - 1) + t)];
+  const double mean = sum / static_cast<double>(rows * (seq - prompt));
+  const float loss = engine().forwardBackward(ids_, nullptr, &answers);
+  EXPECT_NEAR(loss, mean, 1e-6 * mean);
+  EXPECT_NE(loss, engine().forwardBackward(ids_));
+}
+
+TEST_P(HybridEngineOnDevice, NoCountedLabelIsALossOfZeroAndZeroGradients) {
+  // HF's mean over no label is NaN; ours is 0 with zero gradients.
+  const HostTensor none = HostTensor::fromVector<int64_t>(
+      ids_.shape(),
+      std::vector<int64_t>(static_cast<size_t>(ids_.numel()), -100));
+  const float loss = engine().forwardBackward(ids_, nullptr, &none);
+  EXPECT_EQ(loss, 0.0f);
+  EXPECT_FALSE(std::signbit(loss));
+  const auto grads = accumulators();
+  ASSERT_FALSE(grads.empty());
+  for (auto &[name, g] : grads)
+    for (float v : g)
+      ASSERT_EQ(v, 0.0f) << name;
 }
 
 TEST_P(HybridEngineOnDevice, BackwardOfTheCausalLmCotangentIsForwardBackward) {

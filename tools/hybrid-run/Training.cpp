@@ -68,9 +68,11 @@ struct TrainStep {
     describe(cmd,
              "One causal-LM training step (a bundle compiled with hybridc "
              "--train), or its timing on random weights",
-             "--inputs holds input_ids (and attention_mask); the step's loss "
-             "(labels = inputs,\nshifted as HF does), gradients and update go "
-             "to --out: loss, grad.<name>,\nlogits_after and, for bf16/f16, "
+             "--inputs holds input_ids (and attention_mask, labels); the "
+             "step's loss (HF's\nlabels, shifted as HF does, -100 ignored; "
+             "without labels input_ids, -100 where\nattention_mask is 0), "
+             "gradients and update go to --out: loss, grad.<name>,\n"
+             "logits_after and, for bf16/f16, "
              "opt.master.<name>. With --random-weights and\n--batch/--seq: a "
              "warm-up and --repeat (3) timed steps; prints the median and\n"
              "best step, tokens/s, the model FLOPs of a step (6 x trainable "
@@ -308,7 +310,8 @@ struct Train {
     cmd.add_option("--config", config, "DeepSpeed-style JSON config");
     cmd.add_option("--data", data,
                    "safetensors file holding input_ids [sequences, seq] (and "
-                   "attention_mask), taken in order and cycling");
+                   "attention_mask, labels as HF's), taken in order and "
+                   "cycling");
     cmd.add_option("--save", save,
                    "folder for model.safetensors (HF names) and "
                    "optimizer.safetensors");

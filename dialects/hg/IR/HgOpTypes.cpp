@@ -1397,7 +1397,16 @@ LogicalResult LinearOp::verify() {
   return success();
 }
 
-LogicalResult EmbeddingOp::verify() { return verifyInferredResult(*this); }
+LogicalResult EmbeddingOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  const int64_t rows = getTable().getType().getDimSize(0);
+  if (std::optional<int64_t> pad = getPaddingIdx();
+      pad && (*pad < 0 || (!ShapedType::isDynamic(rows) && *pad >= rows)))
+    return emitOpError() << "padding_idx " << *pad
+                         << " is not a row of the table (" << rows << " rows)";
+  return success();
+}
 
 LogicalResult RotaryOp::verify() {
   if (failed(verifyInferredResult(*this)))

@@ -440,10 +440,21 @@ def Hg_LinearOp : Hg_InferredOp<"linear", [AttrSizedOperandSegments]> {
 
 def Hg_EmbeddingOp : Hg_InferredOp<"embedding"> {
   let summary = "rows of table[V, D] at ids -> [..., D]";
-  let arguments = (ins Hg_FloatTensor:$table, Hg_IntTensor:$ids);
+  let description = [{
+    With `padding_idx` (torch's nn.Embedding(..., padding_idx), in
+    [0, V)), positions whose id is padding_idx give the table no gradient;
+    the rows read are the same.
+  }];
+  let arguments = (ins Hg_FloatTensor:$table, Hg_IntTensor:$ids,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Hg_FloatTensor:$result);
   let assemblyFormat = "$table `,` $ids attr-dict `:` type($table) `,` "
                        "type($ids) `->` type($result)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$table, "::mlir::Value":$ids), [{
+      build($_builder, $_state, table, ids, ::mlir::IntegerAttr());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

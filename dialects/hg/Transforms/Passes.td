@@ -11,12 +11,18 @@ include "mlir/Pass/PassBase.td"
 def CausalLmLoss : Pass<"hg-causal-lm-loss", "mlir::ModuleOp"> {
   let summary = "@forward_loss and @logprobs: HF's causal-LM loss, per token";
   let description = [{
-    Adds @forward_loss, a copy of @forward (input_ids -> logits) returning
-    `loss` [1]: the mean cross-entropy (in f32) of the logits at position t
-    against input_ids[t + 1], over labels other than -100, as HF computes
-    it with labels = input_ids; and @logprobs returning `logprobs`
-    [batch, seq - 1]: the log-probability of each next token (PPO's
-    per-token log-probs of the actor and the reference model).
+    Adds @forward_loss, a copy of @forward (input_ids -> logits) that also
+    takes `labels` (i64, input_ids' shape) and returns `loss` [1]: the mean
+    cross-entropy (in f32) of the logits at position t against
+    labels[t + 1], over labels other than -100, as HF computes it with
+    `labels` (position t is scored against labels[t + 1], -100 ignored).
+    Omitted, `labels` is filled with -2^63, which reads as input_ids with
+    -100 where attention_mask is 0 (HF's labels =
+    input_ids.masked_fill(attention_mask == 0, -100)), so padding never
+    counts. A batch without a label that counts has loss 0 and zero
+    gradients (HF's is NaN). And @logprobs returning `logprobs`
+    [batch, seq - 1]: the log-probability of each next token of input_ids
+    (PPO's per-token log-probs of the actor and the reference model).
   }];
 }
 

@@ -451,8 +451,16 @@ LogicalResult vjp(EmbeddingOp op, VjpContext &c, ArrayRef<Value> g,
   if (ShapedType::isDynamic(rows))
     return emitError(c.loc())
            << "hg-autodiff: an embedding table needs a static row count";
+  // torch's padding_idx: that id's positions add nothing (ids outside the
+  // table add nothing to embedding_grad).
+  Value ids = op.getIds();
+  if (std::optional<int64_t> pad = op.getPaddingIdx()) {
+    Type idType = op.getIds().getType().getElementType();
+    Value padding = c.make<EqualOp>(ids, c.scalar(*pad, idType));
+    ids = c.make<SelectOp>(padding, c.scalar(-1, idType), ids);
+  }
   out[0] = c.builder().create<EmbeddingGradOp>(
-      c.loc(), op.getIds(), g[0], c.builder().getI64IntegerAttr(rows));
+      c.loc(), ids, g[0], c.builder().getI64IntegerAttr(rows));
   return success();
 }
 

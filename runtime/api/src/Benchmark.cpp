@@ -131,7 +131,7 @@ TrainStepTiming timeTrainSteps(Engine &engine, const TokenBatch &batch,
                                const TrainStepHyperparameters &hyper,
                                int repeat) {
   Executable &step = engine.executable("train_step");
-  NamedTensors inputs = batch.inputs();
+  NamedTensors inputs = batch.lossInputs();
   for (auto &[name, t] : hyper.inputs())
     inputs[name] = t;
   const NamedTensors all = step.withDefaults(inputs);

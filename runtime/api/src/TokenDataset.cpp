@@ -48,11 +48,20 @@ NamedTensors TokenBatch::inputs() const {
   return named;
 }
 
+NamedTensors TokenBatch::lossInputs() const {
+  NamedTensors named = inputs();
+  if (labels)
+    named.emplace("labels", *labels);
+  return named;
+}
+
 TokenBatch TokenBatch::rowsFrom(int64_t first, int64_t n) const {
   TokenBatch out;
   out.inputIds = rowsOf(inputIds, first, n);
   if (attentionMask)
     out.attentionMask = rowsOf(*attentionMask, first, n);
+  if (labels)
+    out.labels = rowsOf(*labels, first, n);
   return out;
 }
 
@@ -64,6 +73,8 @@ TokenBatch TokenBatch::firstTokens(int64_t n) const {
   out.inputIds = leftColumns(inputIds, n);
   if (attentionMask)
     out.attentionMask = leftColumns(*attentionMask, n);
+  if (labels)
+    out.labels = leftColumns(*labels, n);
   return out;
 }
 
@@ -79,16 +90,21 @@ TokenBatch readTokenBatch(const SafeTensorsFile &file,
   if (ids->shape.size() != 2)
     throw Error(path + ": tensor '" + idsName + "' has shape " +
                 shapeToString(ids->shape) + "; expected " + what);
+  // Integers of the ids' shape, as int64, when the file holds them.
+  auto alongside = [&](const char *name) -> std::optional<HostTensor> {
+    const SafeTensorsEntry *e = file.find(name);
+    if (!e)
+      return std::nullopt;
+    if (!isInteger(e->dtype) || e->shape != ids->shape)
+      throw Error(path + ": " + name + " is " + safeTensorsDTypeName(e->dtype) +
+                  " " + shapeToString(e->shape) + "; expected int64 " +
+                  shapeToString(ids->shape) + ", the shape of " + idsName);
+    return file.toHost(*e, DType::I64);
+  };
   TokenBatch batch;
   batch.inputIds = file.toHost(*ids, DType::I64);
-  if (const SafeTensorsEntry *mask = file.find("attention_mask")) {
-    if (!isInteger(mask->dtype) || mask->shape != ids->shape)
-      throw Error(path + ": attention_mask is " +
-                  safeTensorsDTypeName(mask->dtype) + " " +
-                  shapeToString(mask->shape) + "; expected int64 " +
-                  shapeToString(ids->shape) + ", the shape of " + idsName);
-    batch.attentionMask = file.toHost(*mask, DType::I64);
-  }
+  batch.attentionMask = alongside("attention_mask");
+  batch.labels = alongside("labels");
   return batch;
 }
 

@@ -28,7 +28,7 @@ NamedTensors TrainStepHyperparameters::inputs() const {
 TrainStepOutputs runTrainStep(Engine &engine, const TokenBatch &batch,
                               const TrainStepHyperparameters &hyper) {
   Executable &step = engine.executable("train_step");
-  NamedTensors inputs = batch.inputs();
+  NamedTensors inputs = batch.lossInputs();
   for (auto &[name, t] : hyper.inputs())
     inputs[name] = t;
   TrainStepOutputs out;

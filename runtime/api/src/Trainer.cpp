@@ -58,7 +58,8 @@ TrainStepReport Trainer::step() {
   report.step = global_;
   for (int64_t k = 0; k < config_.gradientAccumulationSteps; ++k) {
     const TokenBatch batch = data_.next(config_.microBatchSize);
-    report.loss += engine_->forwardBackward(batch.inputIds, batch.mask());
+    report.loss += engine_->forwardBackward(batch.inputIds, batch.mask(),
+                                            batch.labelsOrNull());
   }
   report.loss /= static_cast<double>(config_.gradientAccumulationSteps);
   StepConfig update = config_.optimizer;

@@ -97,10 +97,15 @@ public:
   /// One micro-batch of causal-LM training (a bundle compiled with hybridc
   /// --train): runs @forward_backward on input_ids i64 [batch, seq] (and
   /// attentionMask, when given and the model takes one), adds the
-  /// gradients to the engine's accumulators and returns the loss. Throws
-  /// hybrid::Error when the bundle has no training executables.
+  /// gradients to the engine's accumulators and returns the loss: the mean
+  /// cross-entropy of position t against labels[t + 1] over the labels
+  /// that are not -100 (0 when none is). `labels` i64 [batch, seq] as HF's
+  /// (aligned with input_ids; -100 on a prompt trains on the answer
+  /// only); without them, input_ids with -100 where attentionMask is 0.
+  /// Throws hybrid::Error when the bundle has no training executables.
   float forwardBackward(const HostTensor &inputIds,
-                        const HostTensor *attentionMask = nullptr);
+                        const HostTensor *attentionMask = nullptr,
+                        const HostTensor *labels = nullptr);
   /// One micro-batch of another loss the bundle was compiled with (hybridc
   /// --train --ppo: "ppo_actor_forward_backward", inputs input_ids,
   /// attention_mask, old_logprobs, advantages and action_mask): runs the

@@ -561,6 +561,22 @@ func.func @embedding_table(%t: tensor<10x4x2xf32>, %ids: tensor<3xi64>) {
 
 // -----
 
+func.func @embedding_padding_idx(%t: tensor<10x4xf32>, %ids: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.embedding' op padding_idx 10 is not a row of the table (10 rows)}}
+  %0 = hg.embedding %t, %ids {padding_idx = 10 : i64} : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_negative_padding_idx(%t: tensor<10x4xf32>, %ids: tensor<3xi64>) {
+  // expected-error @+1 {{'hg.embedding' op padding_idx -1 is not a row of the table (10 rows)}}
+  %0 = hg.embedding %t, %ids {padding_idx = -1 : i64} : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
 func.func @rotary_rank(%x: tensor<2x4x64xf32>, %c: tensor<1x4x64xf32>) {
   // expected-error @+1 {{'hg.rotary' op expects input [B, H, T, D], got 'tensor<2x4x64xf32>'}}
   %0 = hg.rotary %x, %c, %c : (tensor<2x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>) -> tensor<2x4x64xf32>
