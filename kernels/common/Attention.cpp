@@ -72,6 +72,19 @@ describeInputs(const ConstTensor &query, const ConstTensor &key,
   return p;
 }
 
+/// ALiBi slopes, when present: one per query head, of query's type.
+void describeSlopes(AttentionProblem &p, const ConstTensor *slopes,
+                    const ConstTensor &query, const char *kernel) {
+  if (!slopes)
+    return;
+  expectSameDType(*slopes, query, kernel, "alibi_slopes", "query");
+  if (slopes->numel() != p.Hq)
+    fail(kernel, "alibi_slopes " + shapeToString(slopes->shape) +
+                     " must hold one slope per query head (" +
+                     std::to_string(p.Hq) + ")");
+  p.slopes = slopes->data;
+}
+
 } // namespace
 
 AttentionProblem describeAttention(const AttentionArgs &a) {
@@ -81,14 +94,7 @@ AttentionProblem describeAttention(const AttentionArgs &a) {
                      a.attrs.causal, a.attrs.slidingWindow, kernel);
   expectDType(a.out, p.dtype, kernel, "result");
   expectShape(a.out, {p.B, p.Hq, p.T, p.Dv}, kernel, "result");
-  if (const ConstTensor *slopes = a.alibiSlopes) {
-    expectSameDType(*slopes, a.query, kernel, "alibi_slopes", "query");
-    if (slopes->numel() != p.Hq)
-      fail(kernel, "alibi_slopes " + shapeToString(slopes->shape) +
-                       " must hold one slope per query head (" +
-                       std::to_string(p.Hq) + ")");
-    p.slopes = slopes->data;
-  }
+  describeSlopes(p, a.alibiSlopes, a.query, kernel);
   if (const ConstTensor *length = a.keyLength) {
     expectDType(*length, DType::I64, kernel, "key_length");
     if (length->numel() != 1)
@@ -136,6 +142,7 @@ AttentionProblem describeAttentionGrad(const AttentionGradArgs &a) {
   AttentionProblem p =
       describeInputs(a.query, a.key, a.value, a.mask, a.keyMask, a.attrs.scale,
                      a.attrs.causal, a.attrs.slidingWindow, kernel);
+  describeSlopes(p, a.alibiSlopes, a.query, kernel);
   expectSameDType(a.gradOut, a.query, kernel, "grad_out", "query");
   expectShape(a.gradOut, {p.B, p.Hq, p.T, p.Dv}, kernel, "grad_out");
   const Tensor *grads[] = {&a.gradQuery, &a.gradKey, &a.gradValue};

@@ -56,8 +56,8 @@ struct AttentionAppend {
 AttentionAppend describeAttentionAppend(const AttentionArgs &a,
                                         const AttentionProblem &p);
 
-/// ops::AttentionGrad's call: query, key, value, mask and key mask as
-/// describeAttention checks them (no ALiBi, no key_length), grad_out [B,
+/// ops::AttentionGrad's call: query, key, value, mask, ALiBi slopes and key
+/// mask as describeAttention checks them (no key_length), grad_out [B,
 /// Hq, T, Dv] and the gradients shaped as their inputs, all of query's
 /// type.
 AttentionProblem describeAttentionGrad(const AttentionGradArgs &a);

@@ -1,7 +1,7 @@
 // Attention's rules every kernel shares, forward and backward, CPU and CUDA:
 // which keys a query row sees (causal and sliding-window limits aligned to
-// the end of the keys that exist, and key padding), and the online
-// softmax's step (how a running sum carries over to a new maximum), each
+// the end of the keys that exist, and key padding), ALiBi's bias, and the
+// online softmax's step (how a running sum carries over to a new maximum), each
 // defined once and usable in host and device code.
 #pragma once
 
@@ -44,6 +44,14 @@ struct AttentionLimits {
                      : static_cast<const int32_t *>(keyMask)[e] != 0;
   }
 };
+
+/// ALiBi's bias of query row i (of T) against key j for a head of slope
+/// `slope`: slope (j - i). BLOOM adds slope * key position; the two differ
+/// by a constant per row, which the softmax ignores. Forward and backward
+/// add it after the additive mask.
+HYBRID_HOST_DEVICE float alibiBias(float slope, int64_t i, int64_t j) {
+  return slope * static_cast<float>(j - i);
+}
 
 /// The online softmax's step: what a sum of exp(x - m) becomes when its
 /// maximum rises to mNew, exp(m - mNew), and 0 while nothing was summed

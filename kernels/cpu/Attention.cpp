@@ -139,7 +139,7 @@ template <typename S> struct Attend {
     if (slopes) {
       const float slope = toFloat(slopes[h]);
       for (int64_t j = begin; j < end; ++j)
-        scores[j - offset] += slope * static_cast<float>(j - i);
+        scores[j - offset] += alibiBias(slope, i, j);
     }
   }
 

@@ -1,8 +1,8 @@
 // attention_grad: attention's backward (ops::AttentionGrad) on f32, bf16 or
 // f16, computed in f32 (row sums in double), one query row at a time: the
 // row's probabilities are recomputed as the forward does (scale, additive
-// mask, causal and window limits, key padding; no visible key gives zeros),
-// then dv += p^T dO, dp = dO v^T, ds = p (dp - rowsum(dp p)) scale,
+// mask, ALiBi, causal and window limits, key padding; no visible key gives
+// zeros), then dv += p^T dO, dp = dO v^T, ds = p (dp - rowsum(dp p)) scale,
 // dq = ds k, dk += ds^T q. Work items are (batch row, KV head): each sums
 // the query heads of its group into f32 accumulators of its own, so no two
 // threads write the same gradient.
@@ -65,7 +65,7 @@ float dot(const float *a, const float *b, int64_t n) {
 
 template <typename S> struct Backward {
   const AttentionProblem &p;
-  const S *q, *k, *v, *gradOut, *mask;
+  const S *q, *k, *v, *gradOut, *mask, *slopes;
   S *gradQ, *gradK, *gradV;
 
   static void load(const S *from, int64_t n, float *to) {
@@ -81,6 +81,7 @@ template <typename S> struct Backward {
   /// [begin, end) (zeros where masked); false when the row sees no key.
   bool probabilities(const HeadBuffers &buf, int64_t b, int64_t h, int64_t i,
                      int64_t begin, int64_t end) const {
+    const float slope = slopes ? toFloat(slopes[h]) : 0.0f;
     float max = kNegInf;
     for (int64_t j = begin; j < end; ++j) {
       float s = kNegInf;
@@ -88,6 +89,8 @@ template <typename S> struct Backward {
         s = dot(buf.query, buf.key + j * p.Dh, p.Dh) * p.scale;
         if (mask)
           s += toFloat(mask[p.maskAt(b, h, i, j)]);
+        if (slopes)
+          s += alibiBias(slope, i, j);
       }
       buf.prob[j] = s;
       max = std::max(max, s);
@@ -182,6 +185,7 @@ void attentionGrad(const KernelCall &call) {
                 a.value.as<S>(),
                 a.gradOut.as<S>(),
                 a.mask ? a.mask->as<S>() : nullptr,
+                a.alibiSlopes ? a.alibiSlopes->as<S>() : nullptr,
                 a.gradQuery.as<S>(),
                 a.gradKey.as<S>(),
                 a.gradValue.as<S>()}

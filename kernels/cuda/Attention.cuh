@@ -79,8 +79,7 @@ struct AttnParams : AttentionProblem {
     if (mask)
       s += toFloat(static_cast<const S *>(mask)[maskAt(b, h, i, j)]);
     if (slopes)
-      s += toFloat(static_cast<const S *>(slopes)[h]) *
-           static_cast<float>(j - i);
+      s += alibiBias(toFloat(static_cast<const S *>(slopes)[h]), i, j);
     return s;
   }
 };

@@ -6,8 +6,8 @@
 // reduction): no repeated keys, no sum over the group. Per chunk of pairs,
 // in storage dtype with f32 accumulation (Gemm.h):
 //   s  = q k^T                       (GEMM)
-//   p  = softmax(s scale + mask)     (row kernel; invisible keys and rows
-//                                     that see no key give 0)
+//   p  = softmax(s scale + mask      (row kernel; invisible keys and rows
+//                + ALiBi)             that see no key give 0)
 //   dv = p^T dO                      (GEMM)
 //   dp = dO v^T                      (GEMM)
 //   ds = p (dp - rowsum(dp p)) scale (row kernel, in place of dp)
@@ -101,8 +101,9 @@ struct RowAt {
 };
 
 /// Chunk row `blockIdx.x` of `scores` (q k^T) becomes its probabilities,
-/// in place: softmax over the visible keys of score * scale + mask, f32
-/// math; invisible keys and a row that sees no key (or only -inf) give 0.
+/// in place: softmax over the visible keys of score * scale + mask + ALiBi
+/// bias, f32 math; invisible keys and a row that sees no key (or only -inf)
+/// give 0.
 template <typename S>
 __global__ void __launch_bounds__(kRowThreads)
     probabilityKernel(AttentionProblem p, int64_t first, S *scores) {
@@ -112,6 +113,8 @@ __global__ void __launch_bounds__(kRowThreads)
   const RowAt at(p, first, blockIdx.x);
   S *row = scores + static_cast<int64_t>(blockIdx.x) * p.S;
   const S *mask = static_cast<const S *>(p.mask);
+  const float slope =
+      p.slopes ? toFloat(static_cast<const S *>(p.slopes)[at.h]) : 0.0f;
   int64_t begin, end;
   p.keyRange(at.i, begin, end);
   auto score = [&](int64_t j) {
@@ -120,6 +123,8 @@ __global__ void __launch_bounds__(kRowThreads)
     float s = toFloat(row[j]) * p.scale;
     if (mask)
       s += toFloat(mask[p.maskAt(at.b, at.h, at.i, j)]);
+    if (p.slopes)
+      s += alibiBias(slope, at.i, j);
     return s;
   };
   float m = -INFINITY;

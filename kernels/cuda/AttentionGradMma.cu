@@ -130,7 +130,8 @@ storeRows(S *out, const float (&acc)[kOutTiles][4], int64_t r0, int64_t rows,
 }
 
 /// A score of query row i against key j in base-2 units: the raw product
-/// scaled, the mask added (as the forward's AttnParams::score).
+/// scaled, the mask and ALiBi bias added (as the forward's
+/// AttnParams::score).
 template <typename S, bool kPlain>
 __device__ __forceinline__ float score2(const AttentionProblem &p, float x,
                                         int64_t b, int64_t h, int64_t i,
@@ -140,6 +141,8 @@ __device__ __forceinline__ float score2(const AttentionProblem &p, float x,
   float s = x * p.scale;
   if (p.mask)
     s += toFloat(static_cast<const S *>(p.mask)[p.maskAt(b, h, i, j)]);
+  if (p.slopes)
+    s += alibiBias(toFloat(static_cast<const S *>(p.slopes)[h]), i, j);
   return s * kLog2e;
 }
 
@@ -362,7 +365,7 @@ void launchAll(const AttentionProblem &p, const void *const (&in)[4],
           *k = static_cast<const S *>(in[1]),
           *v = static_cast<const S *>(in[2]),
           *gradOut = static_cast<const S *>(in[3]);
-  const bool plain = !p.mask;
+  const bool plain = !p.mask && !p.slopes;
   auto keyValue =
       plain ? keyValueGradKernel<S, true> : keyValueGradKernel<S, false>;
   auto query = plain ? queryGradKernel<S, true> : queryGradKernel<S, false>;
@@ -413,6 +416,7 @@ void attentionGradMma(const AttentionProblem &p, const void *const (&in)[4],
   f.k = in[1];
   f.v = in[2];
   f.mask = p.mask;
+  f.slopes = p.slopes;
   f.keyMask = p.keyMask;
   f.keyMask64 = p.keyMask64;
   f.B = p.B;

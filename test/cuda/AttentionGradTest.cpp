@@ -2,8 +2,9 @@
 // and two row kernels) against the CPU oracle: odd sizes, causal limits
 // with T = S and T < S, sliding windows, left padding with rows and a
 // whole batch row that see no key, additive masks of several broadcast
-// shapes holding -inf (a row of only -inf too), grouped KV heads (2 and 4
-// query heads per KV head), several chunks of heads, f32, bf16 and f16.
+// shapes holding -inf (a row of only -inf too), ALiBi slopes (alone, with
+// a mask, with padding; on both paths), grouped KV heads (2 and 4 query
+// heads per KV head), several chunks of heads, f32, bf16 and f16.
 // Tolerances are relative to each gradient's largest magnitude: f32 1e-4
 // (the GEMMs run without TF32); bf16 3e-2 and f16 1e-2, since the GPU rounds
 // the scores, probabilities, dp and ds matrices to the storage type where
@@ -30,6 +31,7 @@ struct GradCase {
   /// Leading padding keys per batch row (key_mask); empty: none.
   std::vector<int64_t> padding = {};
   DType keyMaskType = DType::I64;
+  bool alibi = false; ///< one slope per query head
 };
 
 const std::vector<GradCase> kCases = {
@@ -68,6 +70,35 @@ const std::vector<GradCase> kCases = {
     {"gqa 2", 2, 8, 4, 45, 45, 64, 64, true},
     {"gqa 4 window padded", 2, 8, 2, 50, 50, 32, 32, true, 9, {}, {11, 0}},
     {"model head", 1, 4, 4, 128, 128, 128, 128, true},
+    {"alibi odd", 1, 3, 3, 9, 13, 5, 5, true, 0, {}, {}, DType::I64, true},
+    {"alibi causal",
+     2,
+     4,
+     4,
+     67,
+     67,
+     64,
+     64,
+     true,
+     0,
+     {},
+     {},
+     DType::I64,
+     true},
+    {"alibi T < S gqa mask padded",
+     2,
+     8,
+     4,
+     40,
+     50,
+     64,
+     64,
+     true,
+     0,
+     {2, 1, 40, 50},
+     {6, 0},
+     DType::I64,
+     true},
 };
 
 /// Random inputs (never zeros); the mask holds -inf at every fifth entry
@@ -80,6 +111,7 @@ std::vector<HostTensor> operandsOf(const GradCase &c, DType dt,
       randomTensor(dt, {c.B, c.Hkv, c.S, c.Dv}, rng, -1, 1),
       randomTensor(dt, {c.B, c.Hq, c.T, c.Dv}, rng, -1, 1),
       HostTensor::absent(),
+      HostTensor::absent(),
       HostTensor::absent()};
   const double inf = std::numeric_limits<double>::infinity();
   if (!c.mask.empty()) {
@@ -91,12 +123,14 @@ std::vector<HostTensor> operandsOf(const GradCase &c, DType dt,
         mask.set(j, -inf);
     in[4] = mask;
   }
+  if (c.alibi)
+    in[5] = randomTensor(dt, {c.Hq}, rng, 0.05, 0.8);
   if (!c.padding.empty()) {
     HostTensor keyMask(c.keyMaskType, {c.B, c.S});
     for (int64_t b = 0; b < c.B; ++b)
       for (int64_t j = 0; j < c.S; ++j)
         keyMask.set(b * c.S + j, j < c.padding[b] ? 0 : 1);
-    in[5] = keyMask;
+    in[6] = keyMask;
   }
   return in;
 }
@@ -201,6 +235,7 @@ TEST(AttentionGradScratch, FromShapesAlone) {
   for (int i = 0; i < 4; ++i)
     call.operands.emplace_back(nullptr, DType::BF16, heads);
   call.operands.push_back(ConstTensor::absent());
+  call.operands.push_back(ConstTensor::absent());
   call.operands.emplace_back(nullptr, DType::I64, Shape{8, 512});
   for (int i = 0; i < 3; ++i)
     call.results.push_back(Tensor{nullptr, DType::BF16, heads});
@@ -220,6 +255,7 @@ TEST_F(AttentionGradTest, RejectsInconsistentCalls) {
       randomTensor(DType::F32, {1, 3, 5, 8}, rng),
       randomTensor(DType::F32, {1, 3, 5, 8}, rng),
       randomTensor(DType::F32, {1, 4, 3, 8}, rng),
+      HostTensor::absent(),
       HostTensor::absent(),
       HostTensor::absent()};
   try {

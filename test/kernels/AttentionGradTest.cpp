@@ -2,11 +2,14 @@
 // reference written from the op's definition: odd sizes, causal limits
 // with T = S and T < S, sliding windows, left padding (with rows and a
 // whole batch row that see no key), additive masks of several broadcast
-// shapes (with -inf), grouped KV heads (2 and 4 query heads per KV head),
-// f32, bf16 and f16; and its errors.
+// shapes (with -inf), ALiBi slopes, grouped KV heads (2 and 4 query heads
+// per KV head), f32, bf16 and f16; the gradient of the forward kernel
+// (ALiBi, causal, T < S, grouped heads) by finite differences; and its
+// errors.
 #include "KernelTestSupport.h"
 
 #include <array>
+#include <cmath>
 #include <limits>
 
 namespace hybrid::cpu::test {
@@ -21,6 +24,7 @@ struct GradCase {
   /// Leading padding keys per batch row (key_mask); empty: no key mask.
   std::vector<int64_t> padding = {};
   DType keyMaskType = DType::I64;
+  bool alibi = false; ///< one slope per query head
 };
 
 const GradCase kCases[] = {
@@ -47,11 +51,47 @@ const GradCase kCases[] = {
      {1, 0}},
     {"gqa 2", 2, 4, 2, 9, 9, 7, 5, true},
     {"gqa 4 padded window", 2, 8, 2, 11, 11, 3, 3, true, 5, {}, {4, 0}},
+    {"alibi causal", 2, 4, 4, 9, 9, 5, 5, true, 0, {}, {}, DType::I64, true},
+    {"alibi T < S gqa padded",
+     2,
+     4,
+     2,
+     5,
+     8,
+     4,
+     4,
+     true,
+     0,
+     {},
+     {2, 0},
+     DType::I64,
+     true},
+    {"alibi window mask",
+     1,
+     2,
+     2,
+     10,
+     10,
+     3,
+     3,
+     true,
+     4,
+     {1, 1, 10, 10},
+     {},
+     DType::I64,
+     true},
 };
 
 struct Inputs {
-  HostTensor q, k, v, gradOut, mask, keyMask;
-  bool hasMask = false, hasKeyMask = false;
+  HostTensor q, k, v, gradOut, mask, keyMask, slopes;
+  bool hasMask = false, hasKeyMask = false, hasSlopes = false;
+  const HostTensor *maskOrNull() const { return hasMask ? &mask : nullptr; }
+  const HostTensor *slopesOrNull() const {
+    return hasSlopes ? &slopes : nullptr;
+  }
+  const HostTensor *keyMaskOrNull() const {
+    return hasKeyMask ? &keyMask : nullptr;
+  }
 };
 
 /// Random inputs (never zeros); the mask holds -inf at a few places and in
@@ -75,6 +115,10 @@ Inputs makeInputs(const GradCase &c, DType dt, Random &rng) {
       for (int64_t j = 0; j < S; ++j)
         in.mask.set(j, -std::numeric_limits<double>::infinity());
   }
+  if (c.alibi) { // BLOOM's are 2^(-8 h / Hq); larger ones move p more
+    in.hasSlopes = true;
+    in.slopes = rng.floats(dt, {c.Hq}, 0.05f, 0.8f);
+  }
   if (!c.padding.empty()) {
     in.hasKeyMask = true;
     in.keyMask = HostTensor(c.keyMaskType, {c.B, c.S});
@@ -87,7 +131,8 @@ Inputs makeInputs(const GradCase &c, DType dt, Random &rng) {
 
 /// The gradients as the op defines them, in double: p = softmax over the
 /// visible keys (causal and window limits aligned to the end of the keys,
-/// no padding) of q k^T scale + mask (none visible: p = 0), dv = p^T dO,
+/// no padding) of q k^T scale + mask + slope_h (j - i) (none visible: p =
+/// 0), dv = p^T dO,
 /// dp = dO v^T, ds = p (dp - rowsum(dp p)), dq = ds k scale,
 /// dk = ds^T q scale, query heads summed into their KV head.
 std::array<std::vector<double>, 3> reference(const GradCase &c,
@@ -121,6 +166,8 @@ std::array<std::vector<double>, 3> reference(const GradCase &c,
           s[j] = dot * scale;
           if (in.hasMask)
             s[j] += in.mask.at(broadcastIndex({b, h, i, j}, c.maskShape));
+          if (c.alibi)
+            s[j] += in.slopes.at(h) * static_cast<double>(j - i);
           max = std::max(max, s[j]);
         }
         if (max == -INFINITY)
@@ -167,9 +214,8 @@ TEST(AttentionGrad, MatchesDoubleReference) {
       const ops::AttentionGrad op{scale, c.causal, c.window};
       HostTensor dq(dt, in.q.shape), dk(dt, in.k.shape), dv(dt, in.v.shape);
       runKernelOnResults(op,
-                         {&in.q, &in.k, &in.v, &in.gradOut,
-                          in.hasMask ? &in.mask : nullptr,
-                          in.hasKeyMask ? &in.keyMask : nullptr},
+                         {&in.q, &in.k, &in.v, &in.gradOut, in.maskOrNull(),
+                          in.slopesOrNull(), in.keyMaskOrNull()},
                          {&dq, &dk, &dv});
       const auto want = reference(c, in, scale);
       const HostTensor *got[] = {&dq, &dk, &dv};
@@ -185,6 +231,57 @@ TEST(AttentionGrad, MatchesDoubleReference) {
     }
 }
 
+/// sum(attention(q, k, v) o gradOut) by the forward kernel, in double.
+double forwardDot(const GradCase &c, const Inputs &in, double scale,
+                  const HostTensor &q, const HostTensor &k,
+                  const HostTensor &v) {
+  HostTensor out(DType::F32, in.gradOut.shape);
+  runKernel(ops::Attention{scale, c.causal, c.window},
+            {&q, &k, &v, in.maskOrNull(), in.slopesOrNull(), nullptr,
+             in.keyMaskOrNull()},
+            out);
+  double sum = 0;
+  for (int64_t e = 0; e < out.numel(); ++e)
+    sum += out.at(e) * in.gradOut.at(e);
+  return sum;
+}
+
+TEST(AttentionGrad, IsTheForwardKernelsDerivative) {
+  // The backward's bias is the forward's: central differences of the
+  // forward kernel (ALiBi, an additive mask, causal with T < S, grouped
+  // heads, padding) along every element of q, k and v, in f32.
+  const GradCase c{"fd",         2,      4,          2,   4, 6, 3, 3, true, 0,
+                   {2, 1, 4, 6}, {1, 0}, DType::I64, true};
+  Random rng(11);
+  Inputs in = makeInputs(c, DType::F32, rng);
+  for (int64_t e = 0; e < in.mask.numel(); ++e) // finite: no -inf rows
+    if (std::isinf(in.mask.at(e)))
+      in.mask.set(e, -2.0);
+  const double scale = 0.7;
+  HostTensor dq(DType::F32, in.q.shape), dk(DType::F32, in.k.shape),
+      dv(DType::F32, in.v.shape);
+  runKernelOnResults(ops::AttentionGrad{scale, c.causal, c.window},
+                     {&in.q, &in.k, &in.v, &in.gradOut, in.maskOrNull(),
+                      in.slopesOrNull(), in.keyMaskOrNull()},
+                     {&dq, &dk, &dv});
+  const HostTensor *grads[] = {&dq, &dk, &dv};
+  const double eps = 1e-2;
+  for (int which = 0; which < 3; ++which) {
+    for (int64_t e = 0; e < grads[which]->numel(); ++e) {
+      HostTensor x[3] = {in.q, in.k, in.v};
+      const double at = x[which].at(e);
+      x[which].set(e, at + eps);
+      const double up = forwardDot(c, in, scale, x[0], x[1], x[2]);
+      x[which].set(e, at - eps);
+      const double down = forwardDot(c, in, scale, x[0], x[1], x[2]);
+      const double numeric = (up - down) / (2 * eps);
+      EXPECT_NEAR(grads[which]->at(e), numeric,
+                  2e-3 * std::max(1.0, std::fabs(numeric)))
+          << "operand " << which << " element " << e;
+    }
+  }
+}
+
 TEST(AttentionGrad, RowWithoutKeysHasZeroGradient) {
   // Batch row 1 is all padding: its query gradients and its keys' and
   // values' gradients are exactly zero (not NaN).
@@ -193,9 +290,10 @@ TEST(AttentionGrad, RowWithoutKeysHasZeroGradient) {
   const Inputs in = makeInputs(c, DType::F32, rng);
   HostTensor dq(DType::F32, in.q.shape), dk(DType::F32, in.k.shape),
       dv(DType::F32, in.v.shape);
-  runKernelOnResults(ops::AttentionGrad{0.5, true, 0},
-                     {&in.q, &in.k, &in.v, &in.gradOut, nullptr, &in.keyMask},
-                     {&dq, &dk, &dv});
+  runKernelOnResults(
+      ops::AttentionGrad{0.5, true, 0},
+      {&in.q, &in.k, &in.v, &in.gradOut, nullptr, nullptr, &in.keyMask},
+      {&dq, &dk, &dv});
   for (int64_t e = dq.numel() / 2; e < dq.numel(); ++e)
     ASSERT_EQ(dq.at(e), 0.0) << e;
   for (const HostTensor *t : {&dk, &dv})
@@ -215,10 +313,10 @@ TEST(AttentionGrad, RejectsInconsistentCalls) {
   auto error = [&](const HostTensor &query, const HostTensor &key,
                    const HostTensor &value, const HostTensor &grad,
                    const HostTensor *mask, const HostTensor *keyMask,
-                   int64_t window = 0) {
+                   int64_t window = 0, const HostTensor *slopes = nullptr) {
     try {
       runKernelOnResults(ops::AttentionGrad{1, false, window},
-                         {&query, &key, &value, &grad, mask, keyMask},
+                         {&query, &key, &value, &grad, mask, slopes, keyMask},
                          {&dq, &dk, &dv});
     } catch (const Error &e) {
       return std::string(e.what());
@@ -241,6 +339,10 @@ TEST(AttentionGrad, RejectsInconsistentCalls) {
             std::string::npos);
   EXPECT_NE(error(q, k2, v2, o, nullptr, nullptr, -1).find("sliding window"),
             std::string::npos);
+  HostTensor slopes = rng.f32({3});
+  EXPECT_EQ(error(q, k2, v2, o, nullptr, nullptr, 0, &slopes),
+            "attention_grad: alibi_slopes [3] must hold one slope per query "
+            "head (4)");
 }
 
 } // namespace

@@ -190,7 +190,8 @@ BundleDesc richBundle() {
       command(ops::AdamWUpdate{}, {3, 4, 5, 6, 3, 3, 3, 3, 3, 3}, {3, 5, 6}),
       command(ops::AdamWUpdate{true}, {3, 8, 5, 6, 3, 3, 3, 3, 3, 3},
               {3, 5, 6, 8}),
-      command(ops::AttentionGrad{0.5, true, 3}, {3, 5, 5, 3, -1, 0}, {4, 5, 6}),
+      command(ops::AttentionGrad{0.5, true, 3}, {3, 5, 5, 3, -1, 3, 0},
+              {4, 5, 6}),
       command(ops::LayerNormGrad{1e-6, 1}, {6, -1, 6}, {6, 3, 3}),
       command(ops::LabelLogProbs{}, {6, 0}, {3}),
       command(ops::LabelLogProbsGrad{}, {6, 0, 3}, {6}),
@@ -620,24 +621,24 @@ TEST(Bundle, ValidationChecksOpsAgainstTheirOperands) {
                                      {4, 4, 4, -1, -1, -1, -1, 4, 4, 0}, {5}));
       },
       {"has 1 results, the op writes 3"});
-  // Attention's backward writes three gradients; only its masks are
-  // optional.
+  // Attention's backward writes three gradients; only its masks and
+  // slopes are optional.
   reject(
       [](ExecutableDesc &e) {
-        e.commands.push_back(
-            command(ops::AttentionGrad{1, true}, {4, 4, 4, 4, -1, -1}, {5}));
+        e.commands.push_back(command(ops::AttentionGrad{1, true},
+                                     {4, 4, 4, 4, -1, -1, -1}, {5}));
       },
       {"'attention_grad'", "has 1 results, the op writes 3"});
   reject(
       [](ExecutableDesc &e) {
         e.commands.push_back(command(ops::AttentionGrad{1, true},
-                                     {4, 4, 4, -1, -1, -1}, {5, 5, 5}));
+                                     {4, 4, 4, -1, -1, -1, -1}, {5, 5, 5}));
       },
       {"leaves operand 3 out, which the op requires"});
   reject(
       [](ExecutableDesc &e) {
         e.commands.push_back(command(ops::AttentionGrad{1, false, -2},
-                                     {4, 4, 4, 4, -1, -1}, {5, 5, 5}));
+                                     {4, 4, 4, 4, -1, -1, -1}, {5, 5, 5}));
       },
       {"'attention_grad'", "has sliding window -2"});
   // Layer norm's backward writes three gradients; only its weight is

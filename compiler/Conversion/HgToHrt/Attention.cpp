@@ -59,19 +59,19 @@ void populateAttentionPatterns(HgToHrtPatterns &patterns) {
         /*append_at=*/Value(), op.getScale(), op.getCausal(),
         static_cast<int64_t>(op.getSlidingWindow()));
   });
-  patterns.add<hg::AttentionGradOp>(
-      [](hg::AttentionGradOp grad, ExecutableLowering &lowering) {
-        lowering.builder().create<hrt::AttentionGradOp>(
-            grad.getLoc(), lowering.resultBuffer(grad.getGradQuery()),
-            lowering.resultBuffer(grad.getGradKey()),
-            lowering.resultBuffer(grad.getGradValue()),
-            lowering.buffer(grad.getQuery()), lowering.buffer(grad.getKey()),
-            lowering.buffer(grad.getValue()),
-            lowering.buffer(grad.getGradOut()), lowering.buffer(grad.getMask()),
-            lowering.buffer(grad.getKeyMask()), grad.getScale(),
-            grad.getCausal(), static_cast<int64_t>(grad.getSlidingWindow()));
-        return success();
-      });
+  patterns.add<hg::AttentionGradOp>([](hg::AttentionGradOp grad,
+                                       ExecutableLowering &lowering) {
+    lowering.builder().create<hrt::AttentionGradOp>(
+        grad.getLoc(), lowering.resultBuffer(grad.getGradQuery()),
+        lowering.resultBuffer(grad.getGradKey()),
+        lowering.resultBuffer(grad.getGradValue()),
+        lowering.buffer(grad.getQuery()), lowering.buffer(grad.getKey()),
+        lowering.buffer(grad.getValue()), lowering.buffer(grad.getGradOut()),
+        lowering.buffer(grad.getMask()), lowering.buffer(grad.getAlibiSlopes()),
+        lowering.buffer(grad.getKeyMask()), grad.getScale(), grad.getCausal(),
+        static_cast<int64_t>(grad.getSlidingWindow()));
+    return success();
+  });
   patterns.add<hg::RotaryOp>([](hg::RotaryOp op, ExecutableLowering &lowering) {
     Value x = lowering.buffer(op.getInput()), c = lowering.buffer(op.getCos()),
           s = lowering.buffer(op.getSin());

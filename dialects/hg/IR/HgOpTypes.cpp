@@ -1493,19 +1493,26 @@ static LogicalResult verifyAttentionOperands(Operation *op, Value query,
   return success();
 }
 
+/// ALiBi slopes, when present: one per query head.
+static LogicalResult verifyAlibiSlopes(Operation *op, Value slopes,
+                                       RankedTensorType query) {
+  if (!slopes)
+    return success();
+  RankedTensorType s = tensorTypeOf(slopes);
+  if (s.getRank() != 1 || dimsConflict(s.getDimSize(0), query.getDimSize(1)))
+    return op->emitOpError()
+           << "alibi slopes " << s
+           << " must be [Hq] = " << formatShape({query.getDimSize(1)});
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifyInferredResult(*this)) ||
-      failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getMask(), getKeyMask(),
-                                     static_cast<int64_t>(getSlidingWindow()))))
+      failed(verifyAttentionOperands(
+          *this, getQuery(), getKey(), getValue(), getMask(), getKeyMask(),
+          static_cast<int64_t>(getSlidingWindow()))) ||
+      failed(verifyAlibiSlopes(*this, getAlibiSlopes(), getQuery().getType())))
     return failure();
-  if (Value slopes = getAlibiSlopes()) {
-    RankedTensorType s = tensorTypeOf(slopes);
-    if (s.getRank() != 1 ||
-        dimsConflict(s.getDimSize(0), getQuery().getType().getDimSize(1)))
-      return emitOpError() << "alibi slopes " << s << " must be [Hq] = "
-                           << formatShape({getQuery().getType().getDimSize(1)});
-  }
   if (Value length = getKeyLength()) {
     RankedTensorType l = tensorTypeOf(length);
     if (l.getRank() != 1 || dimsConflict(l.getDimSize(0), 1))
@@ -1516,9 +1523,10 @@ LogicalResult AttentionOp::verify() {
 
 LogicalResult AttentionGradOp::verify() {
   if (failed(verifyInferredResult(*this)) ||
-      failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getMask(), getKeyMask(),
-                                     static_cast<int64_t>(getSlidingWindow()))))
+      failed(verifyAttentionOperands(
+          *this, getQuery(), getKey(), getValue(), getMask(), getKeyMask(),
+          static_cast<int64_t>(getSlidingWindow()))) ||
+      failed(verifyAlibiSlopes(*this, getAlibiSlopes(), getQuery().getType())))
     return failure();
   RankedTensorType q = getQuery().getType(), v = getValue().getType(),
                    g = getGradOut().getType();
@@ -1526,7 +1534,8 @@ LogicalResult AttentionGradOp::verify() {
   const std::pair<Value, StringRef> others[] = {{getKey(), "key"},
                                                 {getValue(), "value"},
                                                 {getGradOut(), "grad_out"},
-                                                {getMask(), "mask"}};
+                                                {getMask(), "mask"},
+                                                {getAlibiSlopes(), "alibi"}};
   for (auto [value, name] : others)
     if (value &&
         failed(checkElementTypesMatch(emit, "query", q.getElementType(), name,

@@ -511,8 +511,8 @@ def Hg_AttentionGradOp : Hg_InferredOp<"attention_grad",
   let summary = "attention's backward: the gradients of query, key and value";
   let description = [{
     The vector-Jacobian product of hg.attention (operands, scale, causal,
-    sliding_window, mask and key_mask as there; no ALiBi, no key_length) at
-    grad_out [B, Hq, T, Dv]. With p the attention's probabilities (a query
+    sliding_window, mask, alibi_slopes and key_mask as there; no key_length)
+    at grad_out [B, Hq, T, Dv]. With p the attention's probabilities (a query
     that sees no key has p = 0): dv = p^T grad_out, dp = grad_out v^T,
     ds = p (dp - rowsum(dp p)), dq = ds k scale, dk = ds^T q scale, the
     query heads of a KV head summed into it. Results: the gradients of
@@ -521,13 +521,15 @@ def Hg_AttentionGradOp : Hg_InferredOp<"attention_grad",
   let arguments = (ins Hg_FloatTensor:$query, Hg_FloatTensor:$key,
                        Hg_FloatTensor:$value, Hg_FloatTensor:$grad_out,
                        Optional<Hg_FloatTensor>:$mask,
+                       Optional<Hg_FloatTensor>:$alibi_slopes,
                        Optional<Hg_IntTensor>:$key_mask, F64Attr:$scale,
                        DefaultValuedAttr<BoolAttr, "false">:$causal,
                        DefaultValuedAttr<I64Attr, "0">:$sliding_window);
   let results = (outs Hg_FloatTensor:$grad_query, Hg_FloatTensor:$grad_key,
                       Hg_FloatTensor:$grad_value);
   let assemblyFormat = "$query `,` $key `,` $value `,` $grad_out "
-                       "(`mask` $mask^)? (`key_mask` $key_mask^)? attr-dict "
+                       "(`mask` $mask^)? (`alibi` $alibi_slopes^)? "
+                       "(`key_mask` $key_mask^)? attr-dict "
                        "`:` functional-type(operands, results)";
   let hasVerifier = 1;
 }

@@ -118,7 +118,8 @@ bool isCube(const Product &p, Value x) {
   return pow && isSameValue(pow.getLhs(), x) && isScalarNear(pow.getRhs(), 3.0);
 }
 
-/// Whether `u` is sqrt(2/pi) * (x + 0.044715 x^3), also distributed.
+/// Whether `u` is sqrt(2/pi) * (x + 0.044715 x^3), also distributed, or
+/// factored as BLOOM writes it: sqrt(2/pi) x (1 + 0.044715 x^2).
 bool isGeluTanhArgument(Value u, Value x) {
   Product outer = productOf(u);
   auto isCubicTerm = [&](Value t, double coeff) {
@@ -138,6 +139,20 @@ bool isGeluTanhArgument(Value u, Value x) {
             isCubicTerm(inner.terms[1 - i], kGeluCubic))
           return true;
   }
+  if (outer.factors.size() == 2 && near(outer.scale, kSqrt2OverPi, outer.tol))
+    for (int i = 0; i < 2; ++i) {
+      if (!isSameValue(outer.factors[i], x))
+        continue;
+      Sum inner = sumOf(outer.factors[1 - i]);
+      if (inner.terms.size() != 1 || !near(inner.offset, 1.0, inner.tol))
+        continue;
+      Product square = productOf(inner.terms[0]);
+      if (near(square.scale, kGeluCubic, square.tol) &&
+          square.factors.size() == 2 &&
+          llvm::all_of(square.factors,
+                       [&](Value f) { return isSameValue(f, x); }))
+        return true;
+    }
   Sum distributed = sumOf(u);
   if (distributed.offset == 0 && distributed.terms.size() == 2)
     for (int i = 0; i < 2; ++i)

@@ -1,6 +1,7 @@
 // hg-fuse-attention: matmul(softmax(q k^T * scale + mask), v) -> hg.attention,
 // recognising the key transposes, grouped-query KV repeats and causal masks
-// that exported graphs spell out op by op.
+// that exported graphs spell out op by op, and BLOOM's form: heads folded
+// into the batch, ALiBi added before the mask.
 #include "dialects/hg/IR/HgOps.h"
 #include "dialects/hg/Transforms/MaskAnalysis.h"
 #include "dialects/hg/Transforms/OperandMatchers.h"
@@ -227,6 +228,37 @@ struct AttentionMatch {
   int64_t slidingWindow = 0;
 };
 
+/// The additive mask of scores [B, H, T, S], when there is one, in
+/// hg.attention's terms: a proven causal (or sliding-window) mask becomes
+/// the attributes, one that masks nothing goes, any other stays additive.
+/// Why it cannot fuse, or null.
+const char *resolveMask(AttentionMatch &m, const SymShape &scores,
+                        ValueShapes &shapes) {
+  if (!m.mask)
+    return nullptr;
+  std::optional<SymShape> maskShape = shapes.get(m.mask);
+  if (!maskShape || maskShape->size() > 4)
+    return "mask shape unknown";
+  size_t off = 4 - maskShape->size();
+  for (size_t i = 0; i < maskShape->size(); ++i)
+    if ((*maskShape)[i] != SymExpr(1) && (*maskShape)[i] != scores[i + off])
+      return "mask would broadcast the scores";
+  MaskProof proof = analyzeAttentionMask(m.mask, scores, shapes);
+  switch (proof.meaning) {
+  case MaskMeaning::Causal:
+    m.causal = true;
+    m.slidingWindow = proof.slidingWindow;
+    m.mask = Value();
+    break;
+  case MaskMeaning::None:
+    m.mask = Value();
+    break;
+  case MaskMeaning::Unknown:
+    break;
+  }
+  return nullptr;
+}
+
 struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
   FuseScaledDotProductAttention(MLIRContext *context, ValueShapes &shapes)
       : OpRewritePattern(context), shapes(shapes) {}
@@ -332,29 +364,192 @@ struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
         op.getType())
       return fail("the fused result type would differ");
 
-    if (m.mask) {
-      std::optional<SymShape> maskShape = shapes.get(m.mask);
-      if (!maskShape || maskShape->size() > 4)
-        return fail("mask shape unknown");
-      size_t off = 4 - maskShape->size();
-      for (size_t i = 0; i < maskShape->size(); ++i)
-        if ((*maskShape)[i] != SymExpr(1) &&
-            (*maskShape)[i] != (*sShape)[i + off])
-          return fail("mask would broadcast the scores");
-      MaskProof proof = analyzeAttentionMask(m.mask, *sShape, shapes);
-      switch (proof.meaning) {
-      case MaskMeaning::Causal:
-        m.causal = true;
-        m.slidingWindow = proof.slidingWindow;
-        m.mask = Value();
-        break;
-      case MaskMeaning::None:
-        m.mask = Value();
-        break;
-      case MaskMeaning::Unknown:
-        break;
+    if (const char *why = resolveMask(m, *sShape, shapes))
+      return fail(why);
+    return success();
+  }
+};
+
+/// ALiBi's bias as exported: reshape(slopes * positions, [B*H, 1, S]), the
+/// product [B, H, S] (or [B, H, 1, S]) of a constant holding one slope per
+/// head (shaped [H, 1], say) and positions [B, 1, S] that are the key index
+/// up to a constant per row (isKeyIndexPerRow). The slopes, or nothing.
+std::optional<SmallVector<double>> alibiSlopesOf(Value bias, const SymExpr &B,
+                                                 const SymExpr &H,
+                                                 const SymExpr &S,
+                                                 ValueShapes &shapes) {
+  auto reshape = bias.getDefiningOp<ReshapeOp>();
+  std::optional<SymShape> biasShape = shapes.get(bias);
+  if (!reshape || !biasShape || *biasShape != SymShape{B * H, SymExpr(1), S})
+    return std::nullopt;
+  Value product = reshape.getInput();
+  std::optional<SymShape> shape = shapes.get(product);
+  if (!shape ||
+      (*shape != SymShape{B, H, S} && *shape != SymShape{B, H, SymExpr(1), S}))
+    return std::nullopt;
+  auto mul = product.getDefiningOp<MulOp>();
+  if (!mul)
+    return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    auto constant = mul->getOperand(side).getDefiningOp<ConstantOp>();
+    auto values =
+        constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+    if (!values)
+      continue;
+    // One slope per head: every dim 1 but the one aligned with H.
+    ArrayRef<int64_t> dims = values.getType().getShape();
+    if (dims.size() > shape->size() ||
+        H != SymExpr(static_cast<int64_t>(values.getNumElements())))
+      continue;
+    const size_t lead = shape->size() - dims.size();
+    bool perHead = true;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] != 1 && d + lead != 1)
+        perHead = false;
+    if (!perHead ||
+        !isKeyIndexPerRow(mul->getOperand(1 - side), *shape, shapes))
+      continue;
+    SmallVector<double> slopes;
+    for (const APFloat &v : values.getValues<APFloat>())
+      slopes.push_back(v.convertToDouble());
+    return slopes;
+  }
+  return std::nullopt;
+}
+
+/// BLOOM's eager attention as torch.onnx exports it: the heads folded into
+/// the batch and ALiBi added with the product (baddbmm),
+///   s3 = q3 @ k3^T * scale (+ alibi3)               [B*H, T, S]
+///   p  = softmax(reshape(s3, [B, H, T, S]) (+ mask))
+///   o3 = reshape(p, [B*H, T, S]) @ v3               [B*H, T, Dv]
+/// with q3, k3, v3 the heads [B, H, *, D] reshaped. Becomes
+/// reshape(hg.attention(q, k, v, mask, alibi slopes), [B*H, T, Dv]); the
+/// slopes come from alibiSlopesOf, the mask as for the 4-D form.
+struct FuseFoldedHeadsAttention : OpRewritePattern<MatMulOp> {
+  FuseFoldedHeadsAttention(MLIRContext *context, ValueShapes &shapes)
+      : OpRewritePattern(context), shapes(shapes) {}
+  ValueShapes &shapes;
+
+  LogicalResult matchAndRewrite(MatMulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto fail = [&](const char *why) {
+      return rewriter.notifyMatchFailure(op, why);
+    };
+    auto probs = op.getLhs().getDefiningOp<ReshapeOp>();
+    auto softmax =
+        probs ? probs.getInput().getDefiningOp<SoftmaxOp>() : SoftmaxOp();
+    if (!softmax)
+      return fail("lhs is not a reshaped softmax");
+    std::optional<SymShape> sShape = shapes.get(softmax.getResult());
+    if (!sShape || sShape->size() != 4 ||
+        (softmax.getAxis() != 3 && softmax.getAxis() != -1))
+      return fail("softmax is not over the last dim of [B, H, T, S]");
+    const SymShape &sc = *sShape;
+    const SymExpr B = sc[0], H = sc[1], T = sc[2], S = sc[3];
+    const SymShape folded = {B * H, T, S};
+
+    // reshape(s3) [+ mask]
+    AttentionMatch m;
+    ReshapeOp unfold;
+    Value x = softmax.getInput();
+    if (auto add = x.getDefiningOp<AddOp>()) {
+      for (int side = 0; side < 2 && !unfold; ++side) {
+        auto r = add->getOperand(side).getDefiningOp<ReshapeOp>();
+        if (r && shapes.get(r.getInput()) == folded) {
+          unfold = r;
+          m.mask = add->getOperand(1 - side);
+        }
+      }
+    } else if (auto r = x.getDefiningOp<ReshapeOp>();
+               r && shapes.get(r.getInput()) == folded) {
+      unfold = r;
+    }
+    if (!unfold)
+      return fail("softmax input is not reshape(q3 @ k3^T ...) [+ mask]");
+
+    // s3 = (q3 @ k3^T) * scale [+ alibi3]
+    Value s3 = unfold.getInput();
+    ScaledValue scores = peelScale(s3);
+    auto qk = scores.base.getDefiningOp<MatMulOp>();
+    std::optional<SmallVector<double>> slopes;
+    if (auto add = s3.getDefiningOp<AddOp>(); !qk && add) {
+      for (int side = 0; side < 2 && !qk; ++side) {
+        scores = peelScale(add->getOperand(side));
+        qk = scores.base.getDefiningOp<MatMulOp>();
+        if (qk) {
+          slopes = alibiSlopesOf(add->getOperand(1 - side), B, H, S, shapes);
+          if (!slopes)
+            return fail("the bias added to q3 @ k3^T is not ALiBi");
+        }
       }
     }
+    if (!qk || !scores.layout.empty())
+      return fail("the scores are not (q3 @ k3^T) * scale [+ alibi]");
+    m.query = peelScale(qk.getLhs());
+    m.scale = scores.scale * m.query.scale;
+    Value kT = qk.getRhs();
+    if (ScaledValue keysT = peelScale(kT);
+        keysT.hasScale && keysT.layout.empty()) {
+      kT = keysT.base;
+      m.scale *= keysT.scale;
+    }
+    auto keysT = kT.getDefiningOp<TransposeOp>();
+    if (!keysT || keysT.getPerm() != ArrayRef<int64_t>{0, 2, 1})
+      return fail("rhs of q3 @ k3^T is not k3 transposed");
+    Value k3 = keysT.getInput(), v3 = op.getRhs();
+    std::optional<SymShape> qs = shapes.get(qk.getLhs()), ks = shapes.get(k3),
+                            vs = shapes.get(v3);
+    if (!qs || !ks || !vs || qs->size() != 3 || ks->size() != 3 ||
+        vs->size() != 3 || (*qs)[0] != B * H || (*qs)[1] != T ||
+        (*ks)[0] != B * H || (*ks)[1] != S || (*ks)[2] != (*qs)[2] ||
+        (*vs)[0] != B * H || (*vs)[1] != S)
+      return fail("q3, k3, v3 are not the heads folded into the batch");
+    const SymExpr D = (*qs)[2], Dv = (*vs)[2];
+    m.keys = asShape(k3, {B, H, S, D}, shapes);
+    m.values = asShape(v3, {B, H, S, Dv}, shapes);
+
+    // The fused result, reshaped back, must be the matmul's type.
+    SmallVector<int64_t> dims;
+    for (const SymExpr &d : SymShape{B * H, T, Dv})
+      dims.push_back(d.constant().value_or(ShapedType::kDynamic));
+    if (RankedTensorType::get(dims, op.getType().getElementType()) !=
+        op.getType())
+      return fail("the fused result type would differ");
+    if (const char *why = resolveMask(m, sc, shapes))
+      return fail(why);
+
+    Location loc = op.getLoc();
+    Value q3 = m.query.rebuild(rewriter);
+    Value q =
+        asShape(q3, {B, H, T, D}, shapes).materialize(rewriter, loc, shapes);
+    Value k = m.keys.materialize(rewriter, loc, shapes);
+    Value v = m.values.materialize(rewriter, loc, shapes);
+    Value alibi;
+    if (slopes) {
+      Type element = cast<RankedTensorType>(q.getType()).getElementType();
+      auto type = RankedTensorType::get({static_cast<int64_t>(slopes->size())},
+                                        element);
+      SmallVector<APFloat> values;
+      for (double slope : *slopes) {
+        APFloat f(slope);
+        bool lost;
+        f.convert(cast<FloatType>(element).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &lost);
+        values.push_back(f);
+      }
+      alibi = rewriter.create<ConstantOp>(
+          loc, DenseFPElementsAttr::get(type, values));
+    }
+    Value attention =
+        rewriter
+            .create<AttentionOp>(loc, q, k, v, m.mask, alibi,
+                                 /*key_length=*/Value(), /*key_mask=*/Value(),
+                                 rewriter.getF64FloatAttr(m.scale),
+                                 rewriter.getBoolAttr(m.causal),
+                                 rewriter.getI64IntegerAttr(m.slidingWindow))
+            .getResult();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, attention, shapes.shapeAttr(rewriter.getContext(), {B * H, T, Dv}));
     return success();
   }
 };
@@ -364,7 +559,8 @@ struct FuseAttentionPass : impl::FuseAttentionBase<FuseAttentionPass> {
     RewritePatternSet patterns(&getContext());
     ValueShapes shapes(getOperation());
     ValueShapesListener listener(shapes);
-    patterns.add<FuseScaledDotProductAttention>(&getContext(), shapes);
+    patterns.add<FuseScaledDotProductAttention, FuseFoldedHeadsAttention>(
+        &getContext(), shapes);
     GreedyRewriteConfig config;
     config.listener = &listener;
     (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -635,4 +635,13 @@ MaskProof analyzeAttentionMask(Value mask, const SymShape &scores,
   return {MaskMeaning::Causal, window};
 }
 
+bool isKeyIndexPerRow(Value positions, const SymShape &shape,
+                      ValueShapes &shapes) {
+  if (shape.empty())
+    return false;
+  MaskInterpreter interp(shapes);
+  Abstract p = interp.evalAs(positions, shape, 0);
+  return p.kind == Abstract::Int && p.value.a.back() == 1;
+}
+
 } // namespace hybridc::hg

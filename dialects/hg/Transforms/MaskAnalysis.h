@@ -1,7 +1,7 @@
 // Proves what an additive attention mask computes when it is built from
 // shapes only (iota, comparisons, reshapes): exported decoder graphs build
 // the causal mask that way, and hg.attention can then drop it for
-// `causal = true`.
+// `causal = true`; and that exported ALiBi positions are the key index.
 #pragma once
 
 #include "dialects/hg/Transforms/ValueShapes.h"
@@ -32,5 +32,13 @@ struct MaskProof {
 /// (true for causal rows: the diagonal is always visible).
 MaskProof analyzeAttentionMask(mlir::Value mask, const hybrid::SymShape &scores,
                                ValueShapes &shapes);
+
+/// Whether `positions` (integer-valued, of any number type), broadcast into
+/// `shape`, is the index along the last dim plus terms of the other dims'
+/// indices: key j's position up to a constant per row, as an exported
+/// ALiBi computes it ((cumsum(mask) - 1) * mask over an all-ones mask).
+/// Sound as analyzeAttentionMask is.
+bool isKeyIndexPerRow(mlir::Value positions, const hybrid::SymShape &shape,
+                      ValueShapes &shapes);
 
 } // namespace hybridc::hg

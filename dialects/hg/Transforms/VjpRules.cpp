@@ -619,15 +619,18 @@ LogicalResult vjp(AttentionOp op, VjpContext &c, ArrayRef<Value> g,
   if (op.getKeyLength())
     return emitError(c.loc()) << "hg-autodiff: attention over a KV cache "
                                  "(key_length) has no gradient rule";
-  if (op.getAlibiSlopes())
-    return emitError(c.loc())
-           << "hg-autodiff: no gradient rule yet for ALiBi attention";
   Value mask = op.getMask();
   if (mask && c.varies(mask))
     return emitError(c.loc()) << "hg-autodiff: no gradient rule yet for an "
                                  "attention mask that depends on a parameter";
+  // ALiBi slopes are constants of the architecture (BLOOM's); the bias they
+  // add enters the recomputed probabilities only.
+  Value slopes = op.getAlibiSlopes();
+  if (slopes && c.varies(slopes))
+    return emitError(c.loc()) << "hg-autodiff: no gradient rule yet for ALiBi "
+                                 "slopes that depend on a parameter";
   auto grad = c.builder().create<AttentionGradOp>(
-      c.loc(), op.getQuery(), op.getKey(), op.getValue(), g[0], mask,
+      c.loc(), op.getQuery(), op.getKey(), op.getValue(), g[0], mask, slopes,
       op.getKeyMask(), op.getScaleAttr(), op.getCausalAttr(),
       op.getSlidingWindowAttr());
   out[0] = grad.getGradQuery();

@@ -731,7 +731,8 @@ LogicalResult AttentionGradOp::verify() {
                              {getKey(), "key"},
                              {getValue(), "value"},
                              {getGradOut(), "grad_out"},
-                             {getMask(), "mask"}});
+                             {getMask(), "mask"},
+                             {getAlibiSlopes(), "alibi_slopes"}});
 }
 
 LogicalResult CacheWriteOp::verify() {

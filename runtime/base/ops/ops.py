@@ -450,13 +450,13 @@ OPS = [
     Op("AttentionGrad", "attention_grad",
        "attention's backward (hybrid::ops::AttentionGrad)",
        "Attention's backward: (query, key, value, grad_out [B, Hq, T, Dv], "
-       "mask?, key_mask?) -> (grad_query, grad_key, grad_value), each shaped "
-       "as its input. The probabilities p are Attention's (same scale, causal "
-       "and sliding-window limits, additive mask and key padding; no ALiBi, "
-       "no key_length), recomputed; then dv = p^T grad_out, dp = grad_out "
-       "v^T, ds = p (dp - rowsum(dp p)), dq = ds k scale, dk = ds^T q scale, "
-       "the query heads of a KV head summed into it. A query row that sees no "
-       "key has p = 0, so it adds nothing.",
+       "mask?, alibi_slopes?, key_mask?) -> (grad_query, grad_key, "
+       "grad_value), each shaped as its input. The probabilities p are "
+       "Attention's (same scale, causal and sliding-window limits, additive "
+       "mask, ALiBi bias and key padding; no key_length), recomputed; then "
+       "dv = p^T grad_out, dp = grad_out v^T, ds = p (dp - rowsum(dp p)), dq "
+       "= ds k scale, dk = ds^T q scale, the query heads of a KV head summed "
+       "into it. A query row that sees no key has p = 0, so it adds nothing.",
        description="""
     hg.attention_grad over buffers: writes the gradients of query, key and
     value. Its kernels take scratch of their own (the CUDA one materialises
@@ -464,7 +464,7 @@ OPS = [
     for the call's shapes as every kernel's scratch is.""",
        outs=[Out("grad_query"), Out("grad_key"), Out("grad_value")],
        ins=[In("query"), In("key"), In("value"), In("grad_out"), Opt("mask"),
-            Opt("key_mask")], scratch=True,
+            Opt("alibi_slopes", "alibi"), Opt("key_mask")], scratch=True,
        attrs=[Attr("scale", "f64", 1), Attr("causal", "bool", False),
               Attr("sliding_window", "i64", 0)]),
     Op("LayerNormGrad", "layer_norm_grad",

@@ -1,6 +1,6 @@
 // convert-hg-to-hrt of hg.attention_grad: one hrt.attention_grad writing
-// the three gradients (its masks and attributes carried over; a gradient
-// the function returns is written into its output port).
+// the three gradients (its masks, ALiBi slopes and attributes carried
+// over; a gradient the function returns is written into its output port).
 // RUN: hybridc-opt %s --split-input-file --convert-hg-to-hrt | FileCheck %s
 
 // CHECK-LABEL: hrt.executable @backward
@@ -25,6 +25,21 @@ module {
     %dq, %dk, %dv = hg.attention_grad %q, %k, %v, %g key_mask %m {causal = true, scale = 0.5 : f64, sliding_window = 4 : i64} : (tensor<?x4x?x8xbf16>, tensor<?x2x?x8xbf16>, tensor<?x2x?x8xbf16>, tensor<?x4x?x8xbf16>, tensor<?x?xi64>) -> (tensor<?x4x?x8xbf16>, tensor<?x2x?x8xbf16>, tensor<?x2x?x8xbf16>)
     %dvf = hg.cast %dv : tensor<?x2x?x8xbf16> -> tensor<?x2x?x8xf32>
     return %dq, %dk, %dvf : tensor<?x4x?x8xbf16>, tensor<?x2x?x8xbf16>, tensor<?x2x?x8xf32>
+  }
+}
+
+// -----
+
+// ALiBi slopes, after the mask and before the key mask.
+// CHECK-LABEL: hrt.executable @alibi
+// CHECK: hrt.attention_grad {{.+}} alibi %{{.+}} : !hrt.buffer<f32, [2]> key_mask %{{.+}} into
+module {
+  func.func @alibi(%q: tensor<1x2x3x4xf32> {hg.name = "q"},
+                   %s: tensor<2xf32> {hg.name = "s"},
+                   %m: tensor<1x3xi64> {hg.name = "m"})
+      -> (tensor<1x2x3x4xf32> {hg.name = "dq"}) {
+    %dq, %dk, %dv = hg.attention_grad %q, %q, %q, %q alibi %s key_mask %m {causal = true, scale = 1.0 : f64} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<2xf32>, tensor<1x3xi64>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+    return %dq : tensor<1x2x3x4xf32>
   }
 }
 

@@ -1,7 +1,7 @@
 // hg-autodiff: attention's gradient is one hg.attention_grad (with the
-// attention's masks and attributes), not a decomposition over the scores;
-// ALiBi, a KV cache's key_length and a mask that depends on a parameter
-// have no rule.
+// attention's masks, ALiBi slopes and attributes), not a decomposition over
+// the scores; a KV cache's key_length and a mask or slopes that depend on a
+// parameter have no rule.
 // RUN: hybridc-opt --hg-autodiff --split-input-file --verify-diagnostics %s | FileCheck %s
 
 // Grouped heads (4 query heads, 2 KV heads), causal with a sliding window
@@ -69,9 +69,25 @@ func.func @forward(%q: tensor<1x2x3x4xf32> {hg.param = "q"},
 
 // -----
 
+// ALiBi (BLOOM's constant slopes) goes to the gradient op with the key
+// mask; the gradients of q, k and v (one value here) are summed.
+// CHECK-LABEL: func.func @forward_grad
+// CHECK: %[[S:.+]] = hg.constant
+// CHECK: %[[DQ:[^,]+]], %[[DK:[^,]+]], %[[DV:[^ ]+]] = hg.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} alibi %[[S]] key_mask %{{.+}} {causal = true, scale = 1.000000e+00 : f64} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<2xf32>, tensor<1x3xi64>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+// CHECK-DAG: hg.add %[[DQ]], %[[DK]]
 func.func @forward(%q: tensor<1x2x3x4xf32> {hg.param = "q"},
-                   %s: tensor<2xf32> {hg.name = "slopes"}) -> (tensor<f32> {hg.name = "loss"}) {
-  // expected-error @+1 {{hg-autodiff: no gradient rule yet for ALiBi attention}}
+                   %km: tensor<1x3xi64> {hg.name = "attention_mask"}) -> (tensor<f32> {hg.name = "loss"}) {
+  %s = hg.constant dense<[0.25, 0.0625]> : tensor<2xf32>
+  %a = hg.attention %q, %q, %q alibi %s key_mask %km {causal = true, scale = 1.0 : f64} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<2xf32>, tensor<1x3xi64>) -> tensor<1x2x3x4xf32>
+  %l = hg.reduce_sum %a [] {keepdims = false} : tensor<1x2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @forward(%q: tensor<1x2x3x4xf32> {hg.param = "q"},
+                   %s: tensor<2xf32> {hg.param = "slopes"}) -> (tensor<f32> {hg.name = "loss"}) {
+  // expected-error @+1 {{hg-autodiff: no gradient rule yet for ALiBi slopes that depend on a parameter}}
   %a = hg.attention %q, %q, %q alibi %s {causal = true, scale = 1.0 : f64} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<2xf32>) -> tensor<1x2x3x4xf32>
   %l = hg.reduce_sum %a [] {keepdims = false} : tensor<1x2x3x4xf32> -> tensor<f32>
   return %l : tensor<f32>

@@ -51,6 +51,30 @@ func.func @gelu_tanh_distributed(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// BLOOM's bloom_gelu_forward as torch.onnx exports it: x * 0.5 * (1 +
+// tanh(0.79788456 * x * (1 + 0.044715 * x * x))), x read by every term.
+// CHECK-LABEL: func.func @gelu_tanh_bloom
+// CHECK: %[[Y:.+]] = hg.gelu %{{.+}} {approximate = "tanh"}
+// CHECK-NEXT: return %[[Y]]
+func.func @gelu_tanh_bloom(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %half = hg.constant dense<0.5> : tensor<f32>
+  %k = hg.constant dense<0.797884583> : tensor<f32>
+  %c = hg.constant dense<4.471500e-02> : tensor<f32>
+  %one = hg.constant dense<1.0> : tensor<f32>
+  %hx = hg.mul %x, %half : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %kx = hg.mul %x, %k : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %cx = hg.mul %x, %c : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %cxx = hg.mul %cx, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %p = hg.add %cxx, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %u = hg.mul %kx, %p : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %t = hg.tanh %u : tensor<4x8xf32> -> tensor<4x8xf32>
+  %g = hg.add %t, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %y = hg.mul %hx, %g : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
 // Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
 // CHECK-LABEL: func.func @gelu_erf
 // CHECK: %[[Y:.+]] = hg.gelu %{{[^ ]+}} : tensor<4x8xf32>

@@ -218,3 +218,80 @@ func.func @eager_key_transpose_broadcast_query(%q: tensor<2x1x8x16xf32>, %k: ten
   %2 = hg.matmul %1, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
   return %2 : tensor<2x4x8x16xf32>
 }
+
+// -----
+
+// BLOOM's eager attention as torch.onnx exports it: heads folded into the
+// batch ([2*batch, seq, 4]), ALiBi from the positions of an all-ones
+// attention mask ((cumsum - 1) * mask) times one slope per head, added by
+// baddbmm before the causal mask. One hg.attention with the slopes,
+// reshaped back to the folded form the caller reads.
+// CHECK-LABEL: func.func @bloom_alibi
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<?x2x?x4xf32> {{.*}}, %[[K:[^:]+]]: tensor<?x2x?x4xf32> {{.*}}, %[[V:[^:]+]]: tensor<?x2x?x4xf32>
+// CHECK: %[[S:.+]] = hg.constant dense<[2.500000e-01, 6.250000e-02]> : tensor<2xf32>
+// CHECK: %[[A:.+]] = hg.attention %[[Q]], %[[K]], %[[V]] alibi %[[S]] {causal = true, scale = 5.000000e-01 : f64}
+// CHECK: %[[R:.+]] = hg.reshape %[[A]] ["2*batch", "seq", 4]
+// CHECK-NEXT: return %[[R]]
+func.func @bloom_alibi(%q: tensor<?x2x?x4xf32> {hg.dims = ["batch", 2, "seq", 4]},
+                       %k: tensor<?x2x?x4xf32> {hg.dims = ["batch", 2, "seq", 4]},
+                       %v: tensor<?x2x?x4xf32> {hg.dims = ["batch", 2, "seq", 4]}) -> tensor<?x?x4xf32> {
+  %one = hg.constant dense<1.0> : tensor<f32>
+  %ones = hg.broadcast_to %one ["batch", "seq"] : tensor<f32> -> tensor<?x?xf32>
+  %sum = hg.cumsum %ones {axis = 1 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
+  %pos0 = hg.sub %sum, %one : tensor<?x?xf32>, tensor<f32> -> tensor<?x?xf32>
+  %pos1 = hg.mul %pos0, %ones : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %pos = hg.reshape %pos1 ["batch", 1, "seq"] : tensor<?x?xf32> -> tensor<?x1x?xf32>
+  %slopes = hg.constant dense<[[0.25], [0.0625]]> : tensor<2x1xf32>
+  %bias = hg.mul %slopes, %pos : tensor<2x1xf32>, tensor<?x1x?xf32> -> tensor<?x2x?xf32>
+  %alibi = hg.reshape %bias ["2*batch", 1, "seq"] : tensor<?x2x?xf32> -> tensor<?x1x?xf32>
+  %iota = hg.iota ["seq"] {start = 0.0 : f64, step = 1.0 : f64} : tensor<?xi64>
+  %rows = hg.reshape %iota [1, 1, "seq", 1] : tensor<?xi64> -> tensor<1x1x?x1xi64>
+  %cols = hg.reshape %iota [1, 1, 1, "seq"] : tensor<?xi64> -> tensor<1x1x1x?xi64>
+  %visible = hg.less_equal %cols, %rows : tensor<1x1x1x?xi64>, tensor<1x1x?x1xi64> -> tensor<1x1x?x?xi1>
+  %zero = hg.constant dense<0.0> : tensor<f32>
+  %min = hg.constant dense<-3.40282347E+38> : tensor<f32>
+  %mask = hg.select %visible, %zero, %min : tensor<1x1x?x?xi1>, tensor<f32>, tensor<f32> -> tensor<1x1x?x?xf32>
+  %q3 = hg.reshape %q ["2*batch", "seq", 4] : tensor<?x2x?x4xf32> -> tensor<?x?x4xf32>
+  %k3 = hg.reshape %k ["2*batch", "seq", 4] : tensor<?x2x?x4xf32> -> tensor<?x?x4xf32>
+  %kt = hg.transpose %k3 [0, 2, 1] : tensor<?x?x4xf32> -> tensor<?x4x?xf32>
+  %v3 = hg.reshape %v ["2*batch", "seq", 4] : tensor<?x2x?x4xf32> -> tensor<?x?x4xf32>
+  %0 = hg.matmul %q3, %kt : tensor<?x?x4xf32>, tensor<?x4x?xf32> -> tensor<?x?x?xf32>
+  %s = hg.constant dense<0.5> : tensor<f32>
+  %1 = hg.mul %0, %s : tensor<?x?x?xf32>, tensor<f32> -> tensor<?x?x?xf32>
+  %2 = hg.add %1, %alibi : tensor<?x?x?xf32>, tensor<?x1x?xf32> -> tensor<?x?x?xf32>
+  %3 = hg.reshape %2 ["batch", 2, "seq", "seq"] : tensor<?x?x?xf32> -> tensor<?x2x?x?xf32>
+  %4 = hg.add %3, %mask : tensor<?x2x?x?xf32>, tensor<1x1x?x?xf32> -> tensor<?x2x?x?xf32>
+  %5 = hg.softmax %4 {axis = 3 : i64} : tensor<?x2x?x?xf32> -> tensor<?x2x?x?xf32>
+  %6 = hg.reshape %5 ["2*batch", "seq", "seq"] : tensor<?x2x?x?xf32> -> tensor<?x?x?xf32>
+  %7 = hg.matmul %6, %v3 : tensor<?x?x?xf32>, tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  return %7 : tensor<?x?x4xf32>
+}
+
+// -----
+
+// The same form, but the positions are a caller's tensor, not provably
+// the key index: not ALiBi, nothing fuses.
+// CHECK-LABEL: func.func @bloom_bias_not_alibi
+// CHECK: hg.softmax
+// CHECK-NOT: hg.attention
+func.func @bloom_bias_not_alibi(%q: tensor<?x2x?x4xf32> {hg.dims = ["batch", 2, "seq", 4]},
+                                %k: tensor<?x2x?x4xf32> {hg.dims = ["batch", 2, "seq", 4]},
+                                %v: tensor<?x2x?x4xf32> {hg.dims = ["batch", 2, "seq", 4]},
+                                %m: tensor<?x?xf32> {hg.dims = ["batch", "seq"]}) -> tensor<?x?x4xf32> {
+  %pos = hg.reshape %m ["batch", 1, "seq"] : tensor<?x?xf32> -> tensor<?x1x?xf32>
+  %slopes = hg.constant dense<[[0.25], [0.0625]]> : tensor<2x1xf32>
+  %bias = hg.mul %slopes, %pos : tensor<2x1xf32>, tensor<?x1x?xf32> -> tensor<?x2x?xf32>
+  %alibi = hg.reshape %bias ["2*batch", 1, "seq"] : tensor<?x2x?xf32> -> tensor<?x1x?xf32>
+  %q3 = hg.reshape %q ["2*batch", "seq", 4] : tensor<?x2x?x4xf32> -> tensor<?x?x4xf32>
+  %k3 = hg.reshape %k ["2*batch", "seq", 4] : tensor<?x2x?x4xf32> -> tensor<?x?x4xf32>
+  %kt = hg.transpose %k3 [0, 2, 1] : tensor<?x?x4xf32> -> tensor<?x4x?xf32>
+  %v3 = hg.reshape %v ["2*batch", "seq", 4] : tensor<?x2x?x4xf32> -> tensor<?x?x4xf32>
+  %0 = hg.matmul %q3, %kt : tensor<?x?x4xf32>, tensor<?x4x?xf32> -> tensor<?x?x?xf32>
+  %2 = hg.add %0, %alibi : tensor<?x?x?xf32>, tensor<?x1x?xf32> -> tensor<?x?x?xf32>
+  %3 = hg.reshape %2 ["batch", 2, "seq", "seq"] : tensor<?x?x?xf32> -> tensor<?x2x?x?xf32>
+  // expected-warning @+1 {{softmax 'hg.softmax' not fused into attention; it runs unfused}}
+  %5 = hg.softmax %3 {axis = 3 : i64} : tensor<?x2x?x?xf32> -> tensor<?x2x?x?xf32>
+  %6 = hg.reshape %5 ["2*batch", "seq", "seq"] : tensor<?x2x?x?xf32> -> tensor<?x?x?xf32>
+  %7 = hg.matmul %6, %v3 : tensor<?x?x?xf32>, tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  return %7 : tensor<?x?x4xf32>
+}

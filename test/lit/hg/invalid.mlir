@@ -745,6 +745,22 @@ func.func @attention_grad_key_mask(%q: tensor<1x4x4x64xf32>, %m: tensor<1x5xi64>
 
 // -----
 
+func.func @attention_grad_alibi(%q: tensor<1x4x4x64xf32>, %s: tensor<4x1xf32>) {
+  // expected-error @+1 {{'hg.attention_grad' op alibi slopes 'tensor<4x1xf32>' must be [Hq] = [4]}}
+  %0:3 = hg.attention_grad %q, %q, %q, %q alibi %s {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<4x1xf32>) -> (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_alibi_type(%q: tensor<1x4x4x64xf32>, %s: tensor<4xbf16>) {
+  // expected-error @+1 {{'hg.attention_grad' op query and alibi element types differ ('f32' vs 'bf16')}}
+  %0:3 = hg.attention_grad %q, %q, %q, %q alibi %s {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<4xbf16>) -> (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>)
+  return
+}
+
+// -----
+
 func.func @attention_grad_result(%q: tensor<1x4x4x64xf32>, %kv: tensor<1x2x4x64xf32>) {
   // expected-error @+1 {{'hg.attention_grad' op result type}}
   %0:3 = hg.attention_grad %q, %kv, %kv, %q {scale = 0.125 : f64} : (tensor<1x4x4x64xf32>, tensor<1x2x4x64xf32>, tensor<1x2x4x64xf32>, tensor<1x4x4x64xf32>) -> (tensor<1x4x4x64xf32>, tensor<1x4x4x64xf32>, tensor<1x2x4x64xf32>)

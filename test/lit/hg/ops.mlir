@@ -247,6 +247,8 @@ func.func @attention(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: ten
   %3 = hg.attention %q, %k, %v mask %mask alibi %slopes {scale = 0.125 : f64, sliding_window = 4096 : i64} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x1x1x?xf32>, tensor<8xf32>) -> tensor<?x8x?x64xf32>
   // CHECK: hg.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} key_mask %{{.+}} {causal = true, scale = 1.250000e-01 : f64, sliding_window = 16 : i64} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x1x1x?xf32>, tensor<?x?xi64>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
   %4:3 = hg.attention_grad %q, %k, %v, %3 mask %mask key_mask %keys {scale = 0.125 : f64, causal = true, sliding_window = 16 : i64} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x1x1x?xf32>, tensor<?x?xi64>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
+  // CHECK: hg.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} alibi %{{.+}} key_mask %{{.+}} {causal = true, scale = 1.250000e-01 : f64} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<8xf32>, tensor<?x?xi64>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
+  %5:3 = hg.attention_grad %q, %k, %v, %3 alibi %slopes key_mask %keys {scale = 0.125 : f64, causal = true} : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x8x?x64xf32>, tensor<8xf32>, tensor<?x?xi64>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>)
   return
 }
 

@@ -256,6 +256,16 @@ hrt.executable @attention_grad_types symbols [] params read {
 
 // -----
 
+hrt.executable @attention_grad_alibi_type symbols [] params read {
+  %q = hrt.input "q" : !hrt.buffer<f32, [1, 2, 3, 8]>
+  %s = hrt.input "s" : !hrt.buffer<bf16, [2]>
+  %dq = hrt.output "dq" : !hrt.buffer<f32, [1, 2, 3, 8]>
+  // expected-error @+1 {{alibi_slopes}}
+  hrt.attention_grad %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %q : !hrt.buffer<f32, [1, 2, 3, 8]>, %q : !hrt.buffer<f32, [1, 2, 3, 8]> alibi %s : !hrt.buffer<bf16, [2]> into %dq : !hrt.buffer<f32, [1, 2, 3, 8]>, %dq : !hrt.buffer<f32, [1, 2, 3, 8]>, %dq : !hrt.buffer<f32, [1, 2, 3, 8]> {causal = true, scale = 1.0 : f64, sliding_window = 0 : i64}
+}
+
+// -----
+
 // layer_norm_grad's operands and gradients share one float type.
 hrt.executable @layer_norm_grad_types symbols [] params read {
   %x = hrt.input "x" : !hrt.buffer<f32, [2, 8]>

@@ -109,6 +109,9 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   %dkv = hrt.alloc : !hrt.buffer<f32, [batch, 2, seq, 16]>
   // CHECK: hrt.attention_grad {{.+}} key_mask {{.+}} into {{.+}}, {{.+}}, {{.+}} {causal = true, scale = 2.500000e-01 : f64, sliding_window = 8 : i64}
   hrt.attention_grad %q : !hrt.buffer<f32, [batch, 4, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %att : !hrt.buffer<f32, [batch, 4, seq, 16]> key_mask %ids : !hrt.buffer<i64, [batch, seq]> into %dq : !hrt.buffer<f32, [batch, 4, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]> {causal = true, scale = 0.25 : f64, sliding_window = 8 : i64}
+  %sl = hrt.alloc : !hrt.buffer<f32, [4]>
+  // CHECK: hrt.attention_grad {{.+}} alibi %{{.+}} : !hrt.buffer<f32, [4]> into {{.+}} {causal = true, scale = 2.500000e-01 : f64, sliding_window = 0 : i64}
+  hrt.attention_grad %q : !hrt.buffer<f32, [batch, 4, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %att : !hrt.buffer<f32, [batch, 4, seq, 16]> alibi %sl : !hrt.buffer<f32, [4]> into %dq : !hrt.buffer<f32, [batch, 4, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]>, %dkv : !hrt.buffer<f32, [batch, 2, seq, 16]> {causal = true, scale = 0.25 : f64, sliding_window = 0 : i64}
   %m = hrt.alloc : !hrt.buffer<i1, [batch, seq]>
   // CHECK: hrt.binary less
   hrt.binary less %ids : !hrt.buffer<i64, [batch, seq]>, %ids : !hrt.buffer<i64, [batch, seq]> into %m : !hrt.buffer<i1, [batch, seq]>

@@ -7,10 +7,18 @@ loss, both run by hybrid-run on the CPU backend.
                              [--max-rel R] [--model M]
 
 `init` writes the parameters of Inputs/autodiff/M.mlir (model, the
-default, rotary, attention, surrogate or rlhf) and its input x ([5, 4] / [3, 4] /
-[5, 4] / [5, 4] / [6, 4])
+default, rotary, attention, alibi, surrogate or rlhf) and its input x ([5, 4]
+/ [3, 4] / [5, 4] / [5, 4] / [5, 4] / [6, 4])
 with values spread
 over [-1.5, 1.5] (pseudo-random, fixed seed).
+  finite_difference.py directional BUNDLE WEIGHTS INPUTS SCRATCH
+                             --params P1,P2,... [--eps E] [--max-rel R]
+
+`directional` is for a whole model compiled with --train (too many
+elements to move one at a time): per named parameter, `hybrid-run
+train-step`'s gradient g (taken before its update) along d = g / max|g| +
+pseudo-random noise in [-0.5, 0.5] against (loss(w + E d) - loss(w - E d)) / 2E of
+@forward_loss, relative error |g.d - fd| / |fd| at most R.
 `check` runs the bundle's forward_grad once, then forward twice per
 parameter element with that element moved by +-E, and compares each
 gradient tensor with (loss(+E) - loss(-E)) / 2E by relative L2 error
@@ -35,6 +43,7 @@ MODELS = {
                "scale": [3], "mix": [3, 3]}, [5, 4]),
     "rotary": ({"w": [8, 4], "v": [8, 4]}, [3, 4]),
     "attention": ({"wq": [8, 4], "wk": [4, 4], "wv": [4, 4]}, [5, 4]),
+    "alibi": ({"wq": [8, 4], "wk": [4, 4], "wv": [4, 4]}, [5, 4]),
     "surrogate": ({"w": [7, 4]}, [5, 4]),
     "rlhf": ({"w": [7, 4]}, [6, 4]),
 }
@@ -101,19 +110,62 @@ def check(bundle, weights, inputs, scratch, eps, max_rel, model):
     return 1 if failed else 0
 
 
+def directional(bundle, weights, inputs, scratch, eps, max_rel, names):
+    hybrid_run = os.environ.get("HYBRID_RUN", "hybrid-run")
+    step_out = scratch + ".step.safetensors"
+    run([hybrid_run, "train-step", bundle, "--weights", weights, "--inputs",
+         inputs, "--out", step_out])
+    grads = st.read(step_out)
+    params = st.read(weights)
+    moved, out = scratch + ".w.safetensors", scratch + ".loss.safetensors"
+
+    def loss_with(name, direction, scale):
+        flat = [w + scale * d for w, d in
+                zip(st.values(params[name]), direction)]
+        changed = dict(params)
+        changed[name] = st.pack("F32", params[name][1], flat)
+        st.write(moved, changed)
+        run([hybrid_run, "forward", bundle, "--executable", "forward_loss",
+             "--weights", moved, "--inputs", inputs, "--out", out,
+             "--threads", "1"])
+        return st.values(st.read(out)["loss"])[0]
+
+    failed = 0
+    r = lcg(2024)
+    for name in names:
+        g = st.values(grads["grad." + name])
+        # Mostly along g (a large directional derivative, whatever the
+        # f32 loss's roundoff), plus noise in [-0.5, 0.5]: a gradient that
+        # is wrong in any direction misses.
+        top = max(abs(x) for x in g) or 1.0
+        d = [x / top + next(r) - 0.5 for x in g]
+        fd = (loss_with(name, d, eps) - loss_with(name, d, -eps)) / (2 * eps)
+        analytic = sum(a * b for a, b in zip(g, d))
+        rel = abs(analytic - fd) / abs(fd) if fd != 0 else abs(analytic)
+        ok = rel <= max_rel
+        failed += not ok
+        print("grad.%s . d: %.6g vs finite differences %.6g, relative error "
+              "%.1e %s" % (name, analytic, fd, rel, "ok" if ok else "FAIL"))
+    return 1 if failed else 0
+
+
 def main(argv):
     args = argv[1:]
-    opts = {"--eps": 1e-2, "--max-rel": 2e-3, "--model": "model"}
+    opts = {"--eps": 1e-2, "--max-rel": 2e-3, "--model": "model",
+            "--params": ""}
     for flag in list(opts):
         if flag in args:
             i = args.index(flag)
-            opts[flag] = args[i + 1] if flag == "--model" else float(
-                args[i + 1])
+            opts[flag] = (args[i + 1] if flag in ("--model", "--params")
+                          else float(args[i + 1]))
             del args[i:i + 2]
     if opts["--model"] not in MODELS:
         sys.exit("unknown model %r" % opts["--model"])
     if args[0] == "init":
         return init(*args[1:], opts["--model"])
+    if args[0] == "directional":
+        return directional(*args[1:], opts["--eps"], opts["--max-rel"],
+                           opts["--params"].split(","))
     if args[0] == "check":
         return check(*args[1:], opts["--eps"], opts["--max-rel"],
                      opts["--model"])
