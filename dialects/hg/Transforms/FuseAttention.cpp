@@ -259,6 +259,22 @@ const char *resolveMask(AttentionMatch &m, const SymShape &scores,
   return nullptr;
 }
 
+/// The query of q @ k^T and the scale of both the scores (`scores`) and
+/// the query into `m`; returns k^T, a factor right on it joined to the
+/// scale too (one below the transpose stays in the keys).
+Value peelProductScales(MatMulOp qk, const ScaledValue &scores,
+                        AttentionMatch &m) {
+  m.query = peelScale(qk.getLhs());
+  m.scale = scores.scale * m.query.scale;
+  Value kT = qk.getRhs();
+  if (ScaledValue keysT = peelScale(kT);
+      keysT.hasScale && keysT.layout.empty()) {
+    kT = keysT.base;
+    m.scale *= keysT.scale;
+  }
+  return kT;
+}
+
 struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
   FuseScaledDotProductAttention(MLIRContext *context, ValueShapes &shapes)
       : OpRewritePattern(context), shapes(shapes) {}
@@ -318,16 +334,7 @@ struct FuseScaledDotProductAttention : OpRewritePattern<MatMulOp> {
     if (!scores.layout.empty())
       return fail("the scores are reshaped between matmul and softmax");
 
-    m.query = peelScale(qk.getLhs());
-    m.scale = scores.scale * m.query.scale;
-    // A factor right on k^T joins `scale`; one below the transpose stays in
-    // the keys.
-    Value kT = qk.getRhs();
-    if (ScaledValue keysT = peelScale(kT);
-        keysT.hasScale && keysT.layout.empty()) {
-      kT = keysT.base;
-      m.scale *= keysT.scale;
-    }
+    Value kT = peelProductScales(qk, scores, m);
     std::optional<HeadsTensor> keys = keysOfTransposed(kT, shapes);
     if (!keys)
       return fail("rhs of q @ k^T is not a recognised key transpose");
@@ -485,14 +492,7 @@ struct FuseFoldedHeadsAttention : OpRewritePattern<MatMulOp> {
     }
     if (!qk || !scores.layout.empty())
       return fail("the scores are not (q3 @ k3^T) * scale [+ alibi]");
-    m.query = peelScale(qk.getLhs());
-    m.scale = scores.scale * m.query.scale;
-    Value kT = qk.getRhs();
-    if (ScaledValue keysT = peelScale(kT);
-        keysT.hasScale && keysT.layout.empty()) {
-      kT = keysT.base;
-      m.scale *= keysT.scale;
-    }
+    Value kT = peelProductScales(qk, scores, m);
     auto keysT = kT.getDefiningOp<TransposeOp>();
     if (!keysT || keysT.getPerm() != ArrayRef<int64_t>{0, 2, 1})
       return fail("rhs of q3 @ k3^T is not k3 transposed");
