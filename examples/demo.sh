@@ -3,7 +3,9 @@
 # CPU runtime. With the shared fixtures present, both frontends are checked
 # against HuggingFace's logits and greedy tokens, and a few SFT steps on the
 # gpt2 fixture show training and generation sharing one weight store (the
-# loss falls; generation continues the training data); then a GPT-2 124M-shaped
+# loss falls; generation continues the training data) and one PPO step of
+# actor, reference, critic and reward model matches DeepSpeed-Chat's maths
+# (hybrid-rlhf ppo-step against ../shared/fixtures/ppo); then a GPT-2 124M-shaped
 # model (random weights: nothing is downloaded) shows forward throughput and
 # generation speed (prefill, decode per token, tokens/s).
 set -euo pipefail
@@ -67,6 +69,17 @@ PY
 import sys; sys.path.insert(0, 'test/lit/Inputs'); import safetensors_io as st
 print('  %-8s' % sys.argv[2], st.values(st.read(sys.argv[1])['tokens']))" \
       "$work/cont.safetensors" "$([ "$w" = "$work/sft" ] && echo after: || echo before:)"
+  done
+
+  echo
+  echo "== one PPO step (DeepSpeed-Chat's step 3: actor, reference, critic, reward) against its oracle"
+  for m in gpt2 llama; do
+    "$bin/hybrid-rlhf" ppo-step --actor "$fixtures/$m" \
+      --value-models "$fixtures/ppo/ppo_${m}_value_models.safetensors" \
+      --experience "$fixtures/ppo/ppo_$m.safetensors" --out "$work/ppo-$m.safetensors" 2>&1 |
+      grep -v "compiling\|experience of"
+    python3 test/lit/e2e/Inputs/check_ppo.py "$work/ppo-$m.safetensors" \
+      "$fixtures/ppo/ppo_$m.safetensors" | sed 's/^/  /'
   done
 else
   echo "(no fixtures at $fixtures: skipping the parity check)"
