@@ -121,4 +121,3 @@ HYBRID_HOST_DEVICE float activationGrad(Activation a, float x, float gradOut) {
 }
 
 } // namespace hybrid::activation
-

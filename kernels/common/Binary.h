@@ -6,8 +6,8 @@
 #pragma once
 
 #include "common/Check.h"
-#include "hybrid/HostDevice.h"
 #include "common/KernelArgs.h"
+#include "hybrid/HostDevice.h"
 
 #include <math.h>
 

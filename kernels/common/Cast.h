@@ -7,8 +7,8 @@
 #pragma once
 
 #include "common/Check.h"
-#include "hybrid/HostDevice.h"
 #include "common/KernelArgs.h"
+#include "hybrid/HostDevice.h"
 
 #include <cstdint>
 #include <limits>

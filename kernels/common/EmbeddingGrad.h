@@ -31,4 +31,3 @@ HYBRID_HOST_DEVICE int64_t tableRowOf(int64_t id, int64_t rows) {
 }
 
 } // namespace hybrid::kernels
-

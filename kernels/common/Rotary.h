@@ -6,8 +6,8 @@
 // as HF does, so both conventions of filling the halves work.
 #pragma once
 
-#include "hybrid/HostDevice.h"
 #include "common/KernelArgs.h"
+#include "hybrid/HostDevice.h"
 
 #include <cstdint>
 

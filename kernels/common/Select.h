@@ -4,8 +4,8 @@
 #pragma once
 
 #include "common/Check.h"
-#include "hybrid/HostDevice.h"
 #include "common/KernelArgs.h"
+#include "hybrid/HostDevice.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -98,8 +98,8 @@ HYBRID_HOST_DEVICE uint64_t scaledExp(float x, int q) {
 /// for tiny T. (l - top) / T is computed in f32, as IEEE requires on both
 /// backends. With top = +inf the +inf logits share everything (2^q each).
 /// NaN and -inf logits weigh 0.
-HYBRID_HOST_DEVICE uint64_t tokenWeight(float l, float top,
-                                               float temperature, int q) {
+HYBRID_HOST_DEVICE uint64_t tokenWeight(float l, float top, float temperature,
+                                        int q) {
   if (top == INFINITY)
     return l == INFINITY ? uint64_t{1} << q : 0;
   return scaledExp((l - top) / temperature, q);

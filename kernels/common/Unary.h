@@ -8,8 +8,8 @@
 
 #include "common/ActivationMath.h"
 #include "common/Check.h"
-#include "hybrid/HostDevice.h"
 #include "common/KernelArgs.h"
+#include "hybrid/HostDevice.h"
 
 #include <math.h>
 

@@ -784,8 +784,7 @@ FailureOr<SmallVector<int64_t>> rowsByPositions(Inference &inf, Value first,
     return failure();
   SmallVector<int64_t> shape(t->getShape());
   for (Value v : others)
-    if (auto o = dyn_cast<RankedTensorType>(v.getType());
-        o && o.getRank() == 2)
+    if (auto o = dyn_cast<RankedTensorType>(v.getType()); o && o.getRank() == 2)
       for (auto [dim, other] : llvm::zip(shape, o.getShape()))
         if (ShapedType::isDynamic(dim))
           dim = other;
@@ -834,8 +833,7 @@ LogicalResult inferMaskedMean(MaskedMeanOp::Adaptor a, Inference &inf) {
 }
 
 /// The mask's shape, f32.
-LogicalResult inferMaskedMeanGrad(MaskedMeanGradOp::Adaptor a,
-                                  Inference &inf) {
+LogicalResult inferMaskedMeanGrad(MaskedMeanGradOp::Adaptor a, Inference &inf) {
   FailureOr<RankedTensorType> mask = inf.tensor(a.getMask(), "mask");
   if (failed(mask))
     return failure();
@@ -1747,9 +1745,9 @@ checkSameShape(Operation *op, ArrayRef<int64_t> shape, StringRef like,
   for (auto [value, name] : values) {
     RankedTensorType t = tensorTypeOf(value);
     if (failed(verifyCompatibleShape(t.getShape(), shape)))
-      return op->emitOpError() << "expects " << name << " of " << like
-                               << "'s shape " << formatShape(shape) << ", got "
-                               << t;
+      return op->emitOpError()
+             << "expects " << name << " of " << like << "'s shape "
+             << formatShape(shape) << ", got " << t;
   }
   return success();
 }

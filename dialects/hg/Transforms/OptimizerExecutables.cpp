@@ -537,7 +537,8 @@ LogicalResult buildOptimizerExecutables(ModuleOp module, StringRef pass,
     auto accumulate = f->getAttrOfType<StringAttr>("hg.accumulate");
     if (!f->hasAttr("hg.loss") || !accumulate)
       continue;
-    auto grad = module.lookupSymbol<func::FuncOp>((f.getName() + "_grad").str());
+    auto grad =
+        module.lookupSymbol<func::FuncOp>((f.getName() + "_grad").str());
     if (!grad)
       return f.emitError() << pass << ": no @" << f.getName()
                            << "_grad (run hg-autodiff on it first)";
@@ -545,13 +546,13 @@ LogicalResult buildOptimizerExecutables(ModuleOp module, StringRef pass,
       return f.emitError() << pass << ": @" << accumulate.getValue()
                            << " exists already";
     if (trainableNames(grad) != trainableNames(source))
-      return grad.emitError() << pass << ": @" << grad.getName()
-                              << "'s parameters differ from @"
-                              << source.getName() << "'s";
+      return grad.emitError()
+             << pass << ": @" << grad.getName() << "'s parameters differ from @"
+             << source.getName() << "'s";
     if (isLossScaled(grad) != isLossScaled(source))
-      return grad.emitError() << pass << ": @" << grad.getName() << " and @"
-                              << source.getName()
-                              << " must both carry the loss scale or neither";
+      return grad.emitError()
+             << pass << ": @" << grad.getName() << " and @" << source.getName()
+             << " must both carry the loss scale or neither";
     losses.push_back({grad, accumulate.getValue()});
   }
   if (masters || isLossScaled(source))

@@ -88,8 +88,8 @@ public:
   void finish(Value loss) {
     b_.create<func::ReturnOp>(loc(), loss);
     ret_.erase();
-    f_.setFunctionType(FunctionType::get(
-        f_.getContext(), f_.getArgumentTypes(), {loss.getType()}));
+    f_.setFunctionType(FunctionType::get(f_.getContext(), f_.getArgumentTypes(),
+                                         {loss.getType()}));
     f_.setAllResultAttrs(ArrayRef<DictionaryAttr>{b_.getDictionaryAttr(
         b_.getNamedAttr("hg.name", b_.getStringAttr("loss")))});
   }
@@ -142,7 +142,8 @@ struct PpoLossesPass : impl::PpoLossesBase<PpoLossesPass> {
   LogicalResult addActorLoss(func::FuncOp logprobs) {
     // loss = masked mean of max(-A r, -A clamp(r, 1 - low, 1 + high)),
     // r = exp((logprobs - old_logprobs) mask).
-    LossFunction actor(logprobs, "ppo_actor_loss", "ppo_actor_forward_backward");
+    LossFunction actor(logprobs, "ppo_actor_loss",
+                       "ppo_actor_forward_backward");
     Value lp = actor.result(0);
     FailureOr<Value> old = actor.inputLike(lp, "old_logprobs");
     FailureOr<Value> advantages = actor.inputLike(lp, "advantages");
@@ -180,9 +181,9 @@ struct PpoLossesPass : impl::PpoLossesBase<PpoLossesPass> {
         loc, lp.getType(), lp, *old, *advantages, *mask,
         b.getF64FloatAttr(clipLow), b.getF64FloatAttr(clipHigh));
     if (klBeta != 0) {
-      Value kl = b.create<KlK3Op>(loc, TypeRange{lp.getType()},
-                                  ValueRange{lp, *ref},
-                                  ArrayRef<NamedAttribute>{});
+      Value kl =
+          b.create<KlK3Op>(loc, TypeRange{lp.getType()}, ValueRange{lp, *ref},
+                           ArrayRef<NamedAttribute>{});
       Value beta = b.create<ConstantOp>(
           loc, DenseElementsAttr::get(
                    RankedTensorType::get({1, 1}, b.getF32Type()),
@@ -192,8 +193,8 @@ struct PpoLossesPass : impl::PpoLossesBase<PpoLossesPass> {
     Value mean = b.create<MaskedMeanOp>(
         loc, TypeRange{RankedTensorType::get({}, b.getF32Type())},
         ValueRange{perToken, *mask},
-        ArrayRef<NamedAttribute>{b.getNamedAttr(
-            "per_sequence", b.getBoolAttr(perSequence))});
+        ArrayRef<NamedAttribute>{
+            b.getNamedAttr("per_sequence", b.getBoolAttr(perSequence))});
     grpoLoss.finish(b.create<ReshapeOp>(
         loc, mean, b.getArrayAttr({b.getI64IntegerAttr(1)})));
 
@@ -203,10 +204,10 @@ struct PpoLossesPass : impl::PpoLossesBase<PpoLossesPass> {
     auto rows = RankedTensorType::get({ShapedType::kDynamic}, top.getF32Type());
     auto f = top.create<func::FuncOp>(top.getUnknownLoc(), "grpo_advantages",
                                       top.getFunctionType({rows}, {rows}));
-    f.setArgAttrs(0, top.getDictionaryAttr(
-                         {top.getNamedAttr("hg.name", top.getStringAttr("scores")),
-                          top.getNamedAttr("hg.dims",
-                                           top.getStrArrayAttr({"batch"}))}));
+    f.setArgAttrs(
+        0, top.getDictionaryAttr(
+               {top.getNamedAttr("hg.name", top.getStringAttr("scores")),
+                top.getNamedAttr("hg.dims", top.getStrArrayAttr({"batch"}))}));
     f.setResultAttr(0, "hg.name", top.getStringAttr("advantages"));
     Block *entry = f.addEntryBlock();
     top.setInsertionPointToEnd(entry);
@@ -242,13 +243,14 @@ struct PpoLossesPass : impl::PpoLossesBase<PpoLossesPass> {
     FailureOr<Value> mask = critic.inputLike(v, "action_mask");
     if (failed(old) || failed(returns) || failed(mask))
       return failure();
-    Value perToken = b.create<ClippedValueLossOp>(
-        loc, v.getType(), v, *old, *returns, *mask,
-        b.getF64FloatAttr(cliprangeValue));
+    Value perToken =
+        b.create<ClippedValueLossOp>(loc, v.getType(), v, *old, *returns, *mask,
+                                     b.getF64FloatAttr(cliprangeValue));
     Value half = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()),
                                     b.getF32FloatAttr(0.5f)));
-    critic.finish(b.create<MulOp>(loc, half, critic.maskedMean(perToken, *mask)));
+    critic.finish(
+        b.create<MulOp>(loc, half, critic.maskedMean(perToken, *mask)));
     return success();
   }
 
@@ -310,7 +312,8 @@ struct PpoLossesPass : impl::PpoLossesBase<PpoLossesPass> {
     SmallVector<Value> results = {rewards->getResult(0), rewards->getResult(1),
                                   gae->getResult(0), gae->getResult(1)};
     b.create<func::ReturnOp>(loc, results);
-    f.setFunctionType(b.getFunctionType(inputs, ValueRange(results).getTypes()));
+    f.setFunctionType(
+        b.getFunctionType(inputs, ValueRange(results).getTypes()));
     static constexpr StringLiteral kResults[] = {"rewards", "old_values",
                                                  "advantages", "returns"};
     for (auto [i, name] : llvm::enumerate(kResults))

@@ -488,8 +488,8 @@ LogicalResult vjp(ClippedValueLossOp op, VjpContext &c, ArrayRef<Value> g,
   // Only the critic's values train: old values, returns and mask are
   // experience, constants of the step.
   out[0] = c.builder().create<ClippedValueLossGradOp>(
-      c.loc(), op.getValues(), op.getOldValues(), op.getReturns(),
-      op.getMask(), g[0], op.getClipAttr());
+      c.loc(), op.getValues(), op.getOldValues(), op.getReturns(), op.getMask(),
+      g[0], op.getClipAttr());
   return success();
 }
 
