@@ -73,13 +73,14 @@ public:
     return f_.getArgument(index);
   }
 
-  /// sum(perToken) / sum(mask) as [1]: DeepSpeed-Chat's masked mean.
-  Value maskedMean(Value perToken, Value mask) {
-    Value total =
-        b_.create<ReduceSumOp>(loc(), perToken, ArrayRef<int64_t>{}, false);
-    Value count =
-        b_.create<ReduceSumOp>(loc(), mask, ArrayRef<int64_t>{}, false);
-    Value mean = b_.create<DivOp>(loc(), total, count);
+  /// hg.masked_mean as [1]: DeepSpeed-Chat's sum(perToken mask) /
+  /// sum(mask), or per sequence (GRPO) the mean of each row's.
+  Value maskedMean(Value perToken, Value mask, bool perSequence = false) {
+    Value mean = b_.create<MaskedMeanOp>(
+        loc(), TypeRange{RankedTensorType::get({}, b_.getF32Type())},
+        ValueRange{perToken, mask},
+        ArrayRef<NamedAttribute>{b_.getNamedAttr(
+            "per_sequence", b_.getBoolAttr(perSequence))});
     return b_.create<ReshapeOp>(loc(), mean,
                                 b_.getArrayAttr({b_.getI64IntegerAttr(1)}));
   }
@@ -190,13 +191,7 @@ struct PpoLossesPass : impl::PpoLossesBase<PpoLossesPass> {
                    b.getF32FloatAttr(static_cast<float>(klBeta))));
       perToken = b.create<AddOp>(loc, perToken, b.create<MulOp>(loc, beta, kl));
     }
-    Value mean = b.create<MaskedMeanOp>(
-        loc, TypeRange{RankedTensorType::get({}, b.getF32Type())},
-        ValueRange{perToken, *mask},
-        ArrayRef<NamedAttribute>{
-            b.getNamedAttr("per_sequence", b.getBoolAttr(perSequence))});
-    grpoLoss.finish(b.create<ReshapeOp>(
-        loc, mean, b.getArrayAttr({b.getI64IntegerAttr(1)})));
+    grpoLoss.finish(grpoLoss.maskedMean(perToken, *mask, perSequence));
 
     // @grpo_advantages: scores [batch] -> advantages [batch].
     OpBuilder top(module.getContext());
