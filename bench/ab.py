@@ -4,10 +4,12 @@ batch 1 and 32, and the PPO-shaped generation), the training step (8 x 512)
 and the PPO-shaped step, each binary in turn, in rounds that alternate
 which goes first, so that the clocks and the host drift equally on both.
 
-  bench/ab.py --bundles DIR --a NAME=BIN --b NAME=BIN [--rounds R]
-              [--models m] [--out FILE.json]
+  bench/ab.py --bundles DIR --a NAME=BIN[:DIR] --b NAME=BIN[:DIR]
+              [--rounds R] [--models m] [--out FILE.json]
 
-DIR holds the bench bundles (bench/prepare.sh). Runs bench/generate.py,
+DIR holds the bench bundles (bench/prepare.sh); a side that names its own
+DIR reads that one instead (a binary from before a bundle format change
+needs bundles its own hybridc compiled). Runs bench/generate.py,
 bench/train.py and bench/ppo.py (no --release-cache run) for each binary;
 prints per figure the median over the rounds of each and b/a, and writes
 every round's figures to FILE. Standard library only.
@@ -44,21 +46,27 @@ def run_all(binary, bundles, models, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bundles", required=True)
-    ap.add_argument("--a", required=True, help="NAME=BIN, the baseline")
-    ap.add_argument("--b", required=True, help="NAME=BIN, the candidate")
+    ap.add_argument("--a", required=True, help="NAME=BIN[:DIR], the baseline")
+    ap.add_argument("--b", required=True, help="NAME=BIN[:DIR], the candidate")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--models", default="opt-1.3b")
     ap.add_argument("--out")
     args = ap.parse_args()
-    sides = [tuple(s.split("=", 1)) for s in (args.a, args.b)]
+    sides = []
+    for side in (args.a, args.b):
+        name, _, rest = side.partition("=")
+        binary, _, bundles = rest.partition(":")
+        if not name or not binary:
+            ap.error("expected NAME=BIN[:DIR], got %r" % side)
+        sides.append((name, (binary, bundles or args.bundles)))
     runs = {name: [] for name, _ in sides}
     for r in range(args.rounds):
         order = sides if r % 2 == 0 else sides[::-1]
-        for name, binary in order:
+        for name, (binary, bundles) in order:
             print("== round %d: %s" % (r + 1, name), flush=True)
             with tempfile.NamedTemporaryFile(suffix=".json") as f:
                 os.unlink(f.name)
-                run_all(binary, args.bundles, args.models, f.name)
+                run_all(binary, bundles, args.models, f.name)
                 with open(f.name) as g:
                     runs[name].append(json.load(g))
     (a, _), (b, _) = sides
