@@ -1,6 +1,7 @@
 // hybridc: compiles a model (ONNX file, HF config folder or MLIR module) into
 // a .hyb bundle. A thin main: llvm::cl parses the command line, and
 // compiler/Pipeline/Compile.h does the work.
+#include "Options.h"
 #include "compiler/InitAll.h"
 #include "compiler/Pipeline/Compile.h"
 #include "compiler/Version.h"
@@ -27,17 +28,13 @@
 
 namespace {
 
-namespace cl = llvm::cl;
+using namespace hybridc::tool;
 using hybridc::CompileOptions;
 using hybridc::Phase;
 
-cl::SubCommand compileCommand(
-    "compile", "Compile MODEL into a bundle (-o OUT.hyb), or print it after "
-               "a phase (--compile-to=PHASE)");
 cl::SubCommand
     supportedCommand("supported",
                      "The ONNX ops and HuggingFace model types hybridc takes");
-cl::OptionCategory compileCategory("hybridc compile options");
 cl::extrahelp modelHelp(R"(
 MODEL is an .onnx file, a folder holding a HuggingFace config.json, or a
 module in MLIR text (.mlir): hg (e.g. edited --compile-to=hg output) is
@@ -45,107 +42,6 @@ compiled from its start, hrt is serialised (planned first if it has no
 memory plan yet). Every option of compile takes its value as --name VALUE
 or --name=VALUE.
 )");
-
-/// The first error a parser below found, in hybridc's words; llvm::cl's own
-/// errors read "for the --name option: ...".
-std::string parseError;
-
-bool reject(const llvm::Twine &message) {
-  if (parseError.empty())
-    parseError = message.str();
-  return true;
-}
-
-/// `text` as a whole number in [min, max] (digits only, or an exponent
-/// form like 5e7 with an integral value).
-std::optional<int64_t> parseCount(const std::string &text, int64_t min,
-                                  int64_t max) {
-  if (text.empty() || text.size() > 20)
-    return std::nullopt;
-  if (text.find_first_not_of("0123456789") == std::string::npos) {
-    if (text.size() > 18)
-      return std::nullopt;
-    int64_t v = std::stoll(text);
-    return v >= min && v <= max ? std::optional<int64_t>(v) : std::nullopt;
-  }
-  if (text.find_first_not_of("0123456789.eE+") != std::string::npos)
-    return std::nullopt;
-  char *end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (*end || !(v >= static_cast<double>(min)) ||
-      !(v <= static_cast<double>(max)) || v != static_cast<int64_t>(v))
-    return std::nullopt;
-  return static_cast<int64_t>(v);
-}
-
-/// A count option's value: a whole number, as digits or in an exponent
-/// form like 5e7.
-struct Count {
-  int64_t value = 0;
-};
-
-/// A count option's modifier: the numbers it takes, and how its error
-/// says so.
-struct Range {
-  int64_t min = 0, max = 0;
-  const char *expected = "";
-  template <typename Opt> void apply(Opt &option) const {
-    option.getParser().range = *this;
-  }
-};
-
-} // namespace
-
-template <> class llvm::cl::parser<Count> : public basic_parser<Count> {
-public:
-  explicit parser(Option &option) : basic_parser(option) {}
-  bool parse(Option &option, StringRef, StringRef arg, Count &count) {
-    std::optional<int64_t> n = parseCount(arg.str(), range.min, range.max);
-    if (!n)
-      return reject("--" + option.ArgStr + " must be " + range.expected +
-                    ", got '" + arg + "'");
-    count.value = *n;
-    return false;
-  }
-  StringRef getValueName() const override { return "N"; }
-  void printOptionDiff(const Option &option, const Count &,
-                       const OptionValue<Count> &, size_t width) const {
-    printOptionNoValue(option, width);
-  }
-  Range range;
-};
-
-namespace {
-
-/// cl::values' parser with hybridc's error: "unknown --name 'x' (expected
-/// a, b or c)".
-template <typename Enum> class NamedValueParser : public cl::parser<Enum> {
-public:
-  using cl::parser<Enum>::parser;
-  bool parse(cl::Option &option, llvm::StringRef, llvm::StringRef arg,
-             Enum &value) {
-    std::string expected;
-    for (unsigned i = 0, n = this->getNumOptions(); i < n; ++i) {
-      if (this->getOption(i) == arg) {
-        value = this->Values[i].V.getValue();
-        return false;
-      }
-      expected += (i == 0 ? "" : i + 1 == n ? " or " : ", ");
-      expected += this->getOption(i);
-    }
-    return reject("unknown --" + option.ArgStr + " '" + arg + "' (expected " +
-                  expected + ")");
-  }
-};
-
-/// A modifier: the option is one of `hybridc compile`'s, in its --help.
-struct CompileOption {
-  template <typename Opt> void apply(Opt &option) const {
-    cl::sub(compileCommand).apply(option);
-    cl::cat(compileCategory).apply(option);
-  }
-};
-constexpr CompileOption inCompile;
 
 // The options of `hybridc compile`.
 cl::list<std::string> models(cl::Positional, cl::desc("MODEL"), inCompile);
@@ -217,70 +113,6 @@ cl::opt<bool>
                    "@train_step, @forward_backward and @step (accumulation), "
                    "@backward (a custom loss's gradient w.r.t. the logits)"),
           inCompile);
-cl::opt<bool>
-    ppo("ppo",
-        cl::desc("With --train: also DeepSpeed-Chat's PPO actor loss "
-                 "(@ppo_actor_loss over old_logprobs, advantages and "
-                 "action_mask) and @ppo_actor_forward_backward"),
-        inCompile);
-cl::opt<double> cliprange(
-    "cliprange",
-    cl::desc("--ppo: the policy ratio's clip range (default 0.2)"),
-    cl::value_desc("EPS"), cl::init(0.2), inCompile);
-cl::opt<double> clipHigh(
-    "clip-high",
-    cl::desc("--ppo: the ratio's clip above 1 when it differs from "
-             "--cliprange (DAPO's clip-higher)"),
-    cl::value_desc("EPS"), inCompile);
-cl::opt<bool> grpo("grpo",
-                   cl::desc("With --ppo: also GRPO's loss (@grpo_loss, "
-                            "@grpo_forward_backward) and @grpo_advantages"),
-                   inCompile);
-cl::opt<Count> groupSize(
-    "group-size",
-    cl::desc("--grpo: samples per prompt (default 1), a prompt's samples "
-             "contiguous in a batch"),
-    cl::value_desc("G"), Range{1, int64_t(1) << 20, "a count from 1"},
-    cl::init(Count{1}), inCompile);
-cl::opt<double> klBeta(
-    "kl-beta",
-    cl::desc("--grpo: the k3 KL penalty's coefficient (default 0.04; 0: "
-             "none)"),
-    cl::value_desc("B"), cl::init(0.04), inCompile);
-cl::opt<bool> tokenAveraging(
-    "token-level-loss",
-    cl::desc("--grpo: average the loss over tokens (DAPO) instead of per "
-             "sequence (GRPO)"),
-    inCompile);
-cl::opt<bool> noScaleAdvantages(
-    "no-scale-advantages",
-    cl::desc("--grpo: advantages are score - group mean, not divided by "
-             "the group's std"),
-    inCompile);
-cl::opt<double> cliprangeValue(
-    "cliprange-value",
-    cl::desc("--ppo, a value model: the value's clip around the old value "
-             "(default 0.2)"),
-    cl::value_desc("EPS"), cl::init(0.2), inCompile);
-cl::opt<Count> promptLength(
-    "prompt-length",
-    cl::desc("--ppo, a value model: the prompts' padded length, where "
-             "@ppo_experience's GAE starts (DeepSpeed-Chat's "
-             "max_prompt_seq_len)"),
-    cl::value_desc("P"), Range{1, int64_t(1) << 20, "a length from 1"},
-    inCompile);
-cl::opt<double> clipRewardValue(
-    "clip-reward-value",
-    cl::desc("--ppo, a value model: the reward score's clip (default 5)"),
-    cl::value_desc("R"), cl::init(5.0), inCompile);
-cl::opt<double> gamma("gamma",
-                      cl::desc("--ppo, a value model: GAE's discount "
-                               "(default 1)"),
-                      cl::value_desc("G"), cl::init(1.0), inCompile);
-cl::opt<double> lambd("lambd",
-                      cl::desc("--ppo, a value model: GAE's lambda (default "
-                               "0.95)"),
-                      cl::value_desc("L"), cl::init(0.95), inCompile);
 cl::opt<CompileOptions::Optimizer, false,
         NamedValueParser<CompileOptions::Optimizer>>
     optimizer("optimizer",
@@ -352,9 +184,9 @@ std::string clError(llvm::StringRef errors, llvm::StringRef program) {
 /// Parses argv; an exit status when hybridc is done (a usage error), else
 /// nullopt. --help and --version exit inside.
 std::optional<int> parseArguments(int argc, char **argv) {
-  cl::HideUnrelatedOptions(compileCategory);
-  cl::HideUnrelatedOptions(compileCategory, compileCommand);
-  cl::HideUnrelatedOptions(compileCategory, supportedCommand);
+  cl::HideUnrelatedOptions(compileCategory());
+  cl::HideUnrelatedOptions(compileCategory(), compileCommand());
+  cl::HideUnrelatedOptions(compileCategory(), supportedCommand);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "hybridc " << hybridc::kVersion << "\n";
   });
@@ -366,13 +198,13 @@ std::optional<int> parseArguments(int argc, char **argv) {
           "inference executables\n",
           &errorStream)) {
     // llvm::cl prints a missing value's error itself (one line).
-    if (!parseError.empty())
-      return usageError(parseError);
+    if (!parseError().empty())
+      return usageError(parseError());
     if (!errors.empty())
       return usageError(clError(errors, llvm::sys::path::filename(argv[0])));
     return 2;
   }
-  if (!compileCommand && !supportedCommand)
+  if (!compileCommand() && !supportedCommand)
     return usageError("no command given");
   if (supportedCommand)
     return std::nullopt;
@@ -384,29 +216,8 @@ std::optional<int> parseArguments(int argc, char **argv) {
     return usageError("--dtype needs a type (float32, bfloat16, float16)");
   if (optimizer.getNumOccurrences() && !train)
     return usageError("--optimizer applies to --train");
-  if (ppo && !train)
-    return usageError("--ppo applies to --train");
-  for (const cl::Option *o :
-       std::initializer_list<const cl::Option *>{
-           &cliprange, &clipHigh, &cliprangeValue, &promptLength,
-           &clipRewardValue, &gamma, &lambd, &grpo})
-    if (o->getNumOccurrences() && !ppo)
-      return usageError("--" + o->ArgStr.str() + " applies to --ppo");
-  for (const cl::Option *o : std::initializer_list<const cl::Option *>{
-           &groupSize, &klBeta, &tokenAveraging, &noScaleAdvantages})
-    if (o->getNumOccurrences() && !grpo)
-      return usageError("--" + o->ArgStr.str() + " applies to --grpo");
-  if (!(klBeta >= 0))
-    return usageError("--kl-beta must be >= 0");
-  if (!(cliprangeValue >= 0) || !(clipRewardValue >= 0))
-    return usageError("--cliprange-value and --clip-reward-value must be "
-                      ">= 0");
-  if (!(gamma >= 0 && gamma <= 1) || !(lambd >= 0 && lambd <= 1))
-    return usageError("--gamma and --lambd must be in [0, 1]");
-  if (!(cliprange >= 0 && cliprange < 1))
-    return usageError("--cliprange must be in [0, 1)");
-  if (clipHigh.getNumOccurrences() && !(clipHigh >= 0))
-    return usageError("--clip-high must be >= 0");
+  if (std::optional<std::string> error = rlhfOptionsError(train))
+    return usageError(*error);
   if (!compileTo.getNumOccurrences() && !emit.getNumOccurrences() &&
       output.empty())
     return usageError("no output file given (-o OUT.hyb)");
@@ -438,20 +249,7 @@ hybridc::CompileRequest compileRequest() {
   options.generation = generation;
   options.train = train;
   options.optimizer = optimizer;
-  options.ppo = ppo;
-  options.clipLow = cliprange;
-  options.clipHigh = clipHigh.getNumOccurrences() ? clipHigh : cliprange;
-  options.grpo = grpo;
-  options.groupSize = groupSize.getValue().value;
-  options.klBeta = klBeta;
-  options.perSequence = !tokenAveraging;
-  options.scaleAdvantages = !noScaleAdvantages;
-  options.cliprangeValue = cliprangeValue;
-  options.promptLength =
-      promptLength.getNumOccurrences() ? promptLength.getValue().value : 0;
-  options.clipRewardValue = clipRewardValue;
-  options.gamma = gamma;
-  options.lambda = lambd;
+  applyRlhfOptions(options);
   options.zeroStage = zeroStage.getValue().value;
   options.worldSize = worldSize.getValue().value;
   options.prefetchBucketSize = prefetchBucketSize.getValue().value;
