@@ -4,92 +4,22 @@
 // and `reward.`) on one batch of experience, writing what the PPO oracles
 // of ../shared/fixtures/ppo hold, by their names.
 #include "RlhfCommands.h"
+#include "RlhfCommon.h"
 
 #include "hybrid/EngineState.h"
 #include "hybrid/Ppo.h"
 #include "hybrid/SafeTensors.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-
-extern char **environ;
 
 namespace hybrid::run {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-/// hybridc: $HYBRIDC, else beside this executable, else on PATH.
-std::string findHybridc() {
-  if (const char *env = std::getenv("HYBRIDC"); env && *env)
-    return env;
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path beside = self.parent_path() / "hybridc";
-    if (::access(beside.c_str(), X_OK) == 0)
-      return beside.string();
-  }
-  return "hybridc";
-}
-
-/// Runs hybridc with `args`; throws with its exit status when it fails
-/// (its own error line is on stderr already).
-void runHybridc(const std::vector<std::string> &args) {
-  const std::string exe = findHybridc();
-  std::vector<char *> argv;
-  argv.push_back(const_cast<char *>(exe.c_str()));
-  for (const std::string &a : args)
-    argv.push_back(const_cast<char *>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (int rc = posix_spawnp(&pid, exe.c_str(), nullptr, nullptr, argv.data(),
-                            environ))
-    throw Error("cannot run " + exe + ": " + std::strerror(rc) +
-                " (set HYBRIDC to hybridc's path)");
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Error(exe + " " + args.front() + " " + args[1] +
-                " failed (its error is above)");
-}
-
-/// A folder that is removed with its contents when this goes.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern =
-        (fs::temp_directory_path() / "hybrid-rlhf.XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      throw Error("cannot make a temporary folder: " +
-                  std::string(std::strerror(errno)));
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-void progress(const std::string &line) {
-  std::fprintf(stderr, "hybrid-rlhf: %s\n", line.c_str());
-}
 
 struct PpoStepOptions {
   static constexpr const char *kName = "ppo-step";
@@ -152,8 +82,7 @@ struct PpoStepOptions {
 
   int run(const CLI::App &cmd) const {
     const std::string &actorDir = required(cmd, actor, "--actor");
-    const std::string &valueFile =
-        required(cmd, valueModels, "--value-models");
+    const std::string &valueFile = required(cmd, valueModels, "--value-models");
     const std::string &experienceFile =
         required(cmd, experience, "--experience");
     const std::string &outFile = required(cmd, out, "--out");
@@ -168,8 +97,7 @@ struct PpoStepOptions {
     // The batch, before any compile: a bad file fails fast.
     SafeTensorsFile file = SafeTensorsFile::open(experienceFile);
     const HostTensor ids = file.toHost(file.get("input_ids"), DType::I64);
-    const HostTensor mask =
-        file.toHost(file.get("attention_mask"), DType::I64);
+    const HostTensor mask = file.toHost(file.get("attention_mask"), DType::I64);
     const SafeTensorsEntry &prompts = file.get("prompts");
     if (prompts.shape.size() != 2 || ids.shape().size() != 2)
       throw Error(experienceFile +
@@ -210,7 +138,7 @@ struct PpoStepOptions {
     rewardEngine.engine.loadWeights(valueFile, reward);
 
     PpoModels models{actorEngine.engine, referenceEngine.engine,
-                     criticEngine.engine, rewardEngine.engine};
+                     criticEngine.engine, &rewardEngine.engine};
     progress("experience of " + shapeToString(ids.shape()) + " tokens");
     PpoExperience e = makePpoExperience(models, ids, mask, promptLength,
                                         static_cast<float>(klCtl));
@@ -249,20 +177,20 @@ struct PpoStepOptions {
         models.actor.forward({{"input_ids", ids}, {"attention_mask", mask}})
             .at("logits");
     writeSafeTensors(outFile, result);
-    const double seconds = std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start)
-                               .count();
-    std::printf("hybrid-rlhf: ppo-step %s: actor_loss %.7g, critic_loss "
-                "%.7g, reward mean %.5g, %zu tensors -> %s (%.2f s%s)\n",
-                modelNameOf(*actorEngine.bundle).c_str(), losses.actor,
-                losses.critic, [&] {
-                  double sum = 0;
-                  for (float s : e.rewardScores.toVector<float>())
-                    sum += s;
-                  return sum / e.rewardScores.numel();
-                }(),
-                result.size(), outFile.c_str(), seconds,
-                onDevice(*dev).c_str());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    std::printf(
+        "hybrid-rlhf: ppo-step %s: actor_loss %.7g, critic_loss "
+        "%.7g, reward mean %.5g, %zu tensors -> %s (%.2f s%s)\n",
+        modelNameOf(*actorEngine.bundle).c_str(), losses.actor, losses.critic,
+        [&] {
+          double sum = 0;
+          for (float s : e.rewardScores.toVector<float>())
+            sum += s;
+          return sum / e.rewardScores.numel();
+        }(),
+        result.size(), outFile.c_str(), seconds, onDevice(*dev).c_str());
     return 0;
   }
 };

@@ -17,5 +17,6 @@ const char *kDescription =
 } // namespace
 
 int main(int argc, char **argv) {
-  return runTool(argc, argv, "hybrid-rlhf", kDescription, {addPpoStepCheck});
+  return runTool(argc, argv, "hybrid-rlhf", kDescription,
+                 {addStep3, addPpoStepCheck});
 }

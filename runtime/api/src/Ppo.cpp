@@ -2,7 +2,11 @@
 // losses' backward passes.
 #include "hybrid/Ppo.h"
 
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 namespace hybrid {
 
@@ -51,7 +55,8 @@ NamedTensors tokens(const PpoExperience &e) {
 
 PpoExperience makePpoExperience(PpoModels &models, const HostTensor &inputIds,
                                 const HostTensor &attentionMask,
-                                int64_t promptLength, float klCtl) {
+                                int64_t promptLength, float klCtl,
+                                const HostTensor *rewardScores) {
   const Shape &shape = inputIds.shape();
   if (inputIds.dtype() != DType::I64 || shape.size() != 2)
     throw Error("PPO: input_ids must be i64 [batch, seq], got " +
@@ -83,22 +88,36 @@ PpoExperience makePpoExperience(PpoModels &models, const HostTensor &inputIds,
   e.logprobs = models.actor.logprobs(inputIds, &attentionMask);
   e.refLogprobs = models.reference.logprobs(inputIds, &attentionMask);
   NamedTensors critic = models.critic.forward(tokens(e));
-  NamedTensors reward = models.reward.forward(tokens(e));
-  if (!critic.count("values") || !reward.count("scores"))
-    throw Error("PPO: the critic and the reward model must be value models "
-                "(hybridc compile --head value)");
+  if (!critic.count("values"))
+    throw Error("PPO: the critic must be a value model (hybridc compile "
+                "--head value)");
   e.values = columns(critic.at("values"), 0, seq - 1);
-  e.rewardScores = reward.at("scores");
+  if (rewardScores) {
+    if (rewardScores->dtype() != DType::F32 ||
+        rewardScores->shape() != Shape{batch})
+      throw Error("PPO: reward scores must be f32 [" + std::to_string(batch) +
+                  "], got " + dtypeName(rewardScores->dtype()) + " " +
+                  shapeToString(rewardScores->shape()));
+    e.rewardScores = *rewardScores;
+  } else {
+    if (!models.reward)
+      throw Error("PPO: no reward model and no reward scores");
+    NamedTensors reward = models.reward->forward(tokens(e));
+    if (!reward.count("scores"))
+      throw Error("PPO: the reward model must be a value model (hybridc "
+                  "compile --head value)");
+    e.rewardScores = reward.at("scores");
+  }
 
   Executable &experience = require(models.critic, "critic", "ppo_experience",
                                    "with --head value --train --ppo");
-  NamedTensors out = experience.run(
-      {{"logprobs", e.logprobs},
-       {"ref_logprobs", e.refLogprobs},
-       {"values", e.values},
-       {"reward_scores", e.rewardScores},
-       {"action_mask", e.actionMask},
-       {"kl_ctl", HostTensor::fromVector<float>({1}, {klCtl})}});
+  NamedTensors out =
+      experience.run({{"logprobs", e.logprobs},
+                      {"ref_logprobs", e.refLogprobs},
+                      {"values", e.values},
+                      {"reward_scores", e.rewardScores},
+                      {"action_mask", e.actionMask},
+                      {"kl_ctl", HostTensor::fromVector<float>({1}, {klCtl})}});
   e.rewards = out.at("rewards");
   e.oldValues = out.at("old_values");
   e.advantages = out.at("advantages");
@@ -111,6 +130,44 @@ PpoExperience makePpoExperience(PpoModels &models, const HostTensor &inputIds,
   e.advantagesFull = padFront(e.advantages, seq - 1);
   e.returnsFull = padFront(e.returns, seq - 1);
   return e;
+}
+
+HostTensor tensorRows(const HostTensor &t, int64_t first, int64_t n) {
+  Shape shape = t.shape();
+  if (shape.empty() || first < 0 || n < 1 || first + n > shape[0])
+    throw Error("rows [" + std::to_string(first) + ", " +
+                std::to_string(first + n) + ") of a tensor " +
+                shapeToString(shape));
+  const int64_t rowBytes =
+      static_cast<int64_t>(t.bytes()) / std::max<int64_t>(shape[0], 1);
+  shape[0] = n;
+  HostTensor out = HostTensor::allocate(t.dtype(), shape);
+  std::memcpy(out.data(),
+              static_cast<const char *>(t.data()) + first * rowBytes,
+              n * rowBytes);
+  return out;
+}
+
+PpoExperience experienceRows(const PpoExperience &e, int64_t first, int64_t n) {
+  PpoExperience r;
+  r.promptLength = e.promptLength;
+  for (auto [to, from] : std::initializer_list<
+           std::pair<HostTensor PpoExperience::*, const HostTensor *>>{
+           {&PpoExperience::inputIds, &e.inputIds},
+           {&PpoExperience::attentionMask, &e.attentionMask},
+           {&PpoExperience::actionMask, &e.actionMask},
+           {&PpoExperience::logprobs, &e.logprobs},
+           {&PpoExperience::refLogprobs, &e.refLogprobs},
+           {&PpoExperience::values, &e.values},
+           {&PpoExperience::rewardScores, &e.rewardScores},
+           {&PpoExperience::rewards, &e.rewards},
+           {&PpoExperience::oldValues, &e.oldValues},
+           {&PpoExperience::advantages, &e.advantages},
+           {&PpoExperience::returns, &e.returns},
+           {&PpoExperience::advantagesFull, &e.advantagesFull},
+           {&PpoExperience::returnsFull, &e.returnsFull}})
+    r.*to = tensorRows(*from, first, n);
+  return r;
 }
 
 PpoLosses ppoBackward(PpoModels &models, const PpoExperience &e) {

@@ -19,12 +19,14 @@ namespace hybrid {
 
 /// The four models of a step. Ownership: refers to engines it does not
 /// own; their weights bound. Actor and critic must have their training
-/// executables (hybridc --train --ppo), the reference its @logprobs.
+/// executables (hybridc --train --ppo), the reference its @logprobs; the
+/// reward model may be null when the caller scores the sequences itself
+/// (makePpoExperience's rewardScores).
 struct PpoModels {
   Engine &actor;
   Engine &reference;
   Engine &critic;
-  Engine &reward;
+  Engine *reward = nullptr;
 };
 
 /// One batch of experience, as DeepSpeed-Chat's generate_experience and
@@ -36,9 +38,9 @@ struct PpoExperience {
   int64_t promptLength = 0; ///< the prompts' (left-padded) length
   HostTensor actionMask;    ///< 1 at the answer's tokens, 0 before and at pads
   HostTensor logprobs, refLogprobs, values; ///< actor, reference, critic
-  HostTensor rewardScores;  ///< f32 [batch]: the score at the last token
-  HostTensor rewards;       ///< KL penalty, the clipped score at the end
-  HostTensor oldValues;     ///< values, 0 past each answer's end
+  HostTensor rewardScores; ///< f32 [batch]: the score at the last token
+  HostTensor rewards;      ///< KL penalty, the clipped score at the end
+  HostTensor oldValues;    ///< values, 0 past each answer's end
   /// From the first action on, [batch, seq - prompt], as DeepSpeed-Chat
   /// returns them; advantagesFull / returnsFull are the same at [batch,
   /// seq - 1] (zeros before), what the losses take.
@@ -48,12 +50,20 @@ struct PpoExperience {
 /// The experience of sequences `inputIds` (i64 [batch, seq], prompts of
 /// `promptLength` then answers, `attentionMask` 0 at padding): the actor's
 /// and reference's log-probabilities, the critic's values, the reward
-/// model's scores, then the critic bundle's @ppo_experience with `klCtl`.
-/// Throws hybrid::Error naming a model whose bundle lacks an executable,
-/// or a prompt length the critic was not compiled for.
+/// model's scores (or `rewardScores`, f32 [batch], when given), then the
+/// critic bundle's @ppo_experience with `klCtl`. Throws hybrid::Error
+/// naming a model whose bundle lacks an executable, or a prompt length the
+/// critic was not compiled for.
 PpoExperience makePpoExperience(PpoModels &models, const HostTensor &inputIds,
                                 const HostTensor &attentionMask,
-                                int64_t promptLength, float klCtl);
+                                int64_t promptLength, float klCtl,
+                                const HostTensor *rewardScores = nullptr);
+
+/// Rows [first, first + n) of every tensor of `e` (a micro-batch).
+PpoExperience experienceRows(const PpoExperience &e, int64_t first, int64_t n);
+
+/// Rows [first, first + n) of a tensor whose first dimension is the batch.
+HostTensor tensorRows(const HostTensor &t, int64_t first, int64_t n);
 
 /// The losses of one micro-batch of experience, their gradients added to
 /// each engine's accumulators (step() then updates): the actor's clipped
