@@ -31,6 +31,20 @@ for m in opt-1.3b; do
   "$build/bin/hybridc" compile "$root/bench/models/$m" --train --dtype=bfloat16 \
     -o "$out/$m-ppo.hyb" -q
 done
+# DeepSpeed-Chat's step 3 as its run_1.3b.sh sets it up (bench/rlhf_step3.sh):
+# the actor OPT-1.3B with the PPO loss, critic and reward OPT-350m value
+# models for prompts of 256 tokens, bf16; and 64 prompts of 256 random ids.
+"$build/bin/hybridc" compile "$root/bench/models/opt-1.3b" --train --ppo \
+  --dtype=bfloat16 -o "$out/opt-1.3b-rlhf-actor.hyb" -q
+"$build/bin/hybridc" compile "$root/bench/models/opt-350m" --head value --train \
+  --ppo --prompt-length 256 --dtype=bfloat16 -o "$out/opt-350m-rlhf-critic.hyb" -q
+python3 -c '
+import json, random, sys
+rng = random.Random(0)
+with open(sys.argv[1], "w") as f:
+    for _ in range(64):
+        f.write(json.dumps({"prompt": [rng.randrange(3, 50272) for _ in range(256)]}) + "\n")
+' "$out/rlhf-prompts.jsonl"
 if [ -d "$shared/bench" ]; then
   cp -f "$shared"/bench/anchor_*.py "$build/anchors/"
 else

@@ -44,7 +44,7 @@ struct Step3Options {
   std::optional<double> clipHigh;
   bool enableHybridEngine = false, releaseInferenceCache = false,
        tokenLevelLoss = false, noScaleAdvantages = false, noCudaGraph = false,
-       resume = false;
+       resume = false, greedy = false;
   uint64_t seed = 1234;
 
   void declare(CLI::App &cmd) {
@@ -182,6 +182,9 @@ struct Step3Options {
                  "weight store here");
     cmd.add_flag("--release_inference_cache", releaseInferenceCache,
                  "free the actor's KV cache while training");
+    cmd.add_flag("--greedy", greedy,
+                 "answers by argmax, as DeepSpeed-Chat's generate does by "
+                 "default (default: sampling at --temperature)");
     cmd.add_flag("--no-cuda-graph", noCudaGraph,
                  "decode op by op instead of one captured graph");
     cmd.add_flag("--resume", resume,
@@ -227,7 +230,8 @@ struct Step3Options {
     const bool rewardModelGiven = rewardModel || rewardBundle;
     if (rewardRule && rewardModelGiven)
       usageError(cmd, "--reward_rule and a reward model exclude each other");
-    if (!rewardRule && !rewardModelGiven && !(ppo && criticModel))
+    if (!rewardRule && !rewardModelGiven &&
+        !(ppo && (criticModel || criticBundle)))
       usageError(cmd, "no reward: give --reward_model_name_or_path or "
                       "--reward_rule token:ID");
     if (!(cliprange < 1))
@@ -395,6 +399,7 @@ struct Step3Options {
     config.maxGradNorm = static_cast<float>(maxGradNorm);
     config.klCtl = static_cast<float>(klCtl);
     config.groupSize = ppo ? 1 : groupSize;
+    config.greedy = greedy;
     config.temperature = static_cast<float>(temperature);
     config.topK = topK;
     config.topP = static_cast<float>(topP);

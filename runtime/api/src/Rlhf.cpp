@@ -179,7 +179,7 @@ RlhfTrainer::Rollout RlhfTrainer::rollout(int64_t batchIndex,
   models_.actor.eval();
   GenerateConfig gen;
   gen.maxNewTokens = config_.maxAnswerSeqLen;
-  gen.greedy = false;
+  gen.greedy = config_.greedy;
   gen.temperature = config_.temperature;
   gen.topK = config_.topK;
   gen.topP = config_.topP;

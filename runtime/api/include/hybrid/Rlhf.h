@@ -50,6 +50,7 @@ struct RlhfConfig {
   /// GRPO: samples per prompt; the actor bundle must be compiled with
   /// --grpo --group-size of the same value.
   int64_t groupSize = 1;
+  bool greedy = false; ///< argmax answers (DeepSpeed-Chat's default)
   float temperature = 1.0f;
   int64_t topK = 0;
   float topP = 1.0f;
