@@ -34,6 +34,12 @@ for tool in ("hybridc", "hybrid-run", "hybrid-rlhf", "hybridc-opt", "onnx-writer
     if os.path.exists(os.path.join(config.hybridc_tools_dir, tool)):
         config.available_features.add(tool)
 
+# Tests of scripts that use HF's `tokenizers` (pip) say `REQUIRES: tokenizers`.
+import subprocess
+if subprocess.run([config.python_executable, "-c", "import tokenizers"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("tokenizers")
+
 # Tests that need the reference models say `REQUIRES: fixtures`.
 if os.path.isdir(config.hybridc_fixtures_dir):
     config.available_features.add("fixtures")
