@@ -38,6 +38,12 @@ for m in gpt2 opt llama; do
   cp "$fixtures/ppo/ppo_$m.safetensors" "$fixtures/ppo/ppo_${m}_value_models.safetensors" \
     "$out/$m/"
 done
+# hybrid-rlhf step3 on the GPU (PPO and GRPO learning a rule reward, as
+# test/lit/e2e/rlhf-learns.test on the CPU): the actor with generation and
+# both losses; the critic is ppo-value.hyb (prompts of 8).
+"$build/bin/hybridc" compile "$fixtures/gpt2" --train --ppo --grpo --group-size 4 \
+  -o "$out/gpt2/rlhf-actor.hyb" -q
+python3 test/lit/e2e/Inputs/rlhf_data.py prompts "$out/gpt2/rlhf-prompts.jsonl" 64 512
 # The optimizer tests' other training variants of gpt2 (bf16 is above).
 for variant in fp16:--dtype=float16 sgd:--optimizer=sgd; do
   "$build/bin/hybridc" compile "$fixtures/gpt2" --train "${variant#*:}" \

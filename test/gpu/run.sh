@@ -269,5 +269,30 @@ for m in gpt2 opt llama; do
   fi
 done
 
+# DeepSpeed-Chat's step 3 on the GPU (hybrid-rlhf step3, f32): PPO and GRPO
+# learn the rule reward of test/lit/e2e/rlhf-learns.test with its settings.
+d=$bundles/gpt2
+common="--actor_model_name_or_path $d --actor-bundle $d/rlhf-actor.hyb --reward_rule token:36
+  --data_path $d/rlhf-prompts.jsonl --max_prompt_seq_len 8 --max_answer_seq_len 16
+  --max_iterations 40 --eos_token_id -1 --pad_token_id 0 --device cuda"
+for algo in ppo grpo; do
+  if [ $algo = ppo ]; then
+    args="--critic_model_name_or_path $d --critic-bundle $d/ppo-value.hyb
+      --per_device_generation_batch_size 16 --per_device_training_batch_size 4 --ppo_epochs 2
+      --actor_learning_rate 3e-4 --critic_learning_rate 3e-3 --kl_ctl 0.01"
+  else
+    args="--group_size 4 --per_device_generation_batch_size 8
+      --per_device_training_batch_size 16 --actor_learning_rate 2e-4"
+  fi
+  rm -rf /tmp/rlhf-$algo
+  # shellcheck disable=SC2086 # word lists
+  if err=$($out/bin/hybrid-rlhf step3 --algo $algo $common $args --output_dir /tmp/rlhf-$algo 2>&1 >/dev/null) &&
+    line=$(python3 test/lit/e2e/Inputs/check_learns.py /tmp/rlhf-$algo/metrics.jsonl); then
+    echo "ok    gpt2 step3 $algo cuda learns: $line"
+  else
+    fail "gpt2 step3 $algo cuda: $(echo "$err" | tail -2) $line"
+  fi
+done
+
 [ $failures -eq 0 ] && echo "all GPU checks passed" || echo "$failures GPU check(s) failed"
 [ $failures -eq 0 ]
