@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <cstring>
 
 namespace hybrid {
@@ -145,6 +147,16 @@ GenerateResult Engine::generate(const HostTensor &inputIds,
       (!(config.temperature > 0) || !std::isfinite(config.temperature)))
     throw Error("generate: temperature must be > 0 when sampling, got " +
                 std::to_string(config.temperature));
+  // Below f32's smallest normal number the kernels' scaled logits are 0/0
+  // (subnormals flush to zero): every log-prob would be NaN.
+  if (!config.greedy &&
+      config.temperature < std::numeric_limits<float>::min()) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", config.temperature);
+    throw Error(std::string("generate: temperature ") + value +
+                " is below f32's smallest normal number (1.2e-38); sample "
+                "greedily instead");
+  }
   if (!config.greedy && !(config.topP > 0 && config.topP <= 1))
     throw Error("generate: top_p must be in (0, 1], got " +
                 std::to_string(config.topP));
