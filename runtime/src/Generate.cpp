@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <cstring>
+#include <limits>
 
 namespace hybrid {
 

@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 namespace hybrid::run {
 
@@ -321,6 +323,34 @@ struct Train {
         ->transform(positiveCount());
   }
 
+  /// Before any work: --save is a folder that can be written and is not
+  /// where --weights reads from (saving would replace the input).
+  void checkSaveFolder(const CLI::App &cmd, const std::string &dir) const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (flags.weights.path && fs::exists(dir, ec)) {
+      const fs::path in(*flags.weights.path);
+      const fs::path inModel =
+          fs::is_directory(in, ec) ? in / "model.safetensors" : in;
+      if (fs::equivalent(in, dir, ec) ||
+          (fs::exists(inModel, ec) &&
+           fs::equivalent(inModel.parent_path(), dir, ec) &&
+           inModel.filename() == "model.safetensors"))
+        usageError(cmd, "--save " + dir +
+                            " would overwrite the --weights "
+                            "checkpoint " +
+                            *flags.weights.path);
+    }
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
+      throw Error("--save " + dir + ": cannot create the folder" +
+                  (ec ? ": " + ec.message() : std::string()));
+    const fs::path probe = fs::path(dir) / ".hybrid-run-write-test";
+    if (!std::ofstream(probe))
+      throw Error("--save " + dir + ": cannot write there");
+    fs::remove(probe, ec);
+  }
+
   int run(const CLI::App &cmd) const {
     const std::string &bundlePath = flags.bundle.get(cmd);
     if (resume && flags.weights.path)
@@ -330,6 +360,9 @@ struct Train {
     const std::string &configPath = required(cmd, config, "--config");
     const std::string &dataPath = required(cmd, data, "--data");
     required(cmd, steps, "--steps");
+
+    if (save)
+      checkSaveFolder(cmd, *save);
 
     // The configuration first: its mistakes are the cheapest to report.
     const TrainConfigFile file = loadTrainConfig(configPath);
