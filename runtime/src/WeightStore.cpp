@@ -486,7 +486,9 @@ void WeightStore::initRandom(uint64_t seed) {
   source_ = "random(seed " + std::to_string(seed) + ")";
 }
 
-void WeightStore::saveSafeTensors(const std::string &path) const {
+void WeightStore::saveSafeTensors(
+    const std::string &path,
+    const std::map<std::string, std::string> &metadata) const {
   if (!storage_.get())
     throw Error(path + ": no weights to save (bind a checkpoint or "
                        "initialise them first)");
@@ -503,7 +505,9 @@ void WeightStore::saveSafeTensors(const std::string &path) const {
         {params_[i].name, fromDType(params_[i].dtype), params_[i].shape, src});
   }
   device_->synchronize(*stream_);
-  writeSafeTensors(path, entries, {{"format", "pt"}});
+  std::map<std::string, std::string> all = metadata;
+  all["format"] = "pt";
+  writeSafeTensors(path, entries, all);
 }
 
 } // namespace hybrid

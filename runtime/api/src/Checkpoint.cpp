@@ -5,7 +5,11 @@
 #include "hybrid/Escape.h"
 #include "hybrid/SafeTensors.h"
 
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <sys/stat.h>
 
 namespace hybrid {
@@ -18,23 +22,68 @@ std::string checkpointOptimizerPath(const std::string &dir) {
   return dir + "/optimizer.safetensors";
 }
 
+namespace {
+
+/// A fresh id naming one save: time and randomness, 64 bits in hex.
+std::string checkpointId() {
+  std::random_device random;
+  const uint64_t v =
+      (static_cast<uint64_t>(random()) << 32 ^ random()) ^
+      static_cast<uint64_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count());
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+} // namespace
+
 void saveCheckpoint(Engine &engine, const std::string &dir, int64_t globalSteps,
                     const std::string &producer) {
   // One level, as `mkdir` does: a mistyped parent is an error when the
   // first file cannot be created.
   ::mkdir(dir.c_str(), 0755);
-  engine.weights().saveSafeTensors(checkpointModelPath(dir));
-  writeSafeTensors(
-      checkpointOptimizerPath(dir), optimizerState(engine),
-      {{"producer", producer}, {"global_steps", std::to_string(globalSteps)}});
+  // The two files are one checkpoint: both carry the same id, and resuming
+  // refuses a pair whose ids differ (a save stopped between the files).
+  const std::string id = checkpointId();
+  NamedTensors state = optimizerState(engine);
+  if (state.empty())
+    throw Error(checkpointOptimizerPath(dir) +
+                ": no optimizer state to save (run a step first)");
+  engine.weights().saveSafeTensors(checkpointModelPath(dir),
+                                   {{"checkpoint_id", id}});
+  writeSafeTensors(checkpointOptimizerPath(dir), state,
+                   {{"producer", producer},
+                    {"global_steps", std::to_string(globalSteps)},
+                    {"checkpoint_id", id}});
 }
 
 CheckpointProgress
 restoreCheckpoint(Engine &engine, const std::string &dir,
                   const std::set<std::string> &allowedExtra) {
-  engine.loadWeights(checkpointModelPath(dir), allowedExtra);
   const std::string path = checkpointOptimizerPath(dir);
   SafeTensorsFile saved = SafeTensorsFile::open(path);
+  // Every optimizer state the bundle has must be there: a file without
+  // them would restart the moments and the step count silently.
+  for (size_t i = 0; i < engine.states().size(); ++i) {
+    const std::string &name = engine.states().desc(i).name;
+    if (name.rfind("opt.", 0) == 0 && name.rfind("opt.grad.", 0) != 0 &&
+        !saved.find(name))
+      throw Error(path + ": no state '" + name +
+                  "' (a checkpoint saves every optimizer state)");
+  }
+  {
+    SafeTensorsFile model = SafeTensorsFile::open(checkpointModelPath(dir));
+    auto id = [](const SafeTensorsFile &f) {
+      auto it = f.metadata().find("checkpoint_id");
+      return it == f.metadata().end() ? std::string() : it->second;
+    };
+    if (id(saved) != id(model))
+      throw Error(dir + ": model.safetensors and optimizer.safetensors are "
+                        "from different saves (one interrupted between the "
+                        "two files?); resume from another checkpoint");
+  }
+  engine.loadWeights(checkpointModelPath(dir), allowedExtra);
   CheckpointProgress progress;
   for (const SafeTensorsEntry &e : saved.entries()) {
     const std::optional<size_t> index = engine.states().find(e.name);

@@ -6,6 +6,7 @@
 #include "hybrid/BundleDesc.h"
 #include "hybrid/Device.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -93,8 +94,11 @@ public:
   void initRandom(uint64_t seed);
 
   /// Writes every parameter to a safetensors file under its name, in its
-  /// own dtype (atomically). Throws hybrid::Error when nothing is bound.
-  void saveSafeTensors(const std::string &path) const;
+  /// own dtype (atomically), with `metadata` beside {"format": "pt"}.
+  /// Throws hybrid::Error when nothing is bound.
+  void saveSafeTensors(
+      const std::string &path,
+      const std::map<std::string, std::string> &metadata = {}) const;
 
   size_t size() const { return params_.size(); }
   const ParamDesc &param(size_t i) const { return params_.at(i); }
