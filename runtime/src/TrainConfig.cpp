@@ -338,9 +338,18 @@ void hybridEngine(Section &top, TrainConfig &c,
 
 TrainConfig parseTrainConfig(const std::string &text,
                              std::vector<std::string> *unknown) {
+  // DeepSpeed's configs nest three or four levels; far deeper input is
+  // refused while it is read (100,000 levels crashed the reader, 30,000
+  // gave a 60 kB error echoing the value).
+  constexpr int kMaxDepth = 32;
   Json json;
   try {
-    json = Json::parse(text);
+    json = Json::parse(text, [](int depth, Json::parse_event_t, Json &) {
+      if (depth > kMaxDepth)
+        throw Error("config: nested deeper than " + std::to_string(kMaxDepth) +
+                    " levels");
+      return true;
+    });
   } catch (const Json::parse_error &e) {
     throw Error(std::string("config: not valid JSON: ") + e.what());
   }

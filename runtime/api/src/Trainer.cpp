@@ -10,14 +10,20 @@
 namespace hybrid {
 
 TrainConfigFile loadTrainConfig(const std::string &path) {
-  std::ifstream file(path);
+  std::ifstream file(path, std::ios::binary);
   if (!file)
     throw Error(path + ": cannot read the configuration");
-  std::stringstream text;
-  text << file.rdbuf();
+  // A configuration is a few kB; reading stops past 16 MiB (a file that
+  // never ends, /dev/zero, grew without bound).
+  constexpr std::streamsize kMaxBytes = 16 << 20;
+  std::string text(kMaxBytes + 1, '\0');
+  file.read(text.data(), kMaxBytes + 1);
+  text.resize(static_cast<size_t>(file.gcount()));
+  if (static_cast<std::streamsize>(text.size()) > kMaxBytes)
+    throw Error(path + ": larger than 16 MiB, not a DeepSpeed configuration");
   TrainConfigFile parsed;
   try {
-    parsed.config = parseTrainConfig(text.str(), &parsed.unknownKeys);
+    parsed.config = parseTrainConfig(text, &parsed.unknownKeys);
   } catch (const Error &e) {
     throw Error(path + ": " + e.what());
   }
