@@ -38,6 +38,10 @@ for m in gpt2 opt llama; do
   cp "$fixtures/ppo/ppo_$m.safetensors" "$fixtures/ppo/ppo_${m}_value_models.safetensors" \
     "$out/$m/"
 done
+# gpt2's hybrid engine in bf16 (training and generation in one bundle): the
+# log-prob parity check of run.sh (generation's against @logprobs).
+"$build/bin/hybridc" compile "$fixtures/gpt2" --train --dtype=bfloat16 \
+  -o "$out/gpt2/train-gen-bf16.hyb" -q
 # The optimizer tests' other training variants of gpt2 (bf16 is above).
 for variant in fp16:--dtype=float16 sgd:--optimizer=sgd; do
   "$build/bin/hybridc" compile "$fixtures/gpt2" --train "${variant#*:}" \
