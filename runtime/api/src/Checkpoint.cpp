@@ -5,6 +5,8 @@
 #include "hybrid/Escape.h"
 #include "hybrid/SafeTensors.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <sys/stat.h>
 
@@ -18,12 +20,57 @@ std::string checkpointOptimizerPath(const std::string &dir) {
   return dir + "/optimizer.safetensors";
 }
 
+std::string checkpointEmaPath(const std::string &dir) {
+  return dir + "/ema.safetensors";
+}
+
+void saveEmaWeights(Engine &engine, const std::string &path,
+                    const std::string &producer) {
+  if (!engine.emaEnabled())
+    throw Error(path + ": the engine keeps no moving average (call "
+                       "enableEma first)");
+  char beta[32];
+  std::snprintf(beta, sizeof beta, "%.9g", engine.emaBeta());
+  writeSafeTensors(path, emaWeights(engine),
+                   {{"producer", producer}, {"ema_beta", beta}});
+}
+
+void loadEmaWeights(Engine &engine, const std::string &path) {
+  if (!engine.emaEnabled())
+    throw Error(path + ": the engine keeps no moving average (call "
+                       "enableEma first)");
+  SafeTensorsFile saved = SafeTensorsFile::open(path);
+  const WeightStore &w = engine.weights();
+  const std::vector<std::string> &tied = engine.bundle().tied;
+  for (const SafeTensorsEntry &e : saved.entries())
+    if (!w.find(e.name) &&
+        std::find(tied.begin(), tied.end(), e.name) == tied.end())
+      throw Error(path + ": '" + escapeControlCharacters(e.name) +
+                  "' is not a parameter of this bundle");
+  NamedTensors values;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const SafeTensorsEntry *e = saved.find(w.name(i));
+    if (!e)
+      throw Error(path + ": no moving average of parameter '" + w.name(i) +
+                  "'");
+    if (e->shape != w.shape(i))
+      throw Error(path + ": '" + w.name(i) + "' is " + shapeToString(e->shape) +
+                  ", the parameter " + shapeToString(w.shape(i)));
+    values[w.name(i)] = saved.toHost(*e, DType::F32);
+  }
+  // Every tensor checked before any state changes.
+  for (const auto &[name, value] : values)
+    copyStateFromHost(engine, "ema." + name, value);
+}
+
 void saveCheckpoint(Engine &engine, const std::string &dir, int64_t globalSteps,
                     const std::string &producer) {
   // One level, as `mkdir` does: a mistyped parent is an error when the
   // first file cannot be created.
   ::mkdir(dir.c_str(), 0755);
   engine.weights().saveSafeTensors(checkpointModelPath(dir));
+  if (engine.emaEnabled())
+    saveEmaWeights(engine, checkpointEmaPath(dir), producer);
   writeSafeTensors(
       checkpointOptimizerPath(dir), optimizerState(engine),
       {{"producer", producer}, {"global_steps", std::to_string(globalSteps)}});
@@ -33,6 +80,13 @@ CheckpointProgress
 restoreCheckpoint(Engine &engine, const std::string &dir,
                   const std::set<std::string> &allowedExtra) {
   engine.loadWeights(checkpointModelPath(dir), allowedExtra);
+  if (engine.emaEnabled()) {
+    struct stat st;
+    if (::stat(checkpointEmaPath(dir).c_str(), &st) == 0)
+      loadEmaWeights(engine, checkpointEmaPath(dir));
+    else
+      engine.enableEma(engine.emaBeta());
+  }
   const std::string path = checkpointOptimizerPath(dir);
   SafeTensorsFile saved = SafeTensorsFile::open(path);
   CheckpointProgress progress;

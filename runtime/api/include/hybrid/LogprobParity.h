@@ -26,9 +26,9 @@ struct LogprobParity {
   /// f32 [batch, steps]: @logprobs at the generated tokens' positions (0
   /// past a row's length, as generation's).
   HostTensor trainingLogprobs;
-  double maxAbsDiff = 0;  ///< over the compared tokens; NaN when one is NaN
-  int64_t compared = 0;   ///< generated tokens compared
-  int64_t differing = 0;  ///< of those, the ones whose f32 bits differ
+  double maxAbsDiff = 0; ///< over the compared tokens; NaN when one is NaN
+  int64_t compared = 0;  ///< generated tokens compared
+  int64_t differing = 0; ///< of those, the ones whose f32 bits differ
   bool bitwiseEqual() const { return differing == 0; }
 };
 
