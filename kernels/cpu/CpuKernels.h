@@ -11,6 +11,7 @@
 // same shapes and thread count before the first run; the caller owns it.
 #pragma once
 
+#include "common/Ema.h"
 #include "common/KernelArgs.h"
 #include "hybrid/Ops.h"
 #include "hybrid/Types.h"
@@ -50,6 +51,12 @@ inline size_t scratchBytes(const KernelEntry &entry, const KernelCall &call,
                            int threads) {
   return entry.scratch ? entry.scratch(call, threads) : 0;
 }
+
+/// The weights' moving average, ema = lerp(param, ema, beta) per element
+/// over every span (common/Ema.h), in place; not an op of any graph (the
+/// engine's updateEma runs it). Throws hybrid::Error as checkEmaSpans.
+void emaUpdate(const std::vector<::hybrid::kernels::EmaSpan> &spans,
+               float beta);
 
 /// Sets the number of worker threads kernels may use (0 = hardware threads).
 void setNumThreads(int n);

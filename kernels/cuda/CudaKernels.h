@@ -15,6 +15,7 @@
 // graph: no host-device copies, no cudaMalloc, no synchronisation.
 #pragma once
 
+#include "common/Ema.h"
 #include "common/KernelArgs.h"
 #include "hybrid/Ops.h"
 #include "hybrid/Types.h"
@@ -87,6 +88,14 @@ KernelEntry findKernel(const Op &op);
 inline size_t scratchBytes(const KernelEntry &entry, const CudaCall &call) {
   return entry.scratch ? entry.scratch(call) : 0;
 }
+
+/// The weights' moving average, ema = lerp(param, ema, beta) per element
+/// over every span (common/Ema.h; the CPU's bits), in place, enqueued on
+/// `stream` (graph-capturable); not an op of any graph (the engine's
+/// updateEma runs it). Throws hybrid::Error as checkEmaSpans, or naming a
+/// failed launch.
+void emaUpdate(const std::vector<::hybrid::kernels::EmaSpan> &spans, float beta,
+               Stream stream);
 
 /// Whether this process sees a CUDA device (false on CI machines: GPU tests
 /// then skip, saying so).

@@ -439,6 +439,47 @@ StepResult Engine::step(const StepConfig &config) {
   return result;
 }
 
+std::vector<std::string> Engine::emaStateNames() const {
+  std::vector<std::string> names;
+  if (emaEnabled())
+    for (const ParamDesc &p : bundle_->params)
+      names.push_back("ema." + p.name);
+  return names;
+}
+
+void Engine::enableEma(float beta) {
+  if (!(beta >= 0.0f && beta <= 1.0f))
+    throw Error("enableEma: beta " + std::to_string(beta) +
+                " is outside [0, 1]");
+  if (!weights_->bound())
+    throw Error("enableEma: bind the weights first (the average starts from "
+                "them)");
+  for (size_t i = 0; i < weights_->size(); ++i) {
+    const std::string name = "ema." + weights_->name(i);
+    if (!states_->find(name))
+      states_->add({name, DType::F32, std::nullopt});
+    // Zero-filled; lerp with beta 0 then writes the weight itself.
+    states_->release(name);
+    states_->allocate(name, weights_->shape(i));
+  }
+  emaBeta_ = 0.0f;
+  updateEma();
+  emaBeta_ = beta;
+}
+
+void Engine::updateEma() {
+  if (!emaEnabled())
+    throw Error("updateEma: no moving average (call enableEma first)");
+  std::vector<EmaWeight> weights;
+  weights.reserve(weights_->size());
+  for (size_t i = 0; i < weights_->size(); ++i) {
+    DeviceTensor ema = states_->tensor("ema." + weights_->name(i));
+    weights.push_back({static_cast<float *>(ema.data), weights_->data(i),
+                       weights_->dtype(i), numElements(ema.shape)});
+  }
+  device_->emaUpdate(weights, emaBeta_, device_->defaultStream());
+}
+
 DeviceTensor Engine::state(const std::string &name) {
   return states_->tensor(name);
 }

@@ -20,6 +20,15 @@ StateStore::StateStore(std::vector<StateDesc> states,
   }
 }
 
+size_t StateStore::add(StateDesc desc) {
+  if (!byName_.emplace(desc.name, states_.size()).second)
+    throw Error("StateStore: duplicate state '" + desc.name + "'");
+  Slot s;
+  s.desc = std::move(desc);
+  states_.push_back(std::move(s));
+  return states_.size() - 1;
+}
+
 StateStore::~StateStore() {
   // Work still enqueued may use a state; memory goes back only after it.
   for (const Slot &s : states_)

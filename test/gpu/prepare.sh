@@ -44,6 +44,10 @@ done
 "$build/bin/hybridc" compile "$fixtures/gpt2" --train --ppo --grpo --group-size 4 \
   -o "$out/gpt2/rlhf-actor.hyb" -q
 python3 test/lit/e2e/Inputs/rlhf_data.py prompts "$out/gpt2/rlhf-prompts.jsonl" 64 512
+# gpt2's hybrid engine in bf16 (training and generation in one bundle): the
+# log-prob parity check of run.sh (generation's against @logprobs).
+"$build/bin/hybridc" compile "$fixtures/gpt2" --train --dtype=bfloat16 \
+  -o "$out/gpt2/train-gen-bf16.hyb" -q
 # The optimizer tests' other training variants of gpt2 (bf16 is above).
 for variant in fp16:--dtype=float16 sgd:--optimizer=sgd; do
   "$build/bin/hybridc" compile "$fixtures/gpt2" --train "${variant#*:}" \

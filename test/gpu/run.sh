@@ -65,6 +65,16 @@ compare() {
     fail "$name: $line"
   fi
 }
+# check NAME CMD...: one line, "ok    NAME: CMD's output" or a FAIL line.
+check() {
+  local name=$1 line
+  shift
+  if line=$("$@" 2>&1); then
+    echo "ok    $name: $(echo "$line" | paste -sd ';' | sed 's/;/; /g')"
+  else
+    fail "$name: $(echo "$line" | paste -sd ';' | sed 's/;/; /g')"
+  fi
+}
 
 for m in gpt2 opt llama; do
   for src in hf onnx; do
@@ -116,6 +126,26 @@ for m in gpt2 opt llama; do
   done
 done
 
+# Generation's log-probs against the training graph's (@logprobs on prompt
+# + sampled answer, hybrid-run generate --check-logprobs; the CPU gives the
+# same bits, test/lit/e2e/generate-logprobs-parity.test): gpt2's f32 bundle
+# on the CPU (0) and the GPU (within 1e-4), and its bf16 bundle when staged,
+# whose difference is reported, not bounded (decode and the full forward
+# round bf16 products in other orders).
+python3 test/lit/e2e/Inputs/generation.py padded-batch $bundles/gpt2/ref.safetensors \
+  greedy_prompt $out >/dev/null
+for run in "f32 cpu train 0" "f32 cuda train 1e-4" "bf16 cuda train-gen-bf16 -"; do
+  set -- $run
+  [ -f $bundles/gpt2/$3.hyb ] || { echo "SKIPPED: gpt2 logprobs $1 $2: no $3.hyb staged"; continue; }
+  atol=(); [ "$4" != - ] && atol=(--logprobs-atol "$4")
+  for prompt in batch row2; do
+    check "gpt2 logprobs $1 $2 generate vs @logprobs ($prompt)" $out/bin/hybrid-run generate \
+      $bundles/gpt2/$3.hyb --weights $bundles/gpt2/model.safetensors --allow-extra lm_head.weight \
+      --device $2 --prompt $out/$prompt.safetensors --max-new-tokens 24 --temperature 1 \
+      --seed 1 --check-logprobs "${atol[@]}"
+  done
+done
+
 # Training (bundles compiled with hybridc --train): every training
 # executable runs on the GPU (@train_step, @forward_loss,
 # @forward_loss_grad, @logprobs, @backward; @forward_backward and @step
@@ -139,16 +169,6 @@ done
 # equally valid kernel choices — cuBLASLt only, skinny where it times
 # faster with and without early weight loads, skinny wherever it applies;
 # gpt2 8.5e-3 to 1.6e-2, opt 1.3e-2 to 2.7e-2; f32 stays within 2.1e-6).
-# check NAME CMD...: one line, "ok    NAME: CMD's output" or a FAIL line.
-check() {
-  local name=$1 line
-  shift
-  if line=$("$@" 2>&1); then
-    echo "ok    $name: $(echo "$line" | paste -sd ';' | sed 's/;/; /g')"
-  else
-    fail "$name: $(echo "$line" | paste -sd ';' | sed 's/;/; /g')"
-  fi
-}
 step_args="--lr 1e-3 --betas 0.9,0.95 --eps 1e-8 --weight-decay 0.01"
 for m in gpt2 opt llama; do
   ref=$bundles/$m/ref.safetensors

@@ -6,6 +6,7 @@
 
 #include "hybrid/Benchmark.h"
 #include "hybrid/ExecutableInputs.h"
+#include "hybrid/LogprobParity.h"
 #include "hybrid/SafeTensors.h"
 #include "hybrid/TokenDataset.h"
 
@@ -99,7 +100,8 @@ struct Generate {
   std::string promptName = "input_ids";
   std::optional<float> temperature, topP;
   std::optional<int64_t> topK;
-  bool greedy = false, noCudaGraph = false;
+  bool greedy = false, noCudaGraph = false, checkLogprobs = false;
+  std::optional<double> logprobsAtol;
 
   void declare(CLI::App &cmd) {
     describe(cmd,
@@ -141,6 +143,15 @@ struct Generate {
         ->transform(nonNegativeNumber());
     cmd.add_flag("--no-cuda-graph", noCudaGraph,
                  "run the decode step kernel by kernel, not as a CUDA graph");
+    cmd.add_flag("--check-logprobs", checkLogprobs,
+                 "also run @logprobs (a bundle compiled with --train) on "
+                 "prompt + answer and print the largest difference from "
+                 "generation's log-probs (greedy or temperature 1); --out "
+                 "gets them as training_logprobs");
+    cmd.add_option("--logprobs-atol", logprobsAtol,
+                   "with --check-logprobs: exit 1 when the largest "
+                   "difference exceeds this (0: the same bits)")
+        ->transform(nonNegativeNumber());
   }
 
   int run(const CLI::App &cmd) const {
@@ -154,7 +165,15 @@ struct Generate {
     c.topK = topK.value_or(0);
     c.topP = topP.value_or(1.0f);
     c.cudaGraph = !noCudaGraph;
-    const RunFiles io = runFilesOf(cmd, flags);
+    if (logprobsAtol && !checkLogprobs)
+      usageError(cmd, "--logprobs-atol needs --check-logprobs");
+    if (checkLogprobs && flags.repeat)
+      usageError(cmd, "--check-logprobs and --repeat exclude each other");
+    // The check's result is its line; --out is optional with it.
+    RunFlags f = flags;
+    if (checkLogprobs && !f.out)
+      f.out = "";
+    const RunFiles io = runFilesOf(cmd, f);
 
     auto [desc, engine] = openEngine(flags.engine.device.open(cmd), io.bundle);
     flags.engine.weights.bind(engine);
@@ -164,6 +183,8 @@ struct Generate {
                                flags.seq.value_or(1))
             : readTokenBatch(SafeTensorsFile::open(io.inputs), promptName,
                              "the prompt ids, int64 [batch, prompt]");
+    if (checkLogprobs)
+      return compareLogprobs(engine, prompts, c, io);
     const GenerateTiming t =
         timeGenerate(engine, prompts, c, flags.repeat.value_or(0));
     const GenerateResult &r = t.result;
@@ -193,6 +214,36 @@ struct Generate {
                  t.endToEndTokensPerSecond(), t.peakGiB, graph.c_str(),
                  best.c_str());
     return 0;
+  }
+
+  /// --check-logprobs: one line on stdout; 1 past --logprobs-atol.
+  int compareLogprobs(Engine &engine, const TokenBatch &prompts,
+                      const GenerateConfig &c, const RunFiles &io) const {
+    const LogprobParity p = compareGenerationLogprobs(engine, prompts, c);
+    const GenerateResult &r = p.generated;
+    if (!io.out.empty())
+      writeSafeTensors(io.out,
+                       {{"tokens", r.tokens},
+                        {"logprobs", r.logprobs},
+                        {"lengths", r.lengths},
+                        {"training_logprobs", p.trainingLogprobs}},
+                       {{"producer", "hybrid-run generate --check-logprobs"},
+                        {"bundle", io.bundle},
+                        {"weights", flags.engine.weights.label()}});
+    const bool pass = !logprobsAtol || p.maxAbsDiff <= *logprobsAtol;
+    std::string verdict;
+    if (logprobsAtol) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " (%s %g)", pass ? "within" : "over",
+                    *logprobsAtol);
+      verdict = buf;
+    }
+    std::printf("logprobs of generation vs @logprobs%s: %lld tokens, max "
+                "|diff| %.9g, %lld differ in bits%s\n",
+                onDevice(engine.device()).c_str(),
+                static_cast<long long>(p.compared), p.maxAbsDiff,
+                static_cast<long long>(p.differing), verdict.c_str());
+    return pass ? 0 : 1;
   }
 };
 Subcommand addGenerate(CLI::App &root) { return subcommand<Generate>(root); }

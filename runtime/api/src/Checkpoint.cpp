@@ -5,6 +5,7 @@
 #include "hybrid/Escape.h"
 #include "hybrid/SafeTensors.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -38,6 +39,49 @@ std::string checkpointId() {
 
 } // namespace
 
+std::string checkpointEmaPath(const std::string &dir) {
+  return dir + "/ema.safetensors";
+}
+
+void saveEmaWeights(Engine &engine, const std::string &path,
+                    const std::string &producer) {
+  if (!engine.emaEnabled())
+    throw Error(path + ": the engine keeps no moving average (call "
+                       "enableEma first)");
+  char beta[32];
+  std::snprintf(beta, sizeof beta, "%.9g", engine.emaBeta());
+  writeSafeTensors(path, emaWeights(engine),
+                   {{"producer", producer}, {"ema_beta", beta}});
+}
+
+void loadEmaWeights(Engine &engine, const std::string &path) {
+  if (!engine.emaEnabled())
+    throw Error(path + ": the engine keeps no moving average (call "
+                       "enableEma first)");
+  SafeTensorsFile saved = SafeTensorsFile::open(path);
+  const WeightStore &w = engine.weights();
+  const std::vector<std::string> &tied = engine.bundle().tied;
+  for (const SafeTensorsEntry &e : saved.entries())
+    if (!w.find(e.name) &&
+        std::find(tied.begin(), tied.end(), e.name) == tied.end())
+      throw Error(path + ": '" + escapeControlCharacters(e.name) +
+                  "' is not a parameter of this bundle");
+  NamedTensors values;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const SafeTensorsEntry *e = saved.find(w.name(i));
+    if (!e)
+      throw Error(path + ": no moving average of parameter '" + w.name(i) +
+                  "'");
+    if (e->shape != w.shape(i))
+      throw Error(path + ": '" + w.name(i) + "' is " + shapeToString(e->shape) +
+                  ", the parameter " + shapeToString(w.shape(i)));
+    values[w.name(i)] = saved.toHost(*e, DType::F32);
+  }
+  // Every tensor checked before any state changes.
+  for (const auto &[name, value] : values)
+    copyStateFromHost(engine, "ema." + name, value);
+}
+
 void saveCheckpoint(Engine &engine, const std::string &dir, int64_t globalSteps,
                     const std::string &producer) {
   // One level, as `mkdir` does: a mistyped parent is an error when the
@@ -52,6 +96,8 @@ void saveCheckpoint(Engine &engine, const std::string &dir, int64_t globalSteps,
                 ": no optimizer state to save (run a step first)");
   engine.weights().saveSafeTensors(checkpointModelPath(dir),
                                    {{"checkpoint_id", id}});
+  if (engine.emaEnabled())
+    saveEmaWeights(engine, checkpointEmaPath(dir), producer);
   writeSafeTensors(checkpointOptimizerPath(dir), state,
                    {{"producer", producer},
                     {"global_steps", std::to_string(globalSteps)},
@@ -84,6 +130,13 @@ restoreCheckpoint(Engine &engine, const std::string &dir,
                         "two files?); resume from another checkpoint");
   }
   engine.loadWeights(checkpointModelPath(dir), allowedExtra);
+  if (engine.emaEnabled()) {
+    struct stat st;
+    if (::stat(checkpointEmaPath(dir).c_str(), &st) == 0)
+      loadEmaWeights(engine, checkpointEmaPath(dir));
+    else
+      engine.enableEma(engine.emaBeta());
+  }
   CheckpointProgress progress;
   for (const SafeTensorsEntry &e : saved.entries()) {
     const std::optional<size_t> index = engine.states().find(e.name);

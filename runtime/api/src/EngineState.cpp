@@ -57,6 +57,12 @@ void copyStateFromHost(Engine &engine, const std::string &name,
   device.synchronize(device.defaultStream());
 }
 
+NamedTensors emaWeights(Engine &engine) {
+  return statesWithPrefix(engine, "ema.", "", [](const std::string &name) {
+    return name.substr(4);
+  });
+}
+
 NamedTensors accumulatedGradients(Engine &engine) {
   const std::string prefix = "opt.grad.";
   return statesWithPrefix(engine, prefix, "", [&](const std::string &name) {

@@ -247,6 +247,14 @@ void CpuDevice::fillZero(void *dst, size_t bytes, Stream &) {
   bytesCopied_.fetch_add(bytes, std::memory_order_relaxed);
 }
 
+void CpuDevice::emaUpdate(const std::vector<EmaWeight> &weights, float beta,
+                          Stream &) {
+  std::vector<kernels::EmaSpan> spans;
+  for (const EmaWeight &w : weights)
+    spans.push_back({w.ema, w.param, w.paramDType, w.numel});
+  cpu::emaUpdate(spans, beta);
+}
+
 std::unique_ptr<PreparedCommand> CpuDevice::prepare(const CommandDesc &command,
                                                     const ExecutableDesc &exe) {
   if (isEvent(command.op))

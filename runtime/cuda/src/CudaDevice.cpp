@@ -514,6 +514,16 @@ void CudaDevice::fillZero(void *dst, size_t bytes, Stream &stream) {
   checkCuda(cudaMemsetAsync(dst, 0, bytes, s), impl_->name, "cudaMemsetAsync");
 }
 
+void CudaDevice::emaUpdate(const std::vector<EmaWeight> &weights, float beta,
+                           Stream &stream) {
+  std::vector<kernels::EmaSpan> spans;
+  for (const EmaWeight &w : weights)
+    spans.push_back({w.ema, w.param, w.paramDType, w.numel});
+  cudaStream_t s = impl_->native(stream);
+  CurrentDevice guard(ordinal_, impl_->name);
+  cuda::emaUpdate(spans, beta, reinterpret_cast<cuda::Stream>(s));
+}
+
 namespace {
 
 /// An instantiated CUDA graph.

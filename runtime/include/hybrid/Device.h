@@ -93,6 +93,16 @@ public:
                    Stream &stream, void *scratch) = 0;
 };
 
+/// One weight's exponential moving average as Device::emaUpdate takes it:
+/// `ema` f32 [numel] in device memory, updated in place from `param` (f32,
+/// bf16 or f16 [numel], device memory).
+struct EmaWeight {
+  float *ema = nullptr;
+  const void *param = nullptr;
+  DType paramDType = DType::F32;
+  int64_t numel = 0;
+};
+
 /// What the device's allocator has handed out. Every engine and executable
 /// on a device shares that device's allocator.
 struct MemoryStats {
@@ -158,6 +168,15 @@ public:
   virtual void copyDeviceToDevice(void *dst, const void *src, size_t bytes,
                                   Stream &stream) = 0;
   virtual void fillZero(void *dst, size_t bytes, Stream &stream) = 0;
+  /// The weights' moving average (Engine::updateEma, DeepSpeed-Chat's
+  /// moving_average): ema = torch.lerp(param, ema, beta) per element of
+  /// every weight, in f32, as one kernel (kernels/common/Ema.h's rule, the
+  /// same bits on every backend), enqueued on `stream`. Not an op of any
+  /// graph: an engine state updated after the optimizer step. Throws
+  /// hybrid::Error for beta outside [0, 1] or a param that is not f32, bf16
+  /// or f16.
+  virtual void emaUpdate(const std::vector<EmaWeight> &weights, float beta,
+                         Stream &stream) = 0;
 
   /// Whether capture() and launch() work here (CUDA: yes; CPU: no).
   virtual bool supportsGraphs() const { return false; }

@@ -151,6 +151,28 @@ public:
   /// dynamic loss scale.
   StepResult step(const StepConfig &config);
 
+  /// DeepSpeed-Chat's --enable_ema: an exponential moving average of every
+  /// parameter, kept on the device as state "ema.<parameter>" (f32 of the
+  /// parameter's shape, whatever the weights' dtype: in bf16 an update of
+  /// (1 - beta) (param - ema) below half an ulp of ema would be lost, and
+  /// at beta 0.992 that is most of them), started from the weights as
+  /// they are now (again, when it ran before). updateEma() moves it; the
+  /// weights bound later leave it alone. Throws hybrid::Error for beta
+  /// outside [0, 1] or weights not bound.
+  void enableEma(float beta = 0.992f);
+  bool emaEnabled() const { return emaBeta_ >= 0; }
+  /// The enabled average's beta; -1 when it is not enabled.
+  float emaBeta() const { return emaBeta_; }
+  /// moving_average(actor, actor_ema, beta) after an optimizer step: ema =
+  /// torch.lerp(param, ema, beta) (= beta ema + (1 - beta) param) for every
+  /// parameter, one device kernel over all of them (Device::emaUpdate),
+  /// enqueued on the device's default stream. Throws hybrid::Error when
+  /// enableEma has not run.
+  void updateEma();
+  /// The average's state names by parameter, in the bundle's parameter
+  /// order ("ema." + name); empty when it is not enabled.
+  std::vector<std::string> emaStateNames() const;
+
   /// The hybrid engine's mode switches (DeepSpeed's engine.eval() and
   /// engine.train()). Training and inference executables read the one
   /// weight store, so a switch moves and allocates nothing; the switches
@@ -204,6 +226,7 @@ private:
   int64_t microBatches_ = 0; // (forward)backward calls since the last step
   std::vector<std::string> optimizerStart_; // states @init_optimizer writes
   TrainPlan trainPlan_;                     // of a bundle with @step
+  float emaBeta_ = -1;                      // enableEma's; -1: no EMA
   // The latency report (eval()): what the phase since the last eval() did.
   bool training_ = true;
   bool evaluated_ = false;

@@ -35,6 +35,11 @@ public:
 
   size_t size() const { return states_.size(); }
   const StateDesc &desc(size_t i) const { return states_.at(i).desc; }
+  /// Adds a state the bundle does not declare (the engine's own: the EMA
+  /// weights), after the bundle's, so their indices stay the executables';
+  /// no executable uses it. Unallocated; returns its index. Throws
+  /// hybrid::Error when a state of that name exists.
+  size_t add(StateDesc desc);
   /// Index of the state named `name`.
   std::optional<size_t> find(const std::string &name) const;
 

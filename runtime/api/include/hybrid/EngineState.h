@@ -33,6 +33,9 @@ NamedTensors accumulatedGradients(Engine &engine);
 /// empty for f32 weights or before the optimizer started.
 NamedTensors masterWeights(Engine &engine);
 
+/// The moving average of the weights (Engine::enableEma) under the
+/// parameters' names, f32; empty when it is not enabled.
+NamedTensors emaWeights(Engine &engine);
 /// What resuming the optimizer needs, by state name: every allocated
 /// "opt." state but the gradient accumulators (moments, masters, loss
 /// scale, step count).

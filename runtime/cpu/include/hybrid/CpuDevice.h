@@ -69,6 +69,8 @@ public:
   void copyDeviceToDevice(void *dst, const void *src, size_t bytes,
                           Stream &stream) override;
   void fillZero(void *dst, size_t bytes, Stream &stream) override;
+  void emaUpdate(const std::vector<EmaWeight> &weights, float beta,
+                 Stream &stream) override;
 
   std::unique_ptr<PreparedCommand> prepare(const CommandDesc &command,
                                            const ExecutableDesc &exe) override;

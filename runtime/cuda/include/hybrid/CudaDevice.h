@@ -147,6 +147,8 @@ public:
   void copyDeviceToDevice(void *dst, const void *src, size_t bytes,
                           Stream &stream) override;
   void fillZero(void *dst, size_t bytes, Stream &stream) override;
+  void emaUpdate(const std::vector<EmaWeight> &weights, float beta,
+                 Stream &stream) override;
 
   /// CUDA graphs: stream capture in thread-local mode, instantiated once;
   /// launch is cudaGraphLaunch. Not while HYBRID_CUDA_PROFILE times every
