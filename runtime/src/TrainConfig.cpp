@@ -95,6 +95,17 @@ void batchSizes(Section &top, TrainConfig &c) {
   int64_t train = top.integer("train_batch_size", 0, 1);
   int64_t micro = top.integer("train_micro_batch_size_per_gpu", 0, 1);
   int64_t accumulation = top.integer("gradient_accumulation_steps", 0, 1);
+  // Beyond these a step never ends in practice (train_batch_size 2^62 over
+  // micro-batches of 1 ran silently forever), and products could overflow.
+  constexpr int64_t kMaxMicro = int64_t(1) << 24, kMaxAccumulation = 1 << 20;
+  if (micro > kMaxMicro)
+    throw Error("config: train_micro_batch_size_per_gpu " +
+                std::to_string(micro) + " is more than " +
+                std::to_string(kMaxMicro) + " sequences");
+  if (accumulation > kMaxAccumulation)
+    throw Error("config: gradient_accumulation_steps " +
+                std::to_string(accumulation) + " is more than " +
+                std::to_string(kMaxAccumulation) + " micro-batches a step");
   if (train && micro && accumulation) {
     // all three: checked below
   } else if (train && micro) {
@@ -113,6 +124,17 @@ void batchSizes(Section &top, TrainConfig &c) {
     throw Error("config: either train_batch_size or "
                 "train_micro_batch_size_per_gpu must be given");
   }
+  if (accumulation > kMaxAccumulation)
+    throw Error("config: train_batch_size " + std::to_string(train) +
+                " over micro-batches of " + std::to_string(micro) + " is " +
+                std::to_string(accumulation) +
+                " micro-batches a step (gradient_accumulation_steps), more "
+                "than " + std::to_string(kMaxAccumulation));
+  if (micro > kMaxMicro)
+    throw Error("config: train_batch_size " + std::to_string(train) +
+                " gives micro-batches of " + std::to_string(micro) +
+                " sequences, more than " + std::to_string(kMaxMicro) +
+                " (give train_micro_batch_size_per_gpu)");
   if (micro < 1 || accumulation < 1 || train != micro * accumulation * world)
     throw Error("config: train_batch_size (" + std::to_string(train) +
                 ") must equal train_micro_batch_size_per_gpu (" +

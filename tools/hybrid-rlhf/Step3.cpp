@@ -44,7 +44,7 @@ struct Step3Options {
   std::optional<double> clipHigh;
   bool enableHybridEngine = false, releaseInferenceCache = false,
        tokenLevelLoss = false, noScaleAdvantages = false, noCudaGraph = false,
-       resume = false, greedy = false;
+       resume = false, greedy = false, enableEma = false;
   uint64_t seed = 1234;
 
   void declare(CLI::App &cmd) {
@@ -66,7 +66,8 @@ struct Step3Options {
         "(--actor-bundle ..., e.g. on a host without hybridc). Logs one line "
         "an iteration (and DeepSpeed's latency line on stderr), "
         "OUTPUT_DIR/metrics.jsonl, and checkpoints OUTPUT_DIR/actor (HF: "
-        "config.json + model.safetensors) and OUTPUT_DIR/critic every "
+        "config.json + model.safetensors; with --enable_ema also "
+        "OUTPUT_DIR/actor_ema) and OUTPUT_DIR/critic every "
         "--save_interval iterations and at the end; --resume goes on from "
         "them.");
     auto text = [&](const char *flag, std::optional<std::string> &v,
@@ -182,6 +183,9 @@ struct Step3Options {
                  "weight store here");
     cmd.add_flag("--release_inference_cache", releaseInferenceCache,
                  "free the actor's KV cache while training");
+    cmd.add_flag("--enable_ema", enableEma,
+                 "keep an EMA of the actor (beta 0.992), saved as "
+                 "OUTPUT_DIR/actor_ema");
     cmd.add_flag("--greedy", greedy,
                  "answers by argmax, as DeepSpeed-Chat's generate does by "
                  "default (default: sampling at --temperature)");
@@ -363,6 +367,8 @@ struct Step3Options {
       }
     }
 
+    if (enableEma)
+      actor.engine.enableEma(0.992f);
     const fs::path actorOut = fs::path(out) / "actor";
     const fs::path criticOut = fs::path(out) / "critic";
     const fs::path stateFile = fs::path(out) / "rlhf_state.json";
@@ -432,6 +438,14 @@ struct Step3Options {
                      "hybrid-rlhf");
       if (!actorDir.empty())
         copyModelConfig(actorDir, actorOut.string());
+      if (enableEma) {
+        const fs::path emaOut = fs::path(out) / "actor_ema";
+        fs::create_directories(emaOut);
+        saveEmaWeights(actor.engine, (emaOut / "model.safetensors").string(),
+                       "hybrid-rlhf");
+        if (!actorDir.empty())
+          copyModelConfig(actorDir, emaOut.string());
+      }
       if (critic) {
         saveCheckpoint(critic->engine, criticOut.string(), optimizerSteps,
                        "hybrid-rlhf");

@@ -289,6 +289,9 @@ void RlhfTrainer::trainPpo(const PpoExperience &e, RlhfIterationReport &report,
       PpoLosses losses = ppoBackward(ppo, experienceRows(e, first, n));
       models_.actor.step(
           stepConfig(config_.actorLearningRate, config_.actorWeightDecay));
+      // DeepSpeed-Chat's actor EMA follows every actor step.
+      if (models_.actor.emaEnabled())
+        models_.actor.updateEma();
       models_.critic->step(
           stepConfig(config_.criticLearningRate, config_.criticWeightDecay));
       actorSum += losses.actor;
@@ -315,6 +318,9 @@ void RlhfTrainer::trainGrpo(const Rollout &r, RlhfIterationReport &report,
            {"action_mask", tensorRows(e.actionMask, first, n)}});
       models_.actor.step(
           stepConfig(config_.actorLearningRate, config_.actorWeightDecay));
+      // DeepSpeed-Chat's actor EMA follows every actor step.
+      if (models_.actor.emaEnabled())
+        models_.actor.updateEma();
       ++report.steps;
     }
 }

@@ -61,6 +61,8 @@ struct RlhfConfig {
 };
 
 /// The engines of a run. Ownership: refers to engines it does not own.
+/// When the actor keeps an EMA (Engine::enableEma), it moves after every
+/// actor step.
 /// The actor trains (hybridc --train --ppo, with --grpo for GRPO), the
 /// reference gives @logprobs; the critic (PPO only: --head value --train
 /// --ppo --prompt-length maxPromptSeqLen) trains; the reward is a value
