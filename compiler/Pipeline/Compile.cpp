@@ -94,6 +94,9 @@ compile(mlir::MLIRContext &context, const CompileRequest &request,
         return failure("--train: @forward is neither a language model (int64 "
                        "input_ids [batch, seq] -> logits [batch, seq, "
                        "vocab]) nor a value model (-> values [batch, seq])");
+      if (options.reward && !valueModel)
+        return failure("--reward: @forward is not a value model (compile "
+                       "with --head value)");
       CompileOptions train = options;
       train.head = valueModel ? CompileOptions::Head::Value
                               : CompileOptions::Head::CausalLm;

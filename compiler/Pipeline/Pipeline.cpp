@@ -244,6 +244,12 @@ void buildTrainPipeline(mlir::OpPassManager &pm,
       pm.addPass(hg::createAutodiff(differentiate));
     }
   }
+  if (options.reward && valueHead) {
+    pm.addPass(hg::createRewardLoss());
+    hg::AutodiffOptions differentiate = autodiff;
+    differentiate.function = "reward_loss";
+    pm.addPass(hg::createAutodiff(differentiate));
+  }
   // @forward_vjp: the same backward pass seeded by the cotangent of the
   // logits or values (a loss computed outside the model: PPO), for
   // @backward.

@@ -71,6 +71,11 @@ struct CompileOptions {
   double clipRewardValue = 5.0;
   double gamma = 1.0;
   double lambda = 0.95;
+  /// With train, a value model: also DeepSpeed-Chat's reward-model loss
+  /// (step 2, hg-reward-loss): @reward_loss over 2B rows (the chosen
+  /// answers, then the rejected ones; right padding) and its accumulation
+  /// @reward_forward_backward.
+  bool reward = false;
   /// The training executables' update rule.
   enum class Optimizer { AdamW, Sgd };
   Optimizer optimizer = Optimizer::AdamW;

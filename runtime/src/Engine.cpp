@@ -269,7 +269,8 @@ float Engine::forwardBackward(const HostTensor &inputIds,
   return out.at("loss").as<float>()[0];
 }
 
-float Engine::accumulate(const std::string &name, const NamedTensors &inputs) {
+float Engine::accumulate(const std::string &name, const NamedTensors &inputs,
+                         NamedTensors *outputs) {
   const auto start = std::chrono::steady_clock::now();
   if (!hasExecutable(name) || !hasExecutable("step")) {
     std::string known;
@@ -289,7 +290,10 @@ float Engine::accumulate(const std::string &name, const NamedTensors &inputs) {
   NamedTensors out = e.run(e.withDefaults(inputs));
   ++microBatches_;
   trainSeconds_ += secondsSince(start);
-  return out.at("loss").as<float>()[0];
+  const float loss = out.at("loss").as<float>()[0];
+  if (outputs)
+    *outputs = std::move(out);
+  return loss;
 }
 
 std::string Engine::backwardCotangent() const {

@@ -58,8 +58,8 @@ struct CompileOption {
 inline constexpr CompileOption inCompile;
 
 /// The RLHF losses' options (--ppo, --grpo and their hyper-parameters,
-/// RlhfOptions.cpp): the first misuse as a usage error, and the options
-/// they set.
+/// --reward; RlhfOptions.cpp): the first misuse as a usage error, and the
+/// options they set.
 std::optional<std::string> rlhfOptionsError(bool train);
 void applyRlhfOptions(CompileOptions &options);
 

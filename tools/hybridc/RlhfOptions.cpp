@@ -1,6 +1,7 @@
 // `hybridc compile`'s RLHF loss options: --ppo (DeepSpeed-Chat's actor and
-// critic losses, the experience maths) and --grpo, with their
-// hyper-parameters (Options.h).
+// critic losses, the experience maths), --grpo, with their
+// hyper-parameters, and --reward (the reward model's ranking loss)
+// (Options.h).
 #include "Options.h"
 
 #include <initializer_list>
@@ -71,11 +72,19 @@ cl::opt<double> lambd("lambd",
                       cl::desc("--ppo, a value model: GAE's lambda (default "
                                "0.95)"),
                       cl::value_desc("L"), cl::init(0.95), inCompile);
+cl::opt<bool> reward(
+    "reward",
+    cl::desc("With --head value --train: DeepSpeed-Chat's reward-model "
+             "ranking loss (step 2): @reward_loss over chosen-then-rejected "
+             "rows (right padding) and @reward_forward_backward"),
+    inCompile);
 } // namespace
 
 std::optional<std::string> rlhfOptionsError(bool train) {
   if (ppo && !train)
     return std::string("--ppo applies to --train");
+  if (reward && !train)
+    return std::string("--reward applies to --train");
   for (const cl::Option *o : std::initializer_list<const cl::Option *>{
            &cliprange, &clipHigh, &cliprangeValue, &promptLength,
            &clipRewardValue, &gamma, &lambd, &grpo})
@@ -101,6 +110,7 @@ std::optional<std::string> rlhfOptionsError(bool train) {
 
 void applyRlhfOptions(CompileOptions &options) {
   options.ppo = ppo;
+  options.reward = reward;
   options.clipLow = cliprange;
   options.clipHigh = clipHigh.getNumOccurrences() ? clipHigh : cliprange;
   options.grpo = grpo;

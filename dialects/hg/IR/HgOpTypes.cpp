@@ -842,6 +842,29 @@ LogicalResult inferMaskedMeanGrad(MaskedMeanGradOp::Adaptor a, Inference &inf) {
   return inf.result(*mask);
 }
 
+/// loss [], end_scores [2B] and accuracy [], f32, from values [2B, T].
+LogicalResult inferPairwiseRankingLoss(PairwiseRankingLossOp::Adaptor a,
+                                       Inference &inf) {
+  FailureOr<SmallVector<int64_t>> shape = rowsByPositions(
+      inf, a.getValues(), "values", {a.getInputIds(), a.getAttentionMask()});
+  if (failed(shape))
+    return failure();
+  Type f32 = Float32Type::get(a.getValues().getContext());
+  (void)inf.result({}, f32);
+  (void)inf.result({(*shape)[0]}, f32);
+  return inf.result({}, f32);
+}
+
+/// grad_values: the values' [2B, T], f32.
+LogicalResult inferPairwiseRankingLossGrad(PairwiseRankingLossGradOp::Adaptor a,
+                                           Inference &inf) {
+  FailureOr<SmallVector<int64_t>> shape = rowsByPositions(
+      inf, a.getValues(), "values", {a.getInputIds(), a.getAttentionMask()});
+  if (failed(shape))
+    return failure();
+  return inf.result(*shape, Float32Type::get(a.getValues().getContext()));
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -958,6 +981,8 @@ HG_INFER_RETURN_TYPES(PpoRewardsOp, inferPpoRewards)
 HG_INFER_RETURN_TYPES(GaeOp, inferGae)
 HG_INFER_RETURN_TYPES(MaskedMeanOp, inferMaskedMean)
 HG_INFER_RETURN_TYPES(MaskedMeanGradOp, inferMaskedMeanGrad)
+HG_INFER_RETURN_TYPES(PairwiseRankingLossOp, inferPairwiseRankingLoss)
+HG_INFER_RETURN_TYPES(PairwiseRankingLossGradOp, inferPairwiseRankingLossGrad)
 
 #undef HG_INFER_RETURN_TYPES
 
@@ -1792,6 +1817,45 @@ LogicalResult MaskedMeanOp::verify() {
     return failure();
   return checkSameShape(*this, getInput().getType().getShape(), "input",
                         {{getMask(), "mask"}});
+}
+
+/// values [2B, T] (an even number of rows, when known) and input_ids and
+/// attention_mask of its shape: the operands of both ranking-loss ops.
+static LogicalResult verifyRankingRows(Operation *op, Value values, Value ids,
+                                       Value mask) {
+  ArrayRef<int64_t> shape = tensorTypeOf(values).getShape();
+  if (!ShapedType::isDynamic(shape[0]) && shape[0] % 2 != 0)
+    return op->emitOpError()
+           << "expects values [2B, T] (the chosen rows, then the rejected), "
+              "got "
+           << shape[0] << " rows";
+  return checkSameShape(op, shape, "values",
+                        {{ids, "input_ids"}, {mask, "attention_mask"}});
+}
+
+LogicalResult PairwiseRankingLossOp::verify() {
+  if (failed(verifyInferredResult(*this)))
+    return failure();
+  return verifyRankingRows(*this, getValues(), getInputIds(),
+                           getAttentionMask());
+}
+
+LogicalResult PairwiseRankingLossGradOp::verify() {
+  if (failed(verifyInferredResult(*this)) ||
+      failed(verifyRankingRows(*this, getValues(), getInputIds(),
+                               getAttentionMask())))
+    return failure();
+  if (getGrad().getType().getRank() != 0)
+    return emitOpError() << "expects grad as tensor<f32> (the loss's), got "
+                         << getGrad().getType();
+  RankedTensorType scores = getGradEndScores().getType();
+  int64_t rows = getValues().getType().getDimSize(0);
+  if (scores.getRank() != 1 || dimsConflict(scores.getDimSize(0), rows))
+    return emitOpError() << "expects grad_end_scores [2B] = "
+                         << formatShape(
+                                getValues().getType().getShape().take_front())
+                         << " like the values' rows, got " << scores;
+  return success();
 }
 
 LogicalResult MaskedMeanGradOp::verify() {

@@ -395,6 +395,12 @@ inferSymbolicShapes(Operation *op, ArrayRef<SymShape> operandShapes,
   } else if (auto rewards = dyn_cast<PpoRewardsOp>(op)) {
     // rewards and old_values: the log-probabilities' [B, L].
     shapes = {operandShapes[0], operandShapes[0]};
+  } else if (isa<PairwiseRankingLossOp>(op)) {
+    // loss [], end_scores [2B] (the values' rows), accuracy [].
+    if (operandShapes[0].size() != 2)
+      return explain(why, "pairwise_ranking_loss of values that are not "
+                          "[2B, T]");
+    shapes = {SymShape{}, SymShape{operandShapes[0][0]}, SymShape{}};
   } else if (auto gae = dyn_cast<GaeOp>(op)) {
     // advantages and returns: [B, L - start].
     SymShape s = operandShapes[0];

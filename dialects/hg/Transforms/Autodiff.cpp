@@ -1,7 +1,9 @@
 // hg-autodiff: reverse-mode differentiation of a function's scalar loss
 // with respect to its parameters. @F's copy @F_grad returns the loss and,
 // for every parameter argument, its gradient (hg.name "grad.<checkpoint
-// name>", the parameter's type). Gradients flow from the loss back through
+// name>", the parameter's type), and after the loss the results marked
+// `hg.metric` (values that ride along, not differentiated: a reward
+// model's scores and accuracy). Gradients flow from the loss back through
 // each op's vector-Jacobian rule (VjpInterface.td), in reverse program
 // order; a value used several times gets the sum of its uses' gradients.
 // Only values that depend on a parameter carry gradients (integers,
@@ -250,10 +252,26 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     SmallVector<Value> results;
     SmallVector<Type> types;
     SmallVector<std::string> names;
+    // Results marked `hg.metric` (a reward model's scores and accuracy)
+    // are kept beside the loss, in their order, with their names.
+    SmallVector<unsigned> metrics;
     if (!fromCotangent) {
       results.push_back(seedValue);
       types.push_back(seedType);
       names.push_back(loss);
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        if (i != *seedIndex && func.getResultAttr(i, "hg.metric")) {
+          auto n = func.getResultAttrOfType<StringAttr>(i, "hg.name");
+          if (!n) {
+            func.emitError() << "hg-autodiff: @" << function << "'s metric "
+                             << i << " has no hg.name";
+            return signalPassFailure();
+          }
+          results.push_back(ret.getOperand(i));
+          types.push_back(ret.getOperand(i).getType());
+          names.push_back(n.getValue().str());
+          metrics.push_back(results.size() - 1);
+        }
     }
     for (BlockArgument arg : body.getArguments()) {
       auto param =
@@ -281,9 +299,13 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     grad.setFunctionType(
         FunctionType::get(module.getContext(), grad.getArgumentTypes(), types));
     SmallVector<Attribute> resultAttrs;
-    for (const std::string &n : names)
-      resultAttrs.push_back(
-          b.getDictionaryAttr(b.getNamedAttr("hg.name", b.getStringAttr(n))));
+    for (auto [i, n] : llvm::enumerate(names)) {
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr("hg.name", b.getStringAttr(n))};
+      if (llvm::is_contained(metrics, i))
+        attrs.push_back(b.getNamedAttr("hg.metric", b.getUnitAttr()));
+      resultAttrs.push_back(b.getDictionaryAttr(attrs));
+    }
     grad.setAllResultAttrs(resultAttrs);
   }
 };

@@ -82,6 +82,26 @@ def PpoLosses : Pass<"hg-ppo-losses", "mlir::ModuleOp"> {
   ];
 }
 
+def RewardLoss : Pass<"hg-reward-loss", "mlir::ModuleOp"> {
+  let summary = "DeepSpeed-Chat's reward-model (step 2) pairwise ranking loss";
+  let description = [{
+    On a value model (@forward taking input_ids and attention_mask [batch,
+    seq] and returning `values` [batch, seq]), adds @reward_loss, a copy of
+    @forward whose batch is 2B rows, the chosen answers then the rejected
+    ones (pair b = rows b and B + b; right padding, attention_mask 0 at
+    padding: DeepSpeed-Chat's num_padding_at_beginning = 0), returning
+    hg.pairwise_ranking_loss's `loss` [1] (RewardModel.forward's mean over
+    pairs of -logsigmoid(chosen - rejected) averaged from the first
+    differing position to the later end), `end_scores` [batch] (each row's
+    value at its last token: chosen_mean_scores, then
+    rejected_mean_scores) and `accuracy` [1] (the fraction of pairs whose
+    chosen end score is the higher). The function is marked `hg.loss`,
+    `hg.accumulate` naming @reward_forward_backward, the accumulation the
+    optimizer pass builds from its gradient; end_scores and accuracy are
+    marked `hg.metric`, so hg-autodiff and the accumulation keep them.
+  }];
+}
+
 def AdamW : Pass<"hg-adamw", "mlir::ModuleOp"> {
   let summary = "The optimizer executables: AdamW in place, accumulation";
   let description = [{
@@ -133,7 +153,8 @@ def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
     Adds @<function>_grad: a copy of @<function> that returns its result
     named `loss` (one float) and, for each parameter argument (`hg.param`),
     the gradient of the loss with respect to it (`hg.name` =
-    "grad.<checkpoint name>"). Each op's vector-Jacobian rule comes from
+    "grad.<checkpoint name>"), and after the loss its results marked
+    `hg.metric`, as they are. Each op's vector-Jacobian rule comes from
     VjpOpInterface (VjpRules.cpp); gradients of a value used several times
     are summed; integer and boolean values stop gradients. An op on the
     path with float results and no rule is an error naming it, as is a

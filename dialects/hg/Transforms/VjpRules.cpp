@@ -508,6 +508,16 @@ LogicalResult vjp(MaskedMeanOp op, VjpContext &c, ArrayRef<Value> g,
   return success();
 }
 
+LogicalResult vjp(PairwiseRankingLossOp op, VjpContext &c, ArrayRef<Value> g,
+                  Grads &out) {
+  // The values train, through the loss and the end scores; input_ids and
+  // the mask are data, and the accuracy, a count of comparisons, is flat.
+  out[0] = c.builder().create<PairwiseRankingLossGradOp>(
+      c.loc(), op.getValues(), op.getInputIds(), op.getAttentionMask(), g[0],
+      g[1]);
+  return success();
+}
+
 LogicalResult vjp(RotaryOp op, VjpContext &c, ArrayRef<Value> g, Grads &out) {
   // Over the first R = rotary_dim features, y = x cos + rot(x) sin with
   // rot(x) = [-x2, x1] (halves of those R): dx = g cos + rot^T(g sin),
@@ -666,7 +676,8 @@ void registerVjpRules(DialectRegistry &registry) {
            ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, MatMulOp, LinearOp,
            LayerNormOp, RmsNormOp, EmbeddingOp, RotaryOp, SliceOp, AttentionOp,
            LabelLogProbsOp, ClippedSurrogateOp>(context);
-    attach<ClippedValueLossOp, KlK3Op, MaskedMeanOp>(context);
+    attach<ClippedValueLossOp, KlK3Op, MaskedMeanOp, PairwiseRankingLossOp>(
+        context);
   });
 }
 

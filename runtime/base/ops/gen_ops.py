@@ -647,6 +647,7 @@ def emit_hrt_to_ops():
 
 HG_TYPES = {
     "F32Tensor": "RankedTensorOf<[F32]>",
+    "I64Tensor": "RankedTensorOf<[I64]>",
     "FloatTensor": "Hg_FloatTensor",
     "IntTensor": "Hg_IntTensor",
     "BoolTensor": "Hg_BoolTensor",

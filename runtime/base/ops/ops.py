@@ -723,4 +723,52 @@ OPS = [
        verifier=False,
        hg=HgForm(types={o: "F32Tensor" for o in (
            "mask", "grad", "grad_input")}, shape="custom")),
+    Op("PairwiseRankingLoss", "pairwise_ranking_loss",
+       "a reward model's pairwise ranking loss "
+       "(hybrid::ops::PairwiseRankingLoss)",
+       "DeepSpeed-Chat's RewardModel.forward loss (step 2): (values [2B, T] "
+       "f32, input_ids [2B, T] i64, attention_mask [2B, T] i64) -> (loss [], "
+       "end_scores [2B], accuracy []), f32. Rows 0..B-1 are the chosen "
+       "answers, rows B..2B-1 the rejected ones, pair b = (b, B + b); right "
+       "padding (num_padding_at_beginning = 0), the mask 0 at padding. A "
+       "row's end is its first masked position (T when none); positions "
+       "compare equal when both are padding or both tokens of one id. Per "
+       "pair: when the rows are equal, span = [T - 1, T) and the rejected "
+       "end is the chosen's; else span = [d, max(c_end, r_end)), d the first "
+       "unequal position. pair loss = mean over the span of "
+       "-logsigmoid(chosen - rejected) (torch's log_sigmoid in f32; the "
+       "span's sum in double, rounded to f32 once, divided by its length in "
+       "f32; an empty span gives NaN as torch's mean does); loss = the pair "
+       "losses summed in f32 in order, divided by B. end_scores[row] = "
+       "values[row, end - 1] (DeepSpeed-Chat's chosen_mean_scores then "
+       "rejected_mean_scores; an end of 0 reads T - 1, as torch's index -1 "
+       "does); accuracy = the fraction of pairs whose chosen end score is "
+       "greater than the rejected one's (DeepSpeed-Chat's evaluation).",
+       outs=[Out("loss"), Out("end_scores"), Out("accuracy")],
+       ins=[In("values"), In("input_ids"), In("attention_mask")],
+       verifier=False,
+       hg=HgForm(types={"values": "F32Tensor", "input_ids": "I64Tensor",
+                        "attention_mask": "I64Tensor", "loss": "F32Tensor",
+                        "end_scores": "F32Tensor", "accuracy": "F32Tensor"},
+                 shape="custom")),
+    Op("PairwiseRankingLossGrad", "pairwise_ranking_loss_grad",
+       "pairwise_ranking_loss's backward "
+       "(hybrid::ops::PairwiseRankingLossGrad)",
+       "PairwiseRankingLoss's backward with respect to values: (values [2B, "
+       "T], input_ids, attention_mask, grad [] (the loss's), grad_end_scores "
+       "[2B]) -> grad_values [2B, T], f32; torch autograd's: over each "
+       "pair's span, with s = chosen - rejected and u = -(grad / B) / "
+       "span length, torch's log_sigmoid backward u (m - sign z / (1 + z)), "
+       "z = exp(-|s|), m = 1 and sign = 1 where s < 0, else m = 0 and sign = "
+       "-1, to the chosen value and its negation to the rejected one; plus "
+       "grad_end_scores[row] at each row's end - 1; zero elsewhere. The "
+       "accuracy, a count of comparisons, has no gradient.",
+       outs=[Out("grad_values")],
+       ins=[In("values"), In("input_ids"), In("attention_mask"), In("grad"),
+            In("grad_end_scores")],
+       verifier=False,
+       hg=HgForm(types={"values": "F32Tensor", "input_ids": "I64Tensor",
+                        "attention_mask": "I64Tensor", "grad": "F32Tensor",
+                        "grad_end_scores": "F32Tensor",
+                        "grad_values": "F32Tensor"}, shape="custom")),
 ]

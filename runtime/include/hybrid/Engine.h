@@ -111,9 +111,12 @@ public:
   /// attention_mask, old_logprobs, advantages and action_mask): runs the
   /// named accumulation executable on `inputs` (by name; defaults filled),
   /// adds its gradients to the accumulators forwardBackward fills, counts
-  /// one micro-batch for step() and returns the loss. Throws hybrid::Error
-  /// when the bundle has no such executable, naming the ones it has.
-  float accumulate(const std::string &executable, const NamedTensors &inputs);
+  /// one micro-batch for step() and returns the loss; `outputs`, when
+  /// given, receives every output (the loss and what rides along: a
+  /// reward model's end_scores and accuracy). Throws hybrid::Error when
+  /// the bundle has no such executable, naming the ones it has.
+  float accumulate(const std::string &executable, const NamedTensors &inputs,
+                   NamedTensors *outputs = nullptr);
   /// The backward pass of a loss computed outside the model (PPO and other
   /// custom objectives), from its gradient with respect to the model's
   /// output: runs @backward (a bundle compiled with hybridc --train) on

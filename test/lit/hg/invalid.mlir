@@ -1230,3 +1230,51 @@ func.func @kl_k3_type(%a: tensor<2x3xbf16>) {
   %0 = hg.kl_k3 %a, %a : tensor<2x3xbf16>, tensor<2x3xbf16> -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @pairwise_ranking_loss_rows(%v: tensor<3x5xf32>, %ids: tensor<3x5xi64>) {
+  // expected-error @+1 {{'hg.pairwise_ranking_loss' op expects values [2B, T] (the chosen rows, then the rejected), got 3 rows}}
+  %l:3 = hg.pairwise_ranking_loss %v, %ids, %ids : tensor<3x5xf32>, tensor<3x5xi64>, tensor<3x5xi64> -> tensor<f32>, tensor<3xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @pairwise_ranking_loss_mask(%v: tensor<2x5xf32>, %ids: tensor<2x5xi64>, %m: tensor<2x4xi64>) {
+  // expected-error @+1 {{'hg.pairwise_ranking_loss' op expects attention_mask of values's shape [2, 5], got 'tensor<2x4xi64>'}}
+  %l:3 = hg.pairwise_ranking_loss %v, %ids, %m : tensor<2x5xf32>, tensor<2x5xi64>, tensor<2x4xi64> -> tensor<f32>, tensor<2xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @pairwise_ranking_loss_ids_type(%v: tensor<2x5xf32>, %ids: tensor<2x5xi32>) {
+  // expected-error @+1 {{'hg.pairwise_ranking_loss' op operand #1 must be ranked tensor of 64-bit signless integer values}}
+  %l:3 = hg.pairwise_ranking_loss %v, %ids, %ids : tensor<2x5xf32>, tensor<2x5xi32>, tensor<2x5xi32> -> tensor<f32>, tensor<2xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @pairwise_ranking_loss_scores(%v: tensor<2x5xf32>, %ids: tensor<2x5xi64>) {
+  // expected-error @+1 {{'hg.pairwise_ranking_loss' op result type 'tensor<f32>', 'tensor<1xf32>', 'tensor<f32>' is incompatible with the inferred type 'tensor<f32>', 'tensor<2xf32>', 'tensor<f32>'}}
+  %l:3 = hg.pairwise_ranking_loss %v, %ids, %ids : tensor<2x5xf32>, tensor<2x5xi64>, tensor<2x5xi64> -> tensor<f32>, tensor<1xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @pairwise_ranking_loss_grad_scores(%v: tensor<2x5xf32>, %ids: tensor<2x5xi64>, %g: tensor<f32>, %gs: tensor<4xf32>) {
+  // expected-error @+1 {{'hg.pairwise_ranking_loss_grad' op expects grad_end_scores [2B] = [2] like the values' rows, got 'tensor<4xf32>'}}
+  %d = hg.pairwise_ranking_loss_grad %v, %ids, %ids, %g, %gs : tensor<2x5xf32>, tensor<2x5xi64>, tensor<2x5xi64>, tensor<f32>, tensor<4xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @pairwise_ranking_loss_grad_loss(%v: tensor<2x5xf32>, %ids: tensor<2x5xi64>, %g: tensor<1xf32>, %gs: tensor<2xf32>) {
+  // expected-error @+1 {{'hg.pairwise_ranking_loss_grad' op expects grad as tensor<f32> (the loss's), got 'tensor<1xf32>'}}
+  %d = hg.pairwise_ranking_loss_grad %v, %ids, %ids, %g, %gs : tensor<2x5xf32>, tensor<2x5xi64>, tensor<2x5xi64>, tensor<1xf32>, tensor<2xf32> -> tensor<2x5xf32>
+  return
+}

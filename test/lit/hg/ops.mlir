@@ -330,6 +330,19 @@ func.func @rlhf(%lp: tensor<2x?xf32>, %s: tensor<2xf32>, %kl: tensor<1xf32>, %g:
   return
 }
 
+// The reward model's ranking loss: values and i64 ids and mask [2B, T] ->
+// loss [], end scores [2B], accuracy []; its backward takes the loss's and
+// the end scores' gradients.
+// CHECK-LABEL: func.func @ranking
+// CHECK-SAME: (%[[V:[^:]+]]: tensor<4x?xf32>, %[[IDS:[^:]+]]: tensor<4x?xi64>, %[[G:[^:]+]]: tensor<f32>, %[[GS:[^:]+]]: tensor<4xf32>)
+func.func @ranking(%v: tensor<4x?xf32>, %ids: tensor<4x?xi64>, %g: tensor<f32>, %gs: tensor<4xf32>) {
+  // CHECK: hg.pairwise_ranking_loss %[[V]], %[[IDS]], %[[IDS]] : tensor<4x?xf32>, tensor<4x?xi64>, tensor<4x?xi64> -> tensor<f32>, tensor<4xf32>, tensor<f32>
+  %l:3 = hg.pairwise_ranking_loss %v, %ids, %ids : tensor<4x?xf32>, tensor<4x?xi64>, tensor<4x?xi64> -> tensor<f32>, tensor<4xf32>, tensor<f32>
+  // CHECK: hg.pairwise_ranking_loss_grad %[[V]], %[[IDS]], %[[IDS]], %[[G]], %[[GS]] : tensor<4x?xf32>, tensor<4x?xi64>, tensor<4x?xi64>, tensor<f32>, tensor<4xf32> -> tensor<4x?xf32>
+  %d = hg.pairwise_ranking_loss_grad %v, %ids, %ids, %g, %gs : tensor<4x?xf32>, tensor<4x?xi64>, tensor<4x?xi64>, tensor<f32>, tensor<4xf32> -> tensor<4x?xf32>
+  return
+}
+
 // GAE's results drop the first `start` positions.
 // CHECK-LABEL: func.func @gae_static
 func.func @gae_static(%r: tensor<2x15xf32>) -> tensor<2x8xf32> {

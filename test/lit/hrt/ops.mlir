@@ -55,6 +55,12 @@ hrt.executable @all_ops symbols ["batch", "seq"] params read attributes {symbol_
   hrt.group_advantages %scores : !hrt.buffer<f32, [batch]> into %scores : !hrt.buffer<f32, [batch]> {group_size = 4 : i64, scale = false}
   // CHECK: hrt.masked_whiten {{.+}} into %{{.+}} : <f32, [batch, seq]>{{$}}
   hrt.masked_whiten %lp : !hrt.buffer<f32, [batch, seq]>, %lp : !hrt.buffer<f32, [batch, seq]> into %rw : !hrt.buffer<f32, [batch, seq]>
+  // The reward model's ranking loss: i64 ids and mask, three results.
+  %rscalar = hrt.alloc : !hrt.buffer<f32, []>
+  // CHECK: hrt.pairwise_ranking_loss %[[LP]] : <f32, [batch, seq]>, %[[IDS]] : <i64, [batch, seq]>, %[[IDS]] : <i64, [batch, seq]> into %[[RL:[^ ]+]] : <f32, []>, %[[ES:[^ ]+]] : <f32, [batch]>, %{{.+}} : <f32, []>{{$}}
+  hrt.pairwise_ranking_loss %lp : !hrt.buffer<f32, [batch, seq]>, %ids : !hrt.buffer<i64, [batch, seq]>, %ids : !hrt.buffer<i64, [batch, seq]> into %rscalar : !hrt.buffer<f32, []>, %scores : !hrt.buffer<f32, [batch]>, %mean : !hrt.buffer<f32, []>
+  // CHECK: hrt.pairwise_ranking_loss_grad %[[LP]] : <f32, [batch, seq]>, %[[IDS]] : <i64, [batch, seq]>, %[[IDS]] : <i64, [batch, seq]>, %[[RL]] : <f32, []>, %[[ES]] : <f32, [batch]> into %{{.+}} : <f32, [batch, seq]>{{$}}
+  hrt.pairwise_ranking_loss_grad %lp : !hrt.buffer<f32, [batch, seq]>, %ids : !hrt.buffer<i64, [batch, seq]>, %ids : !hrt.buffer<i64, [batch, seq]>, %rscalar : !hrt.buffer<f32, []>, %scores : !hrt.buffer<f32, [batch]> into %rw : !hrt.buffer<f32, [batch, seq]>
   %dact = hrt.alloc : !hrt.buffer<f32, [batch, seq, 64]>
   // CHECK: hrt.activation_grad gelu_tanh %{{.+}} : <f32, [batch, seq, 64]> grad %{{.+}} : <f32, [batch, seq, 64]> into %{{.+}} : <f32, [batch, seq, 64]>
   hrt.activation_grad gelu_tanh %x : !hrt.buffer<f32, [batch, seq, 64]> grad %dlogits : !hrt.buffer<f32, [batch, seq, 64]> into %dact : !hrt.buffer<f32, [batch, seq, 64]>

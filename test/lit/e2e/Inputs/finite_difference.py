@@ -7,8 +7,8 @@ loss, both run by hybrid-run on the CPU backend.
                              [--max-rel R] [--model M]
 
 `init` writes the parameters of Inputs/autodiff/M.mlir (model, the
-default, rotary, attention, alibi, surrogate or rlhf) and its input x ([5, 4]
-/ [3, 4] / [5, 4] / [5, 4] / [5, 4] / [6, 4])
+default, rotary, attention, alibi, surrogate, rlhf or ranking) and its input
+x ([5, 4] / [3, 4] / [5, 4] / [5, 4] / [5, 4] / [6, 4] / [20, 4])
 with values spread
 over [-1.5, 1.5] (pseudo-random, fixed seed).
   finite_difference.py directional BUNDLE WEIGHTS INPUTS SCRATCH
@@ -46,6 +46,7 @@ MODELS = {
     "alibi": ({"wq": [8, 4], "wk": [4, 4], "wv": [4, 4]}, [5, 4]),
     "surrogate": ({"w": [7, 4]}, [5, 4]),
     "rlhf": ({"w": [7, 4]}, [6, 4]),
+    "ranking": ({"w": [3, 4]}, [20, 4]),
 }
 
 
