@@ -9,6 +9,8 @@ namespace hybrid::run {
 Subcommand addPpoStepCheck(CLI::App &root);
 /// `step1`: DeepSpeed-Chat's step 1, supervised fine-tuning (Step1.cpp).
 Subcommand addStep1(CLI::App &root);
+/// `step2`: DeepSpeed-Chat's step 2, the reward model (Step2.cpp).
+Subcommand addStep2(CLI::App &root);
 /// `step3`: DeepSpeed-Chat's step 3, PPO or GRPO (Step3.cpp).
 Subcommand addStep3(CLI::App &root);
 

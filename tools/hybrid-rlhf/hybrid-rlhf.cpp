@@ -18,5 +18,5 @@ const char *kDescription =
 
 int main(int argc, char **argv) {
   return runTool(argc, argv, "hybrid-rlhf", kDescription,
-                 {addStep1, addStep3, addPpoStepCheck});
+                 {addStep1, addStep2, addStep3, addPpoStepCheck});
 }

@@ -1,5 +1,7 @@
 """Writes toy RLHF data as hybrid-rlhf reads it (JSONL of token ids), seeded:
 
+  rlhf_data.py KIND OUT N VOCAB [--seed S]   (default seed: one per KIND)
+
   rlhf_data.py prompts OUT N VOCAB   {"prompt": [...]}: 3 to 8 random ids
   rlhf_data.py sft OUT N VOCAB       {"prompt": [...], "chosen": [7 7 36 36
                                      100 101]}: one answer to learn
@@ -12,7 +14,10 @@ import random
 import sys
 
 kind, out, n, vocab = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-rng = random.Random({"prompts": 0, "sft": 1, "pairs": 2}[kind])
+seed = {"prompts": 0, "sft": 1, "pairs": 2}[kind]
+if len(sys.argv) == 7 and sys.argv[5] == "--seed":
+    seed = int(sys.argv[6])
+rng = random.Random(seed)
 MARKER = 36
 
 
