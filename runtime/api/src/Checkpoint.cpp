@@ -24,6 +24,10 @@ void saveCheckpoint(Engine &engine, const std::string &dir, int64_t globalSteps,
   // first file cannot be created.
   ::mkdir(dir.c_str(), 0755);
   engine.weights().saveSafeTensors(checkpointModelPath(dir));
+  // The adapters again as PEFT's files, for PeftModel.from_pretrained and
+  // Engine::loadAdapters (the model file above keeps the run resumable).
+  if (engine.bundle().lora.enabled())
+    engine.saveAdapters(dir);
   writeSafeTensors(
       checkpointOptimizerPath(dir), optimizerState(engine),
       {{"producer", producer}, {"global_steps", std::to_string(globalSteps)}});
