@@ -168,6 +168,7 @@ bool isValueModel(mlir::ModuleOp module) {
 void buildGenerationPipeline(mlir::OpPassManager &pm,
                              const CompileOptions &options) {
   pm.addPass(hg::createSplitGeneration());
+  // Before the fusions: the base linears' epilogues fuse as without LoRA.
   if (options.loraRank > 0 &&
       options.loraGeneration == CompileOptions::LoraGeneration::Fused)
     pm.addPass(hg::createLoraFusedGeneration());

@@ -38,6 +38,14 @@ for m in gpt2 opt llama; do
   cp "$fixtures/ppo/ppo_$m.safetensors" "$fixtures/ppo/ppo_${m}_value_models.safetensors" \
     "$out/$m/"
 done
+# LoraTest's bundles (adapters on GPT-2's Conv1D weights; fused in f32 and
+# bf16, unfused): fused and unfused generation on the GPU.
+for variant in lora:--lora-generation=fused lora-bf16:--dtype=bfloat16 \
+  lora-unfused:--lora-generation=unfused; do
+  "$build/bin/hybridc" compile "$fixtures/gpt2" --lora-dim 4 --lora-alpha 8 \
+    --lora-targets c_attn,c_proj,c_fc "${variant#*:}" \
+    -o "$out/gpt2/${variant%%:*}.hyb" -q
+done
 # The optimizer tests' other training variants of gpt2 (bf16 is above).
 for variant in fp16:--dtype=float16 sgd:--optimizer=sgd; do
   "$build/bin/hybridc" compile "$fixtures/gpt2" --train "${variant#*:}" \

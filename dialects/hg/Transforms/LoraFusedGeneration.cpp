@@ -115,6 +115,10 @@ void buildMerge(ModuleOp module, StringRef name, const LoraConfig &config,
     }
   auto f = b.create<func::FuncOp>(loc, name, b.getFunctionType(types, {}));
   f.setAllArgAttrs(argAttrs);
+  // Each add runs in its weight's buffer, one product's workspace at a
+  // time; folded into a GEMM's residual, every merged weight would be a
+  // temporary until the write-backs.
+  f->setAttr("hg.no_epilogue_fusion", b.getUnitAttr());
   Block *body = f.addEntryBlock();
   b.setInsertionPointToEnd(body);
   const double scale = sign * config.alpha / static_cast<double>(config.rank);
@@ -127,21 +131,22 @@ void buildMerge(ModuleOp module, StringRef name, const LoraConfig &config,
     Value s = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(RankedTensorType::get({1}, element),
                                     b.getFloatAttr(element, scale)));
-    Value merged;
+    // The product, then the add the lowering computes in W's own buffer.
+    Value delta;
     if (!a.fanInFanOut) {
-      // W [out, in] + (s B) [out, r] x A [r, in]: one GEMM, W its residual.
+      // (s B) [out, r] x A [r, in]: W is [out, in].
       Value scaled = b.create<MulOp>(loc, loraB, s);
-      merged = b.create<LinearOp>(loc, w.getType(), scaled, loraA, Value(), w,
-                                  /*transpose_weight=*/false, "none");
+      delta = b.create<LinearOp>(loc, scaled, loraA, Value(),
+                                 /*transpose_weight=*/false);
     } else {
-      // W [in, out] + (s A^T) [in, r] x B^T [r, out].
+      // (s A^T) [in, r] x B^T [r, out]: W is [in, out].
       Value at =
           b.create<TransposeOp>(loc, loraA, b.getDenseI64ArrayAttr({1, 0}));
       Value scaled = b.create<MulOp>(loc, at, s);
-      merged = b.create<LinearOp>(loc, w.getType(), scaled, loraB, Value(), w,
-                                  /*transpose_weight=*/true, "none");
+      delta = b.create<LinearOp>(loc, scaled, loraB, Value(),
+                                 /*transpose_weight=*/true);
     }
-    results.push_back(merged);
+    results.push_back(b.create<AddOp>(loc, w, delta));
     resultAttrs.push_back(param(a.weight));
   }
   b.create<func::ReturnOp>(loc, results);

@@ -274,7 +274,8 @@ def FuseEpilogues : Pass<"hg-fuse-epilogues", "mlir::func::FuncOp"> {
     applies bias, activation and residual before it stores its output. The
     training pipeline runs it once the backward pass is built: where the
     backward reads a pre-activation value, the linear has another use and
-    stays apart.
+    stays apart. A function marked `hg.no_epilogue_fusion` (@lora_fuse,
+    whose adds run in the weights' own buffers) is left as it is.
   }];
 }
 

@@ -1,6 +1,7 @@
 // hg-lora-fused-generation: @prefill and @decode read the base weights
 // alone; @lora_fuse adds alpha / r x B A into each adapted weight (its
-// transpose for a Conv1D weight), @lora_unfuse subtracts it.
+// transpose for a Conv1D weight; the add is computed in W's buffer),
+// @lora_unfuse subtracts it.
 // RUN: hybridc-opt --pass-pipeline='builtin.module(hg-lora{rank=2 alpha=4}, hg-split-generation, hg-lora-fused-generation)' %s | FileCheck %s
 // After hg-fuse-epilogues (the training pipeline runs it on @forward before
 // the generation lowering) the sums are residuals of the linears: the same.
@@ -24,14 +25,16 @@
 // CHECK-SAME: -> (tensor<4x4xf32> {hg.param = "model.layers.0.q_proj.weight"}, tensor<4x4xf32> {hg.param = "h.0.c_fc.weight"})
 // CHECK: %[[S:.+]] = hg.constant dense<2.000000e+00> : tensor<1xf32>
 // CHECK: %[[SB:.+]] = hg.mul %[[B1]], %[[S]]
-// CHECK: %[[M1:.+]] = hg.linear %[[SB]], %[[A1]] residual %[[W1]] {transpose_weight = false} : (tensor<4x2xf32>, tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[D1:.+]] = hg.linear %[[SB]], %[[A1]] {transpose_weight = false} : (tensor<4x2xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[M1:.+]] = hg.add %[[W1]], %[[D1]]
 // CHECK: %[[AT:.+]] = hg.transpose %[[A2]] [1, 0]
 // CHECK: %[[SA:.+]] = hg.mul %[[AT]], %{{.+}}
-// CHECK: %[[M2:.+]] = hg.linear %[[SA]], %[[B2]] residual %[[W2]] : (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[D2:.+]] = hg.linear %[[SA]], %[[B2]] : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x4xf32>
+// CHECK: %[[M2:.+]] = hg.add %[[W2]], %[[D2]]
 // CHECK: return %[[M1]], %[[M2]]
 // CHECK-LABEL: func.func @lora_unfuse
 // CHECK: hg.constant dense<-2.000000e+00> : tensor<1xf32>
-// CHECK: hg.linear {{.+}} residual
+// CHECK: hg.add
 
 // NONE: error: hg-lora-fused-generation: hg.lora: absent (run hg-lora first)
 module {
