@@ -99,6 +99,16 @@ void buildHgPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
   }
+  // On the fused linears (an ONNX model's matmuls become linears above),
+  // before any epilogue fusion.
+  if (options.loraRank > 0) {
+    hg::LoraOptions lora;
+    lora.rank = options.loraRank;
+    lora.alpha = options.loraAlpha;
+    lora.targets = options.loraTargets;
+    lora.onlyOptimize = options.loraOnlyOptimize;
+    pm.addPass(hg::createLora(lora));
+  }
 }
 
 /// Runs the passes `build` adds. Diagnostics from passes reach the user
@@ -158,6 +168,10 @@ bool isValueModel(mlir::ModuleOp module) {
 void buildGenerationPipeline(mlir::OpPassManager &pm,
                              const CompileOptions &options) {
   pm.addPass(hg::createSplitGeneration());
+  // Before the fusions: the base linears' epilogues fuse as without LoRA.
+  if (options.loraRank > 0 &&
+      options.loraGeneration == CompileOptions::LoraGeneration::Fused)
+    pm.addPass(hg::createLoraFusedGeneration());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createKvCache());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createUnitTransposes());
   pm.addNestedPass<mlir::func::FuncOp>(hg::createFuseEpilogues());

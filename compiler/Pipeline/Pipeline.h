@@ -76,6 +76,21 @@ struct CompileOptions {
   /// answers, then the rejected ones; right padding) and its accumulation
   /// @reward_forward_backward.
   bool reward = false;
+  /// LoRA adapters (hg-lora, in the hg phase): rank r (0: none), lora_alpha
+  /// (the path is scaled by alpha / r), PEFT's target_modules (empty: every
+  /// linear of a numbered block) and, with train, only the adapters trained
+  /// (DeepSpeed-Chat's only_optimize_lora).
+  int64_t loraRank = 0;
+  double loraAlpha = 1.0;
+  std::vector<std::string> loraTargets;
+  bool loraOnlyOptimize = false;
+  /// How @prefill/@decode apply the adapters: Fused generates on W + alpha
+  /// / r x B A, merged in place by @lora_fuse before generation and
+  /// taken out by @lora_unfuse after it (hg-lora-fused-generation;
+  /// DeepSpeed's hybrid engine); Unfused runs the adapters' GEMMs in every
+  /// step and never touches W.
+  enum class LoraGeneration { Fused, Unfused };
+  LoraGeneration loraGeneration = LoraGeneration::Fused;
   /// The training executables' update rule.
   enum class Optimizer { AdamW, Sgd };
   Optimizer optimizer = Optimizer::AdamW;

@@ -93,7 +93,20 @@ void Engine::loadWeights(const std::string &path,
     full.parameterPrefixes.insert(full.parameterPrefixes.end(),
                                   bundle_->checkpointPrefixes.begin(),
                                   bundle_->checkpointPrefixes.end());
-    weights_->bindFromSafeTensors(path, full);
+    // A base model's checkpoint has no adapters: those it lacks start as
+    // PEFT starts them (a checkpoint saved from this bundle has them).
+    for (const LoraAdapterDesc &a : bundle_->lora.adapters) {
+      full.zeroIfMissing.insert(a.loraA);
+      full.zeroIfMissing.insert(a.loraB);
+    }
+    std::vector<std::string> zeroed = weights_->bindFromSafeTensors(path, full);
+    std::set<std::string> fresh;
+    for (const LoraAdapterDesc &a : bundle_->lora.adapters)
+      if (std::count(zeroed.begin(), zeroed.end(), a.loraA) ||
+          std::count(zeroed.begin(), zeroed.end(), a.loraB))
+        fresh.insert(a.module);
+    if (!fresh.empty())
+      initAdapters(0, fresh);
   }
   releaseOptimizerStart();
 }

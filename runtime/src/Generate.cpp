@@ -96,6 +96,31 @@ double msSince(std::chrono::steady_clock::time_point start) {
 GenerateResult Engine::generate(const HostTensor &inputIds,
                                 const HostTensor *attentionMask,
                                 const GenerateConfig &config) {
+  if (!bundle_->lora.fusedGeneration)
+    return generateOnWeights(inputIds, attentionMask, config);
+  // DeepSpeed's hybrid engine: fuse_lora_weight before generating,
+  // unfuse_lora_weight after, so no executable but @prefill/@decode ever
+  // sees the merged weights (whatever generate throws).
+  auto merge = [&](const char *name) {
+    const auto start = std::chrono::steady_clock::now();
+    executable(name).run(NamedTensors{});
+    return msSince(start);
+  };
+  double ms = merge("lora_fuse");
+  GenerateResult result;
+  try {
+    result = generateOnWeights(inputIds, attentionMask, config);
+  } catch (...) {
+    merge("lora_unfuse");
+    throw;
+  }
+  result.loraMergeMs = ms + merge("lora_unfuse");
+  return result;
+}
+
+GenerateResult Engine::generateOnWeights(const HostTensor &inputIds,
+                                         const HostTensor *attentionMask,
+                                         const GenerateConfig &config) {
   const auto called = std::chrono::steady_clock::now();
   if (!hasExecutable("prefill") || !hasExecutable("decode"))
     throw Error("bundle '" + bundle_->model +

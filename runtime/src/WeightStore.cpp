@@ -212,10 +212,20 @@ void WeightStore::bindFromSafeTensors(
   bindFromSafeTensors(path, binding);
 }
 
-void WeightStore::bindFromSafeTensors(const std::string &path,
-                                      const CheckpointBinding &binding) {
+std::vector<std::string>
+WeightStore::bindFromSafeTensors(const std::string &path,
+                                 const CheckpointBinding &binding) {
   SafeTensorsCheckpoint ckpt = openCheckpoint(path);
   const std::string &what = ckpt.what;
+  for (const std::string &name : binding.only)
+    if (!byName_.count(name))
+      throw Error(what + ": '" + name + "' is no parameter of the bundle");
+  if (!binding.only.empty() && !bound_)
+    throw Error(what + ": bind the other parameters first (this file binds " +
+                std::to_string(binding.only.size()) + " of them)");
+  auto selectedParam = [&](const std::string &name) {
+    return binding.only.empty() || binding.only.count(name);
+  };
   for (const std::string &name : binding.zeroIfMissing)
     if (!byName_.count(name))
       throw Error(what + ": '" + name +
@@ -245,7 +255,7 @@ void WeightStore::bindFromSafeTensors(const std::string &path,
          ++prefix)
       if (startsWith(name, *prefix))
         param = name.substr(prefix->size());
-    if (!byName_.count(param)) {
+    if (!byName_.count(param) || !selectedParam(param)) {
       if (!binding.allowedExtra.count(std::string(name)) && !extra++)
         firstExtra = tensor;
       continue;
@@ -266,6 +276,8 @@ void WeightStore::bindFromSafeTensors(const std::string &path,
   size_t missing = 0;
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamDesc &p = params_[i];
+    if (!selectedParam(p.name))
+      continue;
     auto found = bound.find(p.name);
     if (found == bound.end()) {
       if (!binding.zeroIfMissing.count(p.name) && !missing++)
@@ -311,10 +323,14 @@ void WeightStore::bindFromSafeTensors(const std::string &path,
 
   ensureStorage();
   std::vector<uint8_t> staging;
+  std::vector<std::string> zeroed;
   for (size_t i = 0; i < params_.size(); ++i) {
+    if (!selectedParam(params_[i].name))
+      continue;
     if (!sources[i]) { // binding.zeroIfMissing
       device_->fillZero(mutableData(i), sizes_[i], *stream_);
       device_->synchronize(*stream_);
+      zeroed.push_back(params_[i].name);
       continue;
     }
     const SafeTensorsEntry &e = *sources[i];
@@ -330,8 +346,11 @@ void WeightStore::bindFromSafeTensors(const std::string &path,
     // The staging buffer is reused for the next parameter.
     device_->synchronize(*stream_);
   }
-  bound_ = true;
-  source_ = what;
+  if (binding.only.empty()) {
+    bound_ = true;
+    source_ = what;
+  }
+  return zeroed;
 }
 
 void WeightStore::bindFromOnnx(const std::string &path) {
@@ -484,6 +503,38 @@ void WeightStore::initRandom(uint64_t seed) {
   }
   bound_ = true;
   source_ = "random(seed " + std::to_string(seed) + ")";
+}
+
+std::vector<uint8_t> WeightStore::read(size_t i) const {
+  std::vector<uint8_t> host(sizes_.at(i));
+  device_->copyDeviceToHost(host.data(), data(i), sizes_[i], *stream_);
+  device_->synchronize(*stream_);
+  return host;
+}
+
+void WeightStore::write(size_t i, const void *host) {
+  if (!bound_)
+    throw Error("parameter '" + name(i) +
+                "': bind the weights before writing one of them");
+  device_->copyHostToDevice(mutableData(i), host, sizes_.at(i), *stream_);
+  device_->synchronize(*stream_);
+}
+
+void WeightStore::saveSafeTensors(
+    const std::string &path, const std::vector<std::string> &names,
+    const std::map<std::string, std::string> &metadata) const {
+  std::vector<std::vector<uint8_t>> host;
+  std::vector<SafeTensorsWriteEntry> entries;
+  host.reserve(names.size());
+  for (const std::string &n : names) {
+    std::optional<size_t> i = find(n);
+    if (!i)
+      throw Error(path + ": '" + n + "' is no parameter of the bundle");
+    host.push_back(read(*i));
+    entries.push_back({n, fromDType(params_[*i].dtype), params_[*i].shape,
+                       host.back().data()});
+  }
+  writeSafeTensors(path, entries, metadata);
 }
 
 void WeightStore::saveSafeTensors(

@@ -48,6 +48,14 @@ python3 test/lit/e2e/Inputs/rlhf_data.py prompts "$out/gpt2/rlhf-prompts.jsonl" 
 # log-prob parity check of run.sh (generation's against @logprobs).
 "$build/bin/hybridc" compile "$fixtures/gpt2" --train --dtype=bfloat16 \
   -o "$out/gpt2/train-gen-bf16.hyb" -q
+# LoraTest's bundles (adapters on GPT-2's Conv1D weights; fused in f32 and
+# bf16, unfused): fused and unfused generation on the GPU.
+for variant in lora:--lora-generation=fused lora-bf16:--dtype=bfloat16 \
+  lora-unfused:--lora-generation=unfused; do
+  "$build/bin/hybridc" compile "$fixtures/gpt2" --lora-dim 4 --lora-alpha 8 \
+    --lora-targets c_attn,c_proj,c_fc "${variant#*:}" \
+    -o "$out/gpt2/${variant%%:*}.hyb" -q
+done
 # The optimizer tests' other training variants of gpt2 (bf16 is above).
 for variant in fp16:--dtype=float16 sgd:--optimizer=sgd; do
   "$build/bin/hybridc" compile "$fixtures/gpt2" --train "${variant#*:}" \

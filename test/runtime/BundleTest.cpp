@@ -252,6 +252,43 @@ TEST(Bundle, RoundTripInMemory) {
   EXPECT_EQ(activationGrads, 1);
 }
 
+TEST(Bundle, LoraRoundTripsAndIsValidated) {
+  BundleDesc b = richBundle();
+  b.params.push_back({"h.0.fc.weight", DType::F32, {3, 2}, ""});
+  b.params.push_back(
+      {"base_model.model.h.0.fc.lora_A.weight", DType::F32, {1, 2}, ""});
+  b.params.push_back(
+      {"base_model.model.h.0.fc.lora_B.weight", DType::F32, {3, 1}, ""});
+  b.lora.rank = 1;
+  b.lora.alpha = 8;
+  b.lora.targetModules = {"fc"};
+  b.lora.onlyOptimize = true;
+  b.lora.adapters.push_back({"h.0.fc", "h.0.fc.weight",
+                             "base_model.model.h.0.fc.lora_A.weight",
+                             "base_model.model.h.0.fc.lora_B.weight", false});
+  const BundleDesc back = parse(serializeBundle(b));
+  expectSameBundle(b, back);
+  EXPECT_EQ(back.lora.rank, 1);
+  EXPECT_EQ(back.lora.alpha, 8);
+  EXPECT_EQ(back.lora.targetModules, b.lora.targetModules);
+  EXPECT_TRUE(back.lora.onlyOptimize);
+  EXPECT_FALSE(back.lora.fusedGeneration);
+  ASSERT_EQ(back.lora.adapters.size(), 1u);
+  EXPECT_EQ(back.lora.adapters[0].module, "h.0.fc");
+  EXPECT_EQ(back.lora.adapters[0].loraB,
+            "base_model.model.h.0.fc.lora_B.weight");
+  // A Conv1D weight is [in, out]: the same A and B no longer fit it.
+  BundleDesc wrong = b;
+  wrong.lora.adapters[0].fanInFanOut = true;
+  expectError([&] { serializeBundle(wrong); },
+              {"LoRA adapter of 'h.0.fc.weight' [3,2]: lora_A [1,2], "
+               "lora_B [3,1] (expected [1, 3] and [2, 1])"});
+  BundleDesc fused = b;
+  fused.lora.fusedGeneration = true;
+  expectError([&] { serializeBundle(fused); },
+              {"fused LoRA generation without @lora_fuse"});
+}
+
 TEST(Bundle, RoundTripThroughFileIsAtomic) {
   TempDir dir;
   BundleDesc b = richBundle();
@@ -875,10 +912,10 @@ TEST(Bundle, RejectsVersionOneClearly) {
   bytes[8] = 1;
   std::string msg = expectError(
       [&] { parse(bytes); },
-      {"test.hyb: bundle format version 1; this runtime reads version 13: "
+      {"test.hyb: bundle format version 1; this runtime reads version 14: "
        "recompile it with hybridc"});
   EXPECT_EQ(msg, "test.hyb: bundle format version 1; this runtime reads "
-                 "version 13: recompile it with hybridc");
+                 "version 14: recompile it with hybridc");
 }
 
 // FlatBuffers that pass the verifier but not semantic validation, framed

@@ -107,8 +107,8 @@ check 2 "backward: missing --inputs" backward "$D/tiny.hyb" --weights "$D" --out
 check 1 "missing.hyb: cannot open" info "$D/missing.hyb"
 check 1 "truncated.hyb: truncated bundle" info "$D/truncated.hyb"
 check 1 "corrupt.hyb: corrupt bundle: checksum mismatch" info "$D/corrupt.hyb"
-check 1 "version.hyb: bundle format version 99; this runtime reads version 13" info "$D/version.hyb"
-check 1 "v1.hyb: bundle format version 1; this runtime reads version 13: recompile it with hybridc" info "$D/v1.hyb"
+check 1 "version.hyb: bundle format version 99; this runtime reads version 14" info "$D/version.hyb"
+check 1 "v1.hyb: bundle format version 1; this runtime reads version 14: recompile it with hybridc" info "$D/v1.hyb"
 check 1 "garbage.hyb: not a hybridc bundle" info "$D/garbage.hyb"
 check 1 "not a hybridc bundle" info "$D/model.safetensors"
 check 1 "unknown_op.hyb: invalid bundle: executable 'forward' command 0 has unknown op type 99" forward "$D/unknown_op.hyb" \

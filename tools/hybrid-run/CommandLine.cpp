@@ -178,8 +178,8 @@ std::string usageMessage(const CLI::ParseError &e, CLI::App &root) {
         for (const CLI::App *sub :
              root.get_subcommands([](CLI::App *) { return true; }))
           names += (names.empty() ? "" : ", ") + sub->get_name();
-        return "unknown subcommand '" + first + "' (" + names +
-               "; see '" + root.get_name() + " --help')";
+        return "unknown subcommand '" + first + "' (" + names + "; see '" +
+               root.get_name() + " --help')";
       }
       return prefix + "unexpected argument '" + first + "'";
     }
@@ -259,6 +259,14 @@ void WeightFlags::addTo(CLI::App &cmd, bool random) {
                  "repeatable")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->expected(1);
+  cmd.add_option("--adapters", adapters,
+                 "a bundle with LoRA: its adapters from this PEFT folder "
+                 "(adapter_config.json, adapter_model.safetensors)");
+  cmd.add_option("--lora-seed", loraSeed,
+                 "a bundle with LoRA: start the adapters as PEFT does (A "
+                 "uniform in +-1/sqrt(in), B 0) from this seed (default 0 "
+                 "for those the weights lack)")
+      ->transform(seedNumber());
 }
 
 std::string WeightFlags::label() const {
@@ -268,18 +276,27 @@ std::string WeightFlags::label() const {
 }
 
 void WeightFlags::bind(Engine &engine) const {
+  if ((adapters || loraSeed) && !engine.bundle().lora.enabled())
+    throw UsageError{"--adapters and --lora-seed apply to a bundle compiled "
+                     "with --lora-dim"};
+  if (adapters && loraSeed)
+    throw UsageError{"give --adapters or --lora-seed, not both"};
   if (randomSeed) {
     if (prefix || !zeroMissing.empty())
       throw UsageError{"--weights-prefix and --zero-missing apply to "
                        "--weights, not --random-weights"};
     engine.initRandom(*randomSeed);
-    return;
+  } else {
+    CheckpointBinding binding;
+    binding.prefix = prefix.value_or("");
+    binding.allowedExtra = allowed();
+    binding.zeroIfMissing = {zeroMissing.begin(), zeroMissing.end()};
+    engine.loadWeights(*path, binding);
   }
-  CheckpointBinding binding;
-  binding.prefix = prefix.value_or("");
-  binding.allowedExtra = allowed();
-  binding.zeroIfMissing = {zeroMissing.begin(), zeroMissing.end()};
-  engine.loadWeights(*path, binding);
+  if (adapters)
+    engine.loadAdapters(*adapters);
+  if (loraSeed)
+    engine.initAdapters(*loraSeed);
 }
 
 void EngineFlags::addTo(CLI::App &cmd, bool randomWeights) {

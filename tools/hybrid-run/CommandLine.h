@@ -124,6 +124,8 @@ struct WeightFlags {
   std::vector<std::string> allowExtra;
   std::optional<std::string> prefix;
   std::vector<std::string> zeroMissing;
+  std::optional<std::string> adapters;
+  std::optional<uint64_t> loraSeed;
   void addTo(CLI::App &cmd, bool random);
   std::set<std::string> allowed() const {
     return {allowExtra.begin(), allowExtra.end()};

@@ -196,6 +196,18 @@ struct Info {
     list("tied", b.tied);
     list("checkpoint prefixes", b.checkpointPrefixes);
     list("checkpoint extras", b.checkpointExtras);
+    if (b.lora.enabled()) {
+      std::printf("lora: r %d, alpha %g (scale %g), %zu adapters, %s "
+                  "generation%s\n",
+                  b.lora.rank, b.lora.alpha, b.lora.alpha / b.lora.rank,
+                  b.lora.adapters.size(),
+                  b.lora.fusedGeneration ? "fused" : "unfused",
+                  b.lora.onlyOptimize ? ", only the adapters train" : "");
+      std::vector<std::string> modules;
+      for (const LoraAdapterDesc &a : b.lora.adapters)
+        modules.push_back(a.module);
+      list("  adapted", modules);
+    }
     std::printf("states: %zu\n", b.states.size());
     for (const StateDesc &st : b.states)
       std::printf("  state %s: %s%s\n", st.name.c_str(), dtypeName(st.dtype),

@@ -395,9 +395,13 @@ struct Train {
     loop(trainer);
     if (save) {
       trainer.save(*save, "hybrid-run train");
-      std::fprintf(stderr, "hybrid-run: saved %s and %s\n",
+      std::fprintf(stderr, "hybrid-run: saved %s and %s%s\n",
                    checkpointModelPath(*save).c_str(),
-                   checkpointOptimizerPath(*save).c_str());
+                   checkpointOptimizerPath(*save).c_str(),
+                   engine.bundle().lora.enabled()
+                       ? " (and the LoRA adapters as PEFT's "
+                         "adapter_config.json, adapter_model.safetensors)"
+                       : "");
     }
     return 0;
   }

@@ -63,6 +63,12 @@ inline constexpr CompileOption inCompile;
 std::optional<std::string> rlhfOptionsError(bool train);
 void applyRlhfOptions(CompileOptions &options);
 
+/// The LoRA options (--lora-dim and the options it enables,
+/// LoraOptions.cpp): the first misuse as a usage error, and the options
+/// they set.
+std::optional<std::string> loraOptionsError(bool train);
+void applyLoraOptions(CompileOptions &options);
+
 } // namespace hybridc::tool
 
 template <>

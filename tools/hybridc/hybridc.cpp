@@ -218,6 +218,8 @@ std::optional<int> parseArguments(int argc, char **argv) {
     return usageError("--optimizer applies to --train");
   if (std::optional<std::string> error = rlhfOptionsError(train))
     return usageError(*error);
+  if (std::optional<std::string> error = loraOptionsError(train))
+    return usageError(*error);
   if (!compileTo.getNumOccurrences() && !emit.getNumOccurrences() &&
       output.empty())
     return usageError("no output file given (-o OUT.hyb)");
@@ -250,6 +252,7 @@ hybridc::CompileRequest compileRequest() {
   options.train = train;
   options.optimizer = optimizer;
   applyRlhfOptions(options);
+  applyLoraOptions(options);
   options.zeroStage = zeroStage.getValue().value;
   options.worldSize = worldSize.getValue().value;
   options.prefetchBucketSize = prefetchBucketSize.getValue().value;

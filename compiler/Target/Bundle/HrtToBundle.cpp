@@ -1,7 +1,9 @@
 // Serialisation of planned hrt executables into the bundle's in-memory form
 // (hybrid::BundleDesc), which hybrid_bundle writes as a .hyb file.
 #include "compiler/Target/Bundle/HrtToBundle.h"
+
 #include "compiler/Version.h"
+#include "dialects/hg/Transforms/Lora.h"
 
 #include "dialects/hrt/IR/HrtOps.h"
 
@@ -416,6 +418,24 @@ llvm::Expected<hybrid::BundleDesc> translateHrtToBundle(ModuleOp module) {
   strings("hg.tied", bundle.tied);
   strings("hg.checkpoint_prefixes", bundle.checkpointPrefixes);
   strings("hg.checkpoint_extras", bundle.checkpointExtras);
+  // What hg-lora recorded: the adapters the runtime loads, saves, inits
+  // and (with @lora_fuse) merges around generation.
+  if (module->hasAttr(hg::kLoraAttr)) {
+    std::string why;
+    std::optional<hg::LoraConfig> lora = hg::readLoraConfig(module, &why);
+    if (!lora)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+    bundle.lora.rank = static_cast<int32_t>(lora->rank);
+    bundle.lora.alpha = lora->alpha;
+    bundle.lora.targetModules = lora->targets;
+    bundle.lora.onlyOptimize = lora->onlyOptimize;
+    for (const hg::LoraAdapter &a : lora->adapters)
+      bundle.lora.adapters.push_back(
+          {a.module, a.weight, a.loraA, a.loraB, a.fanInFanOut});
+    bundle.lora.fusedGeneration = llvm::any_of(
+        module.getOps<hrt::ExecutableOp>(),
+        [](hrt::ExecutableOp e) { return e.getSymName() == "lora_fuse"; });
+  }
   // What hrt-zero-partition recorded: the group the collectives run over.
   if (auto ranks = module->getAttrOfType<IntegerAttr>("hrt.world_size"))
     bundle.worldSize = static_cast<int32_t>(ranks.getInt());

@@ -196,9 +196,17 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     // tables, masks and index arithmetic are left alone.
     SmallVector<Operation *> forward;
     auto varies = [&](Value v) { return context.varies(v); };
+    // A frozen parameter (hg.frozen: LoRA's base weights under
+    // only-optimize) is a constant here: no gradient, and nothing is
+    // computed for it.
+    auto trainable = [&](BlockArgument arg) {
+      return isFloat(arg) &&
+             grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                               "hg.param") &&
+             !grad.getArgAttr(arg.getArgNumber(), "hg.frozen");
+    };
     for (BlockArgument arg : body.getArguments())
-      if (isFloat(arg) &&
-          grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "hg.param"))
+      if (trainable(arg))
         context.markVaried(arg);
     for (Operation &op : body.without_terminator()) {
       forward.push_back(&op);
@@ -276,7 +284,7 @@ struct AutodiffPass : impl::AutodiffBase<AutodiffPass> {
     for (BlockArgument arg : body.getArguments()) {
       auto param =
           grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "hg.param");
-      if (!param || !isFloat(arg))
+      if (!trainable(arg))
         continue;
       Value g = grads.lookup(arg);
       if (!g) {

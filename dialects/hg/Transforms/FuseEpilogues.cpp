@@ -94,6 +94,11 @@ struct FuseResidual : OpRewritePattern<AddOp> {
 
 struct FuseEpiloguesPass : impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
+    // A function that adds products into weights in place (@lora_fuse)
+    // keeps its adds: a GEMM with the weight as its residual would need a
+    // temporary for each result until the write-backs.
+    if (getOperation()->hasAttr("hg.no_epilogue_fusion"))
+      return;
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseActivation, FuseResidual>(&getContext());
     (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns));

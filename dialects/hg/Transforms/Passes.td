@@ -5,6 +5,62 @@
 include "mlir/Pass/PassBase.td"
 
 //===----------------------------------------------------------------------===//
+// LoRA adapters (PEFT's names and files; DeepSpeed-Chat's step 3)
+//===----------------------------------------------------------------------===//
+
+def Lora : Pass<"hg-lora", "mlir::ModuleOp"> {
+  let summary = "LoRA adapters on @forward's targeted linears";
+  let description = [{
+    Gives each targeted hg.linear of @forward, whose weight is the parameter
+    `<module>.weight` (W [out, in], or [in, out] for a GPT-2 Conv1D:
+    transpose_weight = false), two parameters as PEFT names them in
+    adapter_model.safetensors: `base_model.model.<module>.lora_A.weight`
+    A [r, in] and `base_model.model.<module>.lora_B.weight` B [out, r],
+    and adds their path beside the linear:
+      y = linear(x, W, bias) + linear(linear(x, A) * alpha / r, B)
+    (PEFT's x W^T + b + B(A(x)) * scaling). A module is targeted when its
+    path equals a target or ends in "." + target (PEFT's target_modules
+    list); without targets, every linear of a numbered block (a path with
+    a numeric component: model.layers.3.mlp.up_proj, transformer.h.0.attn.
+    c_attn): the decoder layers, not the embeddings or the head. A target
+    that matches no linear, a weight shared with another op (tied) and a
+    linear that already has a fused epilogue are errors naming them. With
+    only-optimize, every other parameter of @forward gets `hg.frozen`:
+    hg-autodiff gives it no gradient, so the optimizer passes give it no
+    accumulator, moment or master (DeepSpeed-Chat's only_optimize_lora).
+    The module attribute `hg.lora` records rank, alpha, the targets and,
+    per adapter, module, weight, A, B and whether W is [in, out]
+    (`fan_in_fan_out`), for the bundle and hg-lora-fused-generation.
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", "8", "r: the adapters' rank">,
+    Option<"alpha", "alpha", "double", "1.0",
+           "lora_alpha: the path is scaled by alpha / r">,
+    ListOption<"targets", "targets", "std::string",
+               "module names or suffixes (PEFT's target_modules); none: "
+               "every linear of a numbered block">,
+    Option<"onlyOptimize", "only-optimize", "bool", "false",
+           "freeze every parameter but the adapters (hg.frozen)">
+  ];
+}
+
+def LoraFusedGeneration : Pass<"hg-lora-fused-generation", "mlir::ModuleOp"> {
+  let summary = "@prefill/@decode on merged weights, @lora_fuse/@lora_unfuse";
+  let description = [{
+    After hg-split-generation on a module with `hg.lora` (hg-lora): removes
+    the adapters' path from @prefill and @decode, which then read the base
+    weights alone, and adds @lora_fuse, which adds alpha / r x B A (its
+    transpose for a [in, out] weight) into every adapted weight in place,
+    and @lora_unfuse, which subtracts it again: what DeepSpeed's hybrid
+    engine does around generate (fuse_lora_weight, unfuse_lora_weight).
+    The runtime runs them around Engine::generate, so generation costs no
+    adapter GEMMs and every other executable sees unmerged weights. A
+    round trip rounds twice: W comes back within one rounding of W + d of
+    where it was (bench/RESULTS.md measures the drift).
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Training: the train lowering of @forward (DESIGN §1)
 //===----------------------------------------------------------------------===//
 
@@ -151,10 +207,11 @@ def Autodiff : Pass<"hg-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode gradients of a scalar loss w.r.t. the parameters";
   let description = [{
     Adds @<function>_grad: a copy of @<function> that returns its result
-    named `loss` (one float) and, for each parameter argument (`hg.param`),
-    the gradient of the loss with respect to it (`hg.name` =
-    "grad.<checkpoint name>"), and after the loss its results marked
-    `hg.metric`, as they are. Each op's vector-Jacobian rule comes from
+    named `loss` (one float) and, for each parameter argument (`hg.param`)
+    not marked `hg.frozen` (hg-lora's only-optimize), the gradient of the
+    loss with respect to it (`hg.name` = "grad.<checkpoint name>"), and after
+    the loss its results marked `hg.metric`, as they are. Each op's
+    vector-Jacobian rule comes from
     VjpOpInterface (VjpRules.cpp); gradients of a value used several times
     are summed; integer and boolean values stop gradients. An op on the
     path with float results and no rule is an error naming it, as is a
@@ -238,7 +295,8 @@ def FuseEpilogues : Pass<"hg-fuse-epilogues", "mlir::func::FuncOp"> {
     applies bias, activation and residual before it stores its output. The
     training pipeline runs it once the backward pass is built: where the
     backward reads a pre-activation value, the linear has another use and
-    stays apart.
+    stays apart. A function marked `hg.no_epilogue_fusion` (@lora_fuse,
+    whose adds run in the weights' own buffers) is left as it is.
   }];
 }
 

@@ -96,6 +96,10 @@ void saveCheckpoint(Engine &engine, const std::string &dir, int64_t globalSteps,
                 ": no optimizer state to save (run a step first)");
   engine.weights().saveSafeTensors(checkpointModelPath(dir),
                                    {{"checkpoint_id", id}});
+  // The adapters again as PEFT's files, for PeftModel.from_pretrained and
+  // Engine::loadAdapters (the model file above keeps the run resumable).
+  if (engine.bundle().lora.enabled())
+    engine.saveAdapters(dir);
   if (engine.emaEnabled())
     saveEmaWeights(engine, checkpointEmaPath(dir), producer);
   writeSafeTensors(checkpointOptimizerPath(dir), state,

@@ -103,10 +103,22 @@ public:
     auto tied = stringOffsets(b.tied);
     auto prefixes = stringOffsets(b.checkpointPrefixes);
     auto extras = stringOffsets(b.checkpointExtras);
+    flatbuffers::Offset<fb::Lora> lora;
+    if (b.lora.enabled()) {
+      std::vector<flatbuffers::Offset<fb::LoraAdapter>> adapters;
+      for (const LoraAdapterDesc &a : b.lora.adapters)
+        adapters.push_back(fb::CreateLoraAdapterDirect(
+            fbb_, a.module.c_str(), a.weight.c_str(), a.loraA.c_str(),
+            a.loraB.c_str(), a.fanInFanOut));
+      auto targets = stringOffsets(b.lora.targetModules);
+      lora = fb::CreateLoraDirect(fbb_, b.lora.rank, b.lora.alpha, &targets,
+                                  b.lora.onlyOptimize, b.lora.fusedGeneration,
+                                  &adapters);
+    }
     auto root = fb::CreateBundleDirect(
         fbb_, b.producer.c_str(), b.model.c_str(), b.source.c_str(), &params,
         &states, &constants, &executables, &tied, b.worldSize, b.zeroStage,
-        &prefixes, &extras);
+        &prefixes, &extras, lora);
     fb::FinishBundleBuffer(fbb_, root);
 
     uint64_t size = fbb_.GetSize();
@@ -235,6 +247,18 @@ public:
     b.zeroStage = root.zero_stage();
     b.checkpointPrefixes = strings(root.checkpoint_prefixes());
     b.checkpointExtras = strings(root.checkpoint_extras());
+    if (const fb::Lora *lora = root.lora()) {
+      b.lora.rank = lora->rank();
+      b.lora.alpha = lora->alpha();
+      b.lora.targetModules = strings(lora->target_modules());
+      b.lora.onlyOptimize = lora->only_optimize();
+      b.lora.fusedGeneration = lora->fused_generation();
+      if (auto *as = lora->adapters())
+        for (const fb::LoraAdapter *a : *as)
+          b.lora.adapters.push_back({str(a->module_()), str(a->weight()),
+                                     str(a->lora_a()), str(a->lora_b()),
+                                     a->fan_in_fan_out()});
+    }
     return b;
   }
 
@@ -373,6 +397,44 @@ public:
   Validator(const BundleDesc &b, const std::string &what)
       : b_(b), what_(what) {}
 
+  /// The adapters name parameters of matching shapes: W 2-D, A [r, in], B
+  /// [out, r]; a fused bundle has the executables that merge them.
+  void checkLora() {
+    const LoraDesc &l = b_.lora;
+    if (l.rank == 0 && l.adapters.empty())
+      return;
+    if (l.rank < 1 || !(l.alpha > 0) || !std::isfinite(l.alpha))
+      fail("LoRA rank " + std::to_string(l.rank) + " and alpha " +
+           std::to_string(l.alpha) + " (rank >= 1, alpha > 0)");
+    if (l.adapters.empty())
+      fail("LoRA without adapters");
+    auto shapeOf = [&](const std::string &name) -> const Shape & {
+      for (const ParamDesc &p : b_.params)
+        if (p.name == name)
+          return p.shape;
+      fail("LoRA adapter names parameter '" + name + "', which is none");
+    };
+    for (const LoraAdapterDesc &a : l.adapters) {
+      const Shape &w = shapeOf(a.weight), &la = shapeOf(a.loraA),
+                  &lb = shapeOf(a.loraB);
+      if (w.size() != 2)
+        fail("LoRA weight '" + a.weight + "' is " + shapeToString(w));
+      int64_t out = w[a.fanInFanOut ? 1 : 0], in = w[a.fanInFanOut ? 0 : 1];
+      if (la != Shape{l.rank, in} || lb != Shape{out, l.rank})
+        fail("LoRA adapter of '" + a.weight + "' " + shapeToString(w) +
+             ": lora_A " + shapeToString(la) + ", lora_B " + shapeToString(lb) +
+             " (expected [" + std::to_string(l.rank) + ", " +
+             std::to_string(in) + "] and [" + std::to_string(out) + ", " +
+             std::to_string(l.rank) + "])");
+    }
+    if (l.fusedGeneration)
+      for (const char *name : {"lora_fuse", "lora_unfuse"})
+        if (std::none_of(
+                b_.executables.begin(), b_.executables.end(),
+                [&](const ExecutableDesc &e) { return e.name == name; }))
+          fail(std::string("fused LoRA generation without @") + name);
+  }
+
   void run() {
     if (b_.worldSize < 1 || b_.worldSize > kMaxWorldSize)
       fail("world size " + std::to_string(b_.worldSize) + " (1 to " +
@@ -400,6 +462,7 @@ public:
         fail(ctx + " is " + shapeToString(p.shape) + " but its shard splits " +
              shapeToString(p.shard->shape));
     }
+    checkLora();
     std::set<std::string> stateNames;
     for (size_t i = 0; i < b_.states.size(); ++i) {
       const StateDesc &s = b_.states[i];
@@ -690,7 +753,8 @@ private:
                    std::to_string(o.featureEnds.size()) +
                    " ends (one per member, at least one member)");
             for (size_t i = 0; i < o.featureBegins.size(); ++i)
-              if (o.featureBegins[i] < 0 || o.featureBegins[i] >= o.featureEnds[i])
+              if (o.featureBegins[i] < 0 ||
+                  o.featureBegins[i] >= o.featureEnds[i])
                 fail(ctx + " member " + std::to_string(i) + " has features [" +
                      std::to_string(o.featureBegins[i]) + ", " +
                      std::to_string(o.featureEnds[i]) + ")");
@@ -826,9 +890,9 @@ private:
                               cmd.operands[In::appendValue] != -1 ||
                               cmd.operands[In::appendAt] != -1))
               fail(ctx + " gives appended keys but does not append");
-            if (o.append && (cmd.results[Out::keyOut] != cmd.operands[In::key] ||
-                             cmd.results[Out::valueOut] !=
-                                 cmd.operands[In::value]))
+            if (o.append &&
+                (cmd.results[Out::keyOut] != cmd.operands[In::key] ||
+                 cmd.results[Out::valueOut] != cmd.operands[In::value]))
               fail(ctx + " appends to other buffers than its key and value");
           } else if constexpr (std::is_same_v<T, ops::AttentionGrad>) {
             if (o.slidingWindow < 0)

@@ -63,8 +63,31 @@ public:
   /// An .onnx path takes no prefix and no zeroIfMissing.
   void loadWeights(const std::string &path, const CheckpointBinding &binding);
   /// Deterministic demo weights (see WeightStore::initRandom); as
-  /// loadWeights for initOptimizer().
+  /// loadWeights for initOptimizer(). LoRA adapters get them too (B is
+  /// not zero then).
   void initRandom(uint64_t seed);
+
+  /// LoRA (a bundle compiled with hybridc --lora-dim: bundle().lora). The
+  /// adapters are parameters named as PEFT saves them
+  /// (base_model.model.<module>.lora_A.weight, lora_B.weight); a base
+  /// model's checkpoint lacks them, so loadWeights binds the rest and
+  /// starts every adapter the checkpoint lacks as initAdapters(0) does (a
+  /// checkpoint saved from this bundle holds them, and they bind).
+  /// loadAdapters then binds them from a PEFT folder: adapter_config.json
+  /// (peft_type LORA, r and lora_alpha equal to the bundle's, no rsLoRA)
+  /// and adapter_model.safetensors, which must hold every adapter of the
+  /// bundle and nothing else. Throws hybrid::Error naming the file and the
+  /// mismatch; a bundle without LoRA is one too.
+  void loadAdapters(const std::string &dir);
+  /// PEFT's initialisation, from `seed`: A uniform in [-1/sqrt(in),
+  /// 1/sqrt(in)] (kaiming_uniform_ with a = sqrt(5), as PEFT's default),
+  /// B zeros, so the model starts as the base model. The weights must be
+  /// bound.
+  void initAdapters(uint64_t seed);
+  /// Writes the adapters as PEFT does (save_pretrained): `dir`/
+  /// adapter_config.json and adapter_model.safetensors (created when
+  /// absent; each file atomically). The base weights are not written.
+  void saveAdapters(const std::string &dir) const;
 
   /// Runs the "forward" executable: inputs by name (e.g. input_ids i64
   /// [batch, seq]) to outputs by name (e.g. logits f32 [batch, seq, vocab]),
@@ -72,10 +95,13 @@ public:
   NamedTensors forward(const NamedTensors &inputs);
 
   /// Generates up to config.maxNewTokens tokens after each prompt row with
-  /// the bundle's @prefill and @decode: input_ids i64 [batch, prompt],
-  /// optionally left-padded with attentionMask (1 = token, 0 = padding; a
-  /// row's result does not depend on what else is in the batch). Checks
-  /// every option and the KV-cache capacity before any work; throws
+  /// the bundle's @prefill and @decode (with fused LoRA, bundle().lora.
+  /// fusedGeneration: between @lora_fuse, which adds the adapters into
+  /// their weights in place, and @lora_unfuse, which takes them out, as
+  /// DeepSpeed's hybrid engine does; GenerateResult::loraMergeMs): input_ids
+  /// i64 [batch, prompt], optionally left-padded with attentionMask (1 = token,
+  /// 0 = padding; a row's result does not depend on what else is in the batch).
+  /// Checks every option and the KV-cache capacity before any work; throws
   /// hybrid::Error naming what is wrong. The generation state stays
   /// allocated between calls of the same bucket unless
   /// config.releaseInferenceCache.
@@ -217,6 +243,13 @@ public:
 
 private:
   Engine() = default;
+  /// generate() on the weights as they are.
+  GenerateResult generateOnWeights(const HostTensor &inputIds,
+                                   const HostTensor *attentionMask,
+                                   const GenerateConfig &config);
+  /// initAdapters for the adapters whose module is in `modules` (all when
+  /// empty).
+  void initAdapters(uint64_t seed, const std::set<std::string> &modules);
   /// Whether initOptimizer's states are all allocated (or it has none).
   bool optimizerStarted() const;
   /// Releases what initOptimizer starts (new weights).

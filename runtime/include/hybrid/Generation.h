@@ -99,6 +99,8 @@ struct GenerateResult {
   /// Device operations (kernels, copies) in one replay of the captured
   /// decode step; 0 when decode ran command by command.
   size_t decodeGraphOperations = 0;
+  /// Fused LoRA: wall time of @lora_fuse and @lora_unfuse together.
+  double loraMergeMs = 0;
 };
 
 } // namespace hybrid

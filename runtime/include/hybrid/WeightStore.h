@@ -39,6 +39,10 @@ struct CheckpointBinding {
   /// Parameters the checkpoint may lack: they start at zero (a fresh value
   /// head, v_head.weight, on a causal LM's trunk).
   std::set<std::string> zeroIfMissing;
+  /// When not empty, only these parameters are bound (LoRA adapters from
+  /// their own file): a tensor naming another parameter is unexpected, and
+  /// the other parameters keep their values (they must have been bound).
+  std::set<std::string> only;
 };
 
 /// Parameters may be f32, bf16, f16, i32, i64 or bool; the store holds each
@@ -76,8 +80,11 @@ public:
   /// The same with tensors named as `binding` says. Two tensors that name
   /// one parameter are an error naming both; a binding.prefix no tensor
   /// carries, or a zeroIfMissing name that is no parameter, is an error.
-  void bindFromSafeTensors(const std::string &path,
-                           const CheckpointBinding &binding);
+  /// Returns the parameters binding.zeroIfMissing filled with zeros (the
+  /// checkpoint lacked them), in table order.
+  std::vector<std::string>
+  bindFromSafeTensors(const std::string &path,
+                      const CheckpointBinding &binding);
 
   /// Binds every parameter from the initializers of an ONNX model, by name
   /// (by ParamDesc::source where set: several parameters may start from one
@@ -99,6 +106,17 @@ public:
   void saveSafeTensors(
       const std::string &path,
       const std::map<std::string, std::string> &metadata = {}) const;
+  /// The same for the parameters `names` only (LoRA adapters), with
+  /// `metadata`; a name that is no parameter is a hybrid::Error.
+  void
+  saveSafeTensors(const std::string &path,
+                  const std::vector<std::string> &names,
+                  const std::map<std::string, std::string> &metadata) const;
+  /// Parameter i's values as host bytes of its dtype (bytes(i) of them).
+  std::vector<uint8_t> read(size_t i) const;
+  /// Overwrites parameter i with host bytes of its dtype (bytes(i) of them);
+  /// the store must be bound. Throws hybrid::Error before the first bind.
+  void write(size_t i, const void *host);
 
   size_t size() const { return params_.size(); }
   const ParamDesc &param(size_t i) const { return params_.at(i); }

@@ -3,7 +3,8 @@
 // A checkpoint is a folder holding model.safetensors (the weights under
 // their HuggingFace names: transformers and Engine::loadWeights read it) and
 // optimizer.safetensors (moments, f32 masters, loss scale, step count; the
-// run's step count in its metadata). Both functions use the engine from the
+// run's step count in its metadata); with LoRA also the adapters as PEFT
+// saves them (adapter_config.json, adapter_model.safetensors). Both functions use the engine from the
 // calling thread only, as Engine requires.
 #pragma once
 

@@ -15,7 +15,7 @@
 namespace hybrid {
 
 /// Bumped whenever a runtime of the previous version would misread a bundle.
-constexpr uint32_t kBundleFormatVersion = 13;
+constexpr uint32_t kBundleFormatVersion = 14;
 
 /// Alignment of every workspace slot and of the workspace itself (what CUDA
 /// kernels and cuBLASLt want).
@@ -159,6 +159,29 @@ inline size_t aliasRoot(const ExecutableDesc &e, size_t i) {
   return i;
 }
 
+/// One LoRA adapter: the weight it adapts and its two parameters, as PEFT
+/// names them.
+struct LoraAdapterDesc {
+  std::string module;       ///< "model.layers.0.self_attn.q_proj"
+  std::string weight;       ///< "<module>.weight"
+  std::string loraA;        ///< "base_model.model.<module>.lora_A.weight"
+  std::string loraB;        ///< "base_model.model.<module>.lora_B.weight"
+  bool fanInFanOut = false; ///< W is [in, out] (GPT-2's Conv1D)
+};
+
+/// A bundle's LoRA adapters (hybridc --lora-dim): rank 0 when it has none.
+struct LoraDesc {
+  int32_t rank = 0;
+  double alpha = 0;
+  std::vector<std::string> targetModules;
+  bool onlyOptimize = false;
+  /// @lora_fuse / @lora_unfuse merge the adapters into their weights
+  /// around generation (@prefill/@decode read the merged weights).
+  bool fusedGeneration = false;
+  std::vector<LoraAdapterDesc> adapters;
+  bool enabled() const { return rank > 0; }
+};
+
 struct BundleDesc {
   std::string producer;
   std::string model;
@@ -181,6 +204,9 @@ struct BundleDesc {
   /// Checkpoint tensors no parameter binds that a checkpoint may hold (a
   /// value model: the causal LM's head); binding skips them.
   std::vector<std::string> checkpointExtras;
+  /// LoRA adapters: their parameters are in `params` too; checkpoints of
+  /// the base model lack them (adapter files hold them).
+  LoraDesc lora;
 };
 
 } // namespace hybrid
