@@ -7,7 +7,9 @@
 # actor, reference, critic and reward model matches DeepSpeed-Chat's maths
 # (hybrid-rlhf ppo-step against ../shared/fixtures/ppo); then a GPT-2 124M-shaped
 # model (random weights: nothing is downloaded) shows forward throughput and
-# generation speed (prefill, decode per token, tokens/s).
+# generation speed (prefill, decode per token, tokens/s). It ends with
+# DeepSpeed-Chat's three RLHF steps on the gpt2 fixture (hybrid-rlhf step1,
+# step2, step3): SFT, a reward model, and a PPO run whose reward rises.
 set -euo pipefail
 build=${1:-build}
 bin=$build/bin
@@ -101,3 +103,37 @@ for batch in 1 4; do
   "$bin/hybrid-run" generate "$work/gpt2-124m.hyb" --random-weights 0 \
     --batch "$batch" --prompt-len 128 --max-new-tokens 64 --repeat 2
 done
+
+if [ -d "$fixtures" ]; then
+  echo
+  echo "== RLHF on the gpt2 fixture: DeepSpeed-Chat's three steps (hybrid-rlhf step1, step2, step3)"
+  # Toy data in token ids (tools/hybrid-rlhf/tokenize_jsonl.py makes them
+  # from text): SFT answers, pairs whose chosen answer holds the id 36,
+  # prompts. The fixture's EOS (50256) lies outside its 512-token
+  # vocabulary, so answers run to their length.
+  data=test/lit/e2e/Inputs/rlhf_data.py
+  python3 $data sft "$work/sft.jsonl" 64 512
+  python3 $data pairs "$work/pairs.jsonl" 512 512
+  python3 $data pairs "$work/pairs-eval.jsonl" 32 512 --seed 3
+  python3 $data prompts "$work/prompts.jsonl" 64 512
+  echo "-- step 1: supervised fine-tuning (the loss on the answers)"
+  "$bin/hybrid-rlhf" step1 --model_name_or_path "$fixtures/gpt2" \
+    --data_path "$work/sft.jsonl" --output_dir "$work/step1" \
+    --per_device_train_batch_size 8 --num_train_epochs 4 --learning_rate 1e-3 2>/dev/null |
+    sed -n '1p;$p;/^sample/p' | sed 's/^/  /'
+  echo "-- step 2: the reward model (chosen above rejected; held-out accuracy)"
+  "$bin/hybrid-rlhf" step2 --model_name_or_path "$fixtures/gpt2" \
+    --data_path "$work/pairs.jsonl" --eval_data_path "$work/pairs-eval.jsonl" \
+    --output_dir "$work/step2" --per_device_train_batch_size 16 \
+    --num_train_epochs 4 --learning_rate 1e-3 --weight_decay 0 2>/dev/null | sed 's/^/  /'
+  echo "-- step 3: PPO, the step-1 model as actor, the step-2 model as critic and reward"
+  "$bin/hybrid-rlhf" step3 --actor_model_name_or_path "$work/step1" \
+    --critic_model_name_or_path "$work/step2" --data_path "$work/prompts.jsonl" \
+    --output_dir "$work/step3" --max_prompt_seq_len 8 --max_answer_seq_len 16 \
+    --per_device_generation_batch_size 16 --per_device_training_batch_size 4 \
+    --ppo_epochs 2 --max_iterations 30 --actor_learning_rate 3e-4 \
+    --critic_learning_rate 3e-3 --kl_ctl 0.01 --eos_token_id -1 --pad_token_id 0 2>/dev/null |
+    awk 'NR % 5 == 1 || /^hybrid-rlhf/' | sed 's/; generate.*//; s/^/  /'
+  python3 test/lit/e2e/Inputs/check_learns.py "$work/step3/metrics.jsonl" --window 10 --ratio 1 |
+    sed 's/^/  /'
+fi

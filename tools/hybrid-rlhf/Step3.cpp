@@ -34,7 +34,7 @@ struct Step3Options {
   int64_t generationBatchSize = 16, trainingBatchSize = 16,
           generationBatches = 1, ppoEpochs = 1, maxPromptSeqLen = 256,
           maxAnswerSeqLen = 256, numTrainEpochs = 1, saveInterval = 0,
-          groupSize = 4, topK = 0;
+          groupSize = 4, topK = 0, actorLoraDim = 0;
   std::optional<int64_t> maxIterations, eosTokenId, padTokenId;
   int actorZeroStage = 0, criticZeroStage = 0;
   double actorLr = 9.65e-6, criticLr = 5e-6, actorWeightDecay = 0,
@@ -44,7 +44,9 @@ struct Step3Options {
   std::optional<double> clipHigh;
   bool enableHybridEngine = false, releaseInferenceCache = false,
        tokenLevelLoss = false, noScaleAdvantages = false, noCudaGraph = false,
-       resume = false, greedy = false, enableEma = false;
+       resume = false, greedy = false, enableEma = false,
+       onlyOptimizeLora = false;
+  std::string actorLoraModuleName;
   uint64_t seed = 1234;
 
   void declare(CLI::App &cmd) {
@@ -183,6 +185,17 @@ struct Step3Options {
                  "weight store here");
     cmd.add_flag("--release_inference_cache", releaseInferenceCache,
                  "free the actor's KV cache while training");
+    cmd.add_option("--actor_lora_dim", actorLoraDim,
+                   "LoRA adapters of this rank on the actor's linears (0: "
+                   "none; hybridc --lora-dim, PEFT's files in OUTPUT_DIR/actor)")
+        ->capture_default_str()
+        ->transform(integerAtLeast(0));
+    cmd.add_option("--actor_lora_module_name", actorLoraModuleName,
+                   "the linears that get adapters, comma-separated module "
+                   "names (PEFT's target_modules; default: every linear of "
+                   "the decoder layers)");
+    cmd.add_flag("--only_optimize_lora", onlyOptimizeLora,
+                 "train the adapters only (the actor's other weights frozen)");
     cmd.add_flag("--enable_ema", enableEma,
                  "keep an EMA of the actor (beta 0.992), saved as "
                  "OUTPUT_DIR/actor_ema");
@@ -240,6 +253,12 @@ struct Step3Options {
                       "--reward_rule token:ID");
     if (!(cliprange < 1))
       usageError(cmd, "--cliprange must be below 1");
+    if ((onlyOptimizeLora || !actorLoraModuleName.empty()) && actorLoraDim == 0)
+      usageError(cmd, "--only_optimize_lora and --actor_lora_module_name "
+                      "need --actor_lora_dim");
+    if (actorLoraDim > 0 && actorBundle)
+      usageError(cmd, "--actor_lora_dim compiles the actor: give it to "
+                      "hybridc for --actor-bundle instead");
     if (!(gamma <= 1) || !(lambd <= 1))
       usageError(cmd, "--gamma and --lambd must be at most 1");
     if (!(temperature > 0))
@@ -291,6 +310,15 @@ struct Step3Options {
         actorArgs.push_back("--token-level-loss");
       if (noScaleAdvantages)
         actorArgs.push_back("--no-scale-advantages");
+    }
+    if (actorLoraDim > 0) {
+      actorArgs.insert(actorArgs.end(),
+                       {"--lora-dim", std::to_string(actorLoraDim)});
+      if (!actorLoraModuleName.empty())
+        actorArgs.insert(actorArgs.end(),
+                         {"--lora-targets", actorLoraModuleName});
+      if (onlyOptimizeLora)
+        actorArgs.push_back("--only-optimize-lora");
     }
     if (actorZeroStage)
       actorArgs.insert(actorArgs.end(),
