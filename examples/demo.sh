@@ -120,7 +120,7 @@ if [ -d "$fixtures" ]; then
   "$bin/hybrid-rlhf" step1 --model_name_or_path "$fixtures/gpt2" \
     --data_path "$work/sft.jsonl" --output_dir "$work/step1" \
     --per_device_train_batch_size 8 --num_train_epochs 4 --learning_rate 1e-3 2>/dev/null |
-    sed -n '1p;$p;/^sample/p' | sed 's/^/  /'
+    grep -E '^step (1|32)/|^sample|^hybrid-rlhf' | sed 's/^/  /'
   echo "-- step 2: the reward model (chosen above rejected; held-out accuracy)"
   "$bin/hybrid-rlhf" step2 --model_name_or_path "$fixtures/gpt2" \
     --data_path "$work/pairs.jsonl" --eval_data_path "$work/pairs-eval.jsonl" \
