@@ -72,6 +72,44 @@ std::string number(double v) {
   return buf;
 }
 
+std::string hybridcDtype(const std::string &dtype) {
+  return dtype == "fp32"   ? "float32"
+         : dtype == "bf16" ? "bfloat16"
+         : dtype == "fp16" ? "float16"
+                           : "";
+}
+
+void compileModel(const std::string &dir, std::vector<std::string> args,
+                  const std::string &dtype, const std::string &out,
+                  const std::string &what) {
+  progress("compiling the " + what + " of " + dir);
+  args.insert(args.begin(), {"compile", dir});
+  if (!dtype.empty())
+    args.insert(args.end(), {"--dtype", hybridcDtype(dtype)});
+  args.insert(args.end(), {"-o", out, "-q"});
+  runHybridc(args);
+}
+
+void addCountFlag(CLI::App &cmd, const char *flag, int64_t &value,
+                  const char *what) {
+  cmd.add_option(flag, value, what)
+      ->capture_default_str()
+      ->transform(positiveCount());
+}
+
+void addNumberFlag(CLI::App &cmd, const char *flag, double &value,
+                   const char *what) {
+  cmd.add_option(flag, value, what)
+      ->capture_default_str()
+      ->transform(nonNegativeNumber());
+}
+
+void addDtypeFlag(CLI::App &cmd, std::string &dtype) {
+  cmd.add_option("--dtype", dtype,
+                 "fp32, bf16 or fp16 (default: each config's torch_dtype)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+}
+
 void progress(const std::string &line) {
   std::fprintf(stderr, "hybrid-rlhf: %s\n", line.c_str());
 }

@@ -31,6 +31,24 @@ struct TempDir {
 /// `v` with 9 significant digits, as hybridc's options take it.
 std::string number(double v);
 
+/// --dtype (fp32, bf16 or fp16, DeepSpeed-Chat's names) as hybridc's
+/// --dtype takes it; "" for "" (the config's torch_dtype).
+std::string hybridcDtype(const std::string &dtype);
+
+/// `dir` compiled by hybridc with `args` (and --dtype when `dtype` is set)
+/// into `out`, saying so on stderr as compiling the `what`.
+void compileModel(const std::string &dir, std::vector<std::string> args,
+                  const std::string &dtype, const std::string &out,
+                  const std::string &what);
+
+/// Flags of the steps' kinds, their defaults shown in --help: a count
+/// (>= 1), a number (>= 0), and --dtype.
+void addCountFlag(CLI::App &cmd, const char *flag, int64_t &value,
+                  const char *what);
+void addNumberFlag(CLI::App &cmd, const char *flag, double &value,
+                   const char *what);
+void addDtypeFlag(CLI::App &cmd, std::string &dtype);
+
 /// "hybrid-rlhf: <line>" on stderr.
 void progress(const std::string &line);
 

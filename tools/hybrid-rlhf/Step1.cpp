@@ -57,15 +57,13 @@ struct Step1Options {
     cmd.add_option("--bundle", bundlePath,
                    "the model compiled already (hybridc compile DIR --train)")
         ->type_name("BUNDLE");
-    cmd.add_option("--dtype", dtype,
-                   "fp32, bf16 or fp16 (default: the config's torch_dtype)")
-        ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+    addDtypeFlag(cmd, dtype);
     device.addTo(cmd);
     auto count = [&](const char *flag, int64_t &v, const char *what) {
-      cmd.add_option(flag, v, what)->capture_default_str()->transform(
-          positiveCount());
+      addCountFlag(cmd, flag, v, what);
     };
-    count("--per_device_train_batch_size", batchSize, "sequences a micro-batch");
+    count("--per_device_train_batch_size", batchSize,
+          "sequences a micro-batch");
     count("--gradient_accumulation_steps", accumulation,
           "micro-batches an optimizer step");
     count("--num_train_epochs", epochs, "passes over the data");
@@ -77,8 +75,7 @@ struct Step1Options {
         ->capture_default_str()
         ->check(CLI::IsMember({"cosine", "constant"}));
     auto real = [&](const char *flag, double &v, const char *what) {
-      cmd.add_option(flag, v, what)->capture_default_str()->transform(
-          nonNegativeNumber());
+      addNumberFlag(cmd, flag, v, what);
     };
     real("--learning_rate", lr, "AdamW's peak learning rate");
     real("--weight_decay", weightDecay, "AdamW's weight decay");
@@ -102,8 +99,7 @@ struct Step1Options {
   }
 
   int run(const CLI::App &cmd) const {
-    const std::string &modelDir =
-        required(cmd, model, "--model_name_or_path");
+    const std::string &modelDir = required(cmd, model, "--model_name_or_path");
     const std::string &data = required(cmd, dataPath, "--data_path");
     const std::string &out = required(cmd, outputDir, "--output_dir");
     std::vector<RlhfRecord> records = readRlhfJsonl(data);
@@ -116,8 +112,8 @@ struct Step1Options {
       std::vector<int64_t> seq = concatTokens(r.prompt, r.chosen);
       std::vector<int64_t> label = seq;
       if (!trainOnPrompt)
-        std::fill_n(label.begin(),
-                    std::min(label.size(), r.prompt.size()), int64_t{-100});
+        std::fill_n(label.begin(), std::min(label.size(), r.prompt.size()),
+                    int64_t{-100});
       seq.resize(std::min<size_t>(seq.size(), maxSeqLen));
       label.resize(seq.size());
       rows.push_back(std::move(seq));
@@ -130,15 +126,8 @@ struct Step1Options {
     if (bundlePath) {
       bundle = *bundlePath;
     } else {
-      progress("compiling " + modelDir);
-      std::vector<std::string> args = {"compile", modelDir, "--train"};
-      if (!dtype.empty())
-        args.insert(args.end(), {"--dtype", dtype == "fp32"   ? "float32"
-                                            : dtype == "bf16" ? "bfloat16"
-                                                              : "float16"});
       bundle = (tmp.path / "model.hyb").string();
-      args.insert(args.end(), {"-o", bundle, "-q"});
-      runHybridc(args);
+      compileModel(modelDir, {"--train"}, dtype, bundle, "model");
     }
     OpenedEngine opened = openEngine(dev, bundle);
     Engine &engine = opened.engine;
@@ -174,8 +163,8 @@ struct Step1Options {
         PaddedBatch b = padSequences(ids, len, pad, /*leftPad=*/false);
         PaddedBatch l = padSequences(labs, len, -100, /*leftPad=*/false);
         lossSum += engine.forwardBackward(b.ids, &b.mask, &l.ids);
-        if (++micro % accumulation != 0 && !(epoch + 1 == epochs &&
-                                             first + batchSize >= n))
+        if (++micro % accumulation != 0 &&
+            !(epoch + 1 == epochs && first + batchSize >= n))
           continue;
         StepConfig config;
         config.lr = static_cast<float>(learningRate(step, total));
@@ -184,8 +173,7 @@ struct Step1Options {
         config.weightDecay = static_cast<float>(weightDecay);
         config.maxGradNorm = static_cast<float>(maxGradNorm);
         StepResult result = engine.step(config);
-        const double loss =
-            lossSum / static_cast<double>(result.microBatches);
+        const double loss = lossSum / static_cast<double>(result.microBatches);
         lossSum = 0;
         const double seconds = std::chrono::duration<double>(
                                    std::chrono::steady_clock::now() - start)

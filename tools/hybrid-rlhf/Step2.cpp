@@ -61,9 +61,8 @@ PairBatch batchOf(const Pairs &pairs, const std::vector<int64_t> &rows) {
   for (int64_t r : rows) {
     c.push_back(pairs.chosen[r]);
     j.push_back(pairs.rejected[r]);
-    length = std::max<int64_t>(
-        {length, static_cast<int64_t>(c.back().size()),
-         static_cast<int64_t>(j.back().size())});
+    length = std::max<int64_t>({length, static_cast<int64_t>(c.back().size()),
+                                static_cast<int64_t>(j.back().size())});
   }
   // Padding is masked out: any id of the table serves.
   return {padSequences(c, length, 0, /*leftPad=*/false),
@@ -108,20 +107,16 @@ struct Step2Options {
                    "the model compiled already (hybridc compile DIR --head "
                    "value --train --reward)")
         ->type_name("BUNDLE");
-    cmd.add_option("--dtype", dtype,
-                   "fp32, bf16 or fp16 (default: the config's torch_dtype)")
-        ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+    addDtypeFlag(cmd, dtype);
     device.addTo(cmd);
     auto count = [&](const char *flag, int64_t &v, const char *what) {
-      cmd.add_option(flag, v, what)->capture_default_str()->transform(
-          positiveCount());
+      addCountFlag(cmd, flag, v, what);
     };
     count("--per_device_train_batch_size", batchSize, "pairs a step");
     count("--num_train_epochs", epochs, "passes over the pairs");
     count("--max_seq_len", maxSeqLen, "prompt + answer tokens at most");
     auto real = [&](const char *flag, double &v, const char *what) {
-      cmd.add_option(flag, v, what)->capture_default_str()->transform(
-          nonNegativeNumber());
+      addNumberFlag(cmd, flag, v, what);
     };
     real("--learning_rate", lr, "AdamW's learning rate");
     real("--weight_decay", weightDecay, "AdamW's weight decay");
@@ -158,8 +153,7 @@ struct Step2Options {
   }
 
   int run(const CLI::App &cmd) const {
-    const std::string &modelDir =
-        required(cmd, model, "--model_name_or_path");
+    const std::string &modelDir = required(cmd, model, "--model_name_or_path");
     const std::string &data = required(cmd, dataPath, "--data_path");
     const std::string &out = required(cmd, outputDir, "--output_dir");
     const Pairs train = readPairs(data, maxSeqLen);
@@ -172,16 +166,10 @@ struct Step2Options {
     if (bundlePath) {
       bundle = *bundlePath;
     } else {
-      progress("compiling the reward model of " + modelDir);
-      std::vector<std::string> args = {"compile", modelDir, "--head", "value",
-                                       "--train", "--reward", "--no-generate"};
-      if (!dtype.empty())
-        args.insert(args.end(), {"--dtype", dtype == "fp32"   ? "float32"
-                                            : dtype == "bf16" ? "bfloat16"
-                                                              : "float16"});
       bundle = (tmp.path / "reward.hyb").string();
-      args.insert(args.end(), {"-o", bundle, "-q"});
-      runHybridc(args);
+      compileModel(modelDir,
+                   {"--head", "value", "--train", "--reward", "--no-generate"},
+                   dtype, bundle, "reward model");
     }
     OpenedEngine opened = openEngine(dev, bundle);
     Engine &engine = opened.engine;
@@ -210,7 +198,8 @@ struct Step2Options {
       double lossSum = 0, accuracySum = 0;
       for (int64_t first = 0; first < n; first += batchSize) {
         std::vector<int64_t> rows(order.begin() + first,
-                                  order.begin() + std::min(n, first + batchSize));
+                                  order.begin() +
+                                      std::min(n, first + batchSize));
         PairBatch b = batchOf(train, rows);
         RewardRanking r = rewardBackward(engine, b.chosen.ids, b.chosen.mask,
                                          b.rejected.ids, b.rejected.mask);

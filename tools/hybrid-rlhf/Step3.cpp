@@ -108,14 +108,10 @@ struct Step3Options {
     cmd.add_option("--algo", algo, "ppo or grpo")
         ->capture_default_str()
         ->check(CLI::IsMember({"ppo", "grpo"}));
-    cmd.add_option("--dtype", dtype,
-                   "fp32, bf16 or fp16 (default: each config's torch_dtype)")
-        ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+    addDtypeFlag(cmd, dtype);
     device.addTo(cmd);
     auto count = [&](const char *flag, int64_t &v, const char *what) {
-      cmd.add_option(flag, v, what)
-          ->capture_default_str()
-          ->transform(positiveCount());
+      addCountFlag(cmd, flag, v, what);
     };
     count("--per_device_generation_batch_size", generationBatchSize,
           "prompts an iteration");
@@ -154,9 +150,7 @@ struct Step3Options {
     zero("--actor_zero_stage", actorZeroStage);
     zero("--critic_zero_stage", criticZeroStage);
     auto real = [&](const char *flag, double &v, const char *what) {
-      cmd.add_option(flag, v, what)
-          ->capture_default_str()
-          ->transform(nonNegativeNumber());
+      addNumberFlag(cmd, flag, v, what);
     };
     real("--actor_learning_rate", actorLr, "the actor's AdamW lr");
     real("--critic_learning_rate", criticLr, "the critic's AdamW lr");
@@ -185,9 +179,10 @@ struct Step3Options {
                  "weight store here");
     cmd.add_flag("--release_inference_cache", releaseInferenceCache,
                  "free the actor's KV cache while training");
-    cmd.add_option("--actor_lora_dim", actorLoraDim,
-                   "LoRA adapters of this rank on the actor's linears (0: "
-                   "none; hybridc --lora-dim, PEFT's files in OUTPUT_DIR/actor)")
+    cmd.add_option(
+           "--actor_lora_dim", actorLoraDim,
+           "LoRA adapters of this rank on the actor's linears (0: "
+           "none; hybridc --lora-dim, PEFT's files in OUTPUT_DIR/actor)")
         ->capture_default_str()
         ->transform(integerAtLeast(0));
     cmd.add_option("--actor_lora_module_name", actorLoraModuleName,
@@ -211,24 +206,13 @@ struct Step3Options {
         ->transform(seedNumber());
   }
 
-  std::string hybridcDtype() const {
-    return dtype == "fp32"   ? "float32"
-           : dtype == "bf16" ? "bfloat16"
-                             : "float16";
-  }
-
   /// The bundle at `given`, or `dir` compiled with `args` into `tmp`.
   std::string bundle(const std::optional<std::string> &given,
                      const std::string &dir, std::vector<std::string> args,
                      const fs::path &out, const std::string &what) const {
     if (given)
       return *given;
-    progress("compiling the " + what + " of " + dir);
-    args.insert(args.begin(), {"compile", dir});
-    if (!dtype.empty())
-      args.insert(args.end(), {"--dtype", hybridcDtype()});
-    args.insert(args.end(), {"-o", out.string(), "-q"});
-    runHybridc(args);
+    compileModel(dir, std::move(args), dtype, out.string(), what);
     return out.string();
   }
 
