@@ -24,7 +24,9 @@ public:
           std::vector<std::string> *unknown)
       : object_(object), path_(std::move(path)), unknown_(unknown) {
     if (!object_.is_object())
-      throw Error(where("") + " must be an object");
+      throw Error((path_.empty() ? std::string("config: the top level")
+                                 : "config: " + path_) +
+                  " must be a JSON object, got " + object_.type_name());
   }
   ~Section() = default;
 
@@ -129,7 +131,8 @@ void batchSizes(Section &top, TrainConfig &c) {
                 " over micro-batches of " + std::to_string(micro) + " is " +
                 std::to_string(accumulation) +
                 " micro-batches a step (gradient_accumulation_steps), more "
-                "than " + std::to_string(kMaxAccumulation));
+                "than " +
+                std::to_string(kMaxAccumulation));
   if (micro > kMaxMicro)
     throw Error("config: train_batch_size " + std::to_string(train) +
                 " gives micro-batches of " + std::to_string(micro) +
@@ -372,8 +375,14 @@ TrainConfig parseTrainConfig(const std::string &text,
                     " levels");
       return true;
     });
-  } catch (const Json::parse_error &e) {
-    throw Error(std::string("config: not valid JSON: ") + e.what());
+  } catch (const Json::exception &e) {
+    // Syntax errors, and numbers JSON allows but a double cannot hold
+    // (lr: 1e400 escaped as the library's own message, without the file).
+    std::string what = e.what();
+    if (const size_t end = what.find("] ");
+        what.rfind("[json.", 0) == 0 && end != std::string::npos)
+      what = what.substr(end + 2);
+    throw Error("config: not valid JSON: " + what);
   }
   TrainConfig c;
   Section top(json, "", unknown);

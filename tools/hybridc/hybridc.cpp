@@ -14,6 +14,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -303,7 +304,19 @@ int runCompile() {
     return status;
   }
   if (!compiled->bundle) {
-    compiled->module->print(llvm::outs());
+    // --compile-to=import|hg|hrt: the module's text, into -o when given.
+    if (request.output.empty()) {
+      compiled->module->print(llvm::outs());
+      return 0;
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream file(request.output, ec);
+    if (ec)
+      return fail(request.output + ": cannot write: " + ec.message());
+    compiled->module->print(file);
+    file.close();
+    if (file.has_error())
+      return fail(request.output + ": cannot write: " + file.error().message());
     return 0;
   }
   const hybrid::BundleDesc &bundle = *compiled->bundle;
