@@ -28,7 +28,7 @@ BloomParams readBloom(HfConfig &config) {
   p.dim = config.getSize("hidden_size");
   p.layers = config.getSize("n_layer");
   p.heads = config.getSize("n_head");
-  p.epsilon = config.getFloat("layer_norm_epsilon", 1e-5);
+  p.epsilon = config.getEpsilon("layer_norm_epsilon", 1e-5);
   p.residualAfterNorm =
       config.getBool("apply_residual_connection_post_layernorm", false);
   p.tied = config.getBool("tie_word_embeddings", true);

@@ -86,7 +86,7 @@ void readLlamaStyleParams(HfConfig &config, double defaultEpsilon,
     config.reject("num_attention_heads " + llvm::Twine(p.heads) +
                   " is not a multiple of num_key_value_heads " +
                   llvm::Twine(p.kvHeads));
-  p.epsilon = config.getFloat("rms_norm_eps", defaultEpsilon);
+  p.epsilon = config.getEpsilon("rms_norm_eps", defaultEpsilon);
   p.act = readActivation(config, "hidden_act", "silu");
   p.tied = config.getBool("tie_word_embeddings", false);
   p.paddingIdx = readPaddingIdx(config, p.vocab);

@@ -30,7 +30,7 @@ Gpt2Params readGpt2(HfConfig &config) {
   p.layers = config.getSize("n_layer");
   p.heads = config.getSize("n_head");
   p.inner = config.getSize("n_inner", 4 * p.dim);
-  p.epsilon = config.getFloat("layer_norm_epsilon", 1e-5);
+  p.epsilon = config.getEpsilon("layer_norm_epsilon", 1e-5);
   p.act = readActivation(config, "activation_function", "gelu_new");
   p.scaleByHeadDim = config.getBool("scale_attn_weights", true);
   p.scaleByInverseLayer =

@@ -28,7 +28,7 @@ GptNeoXParams readGptNeoX(HfConfig &config) {
   p.inner = config.getSize("intermediate_size");
   p.layers = config.getSize("num_hidden_layers");
   p.heads = config.getSize("num_attention_heads");
-  p.epsilon = config.getFloat("layer_norm_eps", 1e-5);
+  p.epsilon = config.getEpsilon("layer_norm_eps", 1e-5);
   p.act = readActivation(config, "hidden_act", "gelu");
   p.parallelResidual = config.getBool("use_parallel_residual", true);
   p.attentionBias = config.getBool("attention_bias", true);

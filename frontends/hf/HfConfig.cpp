@@ -10,6 +10,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -263,6 +264,16 @@ double HfConfig::getFloat(llvm::StringRef key) {
 
 double HfConfig::getFloat(llvm::StringRef key, double defaultValue) {
   return getAs(key, defaultValue, "a number", &llvm::json::Value::getAsNumber);
+}
+
+double HfConfig::getEpsilon(llvm::StringRef key, double defaultValue) {
+  const double v = getFloat(key, defaultValue);
+  if (!(v >= 0) || !std::isfinite(v)) {
+    reject("key '" + key + "' must be a finite number >= 0, got " +
+           llvm::Twine(render(*lookup(key))));
+    return defaultValue;
+  }
+  return v;
 }
 
 bool HfConfig::getBool(llvm::StringRef key, bool defaultValue) {

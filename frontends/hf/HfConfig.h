@@ -76,6 +76,9 @@ public:
 
   double getFloat(llvm::StringRef key);
   double getFloat(llvm::StringRef key, double defaultValue);
+  /// A norm's epsilon: a finite number >= 0 (-1 was an internal error of
+  /// the graph's verifier).
+  double getEpsilon(llvm::StringRef key, double defaultValue);
   bool getBool(llvm::StringRef key, bool defaultValue);
   std::string getString(llvm::StringRef key);
   std::string getString(llvm::StringRef key, llvm::StringRef defaultValue);

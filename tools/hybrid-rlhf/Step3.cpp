@@ -127,7 +127,7 @@ struct Step3Options {
     count("--group_size", groupSize, "GRPO: answers a prompt");
     cmd.add_option("--max_iterations", maxIterations,
                    "stop after this many iterations")
-        ->transform(positiveCount());
+        ->transform(integerAtLeast(1));
     cmd.add_option("--save_interval", saveInterval,
                    "checkpoint every N iterations (0: at the end only)")
         ->capture_default_str()

@@ -59,11 +59,12 @@ CLI::Validator valueCheck(
 } // namespace
 
 CLI::Validator positiveCount() {
-  return valueCheck("1..4096", "a positive integer", [](const std::string &s) {
-    std::optional<long long> v = parseInteger(s);
-    return v && *v >= 1 && *v <= 4096 ? std::optional(std::to_string(*v))
-                                      : std::nullopt;
-  });
+  return valueCheck(
+      "1..4096", "an integer from 1 to 4096", [](const std::string &s) {
+        std::optional<long long> v = parseInteger(s);
+        return v && *v >= 1 && *v <= 4096 ? std::optional(std::to_string(*v))
+                                          : std::nullopt;
+      });
 }
 
 CLI::Validator integerAtLeast(int64_t min) {

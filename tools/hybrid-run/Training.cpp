@@ -320,7 +320,7 @@ struct Train {
     cmd.add_option("--resume", resume,
                    "a --save folder to go on from (instead of --weights)");
     cmd.add_option("--steps", steps, "optimizer steps to run")
-        ->transform(positiveCount());
+        ->transform(integerAtLeast(1));
   }
 
   /// Before any work: --save is a folder that can be written and is not
