@@ -94,7 +94,7 @@ check 2 "unknown subcommand 'frobnicate'" frobnicate
 check 2 "unknown flag '--bogus'" "${FWD[@]}" --weights "$D" --out "$D/x.safetensors" --bogus 1
 check 2 "missing --weights" "${FWD[@]}" --out "$D/x.safetensors"
 check 2 "--out needs a value" "${FWD[@]}" --weights "$D" --out
-check 2 "--threads wants a positive integer" "${FWD[@]}" --weights "$D" --out "$D/x.safetensors" --threads zero
+check 2 "--threads wants an integer from 1 to 4096" "${FWD[@]}" --weights "$D" --out "$D/x.safetensors" --threads zero
 check 2 "--device wants cpu, cuda or cuda:N, got 'tpu'" "${FWD[@]}" --weights "$D" --out "$D/x.safetensors" --device tpu
 check 2 "--threads applies to --device cpu only" "${FWD[@]}" --weights "$D" --out "$D/x.safetensors" --device cuda --threads 2
 check 2 "--atol wants a non-negative number" compare "$D/a.safetensors" "$D/a.safetensors" --atol -1
