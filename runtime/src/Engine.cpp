@@ -2,6 +2,8 @@
 // use them.
 #include "hybrid/Engine.h"
 
+#include "hybrid/AttentionMask.h"
+
 #include "hybrid/Bundle.h"
 
 #include <algorithm>
@@ -241,6 +243,7 @@ NamedTensors tokenInputs(const Executable &exe, const HostTensor &inputIds,
     if (!takes("attention_mask"))
       throw Error(exe.name() + ": this bundle's model takes no "
                                "attention_mask");
+    checkAttentionMask(*attentionMask, inputIds.shape(), exe.name());
     inputs["attention_mask"] = *attentionMask;
   }
   if (labels) {

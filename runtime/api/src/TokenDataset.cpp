@@ -1,6 +1,8 @@
 // Token batches from safetensors files and at random; the cycling dataset.
 #include "hybrid/TokenDataset.h"
 
+#include "hybrid/AttentionMask.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -104,6 +106,8 @@ TokenBatch readTokenBatch(const SafeTensorsFile &file,
   TokenBatch batch;
   batch.inputIds = file.toHost(*ids, DType::I64);
   batch.attentionMask = alongside("attention_mask");
+  if (batch.attentionMask)
+    checkAttentionMask(*batch.attentionMask, batch.inputIds.shape(), path);
   batch.labels = alongside("labels");
   return batch;
 }
