@@ -205,6 +205,13 @@ struct TrainStep {
   int report(const BundleDesc &desc, const Engine &engine,
              const TrainStepTiming &t) const {
     const double peak = peakFlops.value_or(989.4e12); // H200 SXM, bf16
+    // The default peak is a GPU's: against it a CPU's MFU means nothing.
+    char mfu[96];
+    if (engine.device().name() == "cpu" && !peakFlops)
+      std::snprintf(mfu, sizeof mfu,
+                    "n/a (no peak for the CPU: give --peak-flops)");
+    else
+      std::snprintf(mfu, sizeof mfu, "%.4g of %.4g FLOP/s", t.mfu(peak), peak);
     const StepFlops &f = t.flops;
     char attention[96];
     if (f.layers)
@@ -219,13 +226,13 @@ struct TrainStep {
                  "hybrid-run: train-step %s%s: %s trainable params, %lldx%lld "
                  "tokens: step %.2f ms (median of %zu; best %.2f ms), %.0f "
                  "tokens/s; model %.4g FLOP/step (6N %.4g + %s), %.4g FLOP/s, "
-                 "MFU %.4g of %.4g FLOP/s; loss %.4f -> %.4f; peak %.4g GiB\n",
+                 "MFU %s; loss %.4f -> %.4f; peak %.4g GiB\n",
                  modelNameOf(desc).c_str(), onDevice(engine.device()).c_str(),
                  humanCount(static_cast<double>(f.trainable)).c_str(),
                  static_cast<long long>(*flags.batch),
                  static_cast<long long>(*flags.seq), t.medianMs(),
                  t.stepMs.size(), t.bestMs(), t.tokensPerSecond(), f.total(),
-                 f.dense, attention, t.flopsPerSecond(), t.mfu(peak), peak,
+                 f.dense, attention, t.flopsPerSecond(), mfu,
                  static_cast<double>(t.firstLoss),
                  static_cast<double>(t.lastLoss), t.peakGiB);
     return 0;

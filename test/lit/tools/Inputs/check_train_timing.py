@@ -19,7 +19,8 @@ LINE = re.compile(
     r"(?P<repeat>\d+); best (?P<best>[0-9.]+) ms\), (?P<tps>[0-9.]+) tokens/s; "
     r"model (?P<flops>\S+) FLOP/step \(6N (?P<dense>\S+) \+ attention "
     r"(?P<attn>\S+) over (?P<layers>\d+) layers x (?P<width>\d+)\), "
-    r"(?P<rate>\S+) FLOP/s, MFU (?P<mfu>\S+) of (?P<peak>\S+) FLOP/s; "
+    r"(?P<rate>\S+) FLOP/s, MFU (?:(?P<mfu>\S+) of (?P<peak>\S+) FLOP/s|"
+    r"(?P<na>n/a) \(no peak for the CPU: give --peak-flops\)); "
     r"loss (?P<loss0>\S+) -> (?P<loss1>\S+); peak (?P<gib>\S+) GiB")
 
 
@@ -30,12 +31,14 @@ def near(a, b, rtol):
 def main(argv):
     text = open(argv[1]).read()
     batch, seq, params, layers, width = (int(v) for v in argv[2:7])
-    peak = float(argv[7])
+    # PEAK "none": a CPU run without --peak-flops, which prints no MFU.
+    peak = None if argv[7] == "none" else float(argv[7])
     m = LINE.search(text)
     if not m:
         print("no timing line in: %s FAIL" % text.strip())
         return 1
-    v = {k: (float(x) if re.fullmatch(r"[-+0-9.eE]+|nan|inf", x) else x)
+    v = {k: (float(x) if x is not None and
+             re.fullmatch(r"[-+0-9.eE]+|nan|inf", x) else x)
          for k, x in m.groupdict().items()}
     tokens = batch * seq
     dense = 6.0 * params * tokens
@@ -50,15 +53,17 @@ def main(argv):
          v["layers"] == layers and v["width"] == width),
         ("FLOPs", near(v["flops"], dense + attn, 1e-3)),
         ("FLOP/s", near(v["rate"], (dense + attn) / (v["ms"] / 1000), 2e-2)),
-        ("peak FLOP/s", near(v["peak"], peak, 1e-3)),
-        ("MFU", near(v["mfu"], v["rate"] / peak, 1e-3)),
+        ("peak FLOP/s", v["na"] is not None if peak is None else
+         v["na"] is None and near(v["peak"], peak, 1e-3)),
+        ("MFU", peak is None or near(v["mfu"], v["rate"] / peak, 1e-3)),
         ("losses", all(isinstance(v[k], float) and math.isfinite(v[k]) and
                        v[k] > 0 for k in ("loss0", "loss1"))),
         ("peak memory", v["gib"] > 0),
     ]
     bad = [name for name, ok in checks if not ok]
-    print("%dx%d tokens, %g ms, %g tokens/s, %g FLOP/step, MFU %g: %s" %
-          (batch, seq, v["ms"], v["tps"], v["flops"], v["mfu"],
+    print("%dx%d tokens, %g ms, %g tokens/s, %g FLOP/step, MFU %s: %s" %
+          (batch, seq, v["ms"], v["tps"], v["flops"],
+           "n/a" if v["mfu"] is None else "%g" % v["mfu"],
            "ok" if not bad else "FAIL (" + ", ".join(bad) + ")"))
     return 1 if bad else 0
 
