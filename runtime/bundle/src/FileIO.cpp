@@ -130,11 +130,13 @@ void writeFileAtomically(const std::string &path,
                          const std::function<void(const ByteSink &)> &produce) {
   // Only a regular file (or a new one) is replaced by a rename; a symlink
   // is followed and its target replaced.
-  std::string target = followSymlinks(path);
+  // stat() follows the links itself: /dev/stdout into a pipe is
+  // /proc/self/fd/1 -> "pipe:[N]", no path a temp file could sit beside.
   struct stat existing;
-  if (::stat(target.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
       !S_ISDIR(existing.st_mode))
-    return writeInPlace(path, target, produce);
+    return writeInPlace(path, path, produce);
+  std::string target = followSymlinks(path);
   static std::atomic<unsigned> counter{0};
   std::string tmp = target + ".tmp." + std::to_string(::getpid()) + "." +
                     std::to_string(counter++);
