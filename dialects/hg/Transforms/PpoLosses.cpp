@@ -79,8 +79,8 @@ public:
     Value mean = b_.create<MaskedMeanOp>(
         loc(), TypeRange{RankedTensorType::get({}, b_.getF32Type())},
         ValueRange{perToken, mask},
-        ArrayRef<NamedAttribute>{b_.getNamedAttr(
-            "per_sequence", b_.getBoolAttr(perSequence))});
+        ArrayRef<NamedAttribute>{
+            b_.getNamedAttr("per_sequence", b_.getBoolAttr(perSequence))});
     return b_.create<ReshapeOp>(loc(), mean,
                                 b_.getArrayAttr({b_.getI64IntegerAttr(1)}));
   }

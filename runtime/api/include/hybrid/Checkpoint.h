@@ -4,8 +4,8 @@
 // their HuggingFace names: transformers and Engine::loadWeights read it) and
 // optimizer.safetensors (moments, f32 masters, loss scale, step count; the
 // run's step count in its metadata); with LoRA also the adapters as PEFT
-// saves them (adapter_config.json, adapter_model.safetensors). Both functions use the engine from the
-// calling thread only, as Engine requires.
+// saves them (adapter_config.json, adapter_model.safetensors). Both functions
+// use the engine from the calling thread only, as Engine requires.
 #pragma once
 
 #include "hybrid/Engine.h"
@@ -58,9 +58,9 @@ void saveCheckpoint(Engine &engine, const std::string &dir, int64_t globalSteps,
 /// Binds the weights saved in `dir` (allowedExtra as Engine::loadWeights)
 /// and puts the optimizer state back; an engine that keeps a moving average
 /// gets the saved one back (loadEmaWeights), or, from a checkpoint without
-/// one, starts it again from the restored weights. Throws hybrid::Error naming the file:
-/// a state this bundle does not have, a global_steps that is not a count of
-/// at least opt.step, and every error of loadWeights.
+/// one, starts it again from the restored weights. Throws hybrid::Error naming
+/// the file: a state this bundle does not have, a global_steps that is not a
+/// count of at least opt.step, and every error of loadWeights.
 CheckpointProgress
 restoreCheckpoint(Engine &engine, const std::string &dir,
                   const std::set<std::string> &allowedExtra = {});
