@@ -134,6 +134,6 @@ if [ -d "$fixtures" ]; then
     --ppo_epochs 2 --max_iterations 30 --actor_learning_rate 3e-4 \
     --critic_learning_rate 3e-3 --kl_ctl 0.01 --eos_token_id -1 --pad_token_id 0 2>/dev/null |
     awk 'NR % 5 == 1 || /^hybrid-rlhf/' | sed 's/; generate.*//; s/^/  /'
-  python3 test/lit/e2e/Inputs/check_learns.py "$work/step3/metrics.jsonl" --window 10 --ratio 1 |
+  python3 test/lit/e2e/Inputs/check_trend.py "$work/step3/metrics.jsonl" --window 10 --rise 1 |
     sed 's/^/  /'
 fi

@@ -3,6 +3,8 @@
 // until every row finished or the budget is spent, and reads the tokens.
 #include "hybrid/Engine.h"
 
+#include "hybrid/AttentionMask.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -215,20 +217,14 @@ GenerateResult Engine::generateOnWeights(const HostTensor &inputIds,
                   [](const std::string &n) { return n == "attention_mask"; });
   if (attentionMask) {
     const HostTensor &m = *attentionMask;
-    if (m.dtype() != DType::I64 || m.shape() != inputIds.shape())
-      throw Error("generate: attention_mask must be i64 " +
-                  shapeToString(inputIds.shape()) + " like input_ids, got " +
-                  dtypeName(m.dtype()) + " " + shapeToString(m.shape()));
+    checkAttentionMask(m, inputIds.shape(), "generate");
+    // Beyond the shared rule: prompts are left-padded.
     const int64_t *mask = m.as<int64_t>();
     bool padded = false;
     for (int64_t b = 0; b < batch; ++b) {
       int64_t tokens = 0;
       for (int64_t t = 0; t < prompt; ++t) {
-        int64_t v = mask[b * prompt + t];
-        if (v != 0 && v != 1)
-          throw Error("generate: attention_mask holds " + std::to_string(v) +
-                      " at [" + std::to_string(b) + ", " + std::to_string(t) +
-                      "]; it must be 0 or 1");
+        const int64_t v = mask[b * prompt + t];
         if (v == 1 && tokens == 0 && t > 0)
           padded = true;
         if (v == 0 && tokens > 0)
@@ -236,9 +232,6 @@ GenerateResult Engine::generateOnWeights(const HostTensor &inputIds,
                       " has padding after a token; prompts are left-padded");
         tokens += v;
       }
-      if (tokens == 0)
-        throw Error("generate: attention_mask row " + std::to_string(b) +
-                    " is all padding");
     }
     if (padded && !takesMask)
       throw Error("generate: this bundle's model takes no attention_mask "

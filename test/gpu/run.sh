@@ -307,7 +307,7 @@ for algo in ppo grpo; do
   rm -rf /tmp/rlhf-$algo
   # shellcheck disable=SC2086 # word lists
   if err=$($out/bin/hybrid-rlhf step3 --algo $algo $common $args --output_dir /tmp/rlhf-$algo 2>&1 >/dev/null) &&
-    line=$(python3 test/lit/e2e/Inputs/check_learns.py /tmp/rlhf-$algo/metrics.jsonl); then
+    line=$(python3 test/lit/e2e/Inputs/check_trend.py /tmp/rlhf-$algo/metrics.jsonl); then
     echo "ok    gpt2 step3 $algo cuda learns: $line"
   else
     fail "gpt2 step3 $algo cuda: $(echo "$err" | tail -2) $line"

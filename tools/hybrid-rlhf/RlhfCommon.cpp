@@ -79,15 +79,19 @@ std::string hybridcDtype(const std::string &dtype) {
                            : "";
 }
 
-void compileModel(const std::string &dir, std::vector<std::string> args,
-                  const std::string &dtype, const std::string &out,
-                  const std::string &what) {
+std::string bundleFor(const std::optional<std::string> &given,
+                      const std::string &dir, std::vector<std::string> args,
+                      const std::string &dtype, const std::string &out,
+                      const std::string &what) {
+  if (given)
+    return *given;
   progress("compiling the " + what + " of " + dir);
   args.insert(args.begin(), {"compile", dir});
   if (!dtype.empty())
     args.insert(args.end(), {"--dtype", hybridcDtype(dtype)});
   args.insert(args.end(), {"-o", out, "-q"});
   runHybridc(args);
+  return out;
 }
 
 void addCountFlag(CLI::App &cmd, const char *flag, int64_t &value,

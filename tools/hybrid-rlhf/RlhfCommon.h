@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,13 @@ std::string number(double v);
 /// --dtype takes it; "" for "" (the config's torch_dtype).
 std::string hybridcDtype(const std::string &dtype);
 
-/// `dir` compiled by hybridc with `args` (and --dtype when `dtype` is set)
-/// into `out`, saying so on stderr as compiling the `what`.
-void compileModel(const std::string &dir, std::vector<std::string> args,
-                  const std::string &dtype, const std::string &out,
-                  const std::string &what);
+/// The bundle `given` (compiled already), else `dir` compiled by hybridc
+/// with `args` (and --dtype when `dtype` is set) into `out`, saying so on
+/// stderr as compiling the `what`.
+std::string bundleFor(const std::optional<std::string> &given,
+                      const std::string &dir, std::vector<std::string> args,
+                      const std::string &dtype, const std::string &out,
+                      const std::string &what);
 
 /// Flags of the steps' kinds, their defaults shown in --help: a count
 /// (>= 1), a number (>= 0), and --dtype.

@@ -122,13 +122,9 @@ struct Step1Options {
     fs::create_directories(out);
     std::shared_ptr<Device> dev = device.open(cmd);
     TempDir tmp;
-    std::string bundle;
-    if (bundlePath) {
-      bundle = *bundlePath;
-    } else {
-      bundle = (tmp.path / "model.hyb").string();
-      compileModel(modelDir, {"--train"}, dtype, bundle, "model");
-    }
+    const std::string bundle =
+        bundleFor(bundlePath, modelDir, {"--train"}, dtype,
+                  (tmp.path / "model.hyb").string(), "model");
     OpenedEngine opened = openEngine(dev, bundle);
     Engine &engine = opened.engine;
     engine.loadWeights(modelDir);

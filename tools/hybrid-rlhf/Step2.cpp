@@ -162,15 +162,10 @@ struct Step2Options {
     fs::create_directories(out);
     std::shared_ptr<Device> dev = device.open(cmd);
     TempDir tmp;
-    std::string bundle;
-    if (bundlePath) {
-      bundle = *bundlePath;
-    } else {
-      bundle = (tmp.path / "reward.hyb").string();
-      compileModel(modelDir,
-                   {"--head", "value", "--train", "--reward", "--no-generate"},
-                   dtype, bundle, "reward model");
-    }
+    const std::string bundle =
+        bundleFor(bundlePath, modelDir,
+                  {"--head", "value", "--train", "--reward", "--no-generate"},
+                  dtype, (tmp.path / "reward.hyb").string(), "reward model");
     OpenedEngine opened = openEngine(dev, bundle);
     Engine &engine = opened.engine;
     CheckpointBinding binding;

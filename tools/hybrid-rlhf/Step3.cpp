@@ -207,15 +207,6 @@ struct Step3Options {
   }
 
   /// The bundle at `given`, or `dir` compiled with `args` into `tmp`.
-  std::string bundle(const std::optional<std::string> &given,
-                     const std::string &dir, std::vector<std::string> args,
-                     const fs::path &out, const std::string &what) const {
-    if (given)
-      return *given;
-    compileModel(dir, std::move(args), dtype, out.string(), what);
-    return out.string();
-  }
-
   int run(const CLI::App &cmd) const {
     const bool ppo = algo == "ppo";
     const std::string &prompts = required(cmd, dataPath, "--data_path");
@@ -307,8 +298,9 @@ struct Step3Options {
     if (actorZeroStage)
       actorArgs.insert(actorArgs.end(),
                        {"--zero-stage", std::to_string(actorZeroStage)});
-    const std::string actorPath = bundle(actorBundle, actorDir, actorArgs,
-                                         tmp.path / "actor.hyb", "actor");
+    const std::string actorPath =
+        bundleFor(actorBundle, actorDir, actorArgs, dtype,
+                  (tmp.path / "actor.hyb").string(), "actor");
     std::string criticPath, rewardPath;
     if (ppo) {
       std::vector<std::string> criticArgs = {"--head",
@@ -328,8 +320,8 @@ struct Step3Options {
       if (criticZeroStage)
         criticArgs.insert(criticArgs.end(),
                           {"--zero-stage", std::to_string(criticZeroStage)});
-      criticPath = bundle(criticBundle, criticDir, criticArgs,
-                          tmp.path / "critic.hyb", "critic");
+      criticPath = bundleFor(criticBundle, criticDir, criticArgs, dtype,
+                             (tmp.path / "critic.hyb").string(), "critic");
     }
     if (!rewardRule) {
       if (rewardBundle)
@@ -337,9 +329,9 @@ struct Step3Options {
       else if (ppo && rewardDir == criticDir && !criticPath.empty())
         rewardPath = criticPath; // the same model: one bundle
       else
-        rewardPath = bundle(std::nullopt, rewardDir,
-                            {"--head", "value", "--no-generate"},
-                            tmp.path / "reward.hyb", "reward model");
+        rewardPath = bundleFor(
+            std::nullopt, rewardDir, {"--head", "value", "--no-generate"},
+            dtype, (tmp.path / "reward.hyb").string(), "reward model");
     }
 
     // The engines: the actor and its reference share a bundle.

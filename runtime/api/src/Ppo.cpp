@@ -53,6 +53,19 @@ NamedTensors tokens(const PpoExperience &e) {
 
 } // namespace
 
+HostTensor actionMaskOf(const HostTensor &attentionMask, int64_t promptLength) {
+  const int64_t batch = attentionMask.shape()[0];
+  const int64_t seq = attentionMask.shape()[1];
+  HostTensor out = HostTensor::allocate(DType::F32, {batch, seq - 1});
+  const int64_t *mask = attentionMask.as<int64_t>();
+  float *o = out.as<float>();
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < seq - 1; ++t)
+      o[b * (seq - 1) + t] =
+          t >= promptLength - 1 && mask[b * seq + t + 1] ? 1.0f : 0.0f;
+  return out;
+}
+
 PpoExperience makePpoExperience(PpoModels &models, const HostTensor &inputIds,
                                 const HostTensor &attentionMask,
                                 int64_t promptLength, float klCtl,
@@ -74,14 +87,7 @@ PpoExperience makePpoExperience(PpoModels &models, const HostTensor &inputIds,
   e.inputIds = inputIds;
   e.attentionMask = attentionMask;
   e.promptLength = promptLength;
-  const int64_t start = promptLength - 1;
-  // The actions: the answer's tokens that are not padding.
-  e.actionMask = HostTensor::allocate(DType::F32, {batch, seq - 1});
-  const int64_t *mask = attentionMask.as<int64_t>();
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t t = 0; t < seq - 1; ++t)
-      e.actionMask.as<float>()[b * (seq - 1) + t] =
-          t >= start && mask[b * seq + t + 1] ? 1.0f : 0.0f;
+  e.actionMask = actionMaskOf(attentionMask, promptLength);
 
   require(models.actor, "actor", "logprobs", "with --train");
   require(models.reference, "reference", "logprobs", "with --train");

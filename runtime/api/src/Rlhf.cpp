@@ -36,19 +36,6 @@ int64_t compiledGroupSize(const Engine &actor) {
   return 0;
 }
 
-/// 1 where position t (scoring token t + 1) is an answer's token: t from
-/// promptLength - 1 on, token t + 1 not padding. f32 [batch, seq - 1].
-HostTensor actionMaskOf(const HostTensor &mask, int64_t promptLength) {
-  const int64_t batch = mask.shape()[0], seq = mask.shape()[1];
-  HostTensor out = HostTensor::allocate(DType::F32, {batch, seq - 1});
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t t = 0; t < seq - 1; ++t)
-      out.as<float>()[b * (seq - 1) + t] =
-          t >= promptLength - 1 && mask.as<int64_t>()[b * seq + t + 1] ? 1.0f
-                                                                       : 0.0f;
-  return out;
-}
-
 /// Mean over the action mask of logprobs - refLogprobs.
 double meanKl(const HostTensor &logprobs, const HostTensor &refLogprobs,
               const HostTensor &actionMask) {

@@ -47,6 +47,11 @@ struct PpoExperience {
   HostTensor advantages, returns, advantagesFull, returnsFull;
 };
 
+/// The actions of sequences with prompts of `promptLength` (attention mask
+/// i64 [batch, seq]): f32 [batch, seq - 1], 1 where position t scores an
+/// answer's token (t >= promptLength - 1, token t + 1 not padding).
+HostTensor actionMaskOf(const HostTensor &attentionMask, int64_t promptLength);
+
 /// The experience of sequences `inputIds` (i64 [batch, seq], prompts of
 /// `promptLength` then answers, `attentionMask` 0 at padding): the actor's
 /// and reference's log-probabilities, the critic's values, the reward
